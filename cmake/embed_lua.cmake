@@ -1,0 +1,23 @@
+# Writes OUTPUT: a header with one LuaScript per common/lua/*.lua, holding the
+# source and its SHA1 (what Redis names the script for EVALSHA).
+file(GLOB scripts "${LUA_DIR}/*.lua")
+list(SORT scripts)
+set(text "// Generated from common/lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\nnamespace dq {\n\nstruct LuaScript {\n  const char* name;\n  const char* source;\n  const char* sha1;\n};\n\n")
+foreach(script ${scripts})
+  get_filename_component(name "${script}" NAME_WE)
+  file(READ "${script}" source)
+  file(SHA1 "${script}" sha)
+  # add -> kAddScript, requeue_expired -> kRequeueExpiredScript
+  string(REPLACE "_" ";" parts "${name}")
+  set(camel "")
+  foreach(part ${parts})
+    string(SUBSTRING "${part}" 0 1 first)
+    string(TOUPPER "${first}" first)
+    string(SUBSTRING "${part}" 1 -1 rest)
+    string(APPEND camel "${first}${rest}")
+  endforeach()
+  string(APPEND text "inline constexpr LuaScript k${camel}Script{\"${name}\", R\"lua(${source})lua\", \"${sha}\"};\n\n")
+endforeach()
+string(APPEND text "}  // namespace dq\n")
+file(WRITE "${OUTPUT}.tmp" "${text}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUTPUT}.tmp" "${OUTPUT}")

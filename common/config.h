@@ -1,0 +1,63 @@
+// Config: everything dqd reads from its ini file (see conf/dq.ini for the
+// documented keys). Relative paths are resolved against the file's folder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/shard.h"
+#include "common/status.h"
+
+namespace dq {
+
+struct Config {
+  std::string path;  // the ini file itself (absolute)
+
+  // [server]
+  std::string server_listen = "127.0.0.1:6780";
+  int server_workers = 1;
+  std::string legacy_listen = "127.0.0.1:6789";  // empty: legacy protocol off
+  size_t max_body_bytes = 64 * 1024;
+  int max_batch_jobs = 1000;
+
+  // [redis]
+  std::vector<ShardAddress> shards;
+  int redis_connect_timeout_ms = 1000;
+  int redis_command_timeout_ms = 2000;
+  bool start_local_redis = true;  // start a redis-server when a loopback shard is down at start
+
+  // [sqlite]
+  std::string sqlite_path;  // default: <config dir>/dq.db
+
+  // [log]
+  std::string log_dir;  // default: <config dir>/logs
+  std::string log_level = "info";
+
+  // [delivery]
+  int64_t backoff_unit_ms = 60000;
+  int default_max_attempts = 10;
+  int lease_margin_ms = 5000;  // lease = topic timeout + margin
+
+  // [timer]
+  int timer_processes = 1;
+  int timer_batch = 1000;
+  int timer_max_sleep_ms = 1000;
+
+  // [consumer]
+  int consumer_processes = 2;
+  int consumer_concurrency = 64;
+
+  // [master]
+  std::string pid_file;  // default: <log dir>/dqd.pid
+  int drain_timeout_ms = 10000;
+  int registry_refresh_ms = 2000;  // how often children re-read topics
+};
+
+// Loads and validates the file; the Status says which key is wrong and why.
+Result<Config> load_config(const std::string& path);
+
+// "host:port" -> host and port; false when malformed.
+bool parse_host_port(const std::string& text, std::string* host, int* port);
+
+}  // namespace dq

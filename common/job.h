@@ -1,0 +1,43 @@
+// The job vocabulary shared by every role: a job's state, its compact Redis
+// record, and the "topic:id" key that names it inside a shard.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dq {
+
+enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead };
+
+// "delayed", "ready", "working", "retrying", "dead".
+const char* state_name(JobState state);
+
+struct Job {
+  std::string topic;
+  std::string id;
+  std::string body;  // JSON text, exactly as the producer sent it
+  JobState state = JobState::kDelayed;
+  int attempts = 0;  // delivery attempts made so far
+  int64_t due_at_ms = 0;
+  int64_t created_at_ms = 0;
+  std::string last_error;  // empty unless an attempt failed
+  int64_t last_error_at_ms = 0;
+};
+
+// Topics cannot contain ':', so the first ':' splits a key.
+std::string job_key(std::string_view topic, std::string_view id);
+bool split_job_key(std::string_view key, std::string* topic, std::string* id);
+
+// Record layout in the jobs hash: "<state letter>|attempts|due|created|body".
+// Fills state, attempts, times and body; false when the record is malformed.
+bool parse_job_record(std::string_view record, Job* job);
+
+// Error entries in the errors hash: "<ms>|<text>".
+void parse_error_entry(std::string_view entry, Job* job);
+
+// Topic: [A-Za-z0-9_.-]{1,64}. Id: [A-Za-z0-9_.:@-]{1,128}.
+bool valid_topic(std::string_view topic);
+bool valid_id(std::string_view id);
+
+}  // namespace dq

@@ -1,0 +1,11 @@
+-- dead_purge: delete a batch of a topic's dead jobs for good.
+-- KEYS[1] jobs  KEYS[2] dead zset of topic  KEYS[3] errors
+-- ARGV[1] batch limit
+-- Returns the number of jobs deleted (call again until it returns 0).
+local keys = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[1]) - 1)
+for _, key in ipairs(keys) do
+  redis.call('ZREM', KEYS[2], key)
+  redis.call('HDEL', KEYS[1], key)
+  redis.call('HDEL', KEYS[3], key)
+end
+return #keys

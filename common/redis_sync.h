@@ -1,0 +1,54 @@
+// A blocking connection to one Redis shard (hiredis redisContext), owned by
+// RAII. Used where blocking is right: timers, consumers' Redis thread, dqctl
+// and tests. The API server uses hiredis async instead (server/).
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/script_calls.h"
+#include "common/shard.h"
+#include "common/status.h"
+
+namespace dq {
+
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const { freeReplyObject(reply); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+struct ContextDeleter {
+  void operator()(redisContext* context) const { redisFree(context); }
+};
+using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+
+class RedisConnection {
+ public:
+  RedisConnection(ShardAddress address, int connect_timeout_ms, int command_timeout_ms);
+
+  const ShardAddress& address() const { return address_; }
+
+  // Connects (and AUTHs) when not connected. Cheap when already connected.
+  Status ensure_connected();
+  bool connected() const { return context_ != nullptr; }
+  void disconnect() { context_.reset(); }
+
+  // Runs one command. An I/O error drops the connection (the next call
+  // reconnects) and returns kUnavailable; a Redis error reply returns kInternal.
+  // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
+  Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);
+
+  // EVALSHA, falling back to EVAL when the script is not cached (NOSCRIPT).
+  Result<ReplyPtr> run(const ScriptCall& call);
+
+ private:
+  ShardAddress address_;
+  int connect_timeout_ms_;
+  int command_timeout_ms_;
+  ContextPtr context_;
+};
+
+}  // namespace dq
