@@ -1,0 +1,65 @@
+#include "common/listen.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace dq {
+
+Result<int> listen_on(const std::string& host_port) {
+  std::string host;
+  int port = 0;
+  if (!parse_host_port(host_port, &host, &port)) return Status(Code::kInvalid, "bad address " + host_port);
+  struct addrinfo hints {};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  struct addrinfo* found = nullptr;
+  std::string port_text = std::to_string(port);
+  int rc = getaddrinfo(host.empty() || host == "*" ? nullptr : host.c_str(), port_text.c_str(), &hints, &found);
+  if (rc != 0) return Status(Code::kInvalid, "cannot resolve " + host_port + ": " + gai_strerror(rc));
+  std::string last_error = "no address";
+  for (auto* info = found; info != nullptr; info = info->ai_next) {
+    int fd = socket(info->ai_family, info->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, info->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, info->ai_addr, info->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
+      freeaddrinfo(found);
+      return fd;
+    }
+    last_error = std::strerror(errno);
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return Status(Code::kUnavailable, "cannot listen on " + host_port + ": " + last_error);
+}
+
+Result<ListenSockets> open_listen_sockets(const Config& config) {
+  ListenSockets sockets;
+  auto http = listen_on(config.server_listen);
+  if (!http.is_ok()) return http.status();
+  sockets.http_fd = *http;
+  if (!config.legacy_listen.empty()) {
+    auto legacy = listen_on(config.legacy_listen);
+    if (!legacy.is_ok()) {
+      close_listen_sockets(&sockets);
+      return legacy.status();
+    }
+    sockets.legacy_fd = *legacy;
+  }
+  return sockets;
+}
+
+void close_listen_sockets(ListenSockets* sockets) {
+  if (sockets->http_fd >= 0) close(sockets->http_fd);
+  if (sockets->legacy_fd >= 0) close(sockets->legacy_fd);
+  sockets->http_fd = sockets->legacy_fd = -1;
+}
+
+}  // namespace dq
