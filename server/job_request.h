@@ -1,0 +1,33 @@
+// Turning a client's request into a job: validation shared by the HTTP API
+// and the legacy protocol, so both accept and refuse exactly the same input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/config.h"
+#include "common/json.h"
+#include "common/status.h"
+#include "common/topic_cache.h"
+
+namespace dq {
+
+struct AddRequest {
+  std::string topic;
+  std::string id;
+  std::string body;  // compact JSON text
+  int64_t due_ms = 0;
+};
+
+// `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
+// unix seconds or "YYYY-MM-DD HH:MM:SS" (server local time). Neither: the
+// topic's default delay. Errors: kInvalid (400), kNotFound for an unknown or
+// offline topic (404), kTooLarge (413).
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job, const TopicCache& topics,
+                                     const Config& config, int64_t now_ms);
+
+// Topic must be valid, known and online; id must be valid. For get/del.
+Status check_topic_and_id(const std::string& topic, const std::string& id, const TopicCache& topics);
+Status check_topic(const std::string& topic, const TopicCache& topics);
+
+}  // namespace dq

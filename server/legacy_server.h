@@ -1,0 +1,51 @@
+// LegacyServer: the framed protocol of the PHP delay queue dq replaces, on
+// [server] legacy_listen. A frame is 4 ASCII decimal digits giving the JSON
+// length, then the JSON. Requests:
+//   {"cmd":"add","topic","id","body":{...},"fix_time":"Y-m-d H:i:s"}
+//   {"cmd":"get","topic","id"}   {"cmd":"del","topic","id"}
+// Replies {"code":1,"msg":"succ","data":...} (data: the body for get, [] else)
+// or {"code":0,"msg":"<reason>","data":[]}.
+#pragma once
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <memory>
+#include <set>
+
+#include "common/config.h"
+#include "common/topic_cache.h"
+#include "server/job_service.h"
+
+namespace dq {
+
+class LegacyConnection;
+
+class LegacyServer {
+ public:
+  // listen_fd is inherited from the master and is not closed by this class.
+  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, const Config& config);
+  ~LegacyServer();
+  LegacyServer(const LegacyServer&) = delete;
+  LegacyServer& operator=(const LegacyServer&) = delete;
+
+  // Graceful stop: accept no new connection, answer what was already read,
+  // close connections as soon as they have nothing in progress.
+  void stop_accepting();
+  size_t connections() const;  // still open
+
+ private:
+  friend class LegacyConnection;
+  static void on_accept(evconnlistener* listener, evutil_socket_t fd, sockaddr* address, int length, void* arg);
+  void closed(LegacyConnection* connection);
+
+  event_base* base_;
+  JobService& jobs_;
+  TopicCache& topics_;
+  const Config& config_;
+  evconnlistener* listener_ = nullptr;
+  bool stopping_ = false;
+  std::set<LegacyConnection*> connections_;
+};
+
+}  // namespace dq
