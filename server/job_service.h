@@ -38,13 +38,6 @@ class JobService {
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
   void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);
 
-  // Dead letters of a topic over all shards.
-  void dead_list(const std::string& topic, size_t offset, size_t count,
-                 std::function<void(Result<std::vector<Job>>)> done);
-  // id empty: every dead job of the topic. Ok: how many were requeued.
-  void dead_requeue(const std::string& topic, const std::string& id, std::function<void(Result<int64_t>)> done);
-  void dead_purge(const std::string& topic, std::function<void(Result<int64_t>)> done);
-
   std::vector<ShardHealth> health() const;
   size_t pending() const;  // Redis commands awaiting replies
 

@@ -1,0 +1,173 @@
+// Implementation notes: hiredis calls every pending callback with a NULL
+// reply when a context is freed or dropped, and replies arrive in the order
+// commands were sent, so a deque of send times is enough to find the oldest
+// command still waiting and enforce the command timeout.
+#include "server/async_shard.h"
+
+#include <hiredis/adapters/libevent.h>
+
+#include <cstring>
+#include <optional>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace dq {
+
+struct AsyncShard::Pending {
+  AsyncShard* shard;
+  ReplyCallback callback;
+  std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
+};
+
+AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms, int command_timeout_ms)
+    : base_(base),
+      address_(std::move(address)),
+      connect_timeout_ms_(connect_timeout_ms),
+      command_timeout_ms_(command_timeout_ms) {}
+
+AsyncShard::~AsyncShard() {
+  stopping_ = true;
+  if (tick_ != nullptr) event_free(tick_);
+  if (context_ != nullptr) {
+    redisAsyncContext* context = context_;
+    context_ = nullptr;
+    up_ = false;
+    redisAsyncFree(context);
+  }
+}
+
+void AsyncShard::start() {
+  if (tick_ == nullptr) {
+    tick_ = event_new(base_, -1, EV_PERSIST, &AsyncShard::on_tick, this);
+    timeval every{0, 100 * 1000};
+    event_add(tick_, &every);
+  }
+  connect();
+}
+
+void AsyncShard::connect() {
+  if (context_ != nullptr || stopping_) return;
+  redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
+  if (context == nullptr || context->err) {
+    last_error_ = context ? context->errstr : "out of memory";
+    if (context) redisAsyncFree(context);
+    return;  // the tick retries
+  }
+  context->data = this;
+  redisLibeventAttach(context, base_);
+  redisAsyncSetConnectCallback(context, &AsyncShard::on_connect);
+  redisAsyncSetDisconnectCallback(context, &AsyncShard::on_disconnect);
+  context_ = context;
+  connect_started_ms_ = monotonic_ms();
+}
+
+void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
+  auto* self = static_cast<AsyncShard*>(context->data);
+  if (status != REDIS_OK) {
+    // hiredis frees the context after this callback.
+    self->context_ = nullptr;
+    self->mark_down(context->errstr);
+    return;
+  }
+  if (!self->address_.password.empty()) {
+    self->up_ = true;  // AUTH goes first; everything after it is pipelined behind
+    self->command({"AUTH", self->address_.password}, [self](Result<const redisReply*> reply) {
+      if (!reply.is_ok()) err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(), reply.status().message());
+    });
+  }
+  if (!self->up_) err_log().info("redis shard {} is up", self->address_.name());
+  self->up_ = true;
+  self->last_error_.clear();
+}
+
+void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
+  auto* self = static_cast<AsyncShard*>(context->data);
+  self->context_ = nullptr;
+  self->mark_down(context->err ? context->errstr : "connection closed");
+}
+
+void AsyncShard::mark_down(const std::string& why) {
+  if (up_ || last_error_ != why) err_log().warn("redis shard {} is down: {}", address_.name(), why);
+  up_ = false;
+  last_error_ = why;
+  sent_at_ms_.clear();
+}
+
+void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
+  auto* self = static_cast<AsyncShard*>(arg);
+  int64_t now = monotonic_ms();
+  if (self->context_ == nullptr) {
+    // Reconnect at most every 500 ms.
+    if (now - self->connect_started_ms_ >= 500) self->connect();
+    return;
+  }
+  bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
+  bool command_slow = !self->sent_at_ms_.empty() && now - self->sent_at_ms_.front() > self->command_timeout_ms_;
+  if (connect_slow || command_slow) {
+    redisAsyncContext* context = self->context_;
+    self->context_ = nullptr;
+    self->mark_down(connect_slow ? "connect timed out" : "command timed out");
+    context->data = self;
+    redisAsyncFree(context);  // fails every pending command with a NULL reply
+  }
+}
+
+void AsyncShard::command(const std::vector<std::string>& argv, ReplyCallback callback) {
+  send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::nullopt}));
+}
+
+void AsyncShard::run(const ScriptCall& call, ReplyCallback callback) {
+  send(call.evalsha_argv(), std::make_unique<Pending>(Pending{this, std::move(callback), call}));
+}
+
+void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending) {
+  if (!up_ || context_ == nullptr) {
+    pending->callback(Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
+    return;
+  }
+  std::vector<const char*> pointers;
+  std::vector<size_t> lengths;
+  pointers.reserve(argv.size());
+  lengths.reserve(argv.size());
+  for (const auto& arg : argv) {
+    pointers.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+  Pending* raw = pending.release();
+  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, static_cast<int>(argv.size()), pointers.data(),
+                            lengths.data()) != REDIS_OK) {
+    std::unique_ptr<Pending> owned(raw);
+    owned->callback(Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));
+    return;
+  }
+  ++pending_count_;
+  sent_at_ms_.push_back(monotonic_ms());
+}
+
+void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void* privdata) {
+  std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
+  AsyncShard* self = pending->shard;
+  --self->pending_count_;
+  if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
+  auto* reply = static_cast<redisReply*>(reply_ptr);
+  if (reply == nullptr) {
+    pending->callback(Status(Code::kUnavailable, "redis shard " + self->address_.name() + ": " +
+                                                     (self->last_error_.empty() ? "connection lost" : self->last_error_)));
+    return;
+  }
+  if (reply->type == REDIS_REPLY_ERROR) {
+    std::string text(reply->str, reply->len);
+    if (pending->script && text.rfind("NOSCRIPT", 0) == 0) {
+      std::vector<std::string> argv = pending->script->eval_argv();
+      pending->script.reset();
+      self->send(argv, std::move(pending));
+      return;
+    }
+    pending->callback(Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
+    return;
+  }
+  pending->callback(static_cast<const redisReply*>(reply));
+}
+
+}  // namespace dq

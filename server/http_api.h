@@ -1,0 +1,68 @@
+// HttpApi: the HTTP/JSON client API on evhttp.
+//   POST   /v1/topics/{topic}/jobs            add one job (201)
+//   POST   /v1/topics/{topic}/jobs/batch      add many (200, a result per job)
+//   GET    /v1/topics/{topic}/jobs/{id}       read a job (200)
+//   DELETE /v1/topics/{topic}/jobs/{id}       delete a job (204)
+//   GET    /v1/topics/{topic}/dead            list dead letters (?offset=&limit=)
+//   POST   /v1/topics/{topic}/dead/requeue    requeue all dead letters
+//   POST   /v1/topics/{topic}/dead/{id}/requeue
+//   DELETE /v1/topics/{topic}/dead            purge dead letters
+//   GET    /healthz                           shard states
+//   GET    /metrics                           Prometheus text format
+#pragma once
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/job_store.h"
+#include "common/topic_cache.h"
+#include "server/job_service.h"
+
+namespace dq {
+
+class HttpApi {
+ public:
+  HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config);
+  ~HttpApi();
+  HttpApi(const HttpApi&) = delete;
+  HttpApi& operator=(const HttpApi&) = delete;
+
+  // Serves on an inherited listening socket.
+  Status listen(int fd);
+  // Graceful stop: no new connections; answers carry "Connection: close".
+  void stop_accepting();
+  size_t active() const { return active_; }  // requests not yet answered
+
+ private:
+  static void on_request(evhttp_request* request, void* arg);
+  void route(evhttp_request* request, const std::vector<std::string>& path);
+  void add_job(evhttp_request* request, const std::string& topic);
+  void add_batch(evhttp_request* request, const std::string& topic);
+  void get_job(evhttp_request* request, const std::string& topic, const std::string& id);
+  void delete_job(evhttp_request* request, const std::string& topic, const std::string& id);
+  void dead_letters(evhttp_request* request, const std::string& topic, const std::vector<std::string>& path);
+  void healthz(evhttp_request* request);
+  void metrics(evhttp_request* request);
+  // Replies and does the bookkeeping every answer needs (counts, Connection).
+  void finish(evhttp_request* request, const std::string& route, int status, const Json& body);
+  JobStore& blocking_store();
+
+  event_base* base_;
+  JobService& jobs_;
+  TopicCache& topics_;
+  const Config& config_;
+  evhttp* http_;
+  std::vector<evhttp_bound_socket*> bound_;
+  bool stopping_ = false;
+  size_t active_ = 0;
+  std::map<std::string, uint64_t> answered_;  // "route code" -> count, for /metrics
+  std::unique_ptr<JobStore> blocking_store_;  // dead-letter admin calls only
+};
+
+}  // namespace dq

@@ -1,0 +1,109 @@
+// run_server: wires one API server process together (topics, job service,
+// HTTP API, legacy protocol) on a libevent loop, and drains on SIGTERM.
+#include "server/server.h"
+
+#include <event2/event.h>
+#include <signal.h>
+
+#include <memory>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/topic_cache.h"
+#include "server/http_api.h"
+#include "server/job_service.h"
+#include "server/legacy_server.h"
+
+namespace dq {
+namespace {
+
+struct EventBaseDeleter {
+  void operator()(event_base* base) const { event_base_free(base); }
+};
+struct EventDeleter {
+  void operator()(event* ev) const { event_free(ev); }
+};
+using UniqueEvent = std::unique_ptr<event, EventDeleter>;
+
+struct ServerProcess {
+  const Config& config;
+  int index;
+  event_base* base;
+  TopicCache topics;
+  JobService jobs;
+  HttpApi http;
+  std::unique_ptr<LegacyServer> legacy;
+  int64_t drain_deadline_ms = -1;
+
+  ServerProcess(const Config& c, int i, event_base* b)
+      : config(c), index(i), base(b), topics(c.sqlite_path), jobs(b, c), http(b, jobs, topics, c) {}
+
+  bool drained() const {
+    return http.active() == 0 && (legacy == nullptr || legacy->connections() == 0) && jobs.pending() == 0;
+  }
+};
+
+void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
+  auto* process = static_cast<ServerProcess*>(arg);
+  if (process->drain_deadline_ms >= 0) return;
+  err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number, process->http.active());
+  process->drain_deadline_ms = monotonic_ms() + process->config.drain_timeout_ms;
+  process->http.stop_accepting();
+  if (process->legacy) process->legacy->stop_accepting();
+}
+
+void on_reopen_logs(evutil_socket_t /*signal_number*/, short /*what*/, void* arg) {
+  auto* process = static_cast<ServerProcess*>(arg);
+  init_logging(process->config.log_dir, process->config.log_level, "dq-server_" + std::to_string(process->index));
+}
+
+// Every tick: refresh topics when due; when draining, stop once idle.
+void on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
+  auto* process = static_cast<ServerProcess*>(arg);
+  process->topics.refresh_if_older(process->config.registry_refresh_ms);
+  if (process->drain_deadline_ms < 0) return;
+  if (process->drained()) {
+    event_base_loopbreak(process->base);
+  } else if (monotonic_ms() > process->drain_deadline_ms) {
+    err_log().warn("drain deadline passed with {} requests unanswered", process->http.active());
+    event_base_loopbreak(process->base);
+  }
+}
+
+}  // namespace
+
+int run_server(const Config& config, int index, const ListenSockets& sockets) {
+  signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<event_base, EventBaseDeleter> base(event_base_new());
+  if (!base) {
+    err_log().critical("cannot create an event loop");
+    return 1;
+  }
+  ServerProcess process(config, index, base.get());
+  Status loaded = process.topics.refresh();
+  if (!loaded.is_ok()) err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());
+  process.jobs.start();
+  Status listening = process.http.listen(sockets.http_fd);
+  if (!listening.is_ok()) {
+    err_log().critical("{}", listening.message());
+    return 1;
+  }
+  if (sockets.legacy_fd >= 0) {
+    process.legacy = std::make_unique<LegacyServer>(base.get(), sockets.legacy_fd, process.jobs, process.topics, config);
+  }
+
+  UniqueEvent on_term(evsignal_new(base.get(), SIGTERM, &on_stop_signal, &process));
+  UniqueEvent on_int(evsignal_new(base.get(), SIGINT, &on_stop_signal, &process));
+  UniqueEvent on_hup(evsignal_new(base.get(), SIGHUP, &on_reopen_logs, &process));
+  UniqueEvent tick(event_new(base.get(), -1, EV_PERSIST, &on_tick, &process));
+  event_add(on_term.get(), nullptr);
+  event_add(on_int.get(), nullptr);
+  event_add(on_hup.get(), nullptr);
+  timeval every{0, 50 * 1000};
+  event_add(tick.get(), &every);
+
+  event_base_dispatch(base.get());
+  return 0;
+}
+
+}  // namespace dq

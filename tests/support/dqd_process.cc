@@ -1,0 +1,180 @@
+#include "tests/support/dqd_process.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+
+namespace dq::test {
+namespace {
+
+bool wait_for_exit(pid_t pid, int timeout_ms, int* status) {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    pid_t done = waitpid(pid, status, WNOHANG);
+    if (done == pid) return true;
+    if (done < 0) return true;  // not our child any more
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace
+
+DqdProcess::DqdProcess(DqdOptions options) : options_(std::move(options)) {
+  dir_ = make_temp_dir("dqd-test");
+  config_path_ = dir_ + "/dq.ini";
+  http_port_ = free_port();
+  legacy_port_ = free_port();
+  while (legacy_port_ == http_port_) legacy_port_ = free_port();
+  write_config(options_);
+}
+
+DqdProcess::~DqdProcess() {
+  if (pid_ > 0) stop(5000);
+  registry_.reset();
+  remove_dir(dir_);
+}
+
+void DqdProcess::write_config(const DqdOptions& options) {
+  std::string shards;
+  for (const auto& shard : options.shards) shards += (shards.empty() ? "" : ",") + shard;
+  std::ofstream out(config_path_ + ".tmp");
+  out << "[server]\nlisten = 127.0.0.1:" << http_port_ << "\nworkers = " << options.workers
+      << "\nlegacy_listen = " << (options.legacy ? "127.0.0.1:" + std::to_string(legacy_port_) : "")
+      << "\n[redis]\nshards = " << shards << "\nstart_local = no\nconnect_timeout_ms = 500\ncommand_timeout_ms = 1000"
+      << "\n[sqlite]\npath = dq.db\n[log]\ndir = log\nlevel = debug"
+      << "\n[delivery]\nbackoff_unit_ms = " << options.backoff_unit_ms << "\nlease_margin_ms = 1000"
+      << "\n[timer]\nprocesses = " << options.timers << "\n[consumer]\nprocesses = " << options.consumers
+      << "\nconcurrency = " << options.consumer_concurrency << "\n[master]\npid_file = dqd.pid\ndrain_timeout_ms = "
+      << options.drain_timeout_ms << "\nregistry_refresh_ms = " << options.registry_refresh_ms << "\n"
+      << options.extra_ini << "\n";
+  out.close();
+  std::rename((config_path_ + ".tmp").c_str(), config_path_.c_str());
+}
+
+void DqdProcess::rewrite_config(const DqdOptions& options) {
+  options_ = options;
+  write_config(options_);
+}
+
+std::string DqdProcess::base_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
+std::string DqdProcess::jobs_url(const std::string& topic) const { return base_url() + "/v1/topics/" + topic + "/jobs"; }
+
+void DqdProcess::start() {
+  REQUIRE(pid_ < 0);
+  std::string binary = std::string(DQ_BUILD_DIR) + "/dqd";
+  std::string log = dir_ + "/dqd.out";
+  pid_ = fork();
+  REQUIRE(pid_ >= 0);
+  if (pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+      close(fd);
+    }
+    execl(binary.c_str(), binary.c_str(), "-c", config_path_.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  for (int waited = 0; waited < 10000; waited += 50) {
+    if (http_request("GET", base_url() + "/healthz", "", 500).status != 0) return;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      std::ifstream in(log);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      FAIL("dqd exited at start: " << text);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  FAIL("dqd did not answer /healthz within 10 s");
+}
+
+int DqdProcess::stop(int timeout_ms) {
+  if (pid_ < 0) return -1;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  if (!wait_for_exit(pid_, timeout_ms, &status)) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+void DqdProcess::kill9() {
+  if (pid_ < 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+bool DqdProcess::running() {
+  if (pid_ < 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+Registry& DqdProcess::registry() {
+  if (!registry_) {
+    auto opened = Registry::open(sqlite_path());
+    REQUIRE_MESSAGE(opened.is_ok(), opened.status().message());
+    registry_ = std::move(*opened);
+  }
+  return *registry_;
+}
+
+void DqdProcess::add_topic(const std::string& name, const std::string& callback_url, int64_t default_delay_s) {
+  Topic topic;
+  topic.name = name;
+  topic.callback_url = callback_url;
+  topic.default_delay_s = default_delay_s;
+  Status status = registry().add_topic(topic);
+  REQUIRE_MESSAGE(status.is_ok(), status.message());
+}
+
+int run_command(const std::vector<std::string>& argv, std::string* output) {
+  int pipe_fds[2];
+  REQUIRE(pipe(pipe_fds) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    std::vector<char*> args;
+    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  output->clear();
+  char buffer[4096];
+  ssize_t got = 0;
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) output->append(buffer, static_cast<size_t>(got));
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace dq::test

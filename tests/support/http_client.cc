@@ -1,0 +1,56 @@
+#include "tests/support/http_client.h"
+
+namespace dq::test {
+namespace {
+
+size_t append(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+}  // namespace
+
+Json HttpResult::json() const { return Json::parse(body, nullptr, false); }
+
+HttpClient::HttpClient() : curl_(curl_easy_init()) {}
+HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
+
+HttpResult HttpClient::request(const std::string& method, const std::string& url, const std::string& body,
+                               int timeout_ms) {
+  HttpResult result;
+  curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, method.c_str());
+  curl_easy_setopt(curl_, CURLOPT_NOBODY, method == "HEAD" ? 1L : 0L);
+  curl_easy_setopt(curl_, CURLOPT_HTTPGET, method == "GET" ? 1L : 0L);
+  if (method == "POST" || method == "PUT") {
+    curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  } else {
+    curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, nullptr);
+  }
+  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Expect:");
+  curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, &append);
+  curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &result.body);
+  CURLcode code = curl_easy_perform(curl_);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK) {
+    result.error = curl_easy_strerror(code);
+    return result;
+  }
+  curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &result.status);
+  char* type = nullptr;
+  curl_easy_getinfo(curl_, CURLINFO_CONTENT_TYPE, &type);
+  if (type != nullptr) result.content_type = type;
+  return result;
+}
+
+HttpResult http_request(const std::string& method, const std::string& url, const std::string& body, int timeout_ms) {
+  HttpClient client;
+  return client.request(method, url, body, timeout_ms);
+}
+
+}  // namespace dq::test

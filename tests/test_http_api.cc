@@ -1,0 +1,268 @@
+// End-to-end tests of the HTTP/JSON API: a real dqd (API servers only) over
+// real redis-server shards, driven with libcurl as a producer would.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+
+using dq::Json;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::TestRedis;
+
+namespace {
+
+DqdOptions one_shard(const TestRedis& redis) {
+  DqdOptions options;
+  options.shards = {redis.address()};
+  return options;
+}
+
+Json job(const std::string& id, const Json& body, double delay) {
+  return Json{{"id", id}, {"body", body}, {"delay", delay}};
+}
+
+}  // namespace
+
+TEST_CASE("a job added over HTTP can be read back and deleted") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+
+  int64_t before = dq::now_ms();
+  auto added = http.post(dqd.jobs_url("orders"), job("order-1", Json{{"amount", 42}}, 600).dump());
+  REQUIRE(added.status == 201);
+  Json answer = added.json();
+  CHECK(answer["topic"] == "orders");
+  CHECK(answer["id"] == "order-1");
+  int64_t due = answer["due_at_ms"].get<int64_t>();
+  CHECK(due >= before + 600000);
+  CHECK(due <= dq::now_ms() + 600000);
+
+  auto got = http.get(dqd.jobs_url("orders") + "/order-1");
+  REQUIRE(got.status == 200);
+  Json read = got.json();
+  CHECK(read["body"] == Json{{"amount", 42}});
+  CHECK(read["state"] == "delayed");
+  CHECK(read["attempts"] == 0);
+  CHECK(read["due_at_ms"] == due);
+  CHECK(read["created_at_ms"].get<int64_t>() >= before);
+  CHECK(got.content_type == "application/json");
+
+  CHECK(http.del(dqd.jobs_url("orders") + "/order-1").status == 204);
+  auto gone = http.get(dqd.jobs_url("orders") + "/order-1");
+  CHECK(gone.status == 404);
+  CHECK(gone.json()["error"].get<std::string>().find("not found") != std::string::npos);
+  CHECK(http.del(dqd.jobs_url("orders") + "/order-1").status == 404);
+}
+
+TEST_CASE("fixed times, default delay and batch add") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("remind", "http://127.0.0.1:9/x", 3 * 24 * 3600);
+  dqd.start();
+  HttpClient http;
+
+  int64_t now = dq::now_ms();
+  auto plain = http.post(dqd.jobs_url("remind"), Json{{"id", "m-1"}, {"body", "hi"}}.dump());
+  REQUIRE(plain.status == 201);
+  int64_t default_due = plain.json()["due_at_ms"].get<int64_t>();
+  CHECK(default_due >= now + 3LL * 24 * 3600 * 1000);
+  CHECK(default_due <= dq::now_ms() + 3LL * 24 * 3600 * 1000);
+
+  int64_t at_seconds = now / 1000 + 3600;
+  auto at_number = http.post(dqd.jobs_url("remind"), Json{{"id", "m-2"}, {"body", 1}, {"at", at_seconds}}.dump());
+  REQUIRE(at_number.status == 201);
+  CHECK(at_number.json()["due_at_ms"] == at_seconds * 1000);
+
+  auto at_text = http.post(dqd.jobs_url("remind"),
+                           Json{{"id", "m-3"}, {"body", nullptr}, {"at", "2099-12-31 23:59:59"}}.dump());
+  REQUIRE(at_text.status == 201);
+  CHECK(at_text.json()["due_at_ms"] == *dq::parse_datetime_ms("2099-12-31 23:59:59"));
+
+  Json batch{{"jobs", Json::array({job("b-1", 1, 10), job("b-2", 2, 10), job("m-1", 3, 10),
+                                   Json{{"id", "bad id!"}, {"body", 4}}})}};
+  auto batched = http.post(dqd.jobs_url("remind") + "/batch", batch.dump());
+  REQUIRE(batched.status == 200);
+  Json results = batched.json()["results"];
+  REQUIRE(results.size() == 4);
+  CHECK(results[0]["status"] == 201);
+  CHECK(results[1]["status"] == 201);
+  CHECK(results[2]["status"] == 409);
+  CHECK(results[3]["status"] == 400);
+  CHECK(results[3]["error"].get<std::string>().find("not valid") != std::string::npos);
+  CHECK(http.get(dqd.jobs_url("remind") + "/b-2").status == 200);
+}
+
+TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unchanged") {
+  TestRedis redis;
+  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 200, 5000, true,
+                            "[server]\nmax_body_bytes = 1024\n"});
+  dqd.add_topic("orders");
+  dqd.add_topic("paused");
+  dq::Topic paused = *dqd.registry().get_topic("paused");
+  paused.online = false;
+  REQUIRE(dqd.registry().update_topic(paused).is_ok());
+  dqd.start();
+  HttpClient http;
+  REQUIRE(http.post(dqd.jobs_url("orders"), job("kept", Json{{"v", 1}}, 60).dump()).status == 201);
+  std::string before = redis.dump_all();
+
+  struct Case {
+    const char* name;
+    std::string method;
+    std::string url;
+    std::string body;
+    long status;
+    const char* reason;
+  };
+  std::string orders = dqd.jobs_url("orders");
+  std::vector<Case> cases = {
+      {"malformed JSON", "POST", orders, "{\"id\": \"x\", ", 400, "not valid JSON"},
+      {"empty body", "POST", orders, "", 400, "empty"},
+      {"not an object", "POST", orders, "[1,2]", 400, "JSON object"},
+      {"missing id", "POST", orders, Json{{"body", 1}}.dump(), 400, "id is required"},
+      {"bad id", "POST", orders, job("a b", 1, 1).dump(), 400, "not valid"},
+      {"too long id", "POST", orders, job(std::string(129, 'a'), 1, 1).dump(), 400, "not valid"},
+      {"missing body", "POST", orders, Json{{"id", "x"}}.dump(), 400, "body is required"},
+      {"negative delay", "POST", orders, job("x", 1, -5).dump(), 400, "negative"},
+      {"delay not a number", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"delay", "soon"}}.dump(), 400,
+       "number"},
+      {"bad time", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"at", "2026-02-30 10:00:00"}}.dump(), 400,
+       "valid date"},
+      {"junk time", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"at", "tomorrow"}}.dump(), 400,
+       "YYYY-MM-DD"},
+      {"delay and at", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"delay", 1}, {"at", 1}}.dump(), 400,
+       "not both"},
+      {"unknown field", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"dealy", 1}}.dump(), 400,
+       "unknown field"},
+      {"unknown topic", "POST", dqd.jobs_url("nope"), job("x", 1, 1).dump(), 404, "unknown topic"},
+      {"offline topic", "POST", dqd.jobs_url("paused"), job("x", 1, 1).dump(), 404, "offline"},
+      {"bad topic", "POST", dqd.jobs_url("a*b"), job("x", 1, 1).dump(), 400, "not valid"},
+      {"duplicate id", "POST", orders, job("kept", Json{{"v", 2}}, 1).dump(), 409, "already pending"},
+      {"too large", "POST", orders, job("big", std::string(2000, 'x'), 1).dump(), 413, "over the limit"},
+      {"unknown job", "GET", orders + "/missing", "", 404, "not found"},
+      {"delete unknown job", "DELETE", orders + "/missing", "", 404, "not found"},
+      {"get on unknown topic", "GET", dqd.jobs_url("nope") + "/kept", "", 404, "unknown topic"},
+      {"wrong method", "PUT", orders, "{}", 405, "not allowed"},
+      {"unknown route", "GET", dqd.base_url() + "/v2/whatever", "", 404, "no such route"},
+      {"batch not a list", "POST", orders + "/batch", "{\"jobs\": 3}", 400, "expected"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.name);
+    auto answer = http.request(c.method, c.url, c.body);
+    CHECK(answer.status == c.status);
+    Json error = answer.json();
+    REQUIRE(error.is_object());
+    REQUIRE(error.contains("error"));
+    CHECK(error["error"].get<std::string>().find(c.reason) != std::string::npos);
+  }
+  CHECK(redis.dump_all() == before);
+  auto kept = http.get(orders + "/kept");
+  REQUIRE(kept.status == 200);
+  CHECK(kept.json()["body"] == Json{{"v", 1}});
+}
+
+TEST_CASE("no shard up: 503 with a reason, and the server keeps answering") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  redis.stop();
+  dq::test::HttpResult answer;
+  for (int i = 0; i < 40; ++i) {  // the server notices the drop within a few hundred ms
+    answer = http.post(dqd.jobs_url("orders"), job("o-" + std::to_string(i), 1, 1).dump());
+    if (answer.status == 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(answer.status == 503);
+  CHECK(answer.json()["error"].get<std::string>().find("shard") != std::string::npos);
+  auto health = http.get(dqd.base_url() + "/healthz");
+  CHECK(health.status == 503);
+  CHECK(health.json()["shards"][0]["up"] == false);
+
+  redis.start();
+  long status = 0;
+  for (int i = 0; i < 50 && status != 201; ++i) {
+    status = http.post(dqd.jobs_url("orders"), job("after", 1, 1).dump()).status;
+    if (status != 201) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(status == 201);
+}
+
+TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
+  TestRedis first;
+  TestRedis second;
+  DqdOptions options;
+  options.shards = {first.address(), second.address()};
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  for (int i = 0; i < 200; ++i) {
+    REQUIRE(http.post(dqd.jobs_url("orders"), job("a-" + std::to_string(i), i, 600).dump()).status == 201);
+  }
+  auto count = [](TestRedis& redis) { return redis.command({"HLEN", "{dq}:jobs"})->integer; };
+  CHECK(count(first) > 50);
+  CHECK(count(second) > 50);
+  CHECK(count(first) + count(second) == 200);
+
+  long first_before = count(first);
+  second.stop();
+  int ok = 0;
+  for (int i = 0; i < 100; ++i) {
+    auto answer = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
+    if (answer.status == 201) ++ok;
+  }
+  CHECK(ok == 100);
+  CHECK(count(first) == first_before + 100);
+  // A job whose shard is down cannot be confirmed absent: 503, not 404.
+  auto health = http.get(dqd.base_url() + "/healthz");
+  CHECK(health.status == 200);
+  bool any_down = false;
+  for (const auto& shard : health.json()["shards"]) any_down = any_down || !shard["up"].get<bool>();
+  CHECK(any_down);
+
+  second.start();
+  for (int i = 0; i < 50; ++i) {
+    if (http.get(dqd.base_url() + "/healthz").json()["shards"][1]["up"] == true) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  for (int i = 0; i < 200; ++i) {
+    CAPTURE(i);
+    CHECK(http.get(dqd.jobs_url("orders") + "/a-" + std::to_string(i)).status == 200);
+  }
+  // The same id is refused even when its home shard changed while it was down.
+  for (int i = 0; i < 100; ++i) {
+    CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump()).status == 409);
+  }
+}
+
+TEST_CASE("healthz and metrics") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  auto health = http.get(dqd.base_url() + "/healthz");
+  REQUIRE(health.status == 200);
+  CHECK(health.json()["status"] == "ok");
+  CHECK(health.json()["shards"][0]["name"] == redis.address());
+  CHECK(health.json()["shards"][0]["up"] == true);
+  REQUIRE(http.post(dqd.jobs_url("orders"), job("m", 1, 5).dump()).status == 201);
+  auto metrics = http.get(dqd.base_url() + "/metrics");
+  REQUIRE(metrics.status == 200);
+  CHECK(metrics.body.find("dq_http_responses_total{route=\"add\",code=\"201\"} 1") != std::string::npos);
+  CHECK(metrics.body.find("dq_redis_shard_up{shard=\"" + redis.address() + "\"} 1") != std::string::npos);
+}
