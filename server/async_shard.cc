@@ -70,14 +70,14 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
     self->mark_down(context->errstr);
     return;
   }
+  self->up_ = true;
+  err_log().info("redis shard {} is up", self->address_.name());
   if (!self->address_.password.empty()) {
-    self->up_ = true;  // AUTH goes first; everything after it is pipelined behind
+    // AUTH goes first; every command sent after it is pipelined behind it.
     self->command({"AUTH", self->address_.password}, [self](Result<const redisReply*> reply) {
       if (!reply.is_ok()) err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(), reply.status().message());
     });
   }
-  if (!self->up_) err_log().info("redis shard {} is up", self->address_.name());
-  self->up_ = true;
   self->last_error_.clear();
 }
 

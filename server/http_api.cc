@@ -183,8 +183,8 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   if (!parse_body(text, &job, &error)) return finish(request, "add", 400, Json{{"error", error}});
   auto built = build_add_request(topic, job, topics_, config_, now_ms());
   if (!built.is_ok()) {
-    request_log().info("add {} {} -> {} {}", topic, job.value("id", Json()).dump(), http_status_of(built.status().code()),
-                       built.status().message());
+    std::string id = job.is_object() && job.contains("id") ? job["id"].dump() : "-";
+    request_log().info("add {} {} -> {} {}", topic, id, http_status_of(built.status().code()), built.status().message());
     return finish(request, "add", http_status_of(built.status().code()), Json{{"error", built.status().message()}});
   }
   AddRequest add = std::move(*built);

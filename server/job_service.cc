@@ -22,6 +22,14 @@ std::string conflict_message(const std::string& topic, const std::string& id, co
   return "job " + name + " is already pending (" + state_text + ")";
 }
 
+// Not found on any shard that answered: 404, unless a down shard may hold it.
+Status missing_job(const std::string& topic, const std::string& id, bool saw_down) {
+  if (saw_down) {
+    return Status(Code::kUnavailable, "job " + topic + "/" + id + " is not on any reachable shard, and a shard is down");
+  }
+  return Status(Code::kNotFound, "job " + topic + "/" + id + " not found");
+}
+
 }  // namespace
 
 // One add in progress: first the other shards are asked whether they hold the
@@ -113,11 +121,7 @@ void JobService::find_job(const std::string& topic, const std::string& id, std::
     ++next;
   }
   if (next == order.size()) {
-    if (saw_down) {
-      done(Status(Code::kUnavailable, "job " + topic + "/" + id + " is not on any reachable shard, and a shard is down"));
-    } else {
-      done(Status(Code::kNotFound, "job " + topic + "/" + id + " not found"));
-    }
+    done(missing_job(topic, id, saw_down));
     return;
   }
   AsyncShard* shard = shards_[order[next]].get();
@@ -156,11 +160,7 @@ void JobService::del_from(const std::string& topic, const std::string& id, std::
     ++next;
   }
   if (next == order.size()) {
-    if (saw_down) {
-      done(Status(Code::kUnavailable, "job " + topic + "/" + id + " is not on any reachable shard, and a shard is down"));
-    } else {
-      done(Status(Code::kNotFound, "job " + topic + "/" + id + " not found"));
-    }
+    done(missing_job(topic, id, saw_down));
     return;
   }
   shards_[order[next]]->run(del_call(topic, id, now_ms()),
