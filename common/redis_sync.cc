@@ -1,0 +1,102 @@
+// RedisConnection: one blocking hiredis connection to a shard, with connect
+// and command timeouts, AUTH, binary-safe commands and EVALSHA with an EVAL
+// fallback. Any I/O error drops the context so the next call reconnects.
+#include "common/redis_sync.h"
+
+#include <sys/time.h>
+
+#include <cstring>
+#include <utility>
+
+namespace dq {
+namespace {
+
+timeval to_timeval(int ms) {
+  timeval tv{};
+  tv.tv_sec = ms / 1000;
+  tv.tv_usec = static_cast<suseconds_t>(ms % 1000) * 1000;
+  return tv;
+}
+
+}  // namespace
+
+RedisConnection::RedisConnection(ShardAddress address, int connect_timeout_ms,
+                                 int command_timeout_ms)
+    : address_(std::move(address)),
+      connect_timeout_ms_(connect_timeout_ms),
+      command_timeout_ms_(command_timeout_ms) {}
+
+Status RedisConnection::ensure_connected() {
+  if (context_) return Status::ok();
+  ContextPtr context(
+      redisConnectWithTimeout(address_.host.c_str(), address_.port, to_timeval(connect_timeout_ms_)));
+  if (!context) {
+    return Status(Code::kUnavailable, "Redis shard " + address_.name() + ": out of memory");
+  }
+  if (context->err) {
+    return Status(Code::kUnavailable,
+                  "Redis shard " + address_.name() + " is unreachable: " + context->errstr);
+  }
+  if (redisSetTimeout(context.get(), to_timeval(command_timeout_ms_)) != REDIS_OK) {
+    return Status(Code::kUnavailable,
+                  "Redis shard " + address_.name() + ": cannot set timeout: " + context->errstr);
+  }
+  context_ = std::move(context);
+  if (!address_.password.empty()) {
+    auto reply = command({"AUTH", address_.password});
+    if (!reply.is_ok()) {
+      context_.reset();
+      return Status(reply.status().code() == Code::kInternal ? Code::kUnavailable
+                                                             : reply.status().code(),
+                    "Redis shard " + address_.name() + ": AUTH failed: " + reply.status().message());
+    }
+  }
+  return Status::ok();
+}
+
+Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, int timeout_ms) {
+  Status connected = ensure_connected();
+  if (!connected.is_ok()) return connected;
+
+  std::vector<const char*> pointers;
+  std::vector<size_t> lengths;
+  pointers.reserve(argv.size());
+  lengths.reserve(argv.size());
+  for (const auto& arg : argv) {
+    pointers.push_back(arg.data());
+    lengths.push_back(arg.size());
+  }
+
+  bool overridden = timeout_ms > 0 && timeout_ms != command_timeout_ms_;
+  if (overridden) redisSetTimeout(context_.get(), to_timeval(timeout_ms));
+  ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(
+      context_.get(), static_cast<int>(argv.size()), pointers.data(), lengths.data())));
+  if (!reply) {
+    std::string error = context_->errstr;
+    context_.reset();
+    return Status(Code::kUnavailable, "Redis shard " + address_.name() + ": " +
+                                          (error.empty() ? "connection lost" : error));
+  }
+  if (overridden) redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
+  if (reply->type == REDIS_REPLY_ERROR) {
+    return Status(Code::kInternal, "Redis shard " + address_.name() + ": " +
+                                       std::string(reply->str, reply->len));
+  }
+  return reply;
+}
+
+Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
+  Status connected = ensure_connected();
+  if (!connected.is_ok()) return connected;
+  // Look at the raw reply: a NOSCRIPT error means the script cache is empty
+  // (a fresh or restarted Redis); EVAL runs it and caches it for next time.
+  auto reply = command(call.evalsha_argv());
+  const std::string noscript = "Redis shard " + address_.name() + ": NOSCRIPT";
+  if (reply.is_ok() || reply.status().code() != Code::kInternal ||
+      reply.status().message().compare(0, noscript.size(), noscript) != 0) {
+    return reply;
+  }
+  return command(call.eval_argv());
+}
+
+}  // namespace dq
