@@ -1,0 +1,300 @@
+// `dqctl topic ...`: list, show, add, set, online, offline and del topics in
+// the SQLite registry named by the config's [sqlite] path. Running dqd
+// children pick changes up on their next refresh ([master] registry_refresh_ms).
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "client/dqctl/command.h"
+#include "common/json.h"
+#include "common/registry.h"
+
+namespace dq::ctl {
+namespace {
+
+constexpr const char* kCommand = "topic";
+constexpr const char* kUsage =
+    "topic list\n"
+    "topic show NAME\n"
+    "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
+    "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
+    "          [--creator WHO]\n"
+    "topic set NAME [any option of add]\n"
+    "topic online NAME\n"
+    "topic offline NAME\n"
+    "topic del NAME";
+
+// Options of `add` and `set`; only the given ones are applied.
+struct TopicOptions {
+  std::optional<std::string> callback_url;
+  std::optional<std::string> method;
+  std::optional<int> timeout_ms;
+  std::optional<int64_t> default_delay_s;
+  std::optional<int> max_attempts;
+  std::optional<int> priority;
+  std::optional<std::string> alert_emails;
+  std::optional<std::string> retry_ms;
+  std::optional<std::string> creator;
+
+  bool any() const {
+    return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
+           alert_emails || retry_ms || creator;
+  }
+  void apply(Topic* topic) const {
+    if (callback_url) topic->callback_url = *callback_url;
+    if (method) topic->method = *method;
+    if (timeout_ms) topic->timeout_ms = *timeout_ms;
+    if (default_delay_s) topic->default_delay_s = *default_delay_s;
+    if (max_attempts) topic->max_attempts = *max_attempts;
+    if (priority) topic->priority = *priority;
+    if (alert_emails) topic->alert_emails = *alert_emails;
+    if (retry_ms) topic->retry_ms = *retry_ms;
+    if (creator) topic->creator = *creator;
+  }
+};
+
+// Splits args into the topic NAME and (when options != nullptr) the options
+// of add/set. Prints the problem and returns false on a usage error.
+bool parse_args(const std::string& sub, const std::vector<std::string>& args, std::string* name,
+                TopicOptions* options) {
+  std::vector<std::string> positional;
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg == "--") {
+      positional.push_back(arg);
+      continue;
+    }
+    if (options == nullptr) {
+      usage_error(kCommand, "topic " + sub + " takes no option " + arg);
+      return false;
+    }
+    std::string value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      usage_error(kCommand, arg + " needs a value");
+      return false;
+    }
+    auto integer = [&](int64_t max, auto* field) {
+      int64_t number = 0;
+      if (!parse_int_arg(value, -max, max, &number)) {
+        usage_error(kCommand, arg + " '" + value + "' is not an integer");
+        return false;
+      }
+      *field = static_cast<typename std::remove_reference_t<decltype(*field)>::value_type>(number);
+      return true;
+    };
+    if (arg == "--callback") {
+      options->callback_url = value;
+    } else if (arg == "--method") {
+      for (char& c : value) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+      options->method = value;
+    } else if (arg == "--timeout-ms") {
+      if (!integer(INT_MAX, &options->timeout_ms)) return false;
+    } else if (arg == "--delay") {
+      if (!integer(INT64_MAX, &options->default_delay_s)) return false;
+    } else if (arg == "--max-attempts") {
+      if (!integer(INT_MAX, &options->max_attempts)) return false;
+    } else if (arg == "--priority") {
+      if (!integer(INT_MAX, &options->priority)) return false;
+    } else if (arg == "--email") {
+      options->alert_emails = value;
+    } else if (arg == "--retry-ms") {
+      options->retry_ms = value;
+    } else if (arg == "--creator") {
+      options->creator = value;
+    } else {
+      usage_error(kCommand, "unknown option " + arg);
+      return false;
+    }
+  }
+  if (positional.size() != 1) {
+    usage_error(kCommand, positional.empty() ? "topic " + sub + " needs a topic NAME"
+                                             : "topic " + sub + " takes one NAME");
+    return false;
+  }
+  *name = positional[0];
+  return true;
+}
+
+std::string format_time(int64_t ms) {
+  if (ms <= 0) return "-";
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  struct tm local;
+  localtime_r(&seconds, &local);
+  char text[32];
+  strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+Json topic_json(const Topic& topic) {
+  return Json{{"name", topic.name},
+              {"status", topic.online ? "online" : "offline"},
+              {"callback_url", topic.callback_url},
+              {"method", topic.method},
+              {"timeout_ms", topic.timeout_ms},
+              {"default_delay_s", topic.default_delay_s},
+              {"max_attempts", topic.max_attempts},
+              {"priority", topic.priority},
+              {"retry_ms", topic.retry_ms},
+              {"alert_emails", topic.alert_emails},
+              {"creator", topic.creator},
+              {"created_at_ms", topic.created_at_ms},
+              {"updated_at_ms", topic.updated_at_ms}};
+}
+
+void print_json(const Json& json) { printf("%s\n", json.dump(2).c_str()); }
+
+void print_topic(const Topic& topic) {
+  auto line = [](const char* key, const std::string& value) { printf("%-16s %s\n", key, value.c_str()); };
+  line("name:", topic.name);
+  line("status:", topic.online ? "online" : "offline");
+  line("callback_url:", topic.callback_url);
+  line("method:", topic.method);
+  line("timeout_ms:", std::to_string(topic.timeout_ms));
+  line("default_delay_s:", std::to_string(topic.default_delay_s));
+  line("max_attempts:", topic.max_attempts == 0 ? "0 (the [delivery] default)"
+                                                : std::to_string(topic.max_attempts));
+  line("priority:", std::to_string(topic.priority));
+  line("retry_ms:", topic.retry_ms.empty() ? "(2n+1 backoff)" : topic.retry_ms);
+  line("alert_emails:", topic.alert_emails);
+  line("creator:", topic.creator);
+  line("created_at:", format_time(topic.created_at_ms));
+  line("updated_at:", format_time(topic.updated_at_ms));
+}
+
+void print_table(const std::vector<Topic>& topics) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "STATUS", "PRIORITY", "METHOD", "CALLBACK"}};
+  for (const Topic& topic : topics) {
+    rows.push_back({topic.name, topic.online ? "online" : "offline", std::to_string(topic.priority),
+                    topic.method, topic.callback_url});
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string text;
+    for (size_t c = 0; c < row.size(); ++c) {
+      text += row[c];
+      if (c + 1 < row.size()) text += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    printf("%s\n", text.c_str());
+  }
+}
+
+// Prints the topic as the result of a change: JSON, or a one-line message.
+int print_changed(const CtlOptions& options, Registry& registry, const std::string& name,
+                  const std::string& message) {
+  if (options.json) {
+    auto topic = registry.get_topic(name);
+    if (!topic.is_ok()) return report_failure(topic.status());
+    print_json(topic_json(*topic));
+  } else {
+    printf("%s\n", message.c_str());
+  }
+  return kExitOk;
+}
+
+int run_list(const CtlOptions& options, Registry& registry) {
+  auto topics = registry.list_topics();
+  if (!topics.is_ok()) return report_failure(topics.status());
+  if (options.json) {
+    Json array = Json::array();
+    for (const Topic& topic : *topics) array.push_back(topic_json(topic));
+    print_json(array);
+  } else {
+    print_table(*topics);
+  }
+  return kExitOk;
+}
+
+int run_show(const CtlOptions& options, Registry& registry, const std::string& name) {
+  auto topic = registry.get_topic(name);
+  if (!topic.is_ok()) return report_failure(topic.status());
+  if (options.json) {
+    print_json(topic_json(*topic));
+  } else {
+    print_topic(*topic);
+  }
+  return kExitOk;
+}
+
+int run_add(const CtlOptions& options, Registry& registry, const std::string& name,
+            const TopicOptions& edits) {
+  Topic topic;
+  topic.name = name;
+  edits.apply(&topic);
+  Status status = registry.add_topic(topic);
+  if (!status.is_ok()) return report_failure(status);
+  return print_changed(options, registry, name, "topic " + name + " added");
+}
+
+// Reads, changes and writes back one topic (set, online, offline).
+int run_update(const CtlOptions& options, Registry& registry, const std::string& name,
+               const TopicOptions& edits, std::optional<bool> online, const std::string& message) {
+  auto topic = registry.get_topic(name);
+  if (!topic.is_ok()) return report_failure(topic.status());
+  edits.apply(&*topic);
+  if (online) topic->online = *online;
+  Status status = registry.update_topic(*topic);
+  if (!status.is_ok()) return report_failure(status);
+  return print_changed(options, registry, name, message);
+}
+
+int run_delete(const CtlOptions& options, Registry& registry, const std::string& name) {
+  Status status = registry.delete_topic(name);
+  if (!status.is_ok()) return report_failure(status);
+  if (options.json) {
+    print_json(Json{{"deleted", name}});
+  } else {
+    printf("topic %s deleted\n", name.c_str());
+  }
+  return kExitOk;
+}
+
+int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error(kCommand, "missing subcommand");
+  const std::string& sub = args[0];
+  std::string name;
+  TopicOptions edits;
+  if (sub == "list") {
+    if (args.size() > 1) return usage_error(kCommand, "topic list takes no arguments");
+  } else if (sub == "add" || sub == "set") {
+    if (!parse_args(sub, args, &name, &edits)) return kExitUsage;
+    if (sub == "add" && !edits.callback_url) return usage_error(kCommand, "topic add needs --callback URL");
+    if (sub == "set" && !edits.any()) return usage_error(kCommand, "topic set needs at least one option");
+  } else if (sub == "show" || sub == "online" || sub == "offline" || sub == "del") {
+    if (!parse_args(sub, args, &name, nullptr)) return kExitUsage;
+  } else {
+    return usage_error(kCommand, "unknown subcommand '" + sub + "'");
+  }
+
+  int exit_code = kExitOk;
+  std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);
+  if (!registry) return exit_code;
+
+  if (sub == "list") return run_list(options, *registry);
+  if (sub == "show") return run_show(options, *registry, name);
+  if (sub == "add") return run_add(options, *registry, name, edits);
+  if (sub == "set") return run_update(options, *registry, name, edits, std::nullopt, "topic " + name + " updated");
+  if (sub == "online") return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
+  if (sub == "offline") return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
+  return run_delete(options, *registry, name);
+}
+
+const CommandRegistration kRegistered(kCommand, kUsage, &run_topic);
+
+}  // namespace
+}  // namespace dq::ctl

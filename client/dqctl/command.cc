@@ -1,0 +1,81 @@
+// Implements client/dqctl/command.h: the self-registering command table and
+// the shared error reporting of dqctl commands.
+#include "client/dqctl/command.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace dq::ctl {
+namespace {
+
+// A function-local static, so registrations from other files' static
+// initializers never run before the map exists.
+std::map<std::string, CommandInfo>& command_table() {
+  static std::map<std::string, CommandInfo> table;
+  return table;
+}
+
+}  // namespace
+
+CommandRegistration::CommandRegistration(const char* name, const char* usage, CommandFn fn) {
+  command_table()[name] = CommandInfo{usage, fn};
+}
+
+const std::map<std::string, CommandInfo>& registered_commands() { return command_table(); }
+
+int exit_code_for(const Status& status) {
+  if (status.is_ok()) return kExitOk;
+  if (status.code() == Code::kUnavailable || status.code() == Code::kTimeout) return kExitUnavailable;
+  return kExitFailed;
+}
+
+int report_failure(const Status& status) {
+  fprintf(stderr, "dqctl: %s\n", status.message().c_str());
+  return exit_code_for(status);
+}
+
+int usage_error(const std::string& command, const std::string& message) {
+  fprintf(stderr, "dqctl %s: %s\n", command.c_str(), message.c_str());
+  auto it = command_table().find(command);
+  if (it != command_table().end()) fprintf(stderr, "usage:\n%s\n", it->second.usage.c_str());
+  return kExitUsage;
+}
+
+bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code) {
+  auto loaded = load_config(options.config_path);
+  if (!loaded.is_ok()) {
+    fprintf(stderr, "dqctl: config: %s\n", loaded.status().message().c_str());
+    *exit_code = kExitUsage;
+    return false;
+  }
+  *config = std::move(*loaded);
+  return true;
+}
+
+std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code) {
+  Config config;
+  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
+  auto opened = Registry::open(config.sqlite_path);
+  if (!opened.is_ok()) {
+    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
+            opened.status().message().c_str());
+    // Any failure to open or migrate means the database cannot be used.
+    *exit_code = kExitUnavailable;
+    return nullptr;
+  }
+  return std::move(*opened);
+}
+
+bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out) {
+  if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) return false;
+  errno = 0;
+  char* end = nullptr;
+  long long value = strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size()) return false;
+  if (value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+}  // namespace dq::ctl

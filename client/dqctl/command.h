@@ -1,0 +1,66 @@
+// dqctl's command table. Each client/dqctl/cmd_*.cc registers its command with
+//   static const CommandRegistration kRegistered("topic", "usage text", &run_topic);
+// so a new command is a new file; main.cc never changes. Also the exit codes
+// every command uses, and small helpers for reporting errors the same way.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/registry.h"
+#include "common/status.h"
+
+namespace dq::ctl {
+
+// Exit codes scripts can rely on (documented in `dqctl --help` and docs/registry.md).
+inline constexpr int kExitOk = 0;           // done
+inline constexpr int kExitFailed = 1;       // the operation failed: not found, conflict, invalid value
+inline constexpr int kExitUsage = 2;        // bad command line or unreadable config file
+inline constexpr int kExitUnavailable = 3;  // cannot reach the service, Redis or the database
+
+// Global options, parsed by main.cc before the command name.
+struct CtlOptions {
+  std::string config_path;           // -c/--config; default conf/dq.ini, else /etc/dq/dq.ini
+  std::vector<std::string> servers;  // -s/--server host:port (default 127.0.0.1:6780)
+  bool json = false;                 // --json: machine-readable output on stdout
+};
+
+// args: everything after the command name.
+using CommandFn = int (*)(const CtlOptions& options, const std::vector<std::string>& args);
+
+struct CommandInfo {
+  std::string usage;  // one or more lines, each starting with the command name
+  CommandFn fn;
+};
+
+struct CommandRegistration {
+  CommandRegistration(const char* name, const char* usage, CommandFn fn);
+};
+
+// All registered commands, by name.
+const std::map<std::string, CommandInfo>& registered_commands();
+
+// The exit code for a failed Status: kUnavailable/kTimeout -> 3, else 1.
+int exit_code_for(const Status& status);
+
+// Prints "dqctl: <message>" to stderr and returns exit_code_for(status).
+int report_failure(const Status& status);
+
+// Prints "dqctl <command>: <message>" and the command's usage to stderr;
+// returns kExitUsage.
+int usage_error(const std::string& command, const std::string& message);
+
+// Loads options.config_path; on failure prints why and sets *exit_code.
+bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
+
+// Loads the config and opens the registry at its [sqlite] path; on failure
+// prints why and sets *exit_code (2 for a bad config, 3 for the database).
+std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code);
+
+// Parses a whole decimal integer in [min, max]; false on anything else.
+bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out);
+
+}  // namespace dq::ctl

@@ -1,0 +1,142 @@
+// dqctl: the command line for operators. Parses the global options that come
+// before the command name, then hands the rest to the registered command
+// (see client/dqctl/command.h; commands live in cmd_*.cc).
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/dqctl/command.h"
+
+#ifndef DQ_VERSION
+#define DQ_VERSION "unknown"
+#endif
+
+namespace dq::ctl {
+namespace {
+
+constexpr const char* kDefaultServer = "127.0.0.1:6780";
+
+void print_help(FILE* out) {
+  fprintf(out,
+          "usage: dqctl [global options] COMMAND [args]\n"
+          "\n"
+          "global options (before COMMAND):\n"
+          "  -c, --config CONF        config file (default: conf/dq.ini if present, else "
+          "/etc/dq/dq.ini)\n"
+          "  -s, --server HOST:PORT[,HOST:PORT]\n"
+          "                           dq API servers, repeatable (default: %s)\n"
+          "      --json               machine-readable JSON on stdout\n"
+          "  -h, --help               this help\n"
+          "      --version            print the version\n"
+          "\n"
+          "commands:\n",
+          kDefaultServer);
+  for (const auto& [name, info] : registered_commands()) {
+    // Indent every usage line.
+    std::string usage = "  " + info.usage;
+    for (size_t pos = usage.find('\n'); pos != std::string::npos; pos = usage.find('\n', pos + 3)) {
+      usage.insert(pos + 1, "  ");
+    }
+    fprintf(out, "%s\n", usage.c_str());
+  }
+  fprintf(out,
+          "\n"
+          "exit codes:\n"
+          "  %d  ok\n"
+          "  %d  the operation failed (not found, already exists, invalid value); why on stderr\n"
+          "  %d  usage error (bad command line, unreadable config)\n"
+          "  %d  cannot reach the service, Redis or the database\n",
+          kExitOk, kExitFailed, kExitUsage, kExitUnavailable);
+}
+
+std::string default_config_path() {
+  if (access("conf/dq.ini", F_OK) == 0) return "conf/dq.ini";
+  return "/etc/dq/dq.ini";
+}
+
+// Splits "a:1,b:2" and checks each is host:port; false on a bad entry.
+bool add_servers(const std::string& text, std::vector<std::string>* servers) {
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string host;
+    int port = 0;
+    if (!parse_host_port(entry, &host, &port)) {
+      fprintf(stderr, "dqctl: --server '%s' is not HOST:PORT\n", entry.c_str());
+      return false;
+    }
+    servers->push_back(entry);
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+int run(int argc, char** argv) {
+  CtlOptions options;
+  int i = 1;
+  // True when arg is this option; its value ("-c VALUE", "--config VALUE" or
+  // "--config=VALUE") goes to *value. A missing value is a usage error.
+  auto value_of = [&](const std::string& arg, const char* shortname, const char* longname,
+                      std::string* value) -> bool {
+    std::string long_eq = std::string(longname) + "=";
+    if (arg.rfind(long_eq, 0) == 0) {
+      *value = arg.substr(long_eq.size());
+      return true;
+    }
+    if (arg != shortname && arg != longname) return false;
+    if (i + 1 >= argc) {
+      fprintf(stderr, "dqctl: %s needs a value\n", arg.c_str());
+      exit(kExitUsage);
+    }
+    *value = argv[++i];
+    return true;
+  };
+
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    if (arg.empty() || arg[0] != '-') break;  // the command
+    if (arg == "-h" || arg == "--help") {
+      print_help(stdout);
+      return kExitOk;
+    } else if (arg == "--version") {
+      printf("dqctl %s\n", DQ_VERSION);
+      return kExitOk;
+    } else if (arg == "--json") {
+      options.json = true;
+    } else if (value_of(arg, "-c", "--config", &value)) {
+      options.config_path = value;
+    } else if (value_of(arg, "-s", "--server", &value)) {
+      if (!add_servers(value, &options.servers)) return kExitUsage;
+    } else {
+      fprintf(stderr, "dqctl: unknown option %s (try dqctl --help)\n", arg.c_str());
+      return kExitUsage;
+    }
+  }
+  if (i >= argc) {
+    print_help(stderr);
+    return kExitUsage;
+  }
+  std::string command = argv[i++];
+  if (command == "help") {
+    print_help(stdout);
+    return kExitOk;
+  }
+  auto it = registered_commands().find(command);
+  if (it == registered_commands().end()) {
+    fprintf(stderr, "dqctl: unknown command '%s' (try dqctl --help)\n", command.c_str());
+    return kExitUsage;
+  }
+  if (options.config_path.empty()) options.config_path = default_config_path();
+  if (options.servers.empty()) options.servers.push_back(kDefaultServer);
+  std::vector<std::string> args(argv + i, argv + argc);
+  return it->second.fn(options, args);
+}
+
+}  // namespace
+}  // namespace dq::ctl
+
+int main(int argc, char** argv) { return dq::ctl::run(argc, argv); }
