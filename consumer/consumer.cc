@@ -1,0 +1,26 @@
+// dq-consume_N entry point: installs the stop handlers and runs the loop.
+#include "consumer/consumer.h"
+
+#include <curl/curl.h>
+
+#include "common/log.h"
+#include "common/stop_flag.h"
+#include "consumer/consumer_loop.h"
+
+namespace dq {
+
+int run_consumer(const Config& config, int index) {
+  install_stop_handlers();
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  err_log().info("dq-consume_{} starting: {} shard(s), {} deliveries in flight at most", index,
+                 config.shards.size(), config.consumer_concurrency);
+  int code = 0;
+  {
+    ConsumerLoop loop(config);
+    code = loop.run();
+  }
+  err_log().info("dq-consume_{} stopped", index);
+  return code;
+}
+
+}  // namespace dq

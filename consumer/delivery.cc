@@ -1,0 +1,64 @@
+// libcurl set-up of one callback and the reading of its outcome.
+#include "consumer/delivery.h"
+
+#include <algorithm>
+
+namespace dq {
+namespace {
+
+constexpr size_t kResponseHeadBytes = 200;
+
+size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
+  auto* head = static_cast<std::string*>(user);
+  size_t bytes = size * count;
+  if (head->size() < kResponseHeadBytes) {
+    head->append(data, std::min(bytes, kResponseHeadBytes - head->size()));
+  }
+  return bytes;
+}
+
+}  // namespace
+
+void prepare_transfer(Delivery* delivery) {
+  CURL* easy = delivery->easy.get();
+  for (const auto& header : delivery->request.headers) append_header(delivery->headers, header.c_str());
+  curl_easy_setopt(easy, CURLOPT_URL, delivery->request.url.c_str());
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, delivery->headers.get());
+  if (delivery->request.post) {
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, delivery->request.body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(delivery->request.body.size()));
+  } else {
+    curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+  }
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1, delivery->topic.timeout_ms)));
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &delivery->response_head);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery);
+}
+
+TransferResult transfer_result(Delivery* delivery, CURLcode code) {
+  TransferResult result;
+  curl_easy_getinfo(delivery->easy.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
+  if (code != CURLE_OK) {
+    result.error = delivery->error[0] ? delivery->error : curl_easy_strerror(code);
+    return result;
+  }
+  if (result.http_status >= 200 && result.http_status < 300) {
+    result.ok = true;
+    return result;
+  }
+  result.error = "HTTP " + std::to_string(result.http_status);
+  std::string head = delivery->response_head;
+  std::replace_if(head.begin(), head.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  if (!head.empty()) result.error += ": " + head;
+  return result;
+}
+
+}  // namespace dq

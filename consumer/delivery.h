@@ -1,0 +1,42 @@
+// Delivery: one callback in flight: the reserved job, the topic it was
+// reserved under, and the libcurl easy handle carrying the request.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <cstdint>
+#include <string>
+
+#include "common/curl_handle.h"
+#include "common/job.h"
+#include "common/registry.h"
+#include "consumer/callback_request.h"
+
+namespace dq {
+
+struct Delivery {
+  size_t shard = 0;
+  Job job;      // attempts is this attempt's number
+  Topic topic;  // snapshot at reserve time (retry policy, timeout)
+  CallbackRequest request;
+  CurlEasy easy;
+  CurlSlist headers;
+  std::string response_head;  // first bytes of the answer, for the error text
+  char error[CURL_ERROR_SIZE] = {0};
+  int64_t started_ms = 0;  // monotonic
+};
+
+// Sets up delivery->easy (which must be a fresh or reset handle) for the
+// request; CURLOPT_PRIVATE points back at the delivery.
+void prepare_transfer(Delivery* delivery);
+
+// The outcome of a finished transfer: ok (2xx) or the error text.
+struct TransferResult {
+  bool ok = false;
+  long http_status = 0;  // 0 when no answer came
+  std::string error;     // empty when ok
+};
+
+TransferResult transfer_result(Delivery* delivery, CURLcode code);
+
+}  // namespace dq

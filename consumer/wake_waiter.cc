@@ -1,0 +1,72 @@
+// Per-shard BLPOP threads that wake the consumer's main loop.
+#include "consumer/wake_waiter.h"
+
+#include <chrono>
+
+#include "common/job_store.h"
+#include "common/log.h"
+#include "common/stop_flag.h"
+
+namespace dq {
+namespace {
+
+constexpr int kBlockMs = 1000;  // longest BLPOP; a stop is seen within it
+constexpr int kRetryMs = 500;   // Redis down
+
+}  // namespace
+
+WakeWaiter::WakeWaiter(const Config& config, CURLM* multi)
+    : config_(config), multi_(multi), pending_(config.shards.size(), 0) {
+  for (size_t shard = 0; shard < config.shards.size(); ++shard) {
+    threads_.emplace_back([this, shard] { wait_loop(shard); });
+  }
+}
+
+WakeWaiter::~WakeWaiter() {
+  stop();
+  for (auto& thread : threads_) thread.join();
+}
+
+void WakeWaiter::stop() {
+  stopping_.store(true);
+  taken_.notify_all();
+}
+
+bool WakeWaiter::take(size_t shard) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pending_[shard]) return false;
+  pending_[shard] = 0;
+  taken_.notify_all();
+  return true;
+}
+
+void WakeWaiter::keep(size_t shard) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_[shard] = 1;
+}
+
+void WakeWaiter::wait_loop(size_t shard) {
+  JobStore store(config_.shards, config_.redis_connect_timeout_ms, config_.redis_command_timeout_ms);
+  while (!stopping_.load() && !stop_requested()) {
+    {
+      // Do not take more tokens while the last wake is still unhandled.
+      std::unique_lock<std::mutex> lock(mutex_);
+      taken_.wait_for(lock, std::chrono::milliseconds(kBlockMs),
+                      [&] { return !pending_[shard] || stopping_.load(); });
+      if (pending_[shard]) continue;
+    }
+    auto woken = store.wait_consumer_wake(shard, kBlockMs);
+    if (!woken.is_ok()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
+      continue;
+    }
+    if (!*woken) continue;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      pending_[shard] = 1;
+    }
+    curl_multi_wakeup(multi_);
+  }
+}
+
+}  // namespace dq
