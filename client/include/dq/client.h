@@ -1,0 +1,176 @@
+// libdqclient: a C++ client for the dq delay queue's HTTP API.
+//
+//   dq::client::Client client({.servers = {"10.0.0.1:6780", "10.0.0.2:6780"}, .timeout_ms = 2000});
+//   auto added = client.add("orders", "order-42", R"({"n":42})", dq::client::When::delay(30));
+//   if (!added) std::cerr << added.error().message << "\n";
+//
+// Every call returns a Result<T>: the value, or an Error with a typed code,
+// the HTTP status and the server's message. A Client keeps one keep-alive
+// connection per server and fails over along its server list: a server that
+// cannot be reached or times out is skipped for a back-off period (1 s
+// doubling to 30 s by default) and then tried again, never dropped for good.
+//
+// A Client is not thread-safe: use one per thread. This header is installed
+// and depends on the standard library only.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#if defined(DQCLIENT_BUILDING)
+#define DQCLIENT_API __attribute__((visibility("default")))
+#else
+#define DQCLIENT_API
+#endif
+
+namespace dq::client {
+
+enum class ErrorCode {
+  InvalidArgument,  // 400, or refused before sending (e.g. body is not JSON)
+  NotFound,         // 404: unknown or offline topic, or no such job
+  Conflict,         // 409: the id is still pending
+  TooLarge,         // 413: body or batch over the server's limit
+  Unavailable,      // 503 from every server, or no server could be reached
+  Timeout,          // the last server tried did not answer within timeout_ms
+  Protocol,         // an answer that is not what the API promises
+  Server,           // any other HTTP status (5xx, 405, ...)
+};
+
+DQCLIENT_API const char* error_code_name(ErrorCode code);  // "NotFound", ...
+
+struct Error {
+  ErrorCode code = ErrorCode::Server;
+  int http_status = 0;  // 0 when no server answered
+  std::string message;  // the server's {"error": ...}, or what went wrong on the way
+  std::string server;   // "host:port" of the last server tried ("" when none was)
+};
+
+// Either a T or an Error. Test it with ok() or `if (result)`.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Error error) : value_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return value_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  // Precondition: ok() (value) / !ok() (error); std::bad_variant_access otherwise.
+  T& value() { return std::get<0>(value_); }
+  const T& value() const { return std::get<0>(value_); }
+  const Error& error() const { return std::get<1>(value_); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+
+ private:
+  std::variant<T, Error> value_;
+};
+
+// When a job is due: the topic's default delay, a delay in seconds, or a
+// fixed time (unix seconds, or "YYYY-MM-DD HH:MM:SS" in the server's time zone).
+class When {
+ public:
+  When() = default;  // the topic's default delay
+  static When default_delay() { return When(); }
+  static When delay(double seconds) { return When(Kind::kDelay, seconds, {}); }
+  static When at(int64_t unix_seconds) { return When(Kind::kAtSeconds, static_cast<double>(unix_seconds), {}); }
+  static When at(std::string datetime) { return When(Kind::kAtText, 0, std::move(datetime)); }
+
+  enum class Kind { kDefault, kDelay, kAtSeconds, kAtText };
+  Kind kind() const { return kind_; }
+  double number() const { return number_; }
+  const std::string& text() const { return text_; }
+
+ private:
+  When(Kind kind, double number, std::string text) : kind_(kind), number_(number), text_(std::move(text)) {}
+  Kind kind_ = Kind::kDefault;
+  double number_ = 0;
+  std::string text_;
+};
+
+struct Added {
+  std::string topic;
+  std::string id;
+  int64_t due_at_ms = 0;
+  std::string raw_json;  // the server's answer
+};
+
+enum class JobState { Delayed, Ready, Working, Retrying, Dead, Unknown };
+DQCLIENT_API const char* job_state_name(JobState state);  // "delayed", ...
+
+struct JobInfo {
+  std::string topic;
+  std::string id;
+  std::string body_json;  // the job's body as compact JSON text
+  JobState state = JobState::Unknown;
+  int attempts = 0;
+  int64_t due_at_ms = 0;
+  int64_t created_at_ms = 0;
+  std::optional<std::string> last_error;
+  std::string raw_json;  // the server's answer
+};
+
+struct Deleted {};  // del() has no value to return beyond success
+
+struct BatchJob {
+  std::string id;
+  std::string body_json;  // any JSON text
+  When when;
+};
+
+struct BatchItemResult {
+  std::string id;
+  int status = 0;                  // HTTP-like: 201 added, 409, 400, 503, ...
+  std::optional<int64_t> due_at_ms;  // when added
+  std::optional<Error> error;        // when not added
+  bool ok() const { return !error.has_value(); }
+};
+
+struct Options {
+  std::vector<std::string> servers;  // "host:port" or "http://host:port"; tried in this order
+  int timeout_ms = 2000;             // each attempt on one server, connect included
+  int connect_timeout_ms = 1000;     // connecting to one server
+  int down_backoff_ms = 1000;        // first back-off of a failed server; doubles per failure
+  int max_down_backoff_ms = 30000;   // back-off cap
+};
+
+class DQCLIENT_API Client {
+ public:
+  explicit Client(Options options);
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // POST /v1/topics/{topic}/jobs. body_json must be JSON text ('"text"', '{"a":1}').
+  Result<Added> add(const std::string& topic, const std::string& id, const std::string& body_json,
+                    const When& when = When());
+  // GET /v1/topics/{topic}/jobs/{id}.
+  Result<JobInfo> get(const std::string& topic, const std::string& id);
+  // DELETE /v1/topics/{topic}/jobs/{id}.
+  Result<Deleted> del(const std::string& topic, const std::string& id);
+  // POST /v1/topics/{topic}/jobs/batch: one result per job, in the same order.
+  // The call itself fails only when the batch as a whole was refused.
+  Result<std::vector<BatchItemResult>> add_batch(const std::string& topic, const std::vector<BatchJob>& jobs);
+
+  // Per server: whether it is currently skipped after a failure.
+  struct ServerState {
+    std::string server;
+    bool down = false;
+    int64_t retry_in_ms = 0;  // when down: time left before it is tried again
+  };
+  std::vector<ServerState> servers() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dq::client

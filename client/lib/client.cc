@@ -1,0 +1,269 @@
+// dq::client::Client: the typed API over HTTP (JSON in and out), and the
+// failover loop over the server list.
+#include "dq/client.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include "http_transport.h"
+#include "server_list.h"
+
+namespace dq::client {
+namespace {
+
+using Json = nlohmann::json;
+
+int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string base_url_of(const std::string& server) {
+  if (server.rfind("http://", 0) == 0 || server.rfind("https://", 0) == 0) {
+    return server.back() == '/' ? server.substr(0, server.size() - 1) : server;
+  }
+  return "http://" + server;
+}
+
+ErrorCode code_for_status(long status) {
+  switch (status) {
+    case 400: return ErrorCode::InvalidArgument;
+    case 404: return ErrorCode::NotFound;
+    case 409: return ErrorCode::Conflict;
+    case 413: return ErrorCode::TooLarge;
+    case 503: return ErrorCode::Unavailable;
+    default: return ErrorCode::Server;
+  }
+}
+
+// The server's {"error": "..."}, or the raw body when it is not that shape.
+std::string server_message(const std::string& body, long status) {
+  Json parsed = Json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
+    return parsed["error"].get<std::string>();
+  }
+  if (body.empty()) return "HTTP " + std::to_string(status);
+  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
+}
+
+Error error_from_answer(const HttpAnswer& answer, const std::string& server) {
+  return Error{code_for_status(answer.status), static_cast<int>(answer.status),
+               server_message(answer.body, answer.status), server};
+}
+
+Error protocol_error(const std::string& what, const HttpAnswer& answer, const std::string& server) {
+  return Error{ErrorCode::Protocol, static_cast<int>(answer.status), what, server};
+}
+
+// Adds "delay" or "at" to a job object.
+void put_when(const When& when, Json* job) {
+  switch (when.kind()) {
+    case When::Kind::kDefault: break;
+    case When::Kind::kDelay: (*job)["delay"] = when.number(); break;
+    case When::Kind::kAtSeconds: (*job)["at"] = static_cast<int64_t>(when.number()); break;
+    case When::Kind::kAtText: (*job)["at"] = when.text(); break;
+  }
+}
+
+// Parses a job body given by the caller; nullopt when it is not JSON.
+std::optional<Json> parse_body_json(const std::string& body_json) {
+  Json parsed = Json::parse(body_json, nullptr, false);
+  if (parsed.is_discarded()) return std::nullopt;
+  return parsed;
+}
+
+Error body_not_json(const std::string& id) {
+  return Error{ErrorCode::InvalidArgument, 0,
+               "body of job '" + id + "' must be JSON text, e.g. '\"text\"' or '{\"a\":1}'", ""};
+}
+
+JobState state_from_name(const std::string& name) {
+  if (name == "delayed") return JobState::Delayed;
+  if (name == "ready") return JobState::Ready;
+  if (name == "working") return JobState::Working;
+  if (name == "retrying") return JobState::Retrying;
+  if (name == "dead") return JobState::Dead;
+  return JobState::Unknown;
+}
+
+}  // namespace
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::InvalidArgument: return "InvalidArgument";
+    case ErrorCode::NotFound: return "NotFound";
+    case ErrorCode::Conflict: return "Conflict";
+    case ErrorCode::TooLarge: return "TooLarge";
+    case ErrorCode::Unavailable: return "Unavailable";
+    case ErrorCode::Timeout: return "Timeout";
+    case ErrorCode::Protocol: return "Protocol";
+    case ErrorCode::Server: return "Server";
+  }
+  return "Unknown";
+}
+
+const char* job_state_name(JobState state) {
+  switch (state) {
+    case JobState::Delayed: return "delayed";
+    case JobState::Ready: return "ready";
+    case JobState::Working: return "working";
+    case JobState::Retrying: return "retrying";
+    case JobState::Dead: return "dead";
+    case JobState::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+class Client::Impl {
+ public:
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        servers_(options_.servers, options_.down_backoff_ms, options_.max_down_backoff_ms) {}
+
+  // An HTTP answer that is not a failover case, with the server that gave it.
+  struct Answered {
+    HttpAnswer answer;
+    std::string server;
+  };
+
+  // Tries the servers in failover order. Moves on after a connection
+  // failure or timeout (the server is marked down) or a 503 (the server is
+  // up but none of its shards could take the request). Returns the first
+  // other answer, or the error of the last attempt.
+  Result<Answered> call(const char* method, const std::string& path, const std::string& body) {
+    if (servers_.size() == 0) return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
+    std::optional<Error> last;
+    std::string tried;
+    for (size_t index : servers_.attempt_order(monotonic_ms())) {
+      const std::string& server = servers_.address(index);
+      HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
+                                             options_.connect_timeout_ms, options_.timeout_ms);
+      if (answer.curl != CURLE_OK) {
+        servers_.mark_down(index, monotonic_ms());
+        bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
+        last = Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
+                     server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error, server};
+      } else if (answer.status == 503) {
+        servers_.mark_up(index);
+        last = error_from_answer(answer, server);
+        last->message = server + ": " + last->message;
+      } else {
+        servers_.mark_up(index);
+        return Answered{std::move(answer), server};
+      }
+      tried += (tried.empty() ? "" : "; ") + last->message;
+    }
+    if (servers_.size() > 1) last->message = "all " + std::to_string(servers_.size()) + " servers failed: " + tried;
+    return *last;
+  }
+
+  std::string jobs_path(const std::string& topic) { return "/v1/topics/" + transport_.escape(topic) + "/jobs"; }
+
+  Options options_;
+  ServerList servers_;
+  HttpTransport transport_;
+};
+
+Client::Client(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+Result<Added> Client::add(const std::string& topic, const std::string& id, const std::string& body_json,
+                          const When& when) {
+  std::optional<Json> body = parse_body_json(body_json);
+  if (!body) return body_not_json(id);
+  Json job{{"id", id}, {"body", std::move(*body)}};
+  put_when(when, &job);
+  auto called = impl_->call("POST", impl_->jobs_path(topic), job.dump());
+  if (!called) return called.error();
+  const HttpAnswer& answer = called->answer;
+  if (answer.status != 201) return error_from_answer(answer, called->server);
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("due_at_ms") || !reply["due_at_ms"].is_number_integer()) {
+    return protocol_error("add answered 201 without due_at_ms: " + answer.body, answer, called->server);
+  }
+  return Added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(), answer.body};
+}
+
+Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
+  auto called = impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
+  if (!called) return called.error();
+  const HttpAnswer& answer = called->answer;
+  if (answer.status != 200) return error_from_answer(answer, called->server);
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") || !reply["state"].is_string()) {
+    return protocol_error("get answered 200 without body and state: " + answer.body, answer, called->server);
+  }
+  JobInfo info;
+  info.topic = reply.value("topic", topic);
+  info.id = reply.value("id", id);
+  info.body_json = reply["body"].dump();
+  info.state = state_from_name(reply["state"].get<std::string>());
+  info.attempts = reply.value("attempts", 0);
+  info.due_at_ms = reply.value("due_at_ms", int64_t{0});
+  info.created_at_ms = reply.value("created_at_ms", int64_t{0});
+  if (reply.contains("last_error") && reply["last_error"].is_string()) info.last_error = reply["last_error"].get<std::string>();
+  info.raw_json = answer.body;
+  return info;
+}
+
+Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
+  auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
+  if (!called) return called.error();
+  if (called->answer.status != 204 && called->answer.status != 200) {
+    return error_from_answer(called->answer, called->server);
+  }
+  return Deleted{};
+}
+
+Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic, const std::vector<BatchJob>& jobs) {
+  Json list = Json::array();
+  for (const auto& job : jobs) {
+    std::optional<Json> body = parse_body_json(job.body_json);
+    if (!body) return body_not_json(job.id);
+    Json entry{{"id", job.id}, {"body", std::move(*body)}};
+    put_when(job.when, &entry);
+    list.push_back(std::move(entry));
+  }
+  auto called = impl_->call("POST", impl_->jobs_path(topic) + "/batch", Json{{"jobs", list}}.dump());
+  if (!called) return called.error();
+  const HttpAnswer& answer = called->answer;
+  if (answer.status != 200) return error_from_answer(answer, called->server);
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("results") || !reply["results"].is_array() ||
+      reply["results"].size() != jobs.size()) {
+    return protocol_error("batch answer does not have one result per job: " + answer.body, answer, called->server);
+  }
+  std::vector<BatchItemResult> results;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Json& item = reply["results"][i];
+    BatchItemResult result;
+    result.id = jobs[i].id;
+    result.status = item.is_object() ? item.value("status", 0) : 0;
+    if (result.status == 201 && item.contains("due_at_ms") && item["due_at_ms"].is_number_integer()) {
+      result.due_at_ms = item["due_at_ms"].get<int64_t>();
+    } else {
+      std::string message = item.is_object() && item.contains("error") && item["error"].is_string()
+                                ? item["error"].get<std::string>()
+                                : "HTTP " + std::to_string(result.status);
+      ErrorCode code = result.status == 201 ? ErrorCode::Protocol : code_for_status(result.status);
+      result.error = Error{code, result.status, message, called->server};
+    }
+    results.push_back(std::move(result));
+  }
+  return results;
+}
+
+std::vector<Client::ServerState> Client::servers() const {
+  std::vector<ServerState> states;
+  int64_t now = monotonic_ms();
+  for (size_t i = 0; i < impl_->servers_.size(); ++i) {
+    bool down = impl_->servers_.is_down(i, now);
+    states.push_back(ServerState{impl_->servers_.address(i), down, down ? impl_->servers_.retry_at_ms(i) - now : 0});
+  }
+  return states;
+}
+
+}  // namespace dq::client

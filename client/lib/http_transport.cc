@@ -1,0 +1,85 @@
+// HttpTransport: blocking libcurl requests over a reused easy handle.
+#include "http_transport.h"
+
+#include <mutex>
+#include <stdexcept>
+
+namespace dq::client {
+namespace {
+
+struct SlistDeleter {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+
+size_t append_to_string(char* data, size_t size, size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+}  // namespace
+
+HttpTransport::HttpTransport() {
+  static std::once_flag global_init;
+  std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  easy_.reset(curl_easy_init());
+  if (!easy_) throw std::runtime_error("dqclient: curl_easy_init failed");
+}
+
+std::string HttpTransport::escape(const std::string& segment) {
+  char* escaped = curl_easy_escape(easy_.get(), segment.data(), static_cast<int>(segment.size()));
+  std::string out = escaped ? escaped : "";
+  curl_free(escaped);
+  return out;
+}
+
+HttpAnswer HttpTransport::request(const std::string& base_url, const char* method, const std::string& path,
+                                  const std::string& body, int connect_timeout_ms, int timeout_ms) {
+  CURL* easy = easy_.get();
+  // Reset clears the options but keeps the connection cache, so keep-alive survives.
+  curl_easy_reset(easy);
+  HttpAnswer answer;
+  char error_text[CURL_ERROR_SIZE] = {0};
+  std::string url = base_url + path;
+  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  auto add_header = [&headers](const char* line) {
+    curl_slist* grown = curl_slist_append(headers.get(), line);
+    if (grown) {
+      headers.release();
+      headers.reset(grown);
+    }
+  };
+  add_header("Accept: application/json");
+  add_header("Expect:");  // no 100-continue round trip for larger bodies
+
+  curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_ms));
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
+  curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(easy, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(easy, CURLOPT_MAXCONNECTS, 32L);
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_text);
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &append_to_string);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer.body);
+  if (std::string(method) == "POST") {
+    add_header("Content-Type: application/json");
+    curl_easy_setopt(easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  } else if (std::string(method) != "GET") {
+    curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
+  }
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
+
+  answer.curl = curl_easy_perform(easy);
+  if (answer.curl == CURLE_OK) {
+    curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &answer.status);
+  } else {
+    answer.curl_error = error_text[0] ? error_text : curl_easy_strerror(answer.curl);
+  }
+  // The header list dies here; drop curl's pointer to it.
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
+  return answer;
+}
+
+}  // namespace dq::client

@@ -1,0 +1,40 @@
+// HttpTransport: one keep-alive libcurl easy handle per server, and one
+// blocking request with connect and total timeouts. It reports what
+// happened on the wire; client.cc decides what it means.
+#pragma once
+
+#include <curl/curl.h>
+
+#include <memory>
+#include <string>
+
+namespace dq::client {
+
+struct HttpAnswer {
+  CURLcode curl = CURLE_OK;  // not CURLE_OK: no answer (status is 0)
+  std::string curl_error;
+  long status = 0;
+  std::string body;
+};
+
+class HttpTransport {
+ public:
+  HttpTransport();  // calls curl_global_init once per process
+
+  // base_url: "http://host:port". path already percent-encoded.
+  HttpAnswer request(const std::string& base_url, const char* method, const std::string& path,
+                     const std::string& body, int connect_timeout_ms, int timeout_ms);
+
+  // Percent-encodes one path segment.
+  std::string escape(const std::string& segment);
+
+ private:
+  struct EasyDeleter {
+    void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+  };
+  // One handle for every server: curl keeps a connection cache per handle
+  // (keyed by host and port), so each server keeps its own keep-alive connection.
+  std::unique_ptr<CURL, EasyDeleter> easy_;
+};
+
+}  // namespace dq::client
