@@ -1,0 +1,323 @@
+// Runs the built dqctl binary against a temp config and SQLite registry and
+// checks each `topic` subcommand's output and exit code, errors included.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/json.h"
+#include "common/registry.h"
+
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// A temp dir with dq.ini ([sqlite] path = var/dq.db, [log] dir = log).
+struct CtlFixture {
+  CtlFixture() {
+    char pattern[] = "/tmp/dq-dqctl-XXXXXX";
+    REQUIRE(mkdtemp(pattern) != nullptr);
+    dir = pattern;
+    config = dir + "/dq.ini";
+    std::ofstream(config) << "[sqlite]\npath = var/dq.db\n[log]\ndir = log\n";
+  }
+  ~CtlFixture() { std::filesystem::remove_all(dir); }
+
+  std::string db_path() const { return dir + "/var/dq.db"; }
+
+  // Runs build/dqctl with args (no implicit -c) in working dir cwd.
+  RunResult run_raw(const std::vector<std::string>& args, const std::string& cwd = "") const {
+    std::string out_path = dir + "/stdout.txt";
+    std::string err_path = dir + "/stderr.txt";
+    std::vector<std::string> argv = {DQ_BUILD_DIR "/dqctl"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(out, 1);
+      dup2(err, 2);
+      if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+      std::vector<char*> raw;
+      for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+      raw.push_back(nullptr);
+      execv(raw[0], raw.data());
+      _exit(127);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    RunResult result;
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    result.out = read_file(out_path);
+    result.err = read_file(err_path);
+    return result;
+  }
+
+  // Runs `dqctl -c <config> args...`.
+  RunResult run(std::vector<std::string> args) const {
+    args.insert(args.begin(), {"-c", config});
+    return run_raw(args);
+  }
+
+  std::unique_ptr<dq::Registry> registry() const {
+    auto opened = dq::Registry::open(db_path());
+    REQUIRE_MESSAGE(opened.is_ok(), opened.status().message());
+    return std::move(*opened);
+  }
+
+  dq::Json json(std::vector<std::string> args) const {
+    args.insert(args.begin(), "--json");
+    RunResult result = run(args);
+    REQUIRE_MESSAGE(result.exit_code == 0, result.err);
+    return dq::Json::parse(result.out);
+  }
+
+  std::string dir;
+  std::string config;
+};
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("help, version and global usage errors") {
+  CtlFixture ctl;
+  RunResult help = ctl.run_raw({"--help"});
+  CHECK(help.exit_code == 0);
+  CHECK(contains(help.out, "topic add NAME --callback URL"));
+  CHECK(contains(help.out, "topic del NAME"));
+  CHECK(contains(help.out, "exit codes"));
+  CHECK(contains(help.out, "3  cannot reach"));
+
+  RunResult version = ctl.run_raw({"--version"});
+  CHECK(version.exit_code == 0);
+  CHECK(version.out.rfind("dqctl ", 0) == 0);
+
+  CHECK(ctl.run_raw({}).exit_code == 2);
+  RunResult unknown = ctl.run_raw({"-c", ctl.config, "frobnicate"});
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.err, "unknown command 'frobnicate'"));
+  CHECK(ctl.run_raw({"--bogus", "topic", "list"}).exit_code == 2);
+  CHECK(ctl.run_raw({"-s", "nohostport", "topic", "list"}).exit_code == 2);
+  CHECK(ctl.run_raw({"-c"}).exit_code == 2);
+  RunResult no_config = ctl.run_raw({"-c", ctl.dir + "/missing.ini", "topic", "list"});
+  CHECK(no_config.exit_code == 2);
+  CHECK(contains(no_config.err, "missing.ini"));
+}
+
+TEST_CASE("add, list, show: human and JSON output") {
+  CtlFixture ctl;
+  RunResult empty = ctl.run({"topic", "list"});
+  CHECK(empty.exit_code == 0);
+  CHECK(contains(empty.out, "NAME"));
+  CHECK_FALSE(contains(empty.out, "orders"));
+
+  RunResult added = ctl.run({"topic", "add", "orders", "--callback", "http://127.0.0.1:8080/check",
+                             "--delay", "600", "--priority", "1", "--method", "get",
+                             "--timeout-ms=2500", "--max-attempts", "5", "--email", "ops@x.io,dev@x.io",
+                             "--retry-ms", "1000,3000", "--creator", "alice"});
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  CHECK(contains(added.out, "orders"));
+  REQUIRE(ctl.run({"topic", "add", "billing", "--callback", "https://pay.example/cb"}).exit_code == 0);
+
+  RunResult list = ctl.run({"topic", "list"});
+  CHECK(list.exit_code == 0);
+  std::istringstream lines(list.out);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  CHECK(contains(header, "STATUS"));
+  CHECK(contains(header, "CALLBACK"));
+  CHECK(first.rfind("billing", 0) == 0);  // sorted by name
+  CHECK(contains(first, "POST"));
+  CHECK(contains(first, "https://pay.example/cb"));
+  CHECK(second.rfind("orders", 0) == 0);
+  CHECK(contains(second, "online"));
+  CHECK(contains(second, "GET"));
+
+  RunResult show = ctl.run({"topic", "show", "orders"});
+  CHECK(show.exit_code == 0);
+  CHECK(contains(show.out, "callback_url:"));
+  CHECK(contains(show.out, "http://127.0.0.1:8080/check"));
+  CHECK(contains(show.out, "default_delay_s: 600"));
+  CHECK(contains(show.out, "alert_emails:    ops@x.io,dev@x.io"));
+
+  dq::Json shown = ctl.json({"topic", "show", "orders"});
+  CHECK(shown["name"] == "orders");
+  CHECK(shown["status"] == "online");
+  CHECK(shown["method"] == "GET");
+  CHECK(shown["timeout_ms"] == 2500);
+  CHECK(shown["default_delay_s"] == 600);
+  CHECK(shown["max_attempts"] == 5);
+  CHECK(shown["priority"] == 1);
+  CHECK(shown["retry_ms"] == "1000,3000");
+  CHECK(shown["creator"] == "alice");
+  CHECK(shown["created_at_ms"].get<int64_t>() > 0);
+
+  dq::Json listed = ctl.json({"topic", "list"});
+  REQUIRE(listed.is_array());
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0]["name"] == "billing");
+  CHECK(listed[1]["callback_url"] == "http://127.0.0.1:8080/check");
+
+  // What dqctl wrote is what the library (and so every dqd child) reads.
+  auto topic = ctl.registry()->get_topic("orders");
+  REQUIRE(topic.is_ok());
+  CHECK(topic->priority == 1);
+  CHECK(topic->alert_emails == "ops@x.io,dev@x.io");
+}
+
+TEST_CASE("set, online, offline, del") {
+  CtlFixture ctl;
+  REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
+
+  RunResult set = ctl.run({"topic", "set", "orders", "--callback", "http://b/cb", "--priority", "3"});
+  CHECK_MESSAGE(set.exit_code == 0, set.err);
+  auto topic = ctl.registry()->get_topic("orders");
+  REQUIRE(topic.is_ok());
+  CHECK(topic->callback_url == "http://b/cb");
+  CHECK(topic->priority == 3);
+  CHECK(topic->method == "POST");  // untouched options stay
+
+  RunResult offline = ctl.run({"topic", "offline", "orders"});
+  CHECK(offline.exit_code == 0);
+  CHECK(contains(offline.out, "offline"));
+  CHECK_FALSE(ctl.registry()->get_topic("orders")->online);
+  CHECK(ctl.json({"topic", "show", "orders"})["status"] == "offline");
+  CHECK(ctl.run({"topic", "offline", "orders"}).exit_code == 0);  // already offline: still fine
+
+  dq::Json online = ctl.json({"topic", "online", "orders"});
+  CHECK(online["status"] == "online");
+  CHECK(ctl.registry()->get_topic("orders")->online);
+  CHECK(ctl.registry()->get_topic("orders")->callback_url == "http://b/cb");
+
+  RunResult del = ctl.run({"topic", "del", "orders"});
+  CHECK(del.exit_code == 0);
+  CHECK(ctl.registry()->get_topic("orders").status().code() == dq::Code::kNotFound);
+  dq::Json listed = ctl.json({"topic", "list"});
+  CHECK(listed.empty());
+}
+
+TEST_CASE("not found and conflict exit 1 with the reason on stderr") {
+  CtlFixture ctl;
+  REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
+
+  RunResult dup = ctl.run({"topic", "add", "orders", "--callback", "http://other/cb"});
+  CHECK(dup.exit_code == 1);
+  CHECK(contains(dup.err, "already exists"));
+  CHECK(dup.out.empty());
+  CHECK(ctl.registry()->get_topic("orders")->callback_url == "http://a/cb");
+
+  for (const char* sub : {"show", "online", "offline", "del"}) {
+    RunResult missing = ctl.run({"topic", sub, "ghost"});
+    INFO(sub);
+    CHECK(missing.exit_code == 1);
+    CHECK(contains(missing.err, "'ghost' does not exist"));
+  }
+  RunResult set_missing = ctl.run({"topic", "set", "ghost", "--priority", "1"});
+  CHECK(set_missing.exit_code == 1);
+  CHECK(contains(set_missing.err, "does not exist"));
+}
+
+TEST_CASE("invalid values exit 1, name the field and change nothing") {
+  CtlFixture ctl;
+  REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
+
+  struct Case {
+    std::vector<std::string> args;
+    const char* field;
+  };
+  std::vector<Case> cases = {
+      {{"topic", "add", "bad:name", "--callback", "http://a/cb"}, "name"},
+      {{"topic", "add", "fresh", "--callback", "ftp://a/cb"}, "callback_url"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--method", "PUT"}, "method"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--timeout-ms", "0"}, "timeout_ms"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--delay", "-1"}, "default_delay_s"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--max-attempts", "1001"}, "max_attempts"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--priority", "4"}, "priority"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--retry-ms", "1000,x"}, "retry_ms"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--email", "nobody"}, "alert_emails"},
+      {{"topic", "set", "orders", "--priority", "0"}, "priority"},
+      {{"topic", "set", "orders", "--callback", "http://"}, "callback_url"},
+  };
+  for (const Case& c : cases) {
+    RunResult result = ctl.run(c.args);
+    INFO(c.args[1] << " " << c.args[2] << " -> " << result.err);
+    CHECK(result.exit_code == 1);
+    CHECK(contains(result.err, std::string(c.field) + ":"));
+  }
+  auto topics = ctl.registry()->list_topics();
+  REQUIRE(topics.is_ok());
+  REQUIRE(topics->size() == 1);
+  CHECK(topics->front().priority == 2);
+  CHECK(topics->front().callback_url == "http://a/cb");
+}
+
+TEST_CASE("usage errors exit 2 before touching the database") {
+  CtlFixture ctl;
+  std::vector<std::vector<std::string>> cases = {
+      {"topic"},
+      {"topic", "frob"},
+      {"topic", "list", "extra"},
+      {"topic", "show"},
+      {"topic", "show", "a", "b"},
+      {"topic", "del", "a", "--force"},
+      {"topic", "add", "orders"},  // no --callback
+      {"topic", "add", "orders", "--callback"},
+      {"topic", "add", "orders", "--callback", "http://a/cb", "--timeout-ms", "fast"},
+      {"topic", "add", "orders", "--callback", "http://a/cb", "--delay", "1.5"},
+      {"topic", "add", "orders", "--callback", "http://a/cb", "--colour", "red"},
+      {"topic", "set", "orders"},  // nothing to change
+  };
+  for (const auto& args : cases) {
+    RunResult result = ctl.run(args);
+    std::string joined;
+    for (const auto& arg : args) joined += arg + " ";
+    INFO(joined << "-> " << result.err);
+    CHECK(result.exit_code == 2);
+    CHECK(contains(result.err, "usage:"));
+  }
+  CHECK_FALSE(std::filesystem::exists(ctl.db_path()));
+}
+
+TEST_CASE("an unusable database exits 3") {
+  CtlFixture ctl;
+  std::ofstream(ctl.dir + "/var") << "a file where the folder should be\n";
+  RunResult result = ctl.run({"topic", "list"});
+  CHECK(result.exit_code == 3);
+  CHECK(contains(result.err, "var/dq.db"));
+}
+
+TEST_CASE("default config is conf/dq.ini in the current folder") {
+  CtlFixture ctl;
+  std::filesystem::create_directories(ctl.dir + "/conf");
+  std::ofstream(ctl.dir + "/conf/dq.ini") << "[sqlite]\npath = ../var/dq.db\n[log]\ndir = ../log\n";
+  RunResult added = ctl.run_raw({"topic", "add", "orders", "--callback", "http://a/cb"}, ctl.dir);
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  CHECK(ctl.registry()->get_topic("orders").is_ok());  // dq.ini and conf/dq.ini share var/dq.db
+  RunResult listed = ctl.run_raw({"--config=" + ctl.config, "topic", "list"});
+  CHECK(listed.exit_code == 0);
+  CHECK(contains(listed.out, "orders"));
+}
