@@ -76,6 +76,9 @@ class JobStore {
   Result<int64_t> dead_count(const std::string& topic);
 
  private:
+  std::vector<size_t> order_for(const std::string& job_key) const;
+  Result<bool> wait_wake(size_t shard, const std::string& list, int timeout_ms);
+
   std::vector<RedisConnection> shards_;
 };
 

@@ -30,6 +30,7 @@ class RedisConnection {
   RedisConnection(ShardAddress address, int connect_timeout_ms, int command_timeout_ms);
 
   const ShardAddress& address() const { return address_; }
+  int command_timeout_ms() const { return command_timeout_ms_; }
 
   // Connects (and AUTHs) when not connected. Cheap when already connected.
   Status ensure_connected();
