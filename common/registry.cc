@@ -28,7 +28,8 @@ std::vector<std::string> split_commas(const std::string& text) {
   size_t start = 0;
   for (;;) {
     size_t comma = text.find(',', start);
-    parts.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    parts.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
     if (comma == std::string::npos) return parts;
     start = comma + 1;
   }
@@ -60,10 +61,12 @@ Status validate_callback_url(const std::string& url) {
   bool has_port = false;
   if (!authority.empty() && authority.front() == '[') {  // [IPv6]:port
     size_t close = authority.find(']');
-    if (close == std::string::npos) return invalid(field, "'" + url + "' has an unclosed [IPv6] host");
+    if (close == std::string::npos)
+      return invalid(field, "'" + url + "' has an unclosed [IPv6] host");
     host = authority.substr(0, close + 1);
     std::string rest = authority.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':') return invalid(field, "'" + url + "' has a malformed host");
+    if (!rest.empty() && rest.front() != ':')
+      return invalid(field, "'" + url + "' has a malformed host");
     has_port = !rest.empty();
     if (has_port) port = rest.substr(1);
   } else if (size_t colon = authority.find(':'); colon != std::string::npos) {
@@ -72,7 +75,8 @@ Status validate_callback_url(const std::string& url) {
     has_port = true;
   }
   if (host.empty() || host == "[]") return invalid(field, "'" + url + "' has no host");
-  if (has_port && (!all_digits(port) || port.size() > 5 || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
+  if (has_port &&
+      (!all_digits(port) || port.size() > 5 || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
     return invalid(field, "'" + url + "' has a bad port");
   }
   return Status::ok();
@@ -153,7 +157,8 @@ Status validate_topic(const Topic& topic) {
     return invalid("timeout_ms", std::to_string(topic.timeout_ms) + " must be from 1 to 600000");
   }
   if (topic.default_delay_s < 0 || topic.default_delay_s > kMaxDefaultDelayS) {
-    return invalid("default_delay_s", std::to_string(topic.default_delay_s) + " must be from 0 to " +
+    return invalid("default_delay_s", std::to_string(topic.default_delay_s) +
+                                          " must be from 0 to " +
                                           std::to_string(kMaxDefaultDelayS) + " (ten years)");
   }
   if (topic.max_attempts < 0 || topic.max_attempts > 1000) {
@@ -204,7 +209,8 @@ Status Registry::migrate() {
     if (migration.version <= *locked_version) continue;  // another process applied it
     Status status = exec_sql(db_, migration.sql);
     if (!status.is_ok()) {
-      return Status(status.code(), std::string("migration ") + migration.name + ": " + status.message());
+      return Status(status.code(),
+                    std::string("migration ") + migration.name + ": " + status.message());
     }
     // PRAGMA takes no bound parameters; the version is a number from the
     // embedded file name, never outside input.
@@ -246,9 +252,10 @@ Status Registry::add_topic(const Topic& topic) {
   if (!status.is_ok()) return status;
   int64_t now = now_ms();
   auto stmt = Statement::prepare(
-      db_, "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
-           "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
-           "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+      db_,
+      "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
+      "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
+      "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, topic.name)
       .bind(2, topic.callback_url)
@@ -274,9 +281,10 @@ Status Registry::update_topic(const Topic& topic) {
   Status status = validate_topic(topic);
   if (!status.is_ok()) return status;
   auto stmt = Statement::prepare(
-      db_, "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
-           "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
-           "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12 WHERE name = ?1");
+      db_,
+      "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
+      "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
+      "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12 WHERE name = ?1");
   if (!stmt.is_ok()) return stmt.status();
   stmt->bind(1, topic.name)
       .bind(2, topic.callback_url)
@@ -292,7 +300,8 @@ Status Registry::update_topic(const Topic& topic) {
       .bind(12, now_ms());
   status = stmt->run();
   if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_) == 0) return Status(Code::kNotFound, "topic '" + topic.name + "' does not exist");
+  if (sqlite3_changes(db_) == 0)
+    return Status(Code::kNotFound, "topic '" + topic.name + "' does not exist");
   return Status::ok();
 }
 
@@ -302,14 +311,16 @@ Status Registry::delete_topic(const std::string& name) {
   stmt->bind(1, name);
   Status status = stmt->run();
   if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_) == 0) return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  if (sqlite3_changes(db_) == 0)
+    return Status(Code::kNotFound, "topic '" + name + "' does not exist");
   return Status::ok();
 }
 
 // "host:port" or "host:port:password", the same syntax as [redis] shards.
 Result<std::vector<std::string>> Registry::list_extra_shards() {
   auto stmt = Statement::prepare(
-      db_, "SELECT address, password FROM shards WHERE enabled = 1 ORDER BY created_at_ms, address");
+      db_,
+      "SELECT address, password FROM shards WHERE enabled = 1 ORDER BY created_at_ms, address");
   if (!stmt.is_ok()) return stmt.status();
   std::vector<std::string> shards;
   for (;;) {

@@ -27,9 +27,9 @@ Status sqlite_status(sqlite3* db, int rc, const std::string& what) {
 
 Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   SqliteHandle db(raw);  // sqlite3_open_v2 allocates a handle even when it fails
   if (rc != SQLITE_OK) return sqlite_status(db.get(), rc, "cannot open " + path);
   sqlite3_extended_result_codes(db.get(), 1);
@@ -39,7 +39,8 @@ Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms) {
   auto wal = Statement::prepare(db.get(), "PRAGMA journal_mode=WAL");
   if (!wal.is_ok()) return wal.status();
   auto row = wal->step();
-  if (!row.is_ok()) return Status(row.status().code(), "cannot open " + path + ": " + row.status().message());
+  if (!row.is_ok())
+    return Status(row.status().code(), "cannot open " + path + ": " + row.status().message());
   Status status = exec_sql(db.get(), "PRAGMA foreign_keys=ON");
   if (!status.is_ok()) return status;
   return db;

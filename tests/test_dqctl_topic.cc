@@ -133,13 +133,30 @@ TEST_CASE("add, list, show: human and JSON output") {
   CHECK(contains(empty.out, "NAME"));
   CHECK_FALSE(contains(empty.out, "orders"));
 
-  RunResult added = ctl.run({"topic", "add", "orders", "--callback", "http://127.0.0.1:8080/check",
-                             "--delay", "600", "--priority", "1", "--method", "get",
-                             "--timeout-ms=2500", "--max-attempts", "5", "--email", "ops@x.io,dev@x.io",
-                             "--retry-ms", "1000,3000", "--creator", "alice"});
+  RunResult added = ctl.run({"topic",
+                             "add",
+                             "orders",
+                             "--callback",
+                             "http://127.0.0.1:8080/check",
+                             "--delay",
+                             "600",
+                             "--priority",
+                             "1",
+                             "--method",
+                             "get",
+                             "--timeout-ms=2500",
+                             "--max-attempts",
+                             "5",
+                             "--email",
+                             "ops@x.io,dev@x.io",
+                             "--retry-ms",
+                             "1000,3000",
+                             "--creator",
+                             "alice"});
   CHECK_MESSAGE(added.exit_code == 0, added.err);
   CHECK(contains(added.out, "orders"));
-  REQUIRE(ctl.run({"topic", "add", "billing", "--callback", "https://pay.example/cb"}).exit_code == 0);
+  REQUIRE(ctl.run({"topic", "add", "billing", "--callback", "https://pay.example/cb"}).exit_code ==
+          0);
 
   RunResult list = ctl.run({"topic", "list"});
   CHECK(list.exit_code == 0);
@@ -193,7 +210,8 @@ TEST_CASE("set, online, offline, del") {
   CtlFixture ctl;
   REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
 
-  RunResult set = ctl.run({"topic", "set", "orders", "--callback", "http://b/cb", "--priority", "3"});
+  RunResult set =
+      ctl.run({"topic", "set", "orders", "--callback", "http://b/cb", "--priority", "3"});
   CHECK_MESSAGE(set.exit_code == 0, set.err);
   auto topic = ctl.registry()->get_topic("orders");
   REQUIRE(topic.is_ok());
@@ -255,7 +273,8 @@ TEST_CASE("invalid values exit 1, name the field and change nothing") {
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--method", "PUT"}, "method"},
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--timeout-ms", "0"}, "timeout_ms"},
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--delay", "-1"}, "default_delay_s"},
-      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--max-attempts", "1001"}, "max_attempts"},
+      {{"topic", "add", "fresh", "--callback", "http://a/cb", "--max-attempts", "1001"},
+       "max_attempts"},
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--priority", "4"}, "priority"},
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--retry-ms", "1000,x"}, "retry_ms"},
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--email", "nobody"}, "alert_emails"},

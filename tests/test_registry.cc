@@ -88,7 +88,9 @@ TEST_CASE("open migrates once; reopening is idempotent and keeps data") {
     CHECK(topics->front().name == "orders");
   }
   CHECK(query_int(path, "PRAGMA user_version") == latest_migration());
-  CHECK(query_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'topics'") == 1);
+  CHECK(query_int(path,
+                  "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'topics'") ==
+        1);
 }
 
 TEST_CASE("the database is in WAL mode") {

@@ -157,15 +157,17 @@ Json topic_json(const Topic& topic) {
 void print_json(const Json& json) { printf("%s\n", json.dump(2).c_str()); }
 
 void print_topic(const Topic& topic) {
-  auto line = [](const char* key, const std::string& value) { printf("%-16s %s\n", key, value.c_str()); };
+  auto line = [](const char* key, const std::string& value) {
+    printf("%-16s %s\n", key, value.c_str());
+  };
   line("name:", topic.name);
   line("status:", topic.online ? "online" : "offline");
   line("callback_url:", topic.callback_url);
   line("method:", topic.method);
   line("timeout_ms:", std::to_string(topic.timeout_ms));
   line("default_delay_s:", std::to_string(topic.default_delay_s));
-  line("max_attempts:", topic.max_attempts == 0 ? "0 (the [delivery] default)"
-                                                : std::to_string(topic.max_attempts));
+  line("max_attempts:",
+       topic.max_attempts == 0 ? "0 (the [delivery] default)" : std::to_string(topic.max_attempts));
   line("priority:", std::to_string(topic.priority));
   line("retry_ms:", topic.retry_ms.empty() ? "(2n+1 backoff)" : topic.retry_ms);
   line("alert_emails:", topic.alert_emails);
@@ -175,7 +177,8 @@ void print_topic(const Topic& topic) {
 }
 
 void print_table(const std::vector<Topic>& topics) {
-  std::vector<std::vector<std::string>> rows = {{"NAME", "STATUS", "PRIORITY", "METHOD", "CALLBACK"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "STATUS", "PRIORITY", "METHOD", "CALLBACK"}};
   for (const Topic& topic : topics) {
     rows.push_back({topic.name, topic.online ? "online" : "offline", std::to_string(topic.priority),
                     topic.method, topic.callback_url});
@@ -273,8 +276,10 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     if (args.size() > 1) return usage_error(kCommand, "topic list takes no arguments");
   } else if (sub == "add" || sub == "set") {
     if (!parse_args(sub, args, &name, &edits)) return kExitUsage;
-    if (sub == "add" && !edits.callback_url) return usage_error(kCommand, "topic add needs --callback URL");
-    if (sub == "set" && !edits.any()) return usage_error(kCommand, "topic set needs at least one option");
+    if (sub == "add" && !edits.callback_url)
+      return usage_error(kCommand, "topic add needs --callback URL");
+    if (sub == "set" && !edits.any())
+      return usage_error(kCommand, "topic set needs at least one option");
   } else if (sub == "show" || sub == "online" || sub == "offline" || sub == "del") {
     if (!parse_args(sub, args, &name, nullptr)) return kExitUsage;
   } else {
@@ -288,9 +293,12 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   if (sub == "list") return run_list(options, *registry);
   if (sub == "show") return run_show(options, *registry, name);
   if (sub == "add") return run_add(options, *registry, name, edits);
-  if (sub == "set") return run_update(options, *registry, name, edits, std::nullopt, "topic " + name + " updated");
-  if (sub == "online") return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
-  if (sub == "offline") return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
+  if (sub == "set")
+    return run_update(options, *registry, name, edits, std::nullopt, "topic " + name + " updated");
+  if (sub == "online")
+    return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
+  if (sub == "offline")
+    return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
   return run_delete(options, *registry, name);
 }
 

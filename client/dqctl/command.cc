@@ -26,7 +26,8 @@ const std::map<std::string, CommandInfo>& registered_commands() { return command
 
 int exit_code_for(const Status& status) {
   if (status.is_ok()) return kExitOk;
-  if (status.code() == Code::kUnavailable || status.code() == Code::kTimeout) return kExitUnavailable;
+  if (status.code() == Code::kUnavailable || status.code() == Code::kTimeout)
+    return kExitUnavailable;
   return kExitFailed;
 }
 

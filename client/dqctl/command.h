@@ -16,9 +16,9 @@
 namespace dq::ctl {
 
 // Exit codes scripts can rely on (documented in `dqctl --help` and docs/registry.md).
-inline constexpr int kExitOk = 0;           // done
-inline constexpr int kExitFailed = 1;       // the operation failed: not found, conflict, invalid value
-inline constexpr int kExitUsage = 2;        // bad command line or unreadable config file
+inline constexpr int kExitOk = 0;      // done
+inline constexpr int kExitFailed = 1;  // the operation failed: not found, conflict, invalid value
+inline constexpr int kExitUsage = 2;   // bad command line or unreadable config file
 inline constexpr int kExitUnavailable = 3;  // cannot reach the service, Redis or the database
 
 // Global options, parsed by main.cc before the command name.

@@ -61,7 +61,8 @@ bool add_servers(const std::string& text, std::vector<std::string>* servers) {
   size_t start = 0;
   for (;;) {
     size_t comma = text.find(',', start);
-    std::string entry = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string entry =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     std::string host;
     int port = 0;
     if (!parse_host_port(entry, &host, &port)) {
