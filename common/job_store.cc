@@ -36,8 +36,8 @@ bool reply_int(const redisReply* reply, int64_t* out) {
 }
 
 Status unexpected(const RedisConnection& shard, const char* what) {
-  return Status(Code::kInternal,
-                std::string("unexpected reply to ") + what + " from Redis shard " + shard.address().name());
+  return Status(Code::kInternal, std::string("unexpected reply to ") + what + " from Redis shard " +
+                                     shard.address().name());
 }
 
 // "0.250": BLPOP takes fractional seconds.
@@ -57,7 +57,8 @@ void append_error(std::string* errors, const std::string& error) {
 JobStore::JobStore(const std::vector<ShardAddress>& shards, int connect_timeout_ms,
                    int command_timeout_ms) {
   shards_.reserve(shards.size());
-  for (const auto& address : shards) shards_.emplace_back(address, connect_timeout_ms, command_timeout_ms);
+  for (const auto& address : shards)
+    shards_.emplace_back(address, connect_timeout_ms, command_timeout_ms);
 }
 
 JobStore::JobStore(const Config& config)
@@ -70,8 +71,8 @@ std::vector<size_t> JobStore::order_for(const std::string& key) const {
   return shard_order(addresses, key);
 }
 
-Result<size_t> JobStore::add(const std::string& topic, const std::string& id, const std::string& body,
-                             int64_t due_ms) {
+Result<size_t> JobStore::add(const std::string& topic, const std::string& id,
+                             const std::string& body, int64_t due_ms) {
   const std::string key = job_key(topic, id);
   const std::vector<size_t> order = order_for(key);
   std::string errors;
@@ -99,7 +100,8 @@ Result<size_t> JobStore::add(const std::string& topic, const std::string& id, co
       continue;
     }
     if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-      return Status(Code::kConflict, "job " + job_name(topic, id) + " is already pending (on shard " +
+      return Status(Code::kConflict, "job " + job_name(topic, id) +
+                                         " is already pending (on shard " +
                                          shards_[index].address().name() + ")");
     }
   }
@@ -147,7 +149,8 @@ Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
     if ((*reply)->type != REDIS_REPLY_STRING) return unexpected(shard, "HGET");
     Job job;
     if (!parse_job_record(std::string_view((*reply)->str, (*reply)->len), &job)) {
-      return Status(Code::kInternal, "job " + job_name(topic, id) + " has a malformed record on shard " +
+      return Status(Code::kInternal, "job " + job_name(topic, id) +
+                                         " has a malformed record on shard " +
                                          shard.address().name());
     }
     job.topic = topic;
@@ -160,8 +163,9 @@ Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
     return job;
   }
   if (!down.empty()) {
-    return Status(Code::kUnavailable,
-                  "job " + job_name(topic, id) + " not found on reachable shards; shard " + down + " is down");
+    return Status(Code::kUnavailable, "job " + job_name(topic, id) +
+                                          " not found on reachable shards; shard " + down +
+                                          " is down");
   }
   return Status(Code::kNotFound, "job " + job_name(topic, id) + " not found");
 }
@@ -181,8 +185,9 @@ Status JobStore::del(const std::string& topic, const std::string& id) {
     if ((*reply)->integer == 1) return Status::ok();
   }
   if (!down.empty()) {
-    return Status(Code::kUnavailable,
-                  "job " + job_name(topic, id) + " not found on reachable shards; shard " + down + " is down");
+    return Status(Code::kUnavailable, "job " + job_name(topic, id) +
+                                          " not found on reachable shards; shard " + down +
+                                          " is down");
   }
   return Status(Code::kNotFound, "job " + job_name(topic, id) + " not found");
 }
@@ -239,7 +244,8 @@ Result<std::vector<ReservedJob>> JobStore::reserve(size_t shard, int64_t now_ms,
   auto reply = shards_[shard].run(reserve_call(now_ms, slots));
   if (!reply.is_ok()) return reply.status();
   const redisReply* r = reply->get();
-  if (r->type != REDIS_REPLY_ARRAY || r->elements % 5 != 0) return unexpected(shards_[shard], "reserve");
+  if (r->type != REDIS_REPLY_ARRAY || r->elements % 5 != 0)
+    return unexpected(shards_[shard], "reserve");
   jobs.reserve(r->elements / 5);
   for (size_t i = 0; i < r->elements; i += 5) {
     ReservedJob reserved;
@@ -250,7 +256,8 @@ Result<std::vector<ReservedJob>> JobStore::reserve(size_t shard, int64_t now_ms,
     if (key->type != REDIS_REPLY_STRING ||
         !split_job_key(std::string_view(key->str, key->len), &job.topic, &job.id) ||
         !reply_int(r->element[i + 1], &attempt) || !reply_int(r->element[i + 2], &job.due_at_ms) ||
-        !reply_int(r->element[i + 3], &job.created_at_ms) || r->element[i + 4]->type != REDIS_REPLY_STRING) {
+        !reply_int(r->element[i + 3], &job.created_at_ms) ||
+        r->element[i + 4]->type != REDIS_REPLY_STRING) {
       return unexpected(shards_[shard], "reserve");
     }
     job.state = JobState::kWorking;
@@ -274,19 +281,24 @@ Status JobStore::ack(size_t shard, const std::string& topic, const std::string& 
 Result<FailOutcome> JobStore::fail(size_t shard, const std::string& topic, const std::string& id,
                                    int attempt, int64_t retry_delay_ms, int max_attempts,
                                    const std::string& error) {
-  auto reply =
-      shards_[shard].run(fail_call(topic, id, attempt, now_ms(), retry_delay_ms, max_attempts, error));
+  auto reply = shards_[shard].run(
+      fail_call(topic, id, attempt, now_ms(), retry_delay_ms, max_attempts, error));
   if (!reply.is_ok()) return reply.status();
   if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "fail");
   switch ((*reply)->integer) {
-    case 1: return FailOutcome::kRescheduled;
-    case 2: return FailOutcome::kDead;
-    case 0: return FailOutcome::kStale;
-    default: return unexpected(shards_[shard], "fail");
+    case 1:
+      return FailOutcome::kRescheduled;
+    case 2:
+      return FailOutcome::kDead;
+    case 0:
+      return FailOutcome::kStale;
+    default:
+      return unexpected(shards_[shard], "fail");
   }
 }
 
-Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_t offset, size_t count) {
+Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_t offset,
+                                                 size_t count) {
   std::vector<DeadJob> out;
   size_t skip = offset;
   for (RedisConnection& shard : shards_) {
@@ -357,7 +369,8 @@ Result<int64_t> JobStore::dead_requeue(const std::string& topic, const std::stri
   }
   if (!down.empty()) {
     return Status(Code::kUnavailable, "requeued " + std::to_string(moved) +
-                                          " dead jobs on reachable shards; shard " + down + " is down");
+                                          " dead jobs on reachable shards; shard " + down +
+                                          " is down");
   }
   if (!id.empty() && moved == 0) {
     return Status(Code::kNotFound, "job " + job_name(topic, id) + " is not in the dead-letter set");
@@ -383,7 +396,8 @@ Result<int64_t> JobStore::dead_purge(const std::string& topic) {
   }
   if (!down.empty()) {
     return Status(Code::kUnavailable, "purged " + std::to_string(purged) +
-                                          " dead jobs on reachable shards; shard " + down + " is down");
+                                          " dead jobs on reachable shards; shard " + down +
+                                          " is down");
   }
   return purged;
 }

@@ -28,8 +28,8 @@ RedisConnection::RedisConnection(ShardAddress address, int connect_timeout_ms,
 
 Status RedisConnection::ensure_connected() {
   if (context_) return Status::ok();
-  ContextPtr context(
-      redisConnectWithTimeout(address_.host.c_str(), address_.port, to_timeval(connect_timeout_ms_)));
+  ContextPtr context(redisConnectWithTimeout(address_.host.c_str(), address_.port,
+                                             to_timeval(connect_timeout_ms_)));
   if (!context) {
     return Status(Code::kUnavailable, "Redis shard " + address_.name() + ": out of memory");
   }
@@ -46,9 +46,9 @@ Status RedisConnection::ensure_connected() {
     auto reply = command({"AUTH", address_.password});
     if (!reply.is_ok()) {
       context_.reset();
-      return Status(reply.status().code() == Code::kInternal ? Code::kUnavailable
-                                                             : reply.status().code(),
-                    "Redis shard " + address_.name() + ": AUTH failed: " + reply.status().message());
+      return Status(
+          reply.status().code() == Code::kInternal ? Code::kUnavailable : reply.status().code(),
+          "Redis shard " + address_.name() + ": AUTH failed: " + reply.status().message());
     }
   }
   return Status::ok();
@@ -79,8 +79,8 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   }
   if (overridden) redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
   if (reply->type == REDIS_REPLY_ERROR) {
-    return Status(Code::kInternal, "Redis shard " + address_.name() + ": " +
-                                       std::string(reply->str, reply->len));
+    return Status(Code::kInternal,
+                  "Redis shard " + address_.name() + ": " + std::string(reply->str, reply->len));
   }
   return reply;
 }

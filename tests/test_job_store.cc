@@ -146,8 +146,10 @@ TEST_CASE("reserve takes topics in order, at most `most` each, and leases them")
   TestRedis redis;
   auto store = store_over({&redis});
   int64_t now = now_ms();
-  for (int i = 0; i < 3; ++i) REQUIRE(store->add("a", "a" + std::to_string(i), "{\"a\":1}", now - 10 + i).is_ok());
-  for (int i = 0; i < 3; ++i) REQUIRE(store->add("b", "b" + std::to_string(i), "{}", now - 10 + i).is_ok());
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(store->add("a", "a" + std::to_string(i), "{\"a\":1}", now - 10 + i).is_ok());
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(store->add("b", "b" + std::to_string(i), "{}", now - 10 + i).is_ok());
   REQUIRE(store->promote(0, now, 100)->moved == 6);
 
   auto reserved = store->reserve(0, now, {{"b", 30000, 2}, {"a", 10000, 1}, {"none", 1000, 5}});
@@ -169,8 +171,10 @@ TEST_CASE("reserve takes topics in order, at most `most` each, and leases them")
     CHECK(stored->attempts == 1);
   }
   // Lease deadlines: now + the topic's lease.
-  CHECK(std::string(redis.command({"ZSCORE", keys::working(), "b:b0"})->str) == std::to_string(now + 30000));
-  CHECK(std::string(redis.command({"ZSCORE", keys::working(), "a:a0"})->str) == std::to_string(now + 10000));
+  CHECK(std::string(redis.command({"ZSCORE", keys::working(), "b:b0"})->str) ==
+        std::to_string(now + 30000));
+  CHECK(std::string(redis.command({"ZSCORE", keys::working(), "a:a0"})->str) ==
+        std::to_string(now + 10000));
   CHECK(list_length(redis, keys::ready("a")) == 2);
   CHECK(list_length(redis, keys::ready("b")) == 1);
   CHECK(store->reserve(0, now, {})->empty());
@@ -235,7 +239,8 @@ TEST_CASE("fail retries with the delay, then dead-letters; requeue and purge") {
 
   auto re_add = store->add("t", "1", "{}", now_ms());
   CHECK(re_add.status().code() == Code::kConflict);
-  CHECK(re_add.status().message() == "job t/1 is in the dead-letter set; requeue or purge it first");
+  CHECK(re_add.status().message() ==
+        "job t/1 is in the dead-letter set; requeue or purge it first");
 
   int64_t requeue_time = now_ms();
   CHECK(*store->dead_requeue("t", "1") == 1);
@@ -253,7 +258,8 @@ TEST_CASE("fail retries with the delay, then dead-letters; requeue and purge") {
   REQUIRE(store->promote(0, now_ms(), 100)->moved == 2);
   auto both = store->reserve(0, now_ms(), {{"t", 30000, 10}});
   REQUIRE(both->size() == 2);
-  for (const auto& job : *both) CHECK(*store->fail(0, "t", job.job.id, 1, 1000, 1, "gone") == FailOutcome::kDead);
+  for (const auto& job : *both)
+    CHECK(*store->fail(0, "t", job.job.id, 1, 1000, 1, "gone") == FailOutcome::kDead);
   CHECK(*store->dead_count("t") == 2);
   CHECK(*store->dead_purge("t") == 2);
   CHECK(*store->dead_count("t") == 0);
@@ -277,7 +283,8 @@ TEST_CASE("dead_requeue of all and dead_list paging over shards") {
     REQUIRE(jobs.is_ok());
     CHECK(static_cast<int>(jobs->size()) == per_shard[shard]);
     for (const auto& job : *jobs) {
-      REQUIRE(*store->fail(shard, "t", job.job.id, 1, 1000, 1, "e" + job.job.id) == FailOutcome::kDead);
+      REQUIRE(*store->fail(shard, "t", job.job.id, 1, 1000, 1, "e" + job.job.id) ==
+              FailOutcome::kDead);
     }
   }
   CHECK(*store->dead_count("t") == 20);
@@ -337,7 +344,8 @@ TEST_CASE("a stale fail changes nothing") {
 TEST_CASE("stats counters of the day") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (int i = 0; i < 4; ++i) REQUIRE(store->add("s", std::to_string(i), "{}", now_ms() - 1).is_ok());
+  for (int i = 0; i < 4; ++i)
+    REQUIRE(store->add("s", std::to_string(i), "{}", now_ms() - 1).is_ok());
   CHECK(stat(redis, "s:added") == 4);
   CHECK(store->del("s", "3").is_ok());
   CHECK(stat(redis, "s:deleted") == 1);
@@ -460,7 +468,8 @@ TEST_CASE("adding a third shard keeps every job reachable") {
     auto store = store_over({&one, &two});
     for (int i = 0; i < 150; ++i) {
       ids.push_back("k" + std::to_string(i));
-      REQUIRE(store->add("grow", ids.back(), "{\"i\":" + std::to_string(i) + "}", now_ms() + 60000).is_ok());
+      REQUIRE(store->add("grow", ids.back(), "{\"i\":" + std::to_string(i) + "}", now_ms() + 60000)
+                  .is_ok());
     }
   }
   auto store = store_over({&one, &two, &three});
@@ -480,7 +489,8 @@ TEST_CASE("adding a third shard keeps every job reachable") {
   CHECK(two.command({"EXISTS", keys::jobs()})->integer == 0);
   // New jobs do use the new shard.
   int on_three = 0;
-  for (int i = 0; i < 60; ++i) on_three += *store->add("grow", "new" + std::to_string(i), "{}", now_ms()) == 2;
+  for (int i = 0; i < 60; ++i)
+    on_three += *store->add("grow", "new" + std::to_string(i), "{}", now_ms()) == 2;
   CHECK(on_three > 5);
 }
 

@@ -61,8 +61,8 @@ TEST_CASE("parse_shard_list") {
   CHECK(parse_shard_list("a:1,,b:2")->size() == 2);
   CHECK(parse_shard_list("")->empty());
 
-  for (const char* bad : {"localhost", "a:0", "a:65536", "a:70000", "a:port", "a:12x", ":6379",
-                          "a:", "a:1,b"}) {
+  for (const char* bad :
+       {"localhost", "a:0", "a:65536", "a:70000", "a:port", "a:12x", ":6379", "a:", "a:1,b"}) {
     CAPTURE(bad);
     auto parsed = parse_shard_list(bad);
     CHECK(parsed.status().code() == Code::kInvalid);
@@ -86,7 +86,8 @@ TEST_CASE("shard_order is a stable permutation that ignores list order") {
     CHECK(sorted == std::vector<size_t>{0, 1, 2});
     // Same names in another list order: same shards in the same ranks.
     auto other = shard_order(reversed, key);
-    for (size_t rank = 0; rank < 3; ++rank) CHECK(reversed[other[rank]].name() == shards[order[rank]].name());
+    for (size_t rank = 0; rank < 3; ++rank)
+      CHECK(reversed[other[rank]].name() == shards[order[rank]].name());
     homes[order[0]]++;
   }
   for (int count : homes) CHECK(count > 800);  // about 1000 each
@@ -210,10 +211,10 @@ TEST_CASE("parse_datetime_ms") {
   CHECK(*parse_datetime_ms("2026-03-01 12:34:57") - *ms == 1000);
   CHECK(parse_datetime_ms("2024-02-29 00:00:00").is_ok());  // leap year
 
-  for (const char* bad : {"2026-02-30 00:00:00", "2025-02-29 00:00:00", "2026-13-01 00:00:00",
-                          "2026-04-31 10:00:00", "2026-03-01 24:00:00", "2026-03-01 12:60:00",
-                          "2026-03-01 12:00:61", "2026-03-01T12:00:00", "2026-03-01 12:00",
-                          "2026-03-01 12:00:00 ", "junk", "", "2026-3-1 1:2:3xxxxx"}) {
+  for (const char* bad :
+       {"2026-02-30 00:00:00", "2025-02-29 00:00:00", "2026-13-01 00:00:00", "2026-04-31 10:00:00",
+        "2026-03-01 24:00:00", "2026-03-01 12:60:00", "2026-03-01 12:00:61", "2026-03-01T12:00:00",
+        "2026-03-01 12:00", "2026-03-01 12:00:00 ", "junk", "", "2026-3-1 1:2:3xxxxx"}) {
     CAPTURE(bad);
     CHECK(parse_datetime_ms(bad).status().code() == Code::kInvalid);
   }

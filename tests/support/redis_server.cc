@@ -37,10 +37,14 @@ std::string reply_text(const redisReply* reply) {
   switch (reply->type) {
     case REDIS_REPLY_STRING:
     case REDIS_REPLY_STATUS:
-    case REDIS_REPLY_ERROR: return std::string(reply->str, reply->len);
-    case REDIS_REPLY_INTEGER: return std::to_string(reply->integer);
-    case REDIS_REPLY_NIL: return "(nil)";
-    default: return "(array)";
+    case REDIS_REPLY_ERROR:
+      return std::string(reply->str, reply->len);
+    case REDIS_REPLY_INTEGER:
+      return std::to_string(reply->integer);
+    case REDIS_REPLY_NIL:
+      return "(nil)";
+    default:
+      return "(array)";
   }
 }
 
@@ -113,11 +117,10 @@ ShardAddress TestRedis::shard() const {
 bool TestRedis::launch() {
   std::string port = std::to_string(port_);
   std::string log = dir_ + "/redis.log";
-  std::vector<std::string> args = {"redis-server", "--port",      port,     "--bind",
-                                   "127.0.0.1",    "--dir",       dir_,     "--appendonly",
-                                   "yes",          "--save",      "",       "--daemonize",
-                                   "no",           "--logfile",   "",       "--protected-mode",
-                                   "no"};
+  std::vector<std::string> args = {
+      "redis-server", "--port",       port,  "--bind",           "127.0.0.1", "--dir",
+      dir_,           "--appendonly", "yes", "--save",           "",          "--daemonize",
+      "no",           "--logfile",    "",    "--protected-mode", "no"};
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
@@ -227,7 +230,8 @@ std::string TestRedis::dump_all() {
       items.push_back(reply_text(run({"GET", name}).get()));
     } else if (type == "hash") {
       auto flat = reply_strings(run({"HGETALL", name}).get());
-      for (size_t i = 0; i + 1 < flat.size(); i += 2) items.push_back(flat[i] + " = " + flat[i + 1]);
+      for (size_t i = 0; i + 1 < flat.size(); i += 2)
+        items.push_back(flat[i] + " = " + flat[i + 1]);
     } else if (type == "list") {
       items = reply_strings(run({"LRANGE", name, "0", "-1"}).get());
       sort_items = false;  // order is content
@@ -235,7 +239,8 @@ std::string TestRedis::dump_all() {
       items = reply_strings(run({"SMEMBERS", name}).get());
     } else if (type == "zset") {
       auto flat = reply_strings(run({"ZRANGE", name, "0", "-1", "WITHSCORES"}).get());
-      for (size_t i = 0; i + 1 < flat.size(); i += 2) items.push_back(flat[i] + " @ " + flat[i + 1]);
+      for (size_t i = 0; i + 1 < flat.size(); i += 2)
+        items.push_back(flat[i] + " @ " + flat[i + 1]);
     }
     if (sort_items) std::sort(items.begin(), items.end());
     for (const auto& item : items) out << "  " << item << "\n";
