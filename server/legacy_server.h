@@ -5,13 +5,15 @@
 //   {"cmd":"get","topic","id"}   {"cmd":"del","topic","id"}
 // Replies {"code":1,"msg":"succ","data":...} (data: the body for get, [] else)
 // or {"code":0,"msg":"<reason>","data":[]}.
+// Frames are parsed by server/legacy_frame.h; each connection answers its
+// requests one at a time, in order (see docs/legacy-protocol.md).
 #pragma once
 
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include <map>
 #include <memory>
-#include <set>
 
 #include "common/config.h"
 #include "common/topic_cache.h"
@@ -45,7 +47,9 @@ class LegacyServer {
   const Config& config_;
   evconnlistener* listener_ = nullptr;
   bool stopping_ = false;
-  std::set<LegacyConnection*> connections_;
+  // Owned here; a request in flight holds a weak_ptr, so a connection that
+  // closes (or a server that goes away) before Redis answers is never touched.
+  std::map<LegacyConnection*, std::shared_ptr<LegacyConnection>> connections_;
 };
 
 }  // namespace dq

@@ -1,0 +1,292 @@
+// LegacyServer and LegacyConnection: the PHP delay queue's framed protocol
+// over libevent bufferevents. Each connection reassembles frames from any
+// split of TCP reads, runs one request at a time (Redis answers arrive
+// later) and writes replies in request order. A header that is not 4 digits
+// or a frame over the limit gets a code 0 reply and the connection is closed,
+// since where the next frame would start is unknown. No idle timeout.
+#include "server/legacy_server.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <string>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "server/legacy_frame.h"
+
+namespace dq {
+namespace {
+
+// A request's JSON may be a little bigger than its body (cmd, topic, id, fix_time).
+constexpr size_t kRequestOverheadBytes = 1024;
+// Reading pauses while this much is buffered and unanswered (pipelining clients).
+constexpr size_t kMaxBufferedInput = 256 * 1024;
+// Requests are not run while this much reply data waits for the client to read it.
+constexpr size_t kMaxBufferedOutput = 1024 * 1024;
+
+struct BuffereventDeleter {
+  void operator()(bufferevent* event) const { bufferevent_free(event); }
+};
+using UniqueBufferevent = std::unique_ptr<bufferevent, BuffereventDeleter>;
+
+// A string field of the request, or "" when absent. Integer ids are taken as
+// their decimal text: PHP producers often send order numbers as numbers.
+std::string text_field(const Json& request, const char* name) {
+  auto found = request.find(name);
+  if (found == request.end()) return {};
+  if (found->is_string()) return found->get<std::string>();
+  if (found->is_number_integer()) return found->dump();
+  return {};
+}
+
+}  // namespace
+
+class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
+ public:
+  LegacyConnection(LegacyServer& server, bufferevent* event) : server_(server), event_(event) {}
+
+  void start() {
+    bufferevent_setcb(event_.get(), &LegacyConnection::on_read, &LegacyConnection::on_write,
+                      &LegacyConnection::on_event, this);
+    bufferevent_setwatermark(event_.get(), EV_READ, 0, kMaxBufferedInput);
+    bufferevent_enable(event_.get(), EV_READ | EV_WRITE);
+  }
+
+  // True when nothing is in flight and no whole request waits to be read.
+  bool idle() {
+    if (busy_) return false;
+    evbuffer* input = bufferevent_get_input(event_.get());
+    size_t length = evbuffer_get_length(input);
+    if (length == 0) return true;
+    const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
+    return parse_legacy_frame(data, length, max_json_bytes()).result == FrameResult::kNeedMore;
+  }
+
+  // Called by stop_accepting(): finish what was read, then close. May delete this.
+  void stop() {
+    stopping_ = true;
+    pump();
+  }
+
+ private:
+  static void on_read(bufferevent* /*event*/, void* arg) { static_cast<LegacyConnection*>(arg)->pump(); }
+
+  static void on_write(bufferevent* /*event*/, void* arg) {
+    auto* self = static_cast<LegacyConnection*>(arg);
+    // The output drained: run requests held back by a slow reader, or close.
+    self->pump();
+  }
+
+  static void on_event(bufferevent* /*event*/, short what, void* arg) {
+    auto* self = static_cast<LegacyConnection*>(arg);
+    if (what & BEV_EVENT_EOF) {
+      // Half-closed: answer the requests already received, then close.
+      self->peer_closed_ = true;
+      self->pump();
+      return;
+    }
+    if (what & BEV_EVENT_ERROR) self->close();  // deletes self
+  }
+
+  size_t max_json_bytes() const { return server_.config_.max_body_bytes + kRequestOverheadBytes; }
+
+  // Runs every whole request in the input, one at a time, then closes the
+  // connection when it has nothing left to do and should go. May delete this.
+  void pump() {
+    if (pumping_) return;  // a reply that came back synchronously: the loop below goes on
+    pumping_ = true;
+    evbuffer* input = bufferevent_get_input(event_.get());
+    evbuffer* output = bufferevent_get_output(event_.get());
+    while (!busy_ && !closing_ && evbuffer_get_length(output) < kMaxBufferedOutput) {
+      size_t length = evbuffer_get_length(input);
+      if (length == 0) break;
+      const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
+      ParsedFrame frame = parse_legacy_frame(data, length, max_json_bytes());
+      if (frame.result == FrameResult::kNeedMore) break;
+      if (frame.result != FrameResult::kFrame) {
+        request_log().info("legacy - - - -> code 0 {}", frame.reason);
+        send(legacy_failure_frame(frame.reason));
+        evbuffer_drain(input, length);
+        closing_ = true;  // the stream cannot be resynchronised
+        break;
+      }
+      evbuffer_drain(input, frame.consumed);
+      handle(frame.json);
+    }
+    pumping_ = false;
+    bool done = closing_ || ((stopping_ || peer_closed_) && idle());
+    if (done && !busy_) {
+      bufferevent_disable(event_.get(), EV_READ);
+      // Close once the last reply is written: on_write calls pump() again when the output is empty.
+      if (evbuffer_get_length(output) == 0) close();  // deletes this
+    }
+  }
+
+  void send(const std::string& frame) { bufferevent_write(event_.get(), frame.data(), frame.size()); }
+
+  // Parses and runs one request.
+  void handle(const std::string& text) {
+    Json request = Json::parse(text, nullptr, false);
+    if (request.is_discarded() || !request.is_object()) {
+      return reply_failure("-", "-", "-", "request is not a JSON object");
+    }
+    std::string cmd = text_field(request, "cmd");
+    std::string topic = text_field(request, "topic");
+    std::string id = text_field(request, "id");
+    if (cmd == "add") return add(request, topic, id);
+    if (cmd == "get") return get(topic, id);
+    if (cmd == "del") return del(topic, id);
+    reply_failure(cmd.empty() ? "-" : cmd, topic, id, "unknown cmd '" + cmd + "': expected add, get or del");
+  }
+
+  void add(const Json& request, const std::string& topic, const std::string& id) {
+    // The same job object the HTTP API takes, so both accept the same input.
+    Json job{{"id", id}};
+    auto body = request.find("body");
+    if (body != request.end()) job["body"] = *body;
+    auto fix_time = request.find("fix_time");
+    bool has_time = fix_time != request.end() && !fix_time->is_null() &&
+                    !(fix_time->is_string() && fix_time->get<std::string>().empty());
+    if (has_time) job["at"] = *fix_time;  // absent or empty: the topic's default delay
+    auto built = build_add_request(topic, job, server_.topics_, server_.config_, now_ms());
+    if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
+    begin();
+    std::weak_ptr<LegacyConnection> weak = shared_from_this();
+    server_.jobs_.add(*built, [weak, topic, id](Result<int64_t> due) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (!due.is_ok()) return self->finish_failure("add", topic, id, due.status().message());
+      self->finish_success("add", topic, id, Json::array());
+    });
+  }
+
+  void get(const std::string& topic, const std::string& id) {
+    Status ok = check_topic_and_id(topic, id, server_.topics_);
+    if (!ok.is_ok()) return reply_failure("get", topic, id, ok.message());
+    begin();
+    std::weak_ptr<LegacyConnection> weak = shared_from_this();
+    server_.jobs_.get(topic, id, [weak, topic, id](Result<Job> job) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (!job.is_ok()) return self->finish_failure("get", topic, id, job.status().message());
+      Json body = Json::parse(job->body, nullptr, false);
+      self->finish_success("get", topic, id, body.is_discarded() ? Json(job->body) : body);
+    });
+  }
+
+  void del(const std::string& topic, const std::string& id) {
+    Status ok = check_topic_and_id(topic, id, server_.topics_);
+    if (!ok.is_ok()) return reply_failure("del", topic, id, ok.message());
+    begin();
+    std::weak_ptr<LegacyConnection> weak = shared_from_this();
+    server_.jobs_.del(topic, id, [weak, topic, id](Status status) {
+      auto self = weak.lock();
+      if (!self) return;
+      if (!status.is_ok()) return self->finish_failure("del", topic, id, status.message());
+      self->finish_success("del", topic, id, Json::array());
+    });
+  }
+
+  void begin() {
+    busy_ = true;
+    started_ms_ = monotonic_ms();
+  }
+
+  // Answers a request refused before it reached Redis.
+  void reply_failure(const std::string& cmd, const std::string& topic, const std::string& id,
+                     const std::string& reason) {
+    started_ms_ = monotonic_ms();
+    log_request(cmd, topic, id, 0, reason);
+    send(legacy_failure_frame(reason));
+  }
+
+  // Answers the request in flight, then goes on with the next one (may delete this).
+  void finish_success(const char* cmd, const std::string& topic, const std::string& id, const Json& data) {
+    log_request(cmd, topic, id, 1, "succ");
+    send(legacy_success_frame(data));
+    busy_ = false;
+    pump();
+  }
+
+  void finish_failure(const char* cmd, const std::string& topic, const std::string& id, const std::string& reason) {
+    log_request(cmd, topic, id, 0, reason);
+    send(legacy_failure_frame(reason));
+    busy_ = false;
+    pump();
+  }
+
+  void log_request(const std::string& cmd, const std::string& topic, const std::string& id, int code,
+                   const std::string& msg) {
+    request_log().info("legacy {} {} {} -> code {} {}ms {}", cmd, topic.empty() ? "-" : topic,
+                       id.empty() ? "-" : id, code, monotonic_ms() - started_ms_, msg);
+  }
+
+  void close() { server_.closed(this); }  // deletes this
+
+  LegacyServer& server_;
+  UniqueBufferevent event_;
+  bool busy_ = false;         // a request is waiting for Redis
+  bool pumping_ = false;      // inside pump()
+  bool closing_ = false;      // close once the output is written
+  bool stopping_ = false;     // the server stops: close when idle
+  bool peer_closed_ = false;  // the client shut down its side
+  int64_t started_ms_ = 0;
+};
+
+LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
+                           const Config& config)
+    : base_(base), jobs_(jobs), topics_(topics), config_(config) {
+  // No LEV_OPT_CLOSE_ON_FREE: the inherited socket outlives this listener.
+  listener_ = evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, -1, listen_fd);
+  if (listener_ == nullptr) err_log().error("legacy protocol: cannot accept on fd {}", listen_fd);
+}
+
+LegacyServer::~LegacyServer() {
+  if (listener_ != nullptr) evconnlistener_free(listener_);
+  connections_.clear();
+}
+
+void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, sockaddr* /*address*/,
+                             int /*length*/, void* arg) {
+  auto* self = static_cast<LegacyServer*>(arg);
+  if (self->stopping_) {
+    evutil_closesocket(fd);
+    return;
+  }
+  int on = 1;
+  // No idle cut (the PHP server dropped connections after 300 s); keepalive
+  // finds peers that vanished without closing.
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  evutil_make_socket_nonblocking(fd);
+  bufferevent* event = bufferevent_socket_new(self->base_, fd, BEV_OPT_CLOSE_ON_FREE);
+  if (event == nullptr) {
+    evutil_closesocket(fd);
+    return;
+  }
+  auto connection = std::make_shared<LegacyConnection>(*self, event);
+  self->connections_[connection.get()] = connection;
+  connection->start();
+}
+
+void LegacyServer::stop_accepting() {
+  stopping_ = true;
+  if (listener_ != nullptr) {
+    evconnlistener_free(listener_);
+    listener_ = nullptr;
+  }
+  // stop() may close (erase) the connection, so walk a copy.
+  std::vector<std::shared_ptr<LegacyConnection>> open;
+  for (auto& entry : connections_) open.push_back(entry.second);
+  for (auto& connection : open) connection->stop();
+}
+
+size_t LegacyServer::connections() const { return connections_.size(); }
+
+void LegacyServer::closed(LegacyConnection* connection) { connections_.erase(connection); }
+
+}  // namespace dq
