@@ -17,6 +17,13 @@ namespace {
 constexpr int kRetryMs = 500;          // Redis down: retry this often
 constexpr int64_t kLeaseCheckMs = 500;  // how often expired leases are looked for
 constexpr int kMaxWaitMs = 500;        // a stop request is seen within this
+// Redis checks BLPOP timeouts only on its cron tick (hz 10: every 100 ms), so a
+// BLPOP may return up to that much after its timeout. The timer blocks on the
+// wake list only until kCronSlackMs before the next due time, then sleeps
+// locally in short steps, re-running promote after each (which also sees any
+// earlier job added meanwhile).
+constexpr int64_t kCronSlackMs = 110;
+constexpr int64_t kFinalStepMs = 10;
 
 }  // namespace
 
@@ -33,7 +40,7 @@ void ShardTimer::note_outage(const Status& status) {
   down_ = true;
 }
 
-Result<int64_t> ShardTimer::round() {
+Result<ShardTimer::Sleep> ShardTimer::round() {
   const int batch = std::max(1, config_.timer_batch);
   int64_t now = now_ms();
   std::optional<int64_t> next_due;
@@ -57,17 +64,21 @@ Result<int64_t> ShardTimer::round() {
     next_lease_check_ms_ = now + kLeaseCheckMs;
   }
   now = now_ms();
-  int64_t sleep_ms = std::min<int64_t>({config_.timer_max_sleep_ms, kMaxWaitMs,
-                                        std::max<int64_t>(0, next_lease_check_ms_ - now)});
-  if (next_due) sleep_ms = std::min(sleep_ms, std::max<int64_t>(0, *next_due - now));
-  return sleep_ms;
+  Sleep sleep;
+  sleep.ms = std::min<int64_t>({config_.timer_max_sleep_ms, kMaxWaitMs,
+                                std::max<int64_t>(0, next_lease_check_ms_ - now)});
+  if (next_due && *next_due - now <= sleep.ms) {
+    sleep.ms = std::max<int64_t>(0, *next_due - now);
+    sleep.until_due = true;
+  }
+  return sleep;
 }
 
 void ShardTimer::run() {
   while (!stop_requested()) {
-    auto sleep_ms = round();
-    if (!sleep_ms.is_ok()) {
-      note_outage(sleep_ms.status());
+    auto sleep = round();
+    if (!sleep.is_ok()) {
+      note_outage(sleep.status());
       std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
       continue;
     }
@@ -75,8 +86,16 @@ void ShardTimer::run() {
       err_log().info("timer: shard {} reachable again", config_.shards[shard_].name());
       down_ = false;
     }
-    if (*sleep_ms <= 0) continue;
-    auto woken = store_.wait_timer_wake(shard_, static_cast<int>(*sleep_ms));
+    int64_t sleep_ms = sleep->ms;
+    if (sleep_ms <= 0) continue;
+    if (sleep->until_due) {
+      if (sleep_ms <= kCronSlackMs + kFinalStepMs) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(sleep_ms, kFinalStepMs)));
+        continue;
+      }
+      sleep_ms -= kCronSlackMs;
+    }
+    auto woken = store_.wait_timer_wake(shard_, static_cast<int>(sleep_ms));
     if (!woken.is_ok()) note_outage(woken.status());
   }
 }

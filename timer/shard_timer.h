@@ -18,9 +18,13 @@ class ShardTimer {
   void run();
 
  private:
+  struct Sleep {
+    int64_t ms = 0;          // >= 0
+    bool until_due = false;  // ends at a job's due time, so it must be precise
+  };
   // One round: promote while full batches move, requeue expired leases.
-  // Returns how long to sleep (ms, >= 0) or an error.
-  Result<int64_t> round();
+  // Returns how long to sleep, or an error.
+  Result<Sleep> round();
   void note_outage(const Status& status);
 
   const Config& config_;

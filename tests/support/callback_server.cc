@@ -1,0 +1,209 @@
+// CallbackServer on libevent's evhttp (see callback_server.h).
+#include "tests/support/callback_server.h"
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/thread.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "common/clock.h"
+
+namespace dq::test {
+
+std::string RecordedRequest::header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+std::string RecordedRequest::param(const std::string& name) const {
+  struct evkeyvalq params;
+  std::string result;
+  if (evhttp_parse_query_str(query.c_str(), &params) == 0) {
+    const char* value = evhttp_find_header(&params, name.c_str());
+    if (value) result = value;
+  }
+  evhttp_clear_headers(&params);
+  return result;
+}
+
+struct PendingReply {
+  CallbackServer::Impl* impl = nullptr;
+  evhttp_request* request = nullptr;
+  evhttp_connection* connection = nullptr;
+  int status = 200;
+  bool cancelled = false;
+};
+
+struct CallbackServer::Impl {
+  event_base* base = nullptr;
+  evhttp* http = nullptr;
+  int port = 0;
+  std::thread thread;
+
+  mutable std::mutex mutex;
+  mutable std::condition_variable arrived;
+  std::vector<RecordedRequest> requests;
+  Responder responder;
+  // Delayed replies by connection, so a client that hangs up cancels its reply.
+  std::map<evhttp_connection*, PendingReply*> pending;
+
+  static void on_request(evhttp_request* request, void* arg);
+  static void on_delay_done(evutil_socket_t, short, void* arg);
+  static void on_connection_closed(evhttp_connection* connection, void* arg);
+};
+
+namespace {
+
+void send_reply(evhttp_request* request, int status) {
+  evbuffer* body = evbuffer_new();
+  evbuffer_add_printf(body, "{\"status\":%d}", status);
+  evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
+  evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body);
+  evbuffer_free(body);
+}
+
+const char* method_name(evhttp_cmd_type type) {
+  switch (type) {
+    case EVHTTP_REQ_GET:
+      return "GET";
+    case EVHTTP_REQ_POST:
+      return "POST";
+    case EVHTTP_REQ_PUT:
+      return "PUT";
+    case EVHTTP_REQ_DELETE:
+      return "DELETE";
+    case EVHTTP_REQ_HEAD:
+      return "HEAD";
+    default:
+      return "OTHER";
+  }
+}
+
+}  // namespace
+
+void CallbackServer::Impl::on_connection_closed(evhttp_connection* connection, void* arg) {
+  auto* impl = static_cast<Impl*>(arg);
+  auto it = impl->pending.find(connection);
+  if (it != impl->pending.end()) {
+    it->second->cancelled = true;
+    impl->pending.erase(it);
+  }
+}
+
+void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
+  std::unique_ptr<PendingReply> reply(static_cast<PendingReply*>(arg));
+  if (reply->cancelled) return;
+  reply->impl->pending.erase(reply->connection);
+  send_reply(reply->request, reply->status);
+}
+
+void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
+  auto* impl = static_cast<Impl*>(arg);
+  RecordedRequest record;
+  record.arrived_ms = now_ms();
+  record.method = method_name(evhttp_request_get_command(request));
+  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
+  if (evhttp_uri_get_path(uri)) record.path = evhttp_uri_get_path(uri);
+  if (evhttp_uri_get_query(uri)) record.query = evhttp_uri_get_query(uri);
+  evkeyvalq* headers = evhttp_request_get_input_headers(request);
+  for (evkeyval* header = headers->tqh_first; header; header = header->next.tqe_next) {
+    std::string name = header->key;
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    record.headers[name] = header->value;
+  }
+  evbuffer* input = evhttp_request_get_input_buffer(request);
+  size_t length = evbuffer_get_length(input);
+  record.body.resize(length);
+  if (length) evbuffer_copyout(input, record.body.data(), length);
+
+  CallbackAnswer answer;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    size_t n = impl->requests.size();
+    if (impl->responder) answer = impl->responder(record, n);
+    impl->requests.push_back(std::move(record));
+  }
+  impl->arrived.notify_all();
+
+  if (answer.delay_ms <= 0) {
+    send_reply(request, answer.status);
+    return;
+  }
+  auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
+  impl->pending[reply->connection] = reply;
+  evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
+  timeval delay{answer.delay_ms / 1000, (answer.delay_ms % 1000) * 1000};
+  event_base_once(impl->base, -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
+}
+
+CallbackServer::CallbackServer() : impl_(std::make_unique<Impl>()) {
+  evthread_use_pthreads();
+  impl_->base = event_base_new();
+  impl_->http = evhttp_new(impl_->base);
+  evhttp_set_allowed_methods(impl_->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                              EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
+  evhttp_set_gencb(impl_->http, &Impl::on_request, impl_.get());
+  evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(impl_->http, "127.0.0.1", 0);
+  if (!bound) throw std::runtime_error("CallbackServer: cannot bind 127.0.0.1");
+  sockaddr_in address{};
+  socklen_t size = sizeof(address);
+  getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&address), &size);
+  impl_->port = ntohs(address.sin_port);
+  impl_->thread = std::thread([base = impl_->base] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
+}
+
+CallbackServer::~CallbackServer() {
+  event_base_loopbreak(impl_->base);
+  impl_->thread.join();
+  evhttp_free(impl_->http);
+  event_base_free(impl_->base);
+}
+
+int CallbackServer::port() const { return impl_->port; }
+
+std::string CallbackServer::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(impl_->port) + path;
+}
+
+void CallbackServer::set_responder(Responder responder) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->responder = std::move(responder);
+}
+
+void CallbackServer::answer_with(std::vector<int> statuses, int then) {
+  set_responder([statuses = std::move(statuses), then](const RecordedRequest&, size_t n) {
+    CallbackAnswer answer;
+    answer.status = n < statuses.size() ? statuses[n] : then;
+    return answer;
+  });
+}
+
+std::vector<RecordedRequest> CallbackServer::requests() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->requests;
+}
+
+size_t CallbackServer::count() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->requests.size();
+}
+
+bool CallbackServer::wait_for(size_t count, int timeout_ms) const {
+  std::unique_lock<std::mutex> lock(impl_->mutex);
+  return impl_->arrived.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                                 [&] { return impl_->requests.size() >= count; });
+}
+
+}  // namespace dq::test

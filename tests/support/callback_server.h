@@ -1,0 +1,62 @@
+// CallbackServer: a real HTTP server for delivery tests (libevent evhttp in
+// its own thread, on a free port of 127.0.0.1). It records every request and
+// answers each as the test programs it: a status, optionally after a delay
+// (a slow callback URL).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dq::test {
+
+struct RecordedRequest {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // without the query
+  std::string query;   // raw, without '?'
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+  int64_t arrived_ms = 0;  // wall clock, like a job's due_at_ms
+
+  std::string header(const std::string& lower_name) const;
+  // A decoded query parameter ("" when absent).
+  std::string param(const std::string& name) const;
+};
+
+struct CallbackAnswer {
+  int status = 200;
+  int delay_ms = 0;  // answer this much later (the server keeps serving others)
+};
+
+// Called on the server thread, in arrival order; n counts from 0.
+using Responder = std::function<CallbackAnswer(const RecordedRequest& request, size_t n)>;
+
+class CallbackServer {
+ public:
+  CallbackServer();  // started; answers 200 at once until told otherwise
+  ~CallbackServer();
+  CallbackServer(const CallbackServer&) = delete;
+  CallbackServer& operator=(const CallbackServer&) = delete;
+
+  int port() const;
+  std::string url(const std::string& path = "/callback") const;
+
+  void set_responder(Responder responder);
+  // The first answers are these statuses, in order; then `then`.
+  void answer_with(std::vector<int> statuses, int then = 200);
+
+  std::vector<RecordedRequest> requests() const;
+  size_t count() const;
+  // True once at least `count` requests arrived, false after timeout_ms.
+  bool wait_for(size_t count, int timeout_ms) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dq::test
