@@ -1,0 +1,95 @@
+// dqd: the dq master. Reads the config, takes the pid file, opens the
+// listening sockets and supervises the children (see supervisor.h).
+//   dqd -c CONF [--daemon] [--test-config]
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "common/config.h"
+#include "common/log.h"
+#include "master/daemon.h"
+#include "master/pid_file.h"
+#include "master/process_title.h"
+#include "master/signal_pipe.h"
+#include "master/supervisor.h"
+
+namespace {
+
+void usage(FILE* out) {
+  std::fprintf(out,
+               "usage: dqd -c CONF [--daemon] [--test-config]\n"
+               "  -c, --config CONF  the ini file (see conf/dq.ini)\n"
+               "  -d, --daemon       detach from the terminal\n"
+               "  -t, --test-config  check the config and exit\n"
+               "signals: TERM/INT stop, USR2 reload, HUP reopen logs\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dq::init_process_title(argc, argv);
+  std::string config_path;
+  bool daemon = false;
+  bool test_config = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "-c" || arg == "--config") && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      config_path = arg.substr(9);
+    } else if (arg == "-d" || arg == "--daemon") {
+      daemon = true;
+    } else if (arg == "-t" || arg == "--test-config") {
+      test_config = true;
+    } else if (arg == "-h" || arg == "--help") {
+      usage(stdout);
+      return 0;
+    } else {
+      std::fprintf(stderr, "dqd: unknown argument '%s'\n", arg.c_str());
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (config_path.empty()) {
+    usage(stderr);
+    return 2;
+  }
+
+  auto config = dq::load_config(config_path);
+  if (!config.is_ok()) {
+    std::fprintf(stderr, "dqd: bad config: %s\n", config.status().message().c_str());
+    return 1;
+  }
+  if (test_config) {
+    std::printf("dqd: config %s is valid\n", config->path.c_str());
+    return 0;
+  }
+
+  auto pid_file = dq::PidFile::acquire(config->pid_file);
+  if (!pid_file.is_ok()) {
+    std::fprintf(stderr, "dqd: %s\n", pid_file.status().message().c_str());
+    return 1;
+  }
+  if (daemon) {
+    dq::Status detached = dq::daemonize();
+    if (!detached.is_ok()) {
+      std::fprintf(stderr, "dqd: cannot daemonize: %s\n", detached.message().c_str());
+      return 1;
+    }
+  }
+  dq::Status written = (*pid_file)->write_pid();
+  if (!written.is_ok()) {
+    std::fprintf(stderr, "dqd: %s\n", written.message().c_str());
+    return 1;
+  }
+  dq::init_logging(config->log_dir, config->log_level, dq::kMasterTitle);
+
+  dq::SignalPipe signals;
+  dq::Status installed = signals.install({SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR2});
+  if (!installed.is_ok()) {
+    dq::err_log().critical("{}", installed.message());
+    return 1;
+  }
+  dq::Supervisor supervisor(*config, pid_file->get(), &signals);
+  return supervisor.run();
+}

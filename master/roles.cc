@@ -1,0 +1,28 @@
+// The roles dqd forks, with their counts from the config and entry points.
+#include "master/roles.h"
+
+#include "consumer/consumer.h"
+#include "server/server.h"
+#include "timer/timer.h"
+
+namespace dq {
+
+const std::vector<RoleSpec>& all_roles() {
+  static const std::vector<RoleSpec> kRoles = {
+      {"server", "dq-server", true, [](const Config& c) { return c.server_workers; },
+       [](const Config& c, int i, const ListenSockets& s) { return run_server(c, i, s); }, true,
+       true},
+      {"timer", "dq-timer", true, [](const Config& c) { return c.timer_processes; },
+       [](const Config& c, int i, const ListenSockets&) { return run_timer(c, i); }, false, false},
+      {"consumer", "dq-consume", true, [](const Config& c) { return c.consumer_processes; },
+       [](const Config& c, int i, const ListenSockets&) { return run_consumer(c, i); }, false,
+       false},
+  };
+  return kRoles;
+}
+
+std::string role_title(const RoleSpec& role, int index) {
+  return role.numbered ? std::string(role.title) + "_" + std::to_string(index) : role.title;
+}
+
+}  // namespace dq

@@ -1,0 +1,340 @@
+// Implements the master's supervision loop (see supervisor.h).
+#include "master/supervisor.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "master/process_title.h"
+#include "master/status_file.h"
+
+namespace dq {
+namespace {
+
+// After a reload the old generation keeps running this long, so the new
+// one has connected to Redis and is accepting before the old stops.
+constexpr int64_t kRetireGraceMs = 300;
+constexpr int kLoopTickMs = 100;
+
+}  // namespace
+
+Supervisor::Supervisor(Config config, PidFile* pid_file, SignalPipe* signals)
+    : config_(std::move(config)),
+      pid_file_(pid_file),
+      signals_(signals),
+      watch_(config_.path),
+      master_pid_(getpid()),
+      started_at_ms_(now_ms()) {}
+
+Supervisor::~Supervisor() {
+  if (getpid() == master_pid_) close_listen_sockets(&sockets_);
+}
+
+int Supervisor::run() {
+  auto opened = open_listen_sockets(config_);
+  if (!opened.is_ok()) {
+    err_log().critical("cannot start: {}", opened.status().message());
+    return 1;
+  }
+  sockets_ = *opened;
+  local_redis_.ensure_started(config_);
+  generation_ = 1;
+  err_log().info("master started (pid {}), config {}", master_pid_, config_.path);
+  spawn_generation();
+  write_status();
+
+  while (!(stopping_ && table_.children().empty())) {
+    struct pollfd wake {};
+    wake.fd = signals_->read_fd();
+    wake.events = POLLIN;
+    poll(&wake, 1, kLoopTickMs);
+    for (int signal_number : signals_->drain()) handle_signal(signal_number);
+    reap();
+    tick();
+  }
+  local_redis_.stop_all(5000);
+  close_listen_sockets(&sockets_);
+  unlink(status_file_path(config_.pid_file).c_str());
+  err_log().info("master stopped");
+  return 0;
+}
+
+void Supervisor::spawn_generation() {
+  size_t first = table_.children().size();
+  for (const auto& role : all_roles()) {
+    int count = role.count(config_);
+    for (int index = 0; index < count; ++index) {
+      Child child;
+      child.role = &role;
+      child.index = index;
+      child.generation = generation_;
+      child.title = role_title(role, index);
+      table_.children().push_back(child);
+    }
+  }
+  for (size_t slot = first; slot < table_.children().size(); ++slot) spawn(slot);
+}
+
+void Supervisor::spawn(size_t slot) {
+  Child& child = table_.children()[slot];
+  sigset_t saved;
+  SignalPipe::block_all(&saved);  // the child must never run the master's handlers
+  pid_t pid = fork();
+  if (pid == 0) run_child(child);
+  SignalPipe::restore(saved);
+  if (pid < 0) {
+    err_log().error("cannot fork {}: {}; trying again in 1 s", child.title, std::strerror(errno));
+    child.respawn_at_ms = monotonic_ms() + 1000;
+    return;
+  }
+  child.pid = pid;
+  child.started_at_ms = now_ms();
+  child.started_mono_ms = monotonic_ms();
+  child.respawn_at_ms = -1;
+  err_log().debug("started {} (pid {}, generation {})", child.title, pid, child.generation);
+}
+
+void Supervisor::run_child(const Child& child) {
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != master_pid_) _exit(0);  // the master died before prctl took effect
+  signals_->reset_in_child();
+  pid_file_->close_in_child();
+  ListenSockets sockets = sockets_;
+  if (!child.role->uses_listen_sockets) close_listen_sockets(&sockets);
+  set_process_title(child.title);
+  init_logging(config_.log_dir, config_.log_level, child.title);
+  const Config config = config_;
+  exit(child.role->run(config, child.index, sockets));
+}
+
+void Supervisor::reap() {
+  int wait_status = 0;
+  pid_t pid = 0;
+  while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) on_child_exit(pid, wait_status);
+}
+
+void Supervisor::on_child_exit(pid_t pid, int wait_status) {
+  Child* child = table_.find(pid);
+  if (child == nullptr) {
+    if (local_redis_.on_exit(pid, wait_status)) write_status();
+    return;
+  }
+  int64_t lived = monotonic_ms() - child->started_mono_ms;
+  if (child->retiring || stopping_) {
+    err_log().info("{} (pid {}, generation {}) {} after {} ms", child->title, pid,
+                   child->generation, describe_exit(wait_status), lived);
+    table_.remove(pid);
+    write_status();
+    return;
+  }
+  child->quick_deaths = lived < kQuickDeathMs ? child->quick_deaths + 1 : 1;
+  int64_t delay = respawn_delay_ms(child->quick_deaths);
+  err_log().error("{} (pid {}) {} after {} ms; {}", child->title, pid, describe_exit(wait_status),
+                  lived,
+                  delay == 0 ? std::string("respawning now")
+                             : "it keeps dying: respawning in " + std::to_string(delay) + " ms");
+  child->pid = -1;
+  child->respawn_at_ms = monotonic_ms() + delay;
+  if (delay == 0) {
+    child->restarts++;
+    spawn(static_cast<size_t>(child - table_.children().data()));
+  }
+  write_status();
+}
+
+void Supervisor::handle_signal(int signal_number) {
+  switch (signal_number) {
+    case SIGCHLD:
+      break;  // reap() runs after every wake-up
+    case SIGTERM:
+    case SIGINT:
+      begin_stop(signal_number);
+      break;
+    case SIGHUP: {
+      init_logging(config_.log_dir, config_.log_level, kMasterTitle);
+      int forwarded = 0;
+      for (const auto& child : table_.children()) {
+        if (child.pid > 0 && child.role->reopens_logs_on_hup) {
+          kill(child.pid, SIGHUP);
+          ++forwarded;
+        }
+      }
+      err_log().info("SIGHUP: log files reopened, forwarded to {} children", forwarded);
+      break;
+    }
+    case SIGUSR2:
+      watch_.remember_current();
+      reload("SIGUSR2");
+      break;
+    default:
+      break;
+  }
+}
+
+Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_sockets) {
+  *next_sockets = {};
+  if (next.server_listen == config_.server_listen) {
+    next_sockets->http_fd = sockets_.http_fd;
+  } else {
+    auto http = listen_on(next.server_listen);
+    if (!http.is_ok()) return http.status();
+    next_sockets->http_fd = *http;
+  }
+  if (next.legacy_listen == config_.legacy_listen) {
+    next_sockets->legacy_fd = sockets_.legacy_fd;
+  } else if (!next.legacy_listen.empty()) {
+    auto legacy = listen_on(next.legacy_listen);
+    if (!legacy.is_ok()) {
+      if (next_sockets->http_fd != sockets_.http_fd) close(next_sockets->http_fd);
+      return legacy.status();
+    }
+    next_sockets->legacy_fd = *legacy;
+  }
+  // The old children keep their own copies; the master drops the ones it no
+  // longer hands out, before forking, so the new generation never inherits them.
+  if (sockets_.http_fd != next_sockets->http_fd) close(sockets_.http_fd);
+  if (sockets_.legacy_fd >= 0 && sockets_.legacy_fd != next_sockets->legacy_fd)
+    close(sockets_.legacy_fd);
+  return Status::ok();
+}
+
+void Supervisor::reload(const std::string& why) {
+  if (stopping_) return;
+  auto loaded = load_config(config_.path);
+  if (!loaded.is_ok()) {
+    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
+                    loaded.status().message());
+    return;
+  }
+  Config next = *loaded;
+  if (next.pid_file != config_.pid_file) {
+    err_log().warn(
+        "reload: [master] pid_file changed to {}; it takes effect only at the next start",
+        next.pid_file);
+    next.pid_file = config_.pid_file;
+  }
+  ListenSockets next_sockets;
+  Status reopened = reopen_sockets(next, &next_sockets);
+  if (!reopened.is_ok()) {
+    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
+                    reopened.message());
+    return;
+  }
+  sockets_ = next_sockets;
+  config_ = next;
+  init_logging(config_.log_dir, config_.log_level, kMasterTitle);
+  local_redis_.ensure_started(config_);
+
+  // Retire the running generation: children waiting for a respawn are simply
+  // dropped, running ones get SIGTERM once the new generation had a moment.
+  auto& children = table_.children();
+  children.erase(
+      std::remove_if(children.begin(), children.end(),
+                     [](const Child& child) { return !child.retiring && child.pid <= 0; }),
+      children.end());
+  size_t retiring = 0;
+  for (auto& child : children) {
+    if (child.retiring) continue;
+    child.retiring = true;
+    child.term_at_ms = monotonic_ms() + kRetireGraceMs;
+    ++retiring;
+  }
+  ++generation_;
+  spawn_generation();
+  err_log().info(
+      "reload ({}): generation {} started; {} children of the old generation finish and exit", why,
+      generation_, retiring);
+  write_status();
+}
+
+void Supervisor::begin_stop(int signal_number) {
+  if (stopping_) {
+    err_log().warn("signal {} again while stopping: killing {} children now", signal_number,
+                   table_.running());
+    stop_deadline_ms_ = monotonic_ms();
+    return;
+  }
+  stopping_ = true;
+  stop_deadline_ms_ = monotonic_ms() + config_.drain_timeout_ms;
+  auto& children = table_.children();
+  children.erase(std::remove_if(children.begin(), children.end(),
+                                [](const Child& child) { return child.pid <= 0; }),
+                 children.end());
+  for (auto& child : children) kill(child.pid, SIGTERM);
+  err_log().info("signal {}: stopping; {} children drain for at most {} ms", signal_number,
+                 children.size(), config_.drain_timeout_ms);
+  write_status();
+}
+
+void Supervisor::tick() {
+  int64_t now = monotonic_ms();
+  if (stopping_) {
+    if (!stragglers_killed_ && now >= stop_deadline_ms_ && !table_.children().empty()) {
+      for (const auto& child : table_.children()) {
+        err_log().warn("{} (pid {}) still running at the drain deadline: SIGKILL", child.title,
+                       child.pid);
+        kill(child.pid, SIGKILL);
+      }
+      stragglers_killed_ = true;
+    }
+    return;
+  }
+  auto& children = table_.children();
+  for (size_t slot = 0; slot < children.size(); ++slot) {
+    Child& child = children[slot];
+    if (child.retiring) {
+      if (child.term_at_ms >= 0 && now >= child.term_at_ms) {
+        kill(child.pid, SIGTERM);
+        child.term_at_ms = -1;
+        child.kill_at_ms = now + config_.drain_timeout_ms;
+      } else if (child.kill_at_ms >= 0 && now >= child.kill_at_ms) {
+        err_log().warn(
+            "{} (pid {}, old generation {}) still running at the drain deadline: SIGKILL",
+            child.title, child.pid, child.generation);
+        kill(child.pid, SIGKILL);
+        child.kill_at_ms = -1;
+      }
+    } else if (child.pid <= 0 && child.respawn_at_ms >= 0 && now >= child.respawn_at_ms) {
+      child.restarts++;
+      spawn(slot);
+      write_status();
+    }
+  }
+  local_redis_.tick();
+  if (now >= next_watch_ms_) {
+    next_watch_ms_ = now + 1000;
+    if (watch_.changed()) reload("config file changed");
+  }
+}
+
+void Supervisor::write_status() {
+  Json children = Json::array();
+  for (const auto& child : table_.children()) {
+    const char* state = child.retiring ? "retiring" : (child.pid > 0 ? "running" : "respawning");
+    if (stopping_) state = "stopping";
+    children.push_back({{"role", child.role->name},
+                        {"index", child.index},
+                        {"title", child.title},
+                        {"pid", child.pid},
+                        {"generation", child.generation},
+                        {"started_at_ms", child.started_at_ms},
+                        {"restarts", child.restarts},
+                        {"state", state}});
+  }
+  local_redis_.append_status(&children);
+  Json status = {{"master_pid", master_pid_},    {"started_at_ms", started_at_ms_},
+                 {"generation", generation_},    {"config", config_.path},
+                 {"pid_file", config_.pid_file}, {"stopping", stopping_},
+                 {"updated_at_ms", now_ms()},    {"children", children}};
+  Status written = write_status_file(config_.pid_file, status);
+  if (!written.is_ok()) err_log().warn("{}", written.message());
+}
+
+}  // namespace dq
