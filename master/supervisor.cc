@@ -12,8 +12,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/master_status.h"
 #include "master/process_title.h"
-#include "master/status_file.h"
 
 namespace dq {
 namespace {
@@ -61,7 +61,7 @@ int Supervisor::run() {
   }
   local_redis_.stop_all(5000);
   close_listen_sockets(&sockets_);
-  unlink(status_file_path(config_.pid_file).c_str());
+  unlink(master_status_path(config_.pid_file).c_str());
   err_log().info("master stopped");
   return 0;
 }
@@ -333,7 +333,7 @@ void Supervisor::write_status() {
                  {"generation", generation_},    {"config", config_.path},
                  {"pid_file", config_.pid_file}, {"stopping", stopping_},
                  {"updated_at_ms", now_ms()},    {"children", children}};
-  Status written = write_status_file(config_.pid_file, status);
+  Status written = write_master_status(config_.pid_file, status);
   if (!written.is_ok()) err_log().warn("{}", written.message());
 }
 
