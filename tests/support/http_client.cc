@@ -19,15 +19,15 @@ HttpResult HttpClient::request(const std::string& method, const std::string& url
                                int timeout_ms) {
   HttpResult result;
   curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, method.c_str());
+  // POSTFIELDS switches the handle to POST, so a reused handle is reset to
+  // GET first and given a body only when the method carries one.
+  curl_easy_setopt(curl_, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(curl_, CURLOPT_NOBODY, method == "HEAD" ? 1L : 0L);
-  curl_easy_setopt(curl_, CURLOPT_HTTPGET, method == "GET" ? 1L : 0L);
   if (method == "POST" || method == "PUT") {
     curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, body.c_str());
     curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-  } else {
-    curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, nullptr);
   }
+  curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   headers = curl_slist_append(headers, "Expect:");
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
