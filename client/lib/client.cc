@@ -135,6 +135,7 @@ class Client::Impl {
     if (servers_.size() == 0) return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
     std::optional<Error> last;
     std::string tried;
+    last_server_.clear();
     for (size_t index : servers_.attempt_order(monotonic_ms())) {
       const std::string& server = servers_.address(index);
       HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
@@ -150,6 +151,7 @@ class Client::Impl {
         last->message = server + ": " + last->message;
       } else {
         servers_.mark_up(index);
+        last_server_ = server;
         return Answered{std::move(answer), server};
       }
       tried += (tried.empty() ? "" : "; ") + last->message;
@@ -162,6 +164,7 @@ class Client::Impl {
 
   Options options_;
   ServerList servers_;
+  std::string last_server_;
   HttpTransport transport_;
 };
 
@@ -265,5 +268,7 @@ std::vector<Client::ServerState> Client::servers() const {
   }
   return states;
 }
+
+const std::string& Client::last_server() const { return impl_->last_server_; }
 
 }  // namespace dq::client

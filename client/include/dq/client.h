@@ -167,6 +167,8 @@ class DQCLIENT_API Client {
     int64_t retry_in_ms = 0;  // when down: time left before it is tried again
   };
   std::vector<ServerState> servers() const;
+  // "host:port" of the server that answered the last call ("" when none did).
+  const std::string& last_server() const;
 
  private:
   class Impl;
