@@ -1,0 +1,536 @@
+// End-to-end tests of the master (dqd): the real build/dqd over a real
+// redis-server, its children found through /proc, driven with signals.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/redis_sync.h"
+#include "master/child_table.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+
+using dq::Json;
+using dq::test::CallbackServer;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::TestRedis;
+
+namespace {
+
+struct ProcInfo {
+  pid_t pid = 0;
+  pid_t ppid = 0;
+  char state = '?';
+  std::string title;  // /proc/PID/cmdline up to the first NUL
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool read_proc(pid_t pid, ProcInfo* info) {
+  std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  size_t close_paren = stat.rfind(')');
+  if (close_paren == std::string::npos) return false;
+  std::istringstream rest(stat.substr(close_paren + 2));
+  rest >> info->state >> info->ppid;
+  info->pid = pid;
+  std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+  info->title = cmdline.substr(0, cmdline.find('\0'));
+  return true;
+}
+
+// Live (not zombie) children of `parent`.
+std::vector<ProcInfo> children_of(pid_t parent) {
+  std::vector<ProcInfo> found;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return found;
+  while (dirent* entry = readdir(proc)) {
+    pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+    ProcInfo info;
+    if (pid > 0 && read_proc(pid, &info) && info.ppid == parent && info.state != 'Z')
+      found.push_back(info);
+  }
+  closedir(proc);
+  return found;
+}
+
+// title -> pid of the dq children (not redis-server); duplicates FAIL.
+std::map<std::string, pid_t> dq_children(pid_t parent) {
+  std::map<std::string, pid_t> titles;
+  for (const auto& child : children_of(parent)) {
+    if (child.title.rfind("dq-", 0) != 0) continue;
+    titles[child.title] = child.pid;
+  }
+  return titles;
+}
+
+bool alive(pid_t pid) {
+  ProcInfo info;
+  return read_proc(pid, &info) && info.state != 'Z';
+}
+
+bool wait_until(const std::function<bool()>& done, int timeout_ms) {
+  int64_t deadline = dq::monotonic_ms() + timeout_ms;
+  while (dq::monotonic_ms() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+std::string read_logs(const std::string& dir, const std::string& kind) {
+  std::string all;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(kind + "_", 0) == 0) all += read_text(entry.path().string());
+  }
+  return all;
+}
+
+std::set<std::string> log_files(const std::string& dir) {
+  std::set<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    names.insert(entry.path().filename().string());
+  }
+  return names;
+}
+
+DqdOptions options_for(const TestRedis& redis, int workers, int timers, int consumers) {
+  DqdOptions options;
+  options.shards = {redis.address()};
+  options.workers = workers;
+  options.timers = timers;
+  options.consumers = consumers;
+  options.drain_timeout_ms = 3000;
+  return options;
+}
+
+// Background producer of GET /healthz (or adds), counting failures.
+class RequestLoop {
+ public:
+  explicit RequestLoop(std::function<bool(HttpClient&, int)> one) : one_(std::move(one)) {
+    thread_ = std::thread([this] {
+      HttpClient http;
+      for (int n = 0; !stop_; ++n) {
+        if (one_(http, n)) {
+          ++ok_;
+        } else {
+          ++failed_;
+        }
+      }
+    });
+  }
+  ~RequestLoop() { stop(); }
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  int ok() const { return ok_; }
+  int failed() const { return failed_; }
+
+ private:
+  std::function<bool(HttpClient&, int)> one_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> ok_{0};
+  std::atomic<int> failed_{0};
+  std::thread thread_;
+};
+
+RequestLoop healthz_loop(const DqdProcess& dqd) {
+  std::string url = dqd.base_url() + "/healthz";
+  return RequestLoop([url](HttpClient& http, int) { return http.get(url).status == 200; });
+}
+
+}  // namespace
+
+TEST_CASE("respawn backoff: at once, then 0.5 s doubling up to 30 s") {
+  CHECK(dq::respawn_delay_ms(1) == 0);
+  CHECK(dq::respawn_delay_ms(2) == 500);
+  CHECK(dq::respawn_delay_ms(3) == 1000);
+  CHECK(dq::respawn_delay_ms(4) == 2000);
+  CHECK(dq::respawn_delay_ms(9) == 30000);
+  CHECK(dq::respawn_delay_ms(100) == 30000);
+}
+
+TEST_CASE("dqd forks every role with its process title and count") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 2, 1, 2));
+  dqd.start();
+  std::map<std::string, pid_t> titles;
+  REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 5; }, 3000));
+  std::set<std::string> names;
+  for (const auto& entry : titles) names.insert(entry.first);
+  CHECK(names == std::set<std::string>{"dq-server_0", "dq-server_1", "dq-timer_0", "dq-consume_0",
+                                       "dq-consume_1"});
+  // The kernel's short name is set too (top, /proc/PID/comm).
+  CHECK(read_text("/proc/" + std::to_string(titles["dq-timer_0"]) + "/comm") == "dq-timer_0\n");
+  // No child of a child: every role is a direct child of the master.
+  for (const auto& entry : titles) CHECK(dq_children(entry.second).empty());
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("kill -9 of any child: back within 1 s while the service keeps answering") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 2, 1, 1));
+  dqd.start();
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 4; }, 3000));
+  RequestLoop loop = healthz_loop(dqd);
+  for (const std::string title : {"dq-server_0", "dq-timer_0", "dq-consume_0", "dq-server_1"}) {
+    CAPTURE(title);
+    pid_t old_pid = dq_children(dqd.pid())[title];
+    REQUIRE(old_pid > 0);
+    int64_t killed_at = dq::monotonic_ms();
+    REQUIRE(kill(old_pid, SIGKILL) == 0);
+    pid_t new_pid = 0;
+    bool back = wait_until(
+        [&] {
+          auto now = dq_children(dqd.pid());
+          new_pid = now.count(title) ? now[title] : 0;
+          return new_pid > 0 && new_pid != old_pid;
+        },
+        1000);
+    CHECK(back);
+    CHECK(dq::monotonic_ms() - killed_at <= 1000);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  loop.stop();
+  CHECK(loop.ok() > 0);
+  CHECK(loop.failed() == 0);
+  CHECK(read_logs(dqd.log_dir(), "err").find("dq-server_0 (pid") != std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("USR2: a new generation replaces every child, no request fails, the master stays") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 2, 1, 2));
+  dqd.add_topic("reload");
+  dqd.start();
+  std::map<std::string, pid_t> before;
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 5; }, 3000));
+  pid_t master = dqd.pid();
+
+  std::string jobs = dqd.jobs_url("reload");
+  RequestLoop adds([jobs](HttpClient& http, int n) {
+    Json job{{"id", "r-" + std::to_string(n)}, {"body", n}, {"delay", 600}};
+    return http.post(jobs, job.dump()).status == 201;
+  });
+  RequestLoop health = healthz_loop(dqd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(kill(master, SIGUSR2) == 0);
+
+  bool replaced = wait_until(
+      [&] {
+        auto now = dq_children(master);
+        if (now.size() != before.size()) return false;
+        for (const auto& entry : before) {
+          if (now[entry.first] == entry.second || alive(entry.second)) return false;
+        }
+        return true;
+      },
+      5000);
+  CHECK(replaced);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  adds.stop();
+  health.stop();
+  CHECK(adds.ok() > 0);
+  CHECK(adds.failed() == 0);
+  CHECK(health.failed() == 0);
+  CHECK(dqd.pid() == master);
+  CHECK(dqd.running());
+  CHECK(read_logs(dqd.log_dir(), "err").find("reload (SIGUSR2): generation 2 started") !=
+        std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("a bad config is rejected on reload and the old generation keeps running") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 1, 1));
+  dqd.start();
+  std::map<std::string, pid_t> before;
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 3; }, 3000));
+
+  {
+    std::ofstream out(dqd.config_path(), std::ios::app);
+    out << "[server]\nworkers = many\n";
+  }
+  REQUIRE(kill(dqd.pid(), SIGUSR2) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // also past one config-watch poll
+  CHECK(dq_children(dqd.pid()) == before);
+  CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
+  std::string errors = read_logs(dqd.log_dir(), "err");
+  CHECK(errors.find("rejected, generation 1 keeps running") != std::string::npos);
+  CHECK(errors.find("server.workers") != std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("a changed config file reloads on its own") {
+  TestRedis redis;
+  DqdOptions options = options_for(redis, 1, 0, 0);
+  DqdProcess dqd(options);
+  dqd.start();
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 1; }, 3000));
+  options.workers = 2;
+  options.timers = 1;
+  dqd.rewrite_config(options);
+  bool reloaded = wait_until(
+      [&] {
+        auto now = dq_children(dqd.pid());
+        return now.size() == 3 && now.count("dq-server_1") && now.count("dq-timer_0");
+      },
+      4000);
+  CHECK(reloaded);
+  CHECK(read_logs(dqd.log_dir(), "err").find("reload (config file changed)") != std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("SIGTERM: every child gone within the drain deadline, exit 0, pid file removed") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 2, 1, 2));
+  dqd.start();
+  std::map<std::string, pid_t> children;
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 5; }, 3000));
+  std::string pid_file = dqd.dir() + "/dqd.pid";
+  CHECK(std::filesystem::exists(pid_file));
+  int64_t started = dq::monotonic_ms();
+  CHECK(dqd.stop(3000 + 1000) == 0);
+  CHECK(dq::monotonic_ms() - started < 3000 + 1000);
+  for (const auto& entry : children) {
+    CAPTURE(entry.first);
+    CHECK_FALSE(alive(entry.second));
+  }
+  CHECK_FALSE(std::filesystem::exists(pid_file));
+  CHECK_FALSE(std::filesystem::exists(pid_file + ".status.json"));
+}
+
+TEST_CASE("children exit when the master is killed (no orphans)") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 1, 1));
+  dqd.start();
+  std::map<std::string, pid_t> children;
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  dqd.kill9();
+  bool gone = wait_until(
+      [&] {
+        for (const auto& entry : children) {
+          if (alive(entry.second)) return false;
+        }
+        return true;
+      },
+      4000);
+  CHECK(gone);
+}
+
+TEST_CASE("a second dqd on the same pid file refuses to start") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 0, 0));
+  dqd.start();
+  std::string output;
+  int rc =
+      dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path()}, &output);
+  CHECK(rc != 0);
+  CHECK(output.find("another master is running (pid " + std::to_string(dqd.pid())) !=
+        std::string::npos);
+  CHECK(output.find(dqd.dir() + "/dqd.pid") != std::string::npos);
+  // The first master is untouched.
+  CHECK(dqd.running());
+  CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("--test-config checks the file and exits") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 0, 0));
+  std::string output;
+  CHECK(dq::test::run_command(
+            {std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path(), "--test-config"},
+            &output) == 0);
+  CHECK(output.find("is valid") != std::string::npos);
+  {
+    std::ofstream out(dqd.config_path(), std::ios::app);
+    out << "[server]\nworkerz = 2\n";
+  }
+  CHECK(dq::test::run_command(
+            {std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path(), "--test-config"},
+            &output) == 1);
+  CHECK(output.find("unknown key server.workerz") != std::string::npos);
+}
+
+TEST_CASE("log files per kind per day, with the process title on each line") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdProcess dqd(options_for(redis, 1, 1, 1));
+  dqd.add_topic("logged", callback.url());
+  dqd.start();
+  HttpClient http;
+  REQUIRE(http.post(dqd.jobs_url("logged"), Json{{"id", "log-1"}, {"body", 1}, {"delay", 0}}.dump())
+              .status == 201);
+  REQUIRE(callback.wait_for(1, 5000));
+  kill(dqd.pid(), SIGHUP);  // reopens the files; must not kill anyone
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(dq_children(dqd.pid()).size() == 3);
+
+  std::string day = [] {
+    char text[16];
+    time_t now = time(nullptr);
+    struct tm local {};
+    localtime_r(&now, &local);
+    strftime(text, sizeof(text), "%Y%m%d", &local);
+    return std::string(text);
+  }();
+  auto files = log_files(dqd.log_dir());
+  CHECK(files.count("request_" + day + ".log") == 1);
+  CHECK(files.count("notify_" + day + ".log") == 1);
+  CHECK(files.count("err_" + day + ".log") == 1);
+  CHECK(wait_until(
+      [&] {
+        return read_logs(dqd.log_dir(), "notify").find("[dq-consume_0 ") != std::string::npos;
+      },
+      2000));
+  CHECK(read_logs(dqd.log_dir(), "request").find("[dq-server_0 ") != std::string::npos);
+  std::string errors = read_logs(dqd.log_dir(), "err");
+  CHECK(errors.find("[dq-master ") != std::string::npos);
+  CHECK(errors.find("SIGHUP: log files reopened") != std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("dqctl status lists the master and its children") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 1, 1));
+  dqd.start();
+  std::map<std::string, pid_t> children;
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  std::string dqctl = std::string(DQ_BUILD_DIR) + "/dqctl";
+  std::string output;
+  REQUIRE(dq::test::run_command({dqctl, "-c", dqd.config_path(), "status"}, &output) == 0);
+  CHECK(output.find("master pid " + std::to_string(dqd.pid())) != std::string::npos);
+  for (const auto& entry : children) {
+    CAPTURE(entry.first);
+    CHECK(output.find(entry.first) != std::string::npos);
+    CHECK(output.find(std::to_string(entry.second)) != std::string::npos);
+  }
+
+  // A killed child shows one restart and its new pid.
+  kill(children["dq-timer_0"], SIGKILL);
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid())["dq-timer_0"] != children["dq-timer_0"]; },
+                     1000));
+  REQUIRE(dq::test::run_command({dqctl, "-c", dqd.config_path(), "--json", "status"}, &output) ==
+          0);
+  Json status = Json::parse(output);
+  CHECK(status["alive"] == true);
+  CHECK(status["master_pid"] == dqd.pid());
+  REQUIRE(status["children"].size() == 3);
+  for (const auto& child : status["children"]) {
+    CHECK(child["pid"] == dq_children(dqd.pid())[child["title"].get<std::string>()]);
+    CHECK(child["restarts"] == (child["title"] == "dq-timer_0" ? 1 : 0));
+  }
+
+  CHECK(dqd.stop() == 0);
+  CHECK(dq::test::run_command({dqctl, "-c", dqd.config_path(), "status"}, &output) == 3);
+  CHECK(output.find("not running") != std::string::npos);
+}
+
+TEST_CASE("start_local: a loopback shard that is down gets a supervised redis-server") {
+  int port = dq::test::free_port();
+  DqdOptions options;
+  options.shards = {"127.0.0.1:" + std::to_string(port)};
+  options.extra_ini = "[redis]\nstart_local = yes\n";
+  DqdProcess dqd(options);
+  dqd.start();  // waits for /healthz
+  dq::RedisConnection redis(dq::ShardAddress{"127.0.0.1", port, ""}, 500, 500);
+  CHECK(redis.command({"PING"}).is_ok());
+  CHECK(std::filesystem::exists(dqd.dir() + "/redis-" + std::to_string(port) + "/appendonlydir"));
+  pid_t redis_pid = 0;
+  for (const auto& child : children_of(dqd.pid())) {
+    if (child.title.find("redis-server") != std::string::npos) redis_pid = child.pid;
+  }
+  CHECK(redis_pid > 0);
+  // The API sees the shard up.
+  CHECK(wait_until(
+      [&] { return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200; },
+      3000));
+  CHECK(dqd.stop() == 0);
+  CHECK_FALSE(alive(redis_pid));
+  redis.disconnect();
+  CHECK_FALSE(redis.command({"PING"}).is_ok());
+}
+
+TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, nothing twice") {
+  TestRedis redis;
+  CallbackServer callback;
+  callback.set_responder([](const dq::test::RecordedRequest&, size_t n) {
+    return dq::test::CallbackAnswer{200,
+                                    static_cast<int>(n % 5) * 20};  // some in flight at reload time
+  });
+  DqdProcess dqd(options_for(redis, 2, 1, 2));
+  dqd.add_topic("stream", callback.url());
+  dqd.start();
+  pid_t master = dqd.pid();
+  std::map<std::string, pid_t> before;
+  REQUIRE(wait_until([&] { return (before = dq_children(master)).size() == 5; }, 3000));
+
+  std::string jobs = dqd.jobs_url("stream");
+  std::atomic<int> added{0};
+  RequestLoop adds([jobs, &added](HttpClient& http, int n) {
+    Json job{{"id", "s-" + std::to_string(n)}, {"body", n}, {"delay", 0.1}};
+    bool ok = http.post(jobs, job.dump()).status == 201;
+    if (ok) ++added;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return ok;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  REQUIRE(kill(master, SIGUSR2) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  REQUIRE(kill(master, SIGUSR2) == 0);  // and again, while deliveries go on
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  adds.stop();
+  CHECK(adds.failed() == 0);
+  int total = added.load();
+  REQUIRE(total > 100);
+
+  CHECK(callback.wait_for(static_cast<size_t>(total), 15000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a duplicate would arrive now
+  std::map<std::string, int> deliveries;
+  for (const auto& request : callback.requests()) deliveries[request.header("x-dq-id")]++;
+  int missing = 0;
+  int twice = 0;
+  for (int n = 0; n < total; ++n) {
+    auto it = deliveries.find("s-" + std::to_string(n));
+    if (it == deliveries.end()) {
+      ++missing;
+    } else if (it->second > 1) {
+      ++twice;
+    }
+  }
+  CHECK(missing == 0);
+  CHECK(twice == 0);
+  CHECK(deliveries.size() == static_cast<size_t>(total));
+
+  auto after = dq_children(master);
+  CHECK(after.size() == before.size());
+  for (const auto& entry : before) CHECK(after[entry.first] != entry.second);
+  CHECK(dqd.stop() == 0);
+}
