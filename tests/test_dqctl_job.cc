@@ -1,0 +1,214 @@
+// Runs the built dqctl binary's job commands (add, get, del, add --batch)
+// against a real dqd and checks output, --json output and exit codes.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/redis_server.h"
+
+using dq::Json;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::TestRedis;
+
+namespace {
+
+struct Env {
+  TestRedis redis;
+  std::unique_ptr<DqdProcess> dqd;
+  Env() {
+    DqdOptions options;
+    options.shards = {redis.address()};
+    dqd = std::make_unique<DqdProcess>(options);
+    dqd->add_topic("orders");
+    dqd->start();
+  }
+  std::string server() const { return "127.0.0.1:" + std::to_string(dqd->http_port()); }
+};
+
+Env& env() {
+  static Env instance;
+  return instance;
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Runs build/dqctl with args; stdin_text is fed on its standard input.
+RunResult dqctl(const std::vector<std::string>& args, const std::string& stdin_text = "") {
+  std::string dir = env().dqd->dir();
+  std::string in_path = dir + "/ctl-stdin.txt";
+  std::string out_path = dir + "/ctl-stdout.txt";
+  std::string err_path = dir + "/ctl-stderr.txt";
+  std::ofstream(in_path) << stdin_text;
+  std::vector<std::string> argv = {DQ_BUILD_DIR "/dqctl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int in = open(in_path.c_str(), O_RDONLY);
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> raw;
+    for (auto& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    execv(raw[0], raw.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  RunResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.out = read_file(out_path);
+  result.err = read_file(err_path);
+  return result;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::vector<Json> json_lines(const std::string& text) {
+  std::vector<Json> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(Json::parse(line, nullptr, false));
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("add, get, del: output and exit codes") {
+  std::string s = env().server();
+  RunResult added = dqctl({"-s", s, "add", "orders", "ctl-1", R"({"a":1})", "--delay", "600"});
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  CHECK(contains(added.out, "added orders/ctl-1, due "));
+
+  RunResult got = dqctl({"-s", s, "get", "orders", "ctl-1"});
+  CHECK(got.exit_code == 0);
+  CHECK(contains(got.out, "state:    delayed"));
+  CHECK(contains(got.out, R"(body:     {"a":1})"));
+
+  RunResult got_json = dqctl({"-s", s, "--json", "get", "orders", "ctl-1"});
+  CHECK(got_json.exit_code == 0);
+  Json job = Json::parse(got_json.out, nullptr, false);
+  REQUIRE(job.is_object());
+  CHECK(job["body"] == Json{{"a", 1}});
+  CHECK(job["state"] == "delayed");
+
+  RunResult duplicate = dqctl({"-s", s, "add", "orders", "ctl-1", "1"});
+  CHECK(duplicate.exit_code == 1);
+  CHECK(contains(duplicate.err, "Conflict (409)"));
+
+  RunResult deleted = dqctl({"-s", s, "del", "orders", "ctl-1"});
+  CHECK(deleted.exit_code == 0);
+  CHECK(contains(deleted.out, "deleted orders/ctl-1"));
+
+  RunResult missing = dqctl({"-s", s, "get", "orders", "ctl-1"});
+  CHECK(missing.exit_code == 1);
+  CHECK(contains(missing.err, "NotFound (404)"));
+  CHECK(missing.out.empty());
+
+  RunResult missing_json = dqctl({"-s", s, "del", "orders", "ctl-1", "--json"});
+  CHECK(missing_json.exit_code == 1);
+  Json error = Json::parse(missing_json.out, nullptr, false);
+  REQUIRE(error.is_object());
+  CHECK(error["code"] == "NotFound");
+  CHECK(error["http_status"] == 404);
+
+  RunResult unknown_topic = dqctl({"-s", s, "add", "nope", "x", "1"});
+  CHECK(unknown_topic.exit_code == 1);
+  CHECK(contains(unknown_topic.err, "unknown topic"));
+}
+
+TEST_CASE("add --at and --json print the server's answer") {
+  int64_t at = dq::now_ms() / 1000 + 3600;
+  RunResult added = dqctl({"-s", env().server(), "--json", "add", "orders", "ctl-at", R"("text")", "--at",
+                           std::to_string(at)});
+  CHECK(added.exit_code == 0);
+  Json answer = Json::parse(added.out, nullptr, false);
+  REQUIRE(answer.is_object());
+  CHECK(answer["due_at_ms"] == at * 1000);
+  CHECK(answer["id"] == "ctl-at");
+
+  RunResult bad_time = dqctl({"-s", env().server(), "add", "orders", "ctl-at2", "1", "--at", "2026-13-01 00:00:00"});
+  CHECK(bad_time.exit_code == 1);
+  CHECK(contains(bad_time.err, "InvalidArgument (400)"));
+}
+
+TEST_CASE("usage errors exit 2; an unreachable service exits 3; a dead first server fails over") {
+  std::string s = env().server();
+  RunResult not_json = dqctl({"-s", s, "add", "orders", "x", "plain text"});
+  CHECK(not_json.exit_code == 2);
+  CHECK(contains(not_json.err, "BODY must be JSON"));
+  CHECK(dqctl({"-s", s, "add", "orders", "x"}).exit_code == 2);
+  CHECK(dqctl({"-s", s, "add", "orders", "x", "1", "--delay", "1", "--at", "1"}).exit_code == 2);
+  CHECK(dqctl({"-s", s, "add", "orders", "x", "1", "--delay", "soon"}).exit_code == 2);
+  CHECK(dqctl({"-s", s, "get", "orders"}).exit_code == 2);
+  CHECK(dqctl({"-s", s, "del", "orders", "x", "--frobnicate"}).exit_code == 2);
+
+  std::string dead = "127.0.0.1:" + std::to_string(dq::test::free_port());
+  RunResult unreachable = dqctl({"-s", dead, "get", "orders", "x"});
+  CHECK(unreachable.exit_code == 3);
+  CHECK(contains(unreachable.err, "Unavailable"));
+
+  RunResult failover = dqctl({"-s", dead + "," + s, "add", "orders", "ctl-fo", "1"});
+  CHECK_MESSAGE(failover.exit_code == 0, failover.err);
+}
+
+TEST_CASE("add --batch: JSON lines from a file or stdin, one result per line") {
+  std::string file = env().dqd->dir() + "/jobs.jsonl";
+  std::ofstream(file) << R"({"id":"b-1","body":{"n":1},"delay":60})" << "\n"
+                      << "\n"
+                      << R"(not json)" << "\n"
+                      << R"({"id":"b-2","body":"two","at":"2030-01-01 00:00:00"})" << "\n"
+                      << R"({"id":"b-1","body":1})" << "\n"
+                      << R"({"id":"b-3","body":[3],"topic":"orders"})" << "\n";
+  RunResult batch = dqctl({"-s", env().server(), "add", "orders", "--batch", file});
+  CHECK(batch.exit_code == 1);  // two lines failed
+  CHECK(contains(batch.out, "line 1 orders/b-1: added"));
+  CHECK(contains(batch.out, "line 3 orders/: failed: InvalidArgument"));
+  CHECK(contains(batch.out, "line 4 orders/b-2: added"));
+  CHECK(contains(batch.out, "line 5 orders/b-1: failed: Conflict (409)"));
+  CHECK(contains(batch.out, "line 6 orders/b-3: added"));
+  CHECK(contains(batch.err, "3 jobs added, 2 failed"));
+  CHECK(dqctl({"-s", env().server(), "get", "orders", "b-3"}).exit_code == 0);
+
+  std::string input = R"({"id":"s-1","body":1,"topic":"orders"})" "\n" R"({"id":"s-2","body":2,"topic":"orders"})" "\n";
+  RunResult from_stdin = dqctl({"-s", env().server(), "--json", "add", "--batch", "-"}, input);
+  CHECK_MESSAGE(from_stdin.exit_code == 0, from_stdin.err);
+  auto lines = json_lines(from_stdin.out);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0]["id"] == "s-1");
+  CHECK(lines[0]["status"] == 201);
+  CHECK(lines[0]["due_at_ms"].is_number_integer());
+  CHECK(lines[1]["line"] == 2);
+
+  RunResult no_topic = dqctl({"-s", env().server(), "add", "--batch", "-"}, R"({"id":"x","body":1})" "\n");
+  CHECK(no_topic.exit_code == 1);
+  CHECK(contains(no_topic.out, "no topic"));
+  CHECK(dqctl({"-s", env().server(), "add", "orders", "--batch", "/nonexistent/file"}).exit_code == 2);
+}
