@@ -39,6 +39,15 @@ const Topic* TopicCache::find(const std::string& name) const {
   return it == topics_.end() ? nullptr : &it->second;
 }
 
+const Topic* TopicCache::find_or_reload(const std::string& name, int64_t min_age_ms) {
+  const Topic* topic = find(name);
+  if (topic == nullptr) {
+    refresh_if_older(min_age_ms);
+    topic = find(name);
+  }
+  return topic;
+}
+
 std::vector<Topic> TopicCache::online() const {
   std::vector<Topic> result;
   for (const auto& entry : topics_) {

@@ -25,6 +25,9 @@ class TopicCache {
   void refresh_if_older(int64_t interval_ms);
 
   const Topic* find(const std::string& name) const;  // nullptr when unknown
+  // find(), but a name the snapshot does not know triggers a refresh first
+  // (at most every min_age_ms), so a topic added a moment ago is found.
+  const Topic* find_or_reload(const std::string& name, int64_t min_age_ms = 200);
   std::vector<Topic> online() const;
   const std::map<std::string, Topic>& all() const { return topics_; }
 

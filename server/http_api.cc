@@ -280,7 +280,7 @@ JobStore& HttpApi::blocking_store() {
 // (common/job_store.h) rather than a second, async copy of its logic.
 void HttpApi::dead_letters(evhttp_request* request, const std::string& topic, const std::vector<std::string>& path) {
   evhttp_cmd_type method = evhttp_request_get_command(request);
-  if (!valid_topic(topic) || topics_.find(topic) == nullptr) {
+  if (!valid_topic(topic) || topics_.find_or_reload(topic) == nullptr) {
     return finish(request, "dead", 404, Json{{"error", "unknown topic '" + topic + "'"}});
   }
   auto fail = [&](const Status& status) {

@@ -38,24 +38,24 @@ Result<int64_t> due_from_at(const Json& at, int64_t now_ms) {
 
 }  // namespace
 
-Status check_topic(const std::string& topic, const TopicCache& topics) {
+Status check_topic(const std::string& topic, TopicCache& topics) {
   if (!valid_topic(topic)) {
     return Status(Code::kInvalid, "topic '" + topic + "' is not valid: use 1-64 of A-Z a-z 0-9 _ . -");
   }
-  const Topic* found = topics.find(topic);
+  const Topic* found = topics.find_or_reload(topic);
   if (found == nullptr) return Status(Code::kNotFound, "unknown topic '" + topic + "'");
   if (!found->online) return Status(Code::kNotFound, "topic '" + topic + "' is offline");
   return Status::ok();
 }
 
-Status check_topic_and_id(const std::string& topic, const std::string& id, const TopicCache& topics) {
+Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
   if (!status.is_ok()) return status;
   if (!valid_id(id)) return Status(Code::kInvalid, "id '" + id + "' is not valid: use 1-128 of A-Z a-z 0-9 _ . : @ -");
   return Status::ok();
 }
 
-Result<AddRequest> build_add_request(const std::string& topic, const Json& job, const TopicCache& topics,
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {
   if (!job.is_object()) return Status(Code::kInvalid, "a job must be a JSON object with id and body");
   auto id = job.find("id");

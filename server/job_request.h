@@ -23,11 +23,11 @@ struct AddRequest {
 // unix seconds or "YYYY-MM-DD HH:MM:SS" (server local time). Neither: the
 // topic's default delay. Errors: kInvalid (400), kNotFound for an unknown or
 // offline topic (404), kTooLarge (413).
-Result<AddRequest> build_add_request(const std::string& topic, const Json& job, const TopicCache& topics,
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
 
 // Topic must be valid, known and online; id must be valid. For get/del.
-Status check_topic_and_id(const std::string& topic, const std::string& id, const TopicCache& topics);
-Status check_topic(const std::string& topic, const TopicCache& topics);
+Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
+Status check_topic(const std::string& topic, TopicCache& topics);
 
 }  // namespace dq

@@ -267,3 +267,15 @@ TEST_CASE("healthz and metrics") {
   CHECK(metrics.body.find("dq_http_responses_total{route=\"add\",code=\"201\"} 1") != std::string::npos);
   CHECK(metrics.body.find("dq_redis_shard_up{shard=\"" + redis.address() + "\"} 1") != std::string::npos);
 }
+
+TEST_CASE("a topic registered while dqd runs takes jobs at once") {
+  TestRedis redis;
+  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 60000, 5000, true, ""});
+  dqd.start();
+  HttpClient http;
+  CHECK(http.post(dqd.jobs_url("fresh"), job("f-1", 1, 5).dump()).status == 404);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  dqd.add_topic("fresh");
+  // registry_refresh_ms is a minute here: only the reload on a miss can find it.
+  CHECK(http.post(dqd.jobs_url("fresh"), job("f-1", 1, 5).dump()).status == 201);
+}
