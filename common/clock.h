@@ -8,8 +8,8 @@
 
 namespace dq {
 
-int64_t now_ms();           // wall clock
-int64_t monotonic_ms();     // for timeouts and intervals
+int64_t now_ms();        // wall clock
+int64_t monotonic_ms();  // for timeouts and intervals
 
 // "YYYY-MM-DD HH:MM:SS" in the server's local time zone -> ms. Rejects
 // anything else, including impossible dates like 2026-02-30.

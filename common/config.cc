@@ -27,7 +27,8 @@ std::string resolve(const std::filesystem::path& base, const std::string& path) 
   return (base / p).lexically_normal().string();
 }
 
-Status parse_int(const std::string& key, const std::string& text, int64_t min, int64_t max, int64_t* out) {
+Status parse_int(const std::string& key, const std::string& text, int64_t min, int64_t max,
+                 int64_t* out) {
   try {
     size_t used = 0;
     long long value = std::stoll(text, &used);
@@ -57,7 +58,8 @@ bool parse_host_port(const std::string& text, std::string* host, int* port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size()) return false;
   std::string port_text = text.substr(colon + 1);
-  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5) return false;
+  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5)
+    return false;
   int value = std::stoi(port_text);
   if (value < 1 || value > 65535) return false;
   *host = text.substr(0, colon);
@@ -118,14 +120,29 @@ Result<Config> load_config(const std::string& path) {
     if (!status.is_ok()) return status;
   }
 
-  static const std::set<std::string> kKnown = {
-      "server.listen", "server.workers", "server.legacy_listen", "server.max_body_bytes",
-      "server.max_batch_jobs", "redis.shards", "redis.connect_timeout_ms",
-      "redis.command_timeout_ms", "redis.start_local", "sqlite.path", "log.dir", "log.level",
-      "delivery.backoff_unit_ms", "delivery.default_max_attempts", "delivery.lease_margin_ms",
-      "timer.processes", "timer.batch", "timer.max_sleep_ms", "consumer.processes",
-      "consumer.concurrency", "master.pid_file", "master.drain_timeout_ms",
-      "master.registry_refresh_ms"};
+  static const std::set<std::string> kKnown = {"server.listen",
+                                               "server.workers",
+                                               "server.legacy_listen",
+                                               "server.max_body_bytes",
+                                               "server.max_batch_jobs",
+                                               "redis.shards",
+                                               "redis.connect_timeout_ms",
+                                               "redis.command_timeout_ms",
+                                               "redis.start_local",
+                                               "sqlite.path",
+                                               "log.dir",
+                                               "log.level",
+                                               "delivery.backoff_unit_ms",
+                                               "delivery.default_max_attempts",
+                                               "delivery.lease_margin_ms",
+                                               "timer.processes",
+                                               "timer.batch",
+                                               "timer.max_sleep_ms",
+                                               "consumer.processes",
+                                               "consumer.concurrency",
+                                               "master.pid_file",
+                                               "master.drain_timeout_ms",
+                                               "master.registry_refresh_ms"};
   for (const auto& entry : values) {
     if (kKnown.count(entry.first) == 0) {
       return Status(Code::kInvalid, path + ": unknown key " + entry.first);
@@ -135,24 +152,30 @@ Result<Config> load_config(const std::string& path) {
   std::string host;
   int port = 0;
   if (!parse_host_port(config.server_listen, &host, &port)) {
-    return Status(Code::kInvalid, "server.listen = '" + config.server_listen + "' is not host:port");
+    return Status(Code::kInvalid,
+                  "server.listen = '" + config.server_listen + "' is not host:port");
   }
   if (!config.legacy_listen.empty() && !parse_host_port(config.legacy_listen, &host, &port)) {
-    return Status(Code::kInvalid, "server.legacy_listen = '" + config.legacy_listen + "' is not host:port");
+    return Status(Code::kInvalid,
+                  "server.legacy_listen = '" + config.legacy_listen + "' is not host:port");
   }
-  auto shards = parse_shard_list(values.count("redis.shards") ? values["redis.shards"] : "127.0.0.1:6379");
+  auto shards =
+      parse_shard_list(values.count("redis.shards") ? values["redis.shards"] : "127.0.0.1:6379");
   if (!shards.is_ok()) return Status(Code::kInvalid, "redis.shards: " + shards.status().message());
   if (shards->empty()) return Status(Code::kInvalid, "redis.shards lists no shard");
   config.shards = *shards;
 
-  static const std::set<std::string> kLevels = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  static const std::set<std::string> kLevels = {"trace", "debug",    "info", "warn",
+                                                "error", "critical", "off"};
   if (kLevels.count(config.log_level) == 0) {
-    return Status(Code::kInvalid, "log.level = '" + config.log_level + "' is not one of trace|debug|info|warn|error|critical|off");
+    return Status(Code::kInvalid, "log.level = '" + config.log_level +
+                                      "' is not one of trace|debug|info|warn|error|critical|off");
   }
 
   config.sqlite_path = resolve(base, config.sqlite_path.empty() ? "dq.db" : config.sqlite_path);
   config.log_dir = resolve(base, config.log_dir.empty() ? "logs" : config.log_dir);
-  config.pid_file = config.pid_file.empty() ? config.log_dir + "/dqd.pid" : resolve(base, config.pid_file);
+  config.pid_file =
+      config.pid_file.empty() ? config.log_dir + "/dqd.pid" : resolve(base, config.pid_file);
   return config;
 }
 

@@ -20,11 +20,16 @@ bool is_name_char(char c) {
 
 const char* state_name(JobState state) {
   switch (state) {
-    case JobState::kDelayed: return "delayed";
-    case JobState::kReady: return "ready";
-    case JobState::kWorking: return "working";
-    case JobState::kRetrying: return "retrying";
-    case JobState::kDead: return "dead";
+    case JobState::kDelayed:
+      return "delayed";
+    case JobState::kReady:
+      return "ready";
+    case JobState::kWorking:
+      return "working";
+    case JobState::kRetrying:
+      return "retrying";
+    case JobState::kDead:
+      return "dead";
   }
   return "unknown";
 }
@@ -48,12 +53,23 @@ bool parse_job_record(std::string_view record, Job* job) {
   // state|attempts|due|created|body
   if (record.size() < 2 || record[1] != '|') return false;
   switch (record[0]) {
-    case 'd': job->state = JobState::kDelayed; break;
-    case 'r': job->state = JobState::kReady; break;
-    case 'w': job->state = JobState::kWorking; break;
-    case 'y': job->state = JobState::kRetrying; break;
-    case 'x': job->state = JobState::kDead; break;
-    default: return false;
+    case 'd':
+      job->state = JobState::kDelayed;
+      break;
+    case 'r':
+      job->state = JobState::kReady;
+      break;
+    case 'w':
+      job->state = JobState::kWorking;
+      break;
+    case 'y':
+      job->state = JobState::kRetrying;
+      break;
+    case 'x':
+      job->state = JobState::kDead;
+      break;
+    default:
+      return false;
   }
   std::string_view rest = record.substr(2);
   int64_t numbers[3];

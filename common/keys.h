@@ -9,10 +9,10 @@ namespace dq::keys {
 
 inline const std::string kPrefix = "{dq}:";
 
-inline std::string jobs() { return kPrefix + "jobs"; }          // hash: job key -> record
-inline std::string delayed() { return kPrefix + "delayed"; }    // zset: due ms
-inline std::string working() { return kPrefix + "working"; }    // zset: lease deadline ms
-inline std::string errors() { return kPrefix + "errors"; }      // hash: job key -> "ms|error"
+inline std::string jobs() { return kPrefix + "jobs"; }        // hash: job key -> record
+inline std::string delayed() { return kPrefix + "delayed"; }  // zset: due ms
+inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms
+inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string ready_prefix() { return kPrefix + "ready:"; }
 inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
 inline std::string dead(std::string_view topic) { return kPrefix + "dead:" + std::string(topic); }

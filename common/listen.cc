@@ -14,18 +14,22 @@ namespace dq {
 Result<int> listen_on(const std::string& host_port) {
   std::string host;
   int port = 0;
-  if (!parse_host_port(host_port, &host, &port)) return Status(Code::kInvalid, "bad address " + host_port);
+  if (!parse_host_port(host_port, &host, &port))
+    return Status(Code::kInvalid, "bad address " + host_port);
   struct addrinfo hints {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
   struct addrinfo* found = nullptr;
   std::string port_text = std::to_string(port);
-  int rc = getaddrinfo(host.empty() || host == "*" ? nullptr : host.c_str(), port_text.c_str(), &hints, &found);
-  if (rc != 0) return Status(Code::kInvalid, "cannot resolve " + host_port + ": " + gai_strerror(rc));
+  int rc = getaddrinfo(host.empty() || host == "*" ? nullptr : host.c_str(), port_text.c_str(),
+                       &hints, &found);
+  if (rc != 0)
+    return Status(Code::kInvalid, "cannot resolve " + host_port + ": " + gai_strerror(rc));
   std::string last_error = "no address";
   for (auto* info = found; info != nullptr; info = info->ai_next) {
-    int fd = socket(info->ai_family, info->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, info->ai_protocol);
+    int fd = socket(info->ai_family, info->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                    info->ai_protocol);
     if (fd < 0) continue;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));

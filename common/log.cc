@@ -19,13 +19,16 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::
                                             bool echo_to_stderr) {
   std::vector<spdlog::sink_ptr> sinks;
   if (!dir.empty()) {
-    sinks.push_back(std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(dir + "/" + kind + "_%Y%m%d.log", 0, 0));
+    sinks.push_back(std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(
+        dir + "/" + kind + "_%Y%m%d.log", 0, 0));
   }
-  if (echo_to_stderr || dir.empty()) sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  if (echo_to_stderr || dir.empty())
+    sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   return std::make_shared<spdlog::logger>(kind, sinks.begin(), sinks.end());
 }
 
-std::shared_ptr<spdlog::logger> fallback(std::shared_ptr<spdlog::logger>& logger, const char* kind) {
+std::shared_ptr<spdlog::logger> fallback(std::shared_ptr<spdlog::logger>& logger,
+                                         const char* kind) {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!logger) logger = make_logger(kind, "", true);
   return logger;

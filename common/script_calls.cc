@@ -60,7 +60,9 @@ ScriptCall requeue_expired_call(int64_t now_ms, int limit) {
 }
 
 ScriptCall reserve_call(int64_t now_ms, const std::vector<ReserveSlot>& slots) {
-  ScriptCall call{&kReserveScript, {keys::jobs(), keys::working()}, {std::to_string(now_ms), keys::ready_prefix()}};
+  ScriptCall call{&kReserveScript,
+                  {keys::jobs(), keys::working()},
+                  {std::to_string(now_ms), keys::ready_prefix()}};
   for (const auto& slot : slots) {
     call.args.push_back(slot.topic);
     call.args.push_back(std::to_string(slot.lease_ms));
@@ -85,7 +87,8 @@ ScriptCall fail_call(const std::string& topic, const std::string& id, int attemp
            std::to_string(retry_delay_ms), std::to_string(max_attempts), error}};
 }
 
-ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms, int limit) {
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms,
+                             int limit) {
   return {&kDeadRequeueScript,
           {keys::jobs(), keys::dead(topic), keys::delayed(), keys::errors(), keys::timer_wake(),
            keys::stats(day_of(now_ms))},
@@ -94,7 +97,9 @@ ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, in
 }
 
 ScriptCall dead_purge_call(const std::string& topic, int limit) {
-  return {&kDeadPurgeScript, {keys::jobs(), keys::dead(topic), keys::errors()}, {std::to_string(limit)}};
+  return {&kDeadPurgeScript,
+          {keys::jobs(), keys::dead(topic), keys::errors()},
+          {std::to_string(limit)}};
 }
 
 }  // namespace dq

@@ -41,7 +41,8 @@ ScriptCall ack_call(const std::string& topic, const std::string& id, int64_t now
 ScriptCall fail_call(const std::string& topic, const std::string& id, int attempt, int64_t now_ms,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error);
 // id empty: a batch of up to `limit` dead jobs of the topic.
-ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms, int limit);
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms,
+                             int limit);
 ScriptCall dead_purge_call(const std::string& topic, int limit);
 
 }  // namespace dq

@@ -21,7 +21,8 @@ Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
     ShardAddress shard;
     // host:port[:password]; the password may itself contain ':'.
     size_t first = item.find(':');
-    if (first == std::string::npos) return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
+    if (first == std::string::npos)
+      return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
     size_t second = item.find(':', first + 1);
     std::string host_port = second == std::string::npos ? item : item.substr(0, second);
     if (second != std::string::npos) shard.password = item.substr(second + 1);
@@ -60,7 +61,8 @@ std::vector<size_t> shard_order(const std::vector<ShardAddress>& shards, std::st
   for (size_t i = 0; i < shards.size(); ++i) {
     ranked.emplace_back(stable_hash(shards[i].name(), key_hash), i);
   }
-  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<size_t> order;
   order.reserve(ranked.size());
   for (const auto& entry : ranked) order.push_back(entry.second);

@@ -31,7 +31,8 @@ Status TopicCache::refresh() {
 void TopicCache::refresh_if_older(int64_t interval_ms) {
   if (refreshed_at_ms_ >= 0 && monotonic_ms() - refreshed_at_ms_ < interval_ms) return;
   Status status = refresh();
-  if (!status.is_ok()) err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
+  if (!status.is_ok())
+    err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
 }
 
 const Topic* TopicCache::find(const std::string& name) const {

@@ -20,7 +20,8 @@ struct AsyncShard::Pending {
   std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
 };
 
-AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms, int command_timeout_ms)
+AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
+                       int command_timeout_ms)
     : base_(base),
       address_(std::move(address)),
       connect_timeout_ms_(connect_timeout_ms),
@@ -75,7 +76,9 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   if (!self->address_.password.empty()) {
     // AUTH goes first; every command sent after it is pipelined behind it.
     self->command({"AUTH", self->address_.password}, [self](Result<const redisReply*> reply) {
-      if (!reply.is_ok()) err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(), reply.status().message());
+      if (!reply.is_ok())
+        err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(),
+                        reply.status().message());
     });
   }
   self->last_error_.clear();
@@ -103,7 +106,8 @@ void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
     return;
   }
   bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
-  bool command_slow = !self->sent_at_ms_.empty() && now - self->sent_at_ms_.front() > self->command_timeout_ms_;
+  bool command_slow =
+      !self->sent_at_ms_.empty() && now - self->sent_at_ms_.front() > self->command_timeout_ms_;
   if (connect_slow || command_slow) {
     redisAsyncContext* context = self->context_;
     self->context_ = nullptr;
@@ -123,7 +127,8 @@ void AsyncShard::run(const ScriptCall& call, ReplyCallback callback) {
 
 void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending) {
   if (!up_ || context_ == nullptr) {
-    pending->callback(Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
+    pending->callback(
+        Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;
   }
   std::vector<const char*> pointers;
@@ -135,10 +140,11 @@ void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pend
     lengths.push_back(arg.size());
   }
   Pending* raw = pending.release();
-  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, static_cast<int>(argv.size()), pointers.data(),
-                            lengths.data()) != REDIS_OK) {
+  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, static_cast<int>(argv.size()),
+                            pointers.data(), lengths.data()) != REDIS_OK) {
     std::unique_ptr<Pending> owned(raw);
-    owned->callback(Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));
+    owned->callback(
+        Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));
     return;
   }
   ++pending_count_;
@@ -152,8 +158,10 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {
-    pending->callback(Status(Code::kUnavailable, "redis shard " + self->address_.name() + ": " +
-                                                     (self->last_error_.empty() ? "connection lost" : self->last_error_)));
+    pending->callback(
+        Status(Code::kUnavailable,
+               "redis shard " + self->address_.name() + ": " +
+                   (self->last_error_.empty() ? "connection lost" : self->last_error_)));
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR) {
@@ -164,7 +172,8 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
       self->send(argv, std::move(pending));
       return;
     }
-    pending->callback(Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
+    pending->callback(
+        Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
     return;
   }
   pending->callback(static_cast<const redisReply*>(reply));

@@ -25,7 +25,8 @@ class AsyncShard {
   // The reply is only valid during the callback.
   using ReplyCallback = std::function<void(Result<const redisReply*>)>;
 
-  AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms, int command_timeout_ms);
+  AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
+             int command_timeout_ms);
   ~AsyncShard();
   AsyncShard(const AsyncShard&) = delete;
   AsyncShard& operator=(const AsyncShard&) = delete;
@@ -64,7 +65,7 @@ class AsyncShard {
   size_t pending_count_ = 0;
   int64_t connect_started_ms_ = 0;
   std::deque<int64_t> sent_at_ms_;  // send times of commands awaiting replies, oldest first
-  event* tick_ = nullptr;            // reconnects and timeout checks
+  event* tick_ = nullptr;           // reconnects and timeout checks
 };
 
 }  // namespace dq

@@ -2,7 +2,6 @@
 
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
-
 #include <unistd.h>
 
 #include <cstdlib>
@@ -17,12 +16,18 @@ namespace {
 
 const char* method_name(evhttp_cmd_type method) {
   switch (method) {
-    case EVHTTP_REQ_GET: return "GET";
-    case EVHTTP_REQ_POST: return "POST";
-    case EVHTTP_REQ_DELETE: return "DELETE";
-    case EVHTTP_REQ_PUT: return "PUT";
-    case EVHTTP_REQ_HEAD: return "HEAD";
-    default: return "OTHER";
+    case EVHTTP_REQ_GET:
+      return "GET";
+    case EVHTTP_REQ_POST:
+      return "POST";
+    case EVHTTP_REQ_DELETE:
+      return "DELETE";
+    case EVHTTP_REQ_PUT:
+      return "PUT";
+    case EVHTTP_REQ_HEAD:
+      return "HEAD";
+    default:
+      return "OTHER";
   }
 }
 
@@ -67,9 +72,12 @@ std::string query_value(evhttp_request* request, const char* name) {
 }
 
 Json job_json(const Job& job) {
-  Json out{{"topic", job.topic},           {"id", job.id},
-           {"state", state_name(job.state)}, {"attempts", job.attempts},
-           {"due_at_ms", job.due_at_ms},   {"created_at_ms", job.created_at_ms}};
+  Json out{{"topic", job.topic},
+           {"id", job.id},
+           {"state", state_name(job.state)},
+           {"attempts", job.attempts},
+           {"due_at_ms", job.due_at_ms},
+           {"created_at_ms", job.created_at_ms}};
   out["body"] = Json::parse(job.body, nullptr, false);
   if (out["body"].is_discarded()) out["body"] = job.body;
   if (!job.last_error.empty()) {
@@ -83,7 +91,8 @@ Json job_json(const Job& job) {
 bool parse_body(const std::string& text, Json* out, std::string* error) {
   *out = Json::parse(text, nullptr, false);
   if (out->is_discarded()) {
-    *error = text.empty() ? "request body is empty; expected a JSON object" : "request body is not valid JSON";
+    *error = text.empty() ? "request body is empty; expected a JSON object"
+                          : "request body is not valid JSON";
     return false;
   }
   return true;
@@ -98,7 +107,8 @@ HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const C
   evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(batch_limit));
   evhttp_set_max_headers_size(http_, 64 * 1024);
   evhttp_set_timeout(http_, 120);
-  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE | EVHTTP_REQ_PUT | EVHTTP_REQ_HEAD);
+  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+                                        EVHTTP_REQ_PUT | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(http_, &HttpApi::on_request, this);
 }
 
@@ -127,8 +137,10 @@ void HttpApi::on_request(evhttp_request* request, void* arg) {
   self->route(request, split_path(uri ? evhttp_uri_get_path(uri) : "/"));
 }
 
-void HttpApi::finish(evhttp_request* request, const std::string& route, int status, const Json& body) {
-  if (stopping_) evhttp_add_header(evhttp_request_get_output_headers(request), "Connection", "close");
+void HttpApi::finish(evhttp_request* request, const std::string& route, int status,
+                     const Json& body) {
+  if (stopping_)
+    evhttp_add_header(evhttp_request_get_output_headers(request), "Connection", "close");
   ++answered_[route + " " + std::to_string(status)];
   reply_json(request, status, body);
   --active_;
@@ -139,7 +151,8 @@ void HttpApi::route(evhttp_request* request, const std::vector<std::string>& pat
   auto is = [&](evhttp_cmd_type wanted) { return method == wanted; };
   auto wrong_method = [&](const char* allowed) {
     evhttp_add_header(evhttp_request_get_output_headers(request), "Allow", allowed);
-    finish(request, "other", 405, Json{{"error", std::string("method not allowed; use ") + allowed}});
+    finish(request, "other", 405,
+           Json{{"error", std::string("method not allowed; use ") + allowed}});
   };
   if (path.size() == 1 && path[0] == "healthz") {
     if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
@@ -166,17 +179,19 @@ void HttpApi::route(evhttp_request* request, const std::vector<std::string>& pat
     }
     if (path[3] == "dead") return dead_letters(request, topic, path);
   }
-  finish(request, "other", 404, Json{{"error", std::string("no such route: ") + method_name(method) + " " +
-                                                   evhttp_request_get_uri(request)}});
+  finish(request, "other", 404,
+         Json{{"error", std::string("no such route: ") + method_name(method) + " " +
+                            evhttp_request_get_uri(request)}});
 }
 
 void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   std::string text = body_of(request);
   int64_t started = monotonic_ms();
   if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(request, "add", 413, Json{{"error", "request is " + std::to_string(text.size()) +
-                                                          " bytes, over the body limit of " +
-                                                          std::to_string(config_.max_body_bytes)}});
+    return finish(request, "add", 413,
+                  Json{{"error", "request is " + std::to_string(text.size()) +
+                                     " bytes, over the body limit of " +
+                                     std::to_string(config_.max_body_bytes)}});
   }
   Json job;
   std::string error;
@@ -184,15 +199,19 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   auto built = build_add_request(topic, job, topics_, config_, now_ms());
   if (!built.is_ok()) {
     std::string id = job.is_object() && job.contains("id") ? job["id"].dump() : "-";
-    request_log().info("add {} {} -> {} {}", topic, id, http_status_of(built.status().code()), built.status().message());
-    return finish(request, "add", http_status_of(built.status().code()), Json{{"error", built.status().message()}});
+    request_log().info("add {} {} -> {} {}", topic, id, http_status_of(built.status().code()),
+                       built.status().message());
+    return finish(request, "add", http_status_of(built.status().code()),
+                  Json{{"error", built.status().message()}});
   }
   AddRequest add = std::move(*built);
   jobs_.add(add, [this, request, add, started](Result<int64_t> due) {
     int status = due.is_ok() ? 201 : http_status_of(due.status().code());
-    request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status, monotonic_ms() - started,
+    request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status,
+                       monotonic_ms() - started,
                        due.is_ok() ? "due_at_ms=" + std::to_string(*due) : due.status().message());
-    if (!due.is_ok()) return finish(request, "add", status, Json{{"error", due.status().message()}});
+    if (!due.is_ok())
+      return finish(request, "add", status, Json{{"error", due.status().message()}});
     finish(request, "add", 201, Json{{"topic", add.topic}, {"id", add.id}, {"due_at_ms", *due}});
   });
 }
@@ -200,18 +219,22 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
 void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
   Json batch;
   std::string error;
-  if (!parse_body(body_of(request), &batch, &error)) return finish(request, "batch", 400, Json{{"error", error}});
+  if (!parse_body(body_of(request), &batch, &error))
+    return finish(request, "batch", 400, Json{{"error", error}});
   if (!batch.is_object() || !batch.contains("jobs") || !batch["jobs"].is_array()) {
     return finish(request, "batch", 400, Json{{"error", "expected {\"jobs\": [...]}"}});
   }
   Json& list = batch["jobs"];
   if (list.size() > static_cast<size_t>(config_.max_batch_jobs)) {
-    return finish(request, "batch", 413, Json{{"error", "batch has " + std::to_string(list.size()) +
-                                                            " jobs, over the limit of " +
-                                                            std::to_string(config_.max_batch_jobs)}});
+    return finish(
+        request, "batch", 413,
+        Json{{"error", "batch has " + std::to_string(list.size()) + " jobs, over the limit of " +
+                           std::to_string(config_.max_batch_jobs)}});
   }
   Status topic_ok = check_topic(topic, topics_);
-  if (!topic_ok.is_ok()) return finish(request, "batch", http_status_of(topic_ok.code()), Json{{"error", topic_ok.message()}});
+  if (!topic_ok.is_ok())
+    return finish(request, "batch", http_status_of(topic_ok.code()),
+                  Json{{"error", topic_ok.message()}});
 
   struct BatchState {
     Json results = Json::array();
@@ -251,18 +274,21 @@ void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
 
 void HttpApi::get_job(evhttp_request* request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
-  if (!ok.is_ok()) return finish(request, "get", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  if (!ok.is_ok())
+    return finish(request, "get", http_status_of(ok.code()), Json{{"error", ok.message()}});
   jobs_.get(topic, id, [this, request, topic, id](Result<Job> job) {
     int status = job.is_ok() ? 200 : http_status_of(job.status().code());
     request_log().info("get {} {} -> {}", topic, id, status);
-    if (!job.is_ok()) return finish(request, "get", status, Json{{"error", job.status().message()}});
+    if (!job.is_ok())
+      return finish(request, "get", status, Json{{"error", job.status().message()}});
     finish(request, "get", 200, job_json(*job));
   });
 }
 
 void HttpApi::delete_job(evhttp_request* request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
-  if (!ok.is_ok()) return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  if (!ok.is_ok())
+    return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
   jobs_.del(topic, id, [this, request, topic, id](Status status) {
     int code = status.is_ok() ? 204 : http_status_of(status.code());
     request_log().info("del {} {} -> {}", topic, id, code);
@@ -278,7 +304,8 @@ JobStore& HttpApi::blocking_store() {
 
 // Dead-letter calls are rare operator actions: they use the blocking store
 // (common/job_store.h) rather than a second, async copy of its logic.
-void HttpApi::dead_letters(evhttp_request* request, const std::string& topic, const std::vector<std::string>& path) {
+void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
+                           const std::vector<std::string>& path) {
   evhttp_cmd_type method = evhttp_request_get_command(request);
   if (!valid_topic(topic) || topics_.find_or_reload(topic) == nullptr) {
     return finish(request, "dead", 404, Json{{"error", "unknown topic '" + topic + "'"}});
@@ -290,13 +317,16 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic, co
     long offset = std::strtol(query_value(request, "offset").c_str(), nullptr, 10);
     std::string limit_text = query_value(request, "limit");
     long limit = limit_text.empty() ? 100 : std::strtol(limit_text.c_str(), nullptr, 10);
-    if (offset < 0 || limit <= 0 || limit > 1000) return fail(Status(Code::kInvalid, "offset >= 0 and limit 1..1000"));
-    auto list = blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
+    if (offset < 0 || limit <= 0 || limit > 1000)
+      return fail(Status(Code::kInvalid, "offset >= 0 and limit 1..1000"));
+    auto list =
+        blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
     if (!list.is_ok()) return fail(list.status());
     auto total = blocking_store().dead_count(topic);
     Json jobs = Json::array();
     for (const auto& dead : *list) jobs.push_back(job_json(dead.job));
-    return finish(request, "dead", 200, Json{{"topic", topic}, {"total", total.is_ok() ? *total : -1}, {"jobs", jobs}});
+    return finish(request, "dead", 200,
+                  Json{{"topic", topic}, {"total", total.is_ok() ? *total : -1}, {"jobs", jobs}});
   }
   if (path.size() == 4 && method == EVHTTP_REQ_DELETE) {
     auto purged = blocking_store().dead_purge(topic);
@@ -308,15 +338,19 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic, co
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
   if ((requeue_all || requeue_one) && method == EVHTTP_REQ_POST) {
     std::string id = requeue_one ? path[4] : "";
-    if (requeue_one && !valid_id(id)) return fail(Status(Code::kInvalid, "id '" + id + "' is not valid"));
+    if (requeue_one && !valid_id(id))
+      return fail(Status(Code::kInvalid, "id '" + id + "' is not valid"));
     auto requeued = blocking_store().dead_requeue(topic, id);
     if (!requeued.is_ok()) return fail(requeued.status());
-    if (requeue_one && *requeued == 0) return fail(Status(Code::kNotFound, "job " + topic + "/" + id + " is not dead"));
+    if (requeue_one && *requeued == 0)
+      return fail(Status(Code::kNotFound, "job " + topic + "/" + id + " is not dead"));
     request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id, *requeued);
     return finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
   }
-  finish(request, "dead", 405, Json{{"error", "use GET or DELETE /v1/topics/{topic}/dead, or POST .../dead/requeue or "
-                                              ".../dead/{id}/requeue"}});
+  finish(request, "dead", 405,
+         Json{{"error",
+               "use GET or DELETE /v1/topics/{topic}/dead, or POST .../dead/requeue or "
+               ".../dead/{id}/requeue"}});
 }
 
 void HttpApi::healthz(evhttp_request* request) {
@@ -329,23 +363,29 @@ void HttpApi::healthz(evhttp_request* request) {
     any_up = any_up || shard.up;
   }
   // 200 while any shard can take jobs: a down shard only delays its own jobs.
-  finish(request, "healthz", any_up ? 200 : 503, Json{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}});
+  finish(request, "healthz", any_up ? 200 : 503,
+         Json{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}});
 }
 
 void HttpApi::metrics(evhttp_request* request) {
   std::string text =
-      "# HELP dq_http_responses_total HTTP answers of this API server process, by route and status.\n"
+      "# HELP dq_http_responses_total HTTP answers of this API server process, by route and "
+      "status.\n"
       "# TYPE dq_http_responses_total counter\n";
   for (const auto& entry : answered_) {
     size_t space = entry.first.find(' ');
     text += "dq_http_responses_total{route=\"" + entry.first.substr(0, space) + "\",code=\"" +
             entry.first.substr(space + 1) + "\"} " + std::to_string(entry.second) + "\n";
   }
-  text += "# HELP dq_redis_shard_up 1 when this process's connection to the shard is up.\n# TYPE dq_redis_shard_up gauge\n";
+  text +=
+      "# HELP dq_redis_shard_up 1 when this process's connection to the shard is up.\n# TYPE "
+      "dq_redis_shard_up gauge\n";
   for (const auto& shard : jobs_.health()) {
     text += "dq_redis_shard_up{shard=\"" + shard.name + "\"} " + (shard.up ? "1" : "0") + "\n";
   }
-  text += "# HELP dq_http_requests_in_flight Requests being answered.\n# TYPE dq_http_requests_in_flight gauge\n";
+  text +=
+      "# HELP dq_http_requests_in_flight Requests being answered.\n# TYPE "
+      "dq_http_requests_in_flight gauge\n";
   text += "dq_http_requests_in_flight " + std::to_string(active_ - 1) + "\n";
   ++answered_["metrics 200"];
   reply_text(request, 200, "text/plain; version=0.0.4", text);

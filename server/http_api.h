@@ -46,7 +46,8 @@ class HttpApi {
   void add_batch(evhttp_request* request, const std::string& topic);
   void get_job(evhttp_request* request, const std::string& topic, const std::string& id);
   void delete_job(evhttp_request* request, const std::string& topic, const std::string& id);
-  void dead_letters(evhttp_request* request, const std::string& topic, const std::vector<std::string>& path);
+  void dead_letters(evhttp_request* request, const std::string& topic,
+                    const std::vector<std::string>& path);
   void healthz(evhttp_request* request);
   void metrics(evhttp_request* request);
   // Replies and does the bookkeeping every answer needs (counts, Connection).

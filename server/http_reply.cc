@@ -8,16 +8,26 @@ namespace {
 
 const char* reason_of(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 201: return "Created";
-    case 204: return "No Content";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 413: return "Payload Too Large";
-    case 503: return "Service Unavailable";
-    default: return status < 400 ? "OK" : "Error";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Payload Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return status < 400 ? "OK" : "Error";
   }
 }
 
@@ -25,19 +35,27 @@ const char* reason_of(int status) {
 
 int http_status_of(Code code) {
   switch (code) {
-    case Code::kOk: return 200;
-    case Code::kInvalid: return 400;
-    case Code::kNotFound: return 404;
-    case Code::kConflict: return 409;
-    case Code::kTooLarge: return 413;
+    case Code::kOk:
+      return 200;
+    case Code::kInvalid:
+      return 400;
+    case Code::kNotFound:
+      return 404;
+    case Code::kConflict:
+      return 409;
+    case Code::kTooLarge:
+      return 413;
     case Code::kUnavailable:
-    case Code::kTimeout: return 503;
-    case Code::kInternal: return 500;
+    case Code::kTimeout:
+      return 503;
+    case Code::kInternal:
+      return 500;
   }
   return 500;
 }
 
-void reply_text(evhttp_request* request, int status, const std::string& content_type, const std::string& text) {
+void reply_text(evhttp_request* request, int status, const std::string& content_type,
+                const std::string& text) {
   evkeyvalq* headers = evhttp_request_get_output_headers(request);
   evhttp_add_header(headers, "Content-Type", content_type.c_str());
   if (status == 204) {
@@ -51,7 +69,9 @@ void reply_text(evhttp_request* request, int status, const std::string& content_
 }
 
 void reply_json(evhttp_request* request, int status, const Json& body) {
-  reply_text(request, status, "application/json", status == 204 ? std::string() : body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  reply_text(request, status, "application/json",
+             status == 204 ? std::string()
+                           : body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
 }
 
 void reply_error(evhttp_request* request, int status, const std::string& message) {

@@ -13,8 +13,10 @@ constexpr int64_t kMaxDelayMs = 10LL * 366 * 24 * 3600 * 1000;  // ten years
 Result<int64_t> due_from_delay(const Json& delay, int64_t now_ms) {
   if (!delay.is_number()) return Status(Code::kInvalid, "delay must be a number of seconds");
   double seconds = delay.get<double>();
-  if (!std::isfinite(seconds) || seconds < 0) return Status(Code::kInvalid, "delay must not be negative");
-  if (seconds * 1000 > static_cast<double>(kMaxDelayMs)) return Status(Code::kInvalid, "delay is longer than ten years");
+  if (!std::isfinite(seconds) || seconds < 0)
+    return Status(Code::kInvalid, "delay must not be negative");
+  if (seconds * 1000 > static_cast<double>(kMaxDelayMs))
+    return Status(Code::kInvalid, "delay is longer than ten years");
   return now_ms + static_cast<int64_t>(std::llround(seconds * 1000));
 }
 
@@ -22,7 +24,8 @@ Result<int64_t> due_from_at(const Json& at, int64_t now_ms) {
   int64_t due = 0;
   if (at.is_number()) {
     double seconds = at.get<double>();
-    if (!std::isfinite(seconds) || seconds < 0) return Status(Code::kInvalid, "at must be unix seconds or \"YYYY-MM-DD HH:MM:SS\"");
+    if (!std::isfinite(seconds) || seconds < 0)
+      return Status(Code::kInvalid, "at must be unix seconds or \"YYYY-MM-DD HH:MM:SS\"");
     due = static_cast<int64_t>(std::llround(seconds * 1000));
   } else if (at.is_string()) {
     auto parsed = parse_datetime_ms(at.get<std::string>());
@@ -40,7 +43,8 @@ Result<int64_t> due_from_at(const Json& at, int64_t now_ms) {
 
 Status check_topic(const std::string& topic, TopicCache& topics) {
   if (!valid_topic(topic)) {
-    return Status(Code::kInvalid, "topic '" + topic + "' is not valid: use 1-64 of A-Z a-z 0-9 _ . -");
+    return Status(Code::kInvalid,
+                  "topic '" + topic + "' is not valid: use 1-64 of A-Z a-z 0-9 _ . -");
   }
   const Topic* found = topics.find_or_reload(topic);
   if (found == nullptr) return Status(Code::kNotFound, "unknown topic '" + topic + "'");
@@ -51,20 +55,25 @@ Status check_topic(const std::string& topic, TopicCache& topics) {
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
   if (!status.is_ok()) return status;
-  if (!valid_id(id)) return Status(Code::kInvalid, "id '" + id + "' is not valid: use 1-128 of A-Z a-z 0-9 _ . : @ -");
+  if (!valid_id(id))
+    return Status(Code::kInvalid,
+                  "id '" + id + "' is not valid: use 1-128 of A-Z a-z 0-9 _ . : @ -");
   return Status::ok();
 }
 
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {
-  if (!job.is_object()) return Status(Code::kInvalid, "a job must be a JSON object with id and body");
+  if (!job.is_object())
+    return Status(Code::kInvalid, "a job must be a JSON object with id and body");
   auto id = job.find("id");
-  if (id == job.end() || !id->is_string()) return Status(Code::kInvalid, "id is required and must be a string");
+  if (id == job.end() || !id->is_string())
+    return Status(Code::kInvalid, "id is required and must be a string");
   Status status = check_topic_and_id(topic, id->get<std::string>(), topics);
   if (!status.is_ok()) return status;
   for (const auto& item : job.items()) {
     if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at") {
-      return Status(Code::kInvalid, "unknown field '" + item.key() + "' (expected id, body, delay or at)");
+      return Status(Code::kInvalid,
+                    "unknown field '" + item.key() + "' (expected id, body, delay or at)");
     }
   }
   auto body = job.find("body");
@@ -75,12 +84,14 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job, 
   request.id = id->get<std::string>();
   request.body = body->dump();
   if (request.body.size() > config.max_body_bytes) {
-    return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) + " bytes, over the limit of " +
+    return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) +
+                                       " bytes, over the limit of " +
                                        std::to_string(config.max_body_bytes));
   }
   auto delay = job.find("delay");
   auto at = job.find("at");
-  if (delay != job.end() && at != job.end()) return Status(Code::kInvalid, "give delay or at, not both");
+  if (delay != job.end() && at != job.end())
+    return Status(Code::kInvalid, "give delay or at, not both");
   Result<int64_t> due = now_ms + topics.find(topic)->default_delay_s * 1000;
   if (delay != job.end()) due = due_from_delay(*delay, now_ms);
   if (at != job.end()) due = due_from_at(*at, now_ms);

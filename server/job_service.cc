@@ -9,11 +9,13 @@ namespace dq {
 namespace {
 
 std::string reply_text(const redisReply* reply) {
-  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) return std::string(reply->str, reply->len);
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+    return std::string(reply->str, reply->len);
   return {};
 }
 
-std::string conflict_message(const std::string& topic, const std::string& id, const std::string& state) {
+std::string conflict_message(const std::string& topic, const std::string& id,
+                             const std::string& state) {
   std::string name = topic + "/" + id;
   if (state == "x") return "job " + name + " is in the dead-letter set; requeue or purge it first";
   Job probe;
@@ -25,7 +27,8 @@ std::string conflict_message(const std::string& topic, const std::string& id, co
 // Not found on any shard that answered: 404, unless a down shard may hold it.
 Status missing_job(const std::string& topic, const std::string& id, bool saw_down) {
   if (saw_down) {
-    return Status(Code::kUnavailable, "job " + topic + "/" + id + " is not on any reachable shard, and a shard is down");
+    return Status(Code::kUnavailable, "job " + topic + "/" + id +
+                                          " is not on any reachable shard, and a shard is down");
   }
   return Status(Code::kNotFound, "job " + topic + "/" + id + " not found");
 }
@@ -81,18 +84,19 @@ void JobService::add(const AddRequest& request, std::function<void(Result<int64_
       return;
     }
     const AddRequest& r = state->request;
-    shards_[state->target]->run(add_call(r.topic, r.id, r.due_ms, now_ms(), r.body),
-                                [state](Result<const redisReply*> reply) {
-                                  if (!reply.is_ok()) {
-                                    state->done(reply.status());
-                                  } else if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-                                    state->done(state->request.due_ms);
-                                  } else {
-                                    state->done(Status(Code::kConflict, conflict_message(state->request.topic,
-                                                                                         state->request.id,
-                                                                                         reply_text(*reply))));
-                                  }
-                                });
+    shards_[state->target]->run(
+        add_call(r.topic, r.id, r.due_ms, now_ms(), r.body),
+        [state](Result<const redisReply*> reply) {
+          if (!reply.is_ok()) {
+            state->done(reply.status());
+          } else if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
+            state->done(state->request.due_ms);
+          } else {
+            state->done(Status(
+                Code::kConflict,
+                conflict_message(state->request.topic, state->request.id, reply_text(*reply))));
+          }
+        });
   };
   if (others.empty()) {
     run_add();
@@ -103,19 +107,23 @@ void JobService::add(const AddRequest& request, std::function<void(Result<int64_
   for (size_t index : others) {
     // A shard that fails the check is treated as not holding the job: it is
     // down, and the add must not wait for it.
-    shards_[index]->command({"HEXISTS", keys::jobs(), key}, [state, run_add](Result<const redisReply*> reply) {
-      if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) state->conflict = true;
-      if (--state->checks_left == 0) run_add();
-    });
+    shards_[index]->command(
+        {"HEXISTS", keys::jobs(), key}, [state, run_add](Result<const redisReply*> reply) {
+          if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1)
+            state->conflict = true;
+          if (--state->checks_left == 0) run_add();
+        });
   }
 }
 
-void JobService::get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done) {
+void JobService::get(const std::string& topic, const std::string& id,
+                     std::function<void(Result<Job>)> done) {
   find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
 }
 
-void JobService::find_job(const std::string& topic, const std::string& id, std::vector<size_t> order, size_t next,
-                          bool saw_down, std::function<void(Result<Job>)> done) {
+void JobService::find_job(const std::string& topic, const std::string& id,
+                          std::vector<size_t> order, size_t next, bool saw_down,
+                          std::function<void(Result<Job>)> done) {
   while (next < order.size() && !shards_[order[next]]->up()) {
     saw_down = true;
     ++next;
@@ -126,7 +134,8 @@ void JobService::find_job(const std::string& topic, const std::string& id, std::
   }
   AsyncShard* shard = shards_[order[next]].get();
   std::string key = job_key(topic, id);
-  shard->command({"HGET", keys::jobs(), key}, [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
+  shard->command({"HGET", keys::jobs(), key}, [=, done = std::move(done)](
+                                                  Result<const redisReply*> reply) mutable {
     if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
       find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(), std::move(done));
       return;
@@ -142,19 +151,23 @@ void JobService::find_job(const std::string& topic, const std::string& id, std::
       done(std::move(job));
       return;
     }
-    shard->command({"HGET", keys::errors(), key}, [job, done = std::move(done)](Result<const redisReply*> error) mutable {
-      if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING) parse_error_entry(reply_text(*error), &job);
-      done(std::move(job));
-    });
+    shard->command({"HGET", keys::errors(), key},
+                   [job, done = std::move(done)](Result<const redisReply*> error) mutable {
+                     if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING)
+                       parse_error_entry(reply_text(*error), &job);
+                     done(std::move(job));
+                   });
   });
 }
 
-void JobService::del(const std::string& topic, const std::string& id, std::function<void(Status)> done) {
+void JobService::del(const std::string& topic, const std::string& id,
+                     std::function<void(Status)> done) {
   del_from(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
 }
 
-void JobService::del_from(const std::string& topic, const std::string& id, std::vector<size_t> order, size_t next,
-                          bool saw_down, std::function<void(Status)> done) {
+void JobService::del_from(const std::string& topic, const std::string& id,
+                          std::vector<size_t> order, size_t next, bool saw_down,
+                          std::function<void(Status)> done) {
   while (next < order.size() && !shards_[order[next]]->up()) {
     saw_down = true;
     ++next;
@@ -163,21 +176,23 @@ void JobService::del_from(const std::string& topic, const std::string& id, std::
     done(missing_job(topic, id, saw_down));
     return;
   }
-  shards_[order[next]]->run(del_call(topic, id, now_ms()),
-                            [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
-                              if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-                                done(Status::ok());
-                                return;
-                              }
-                              del_from(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
-                                       std::move(done));
-                            });
+  shards_[order[next]]->run(
+      del_call(topic, id, now_ms()),
+      [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
+        if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
+          done(Status::ok());
+          return;
+        }
+        del_from(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
+                 std::move(done));
+      });
 }
 
 std::vector<ShardHealth> JobService::health() const {
   std::vector<ShardHealth> result;
   for (const auto& shard : shards_) {
-    result.push_back({shard->address().name(), shard->up(), shard->up() ? std::string() : shard->last_error()});
+    result.push_back(
+        {shard->address().name(), shard->up(), shard->up() ? std::string() : shard->last_error()});
   }
   return result;
 }

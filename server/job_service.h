@@ -43,10 +43,10 @@ class JobService {
 
  private:
   struct AddState;
-  void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order, size_t next,
-                bool saw_down, std::function<void(Result<Job>)> done);
-  void del_from(const std::string& topic, const std::string& id, std::vector<size_t> order, size_t next,
-                bool saw_down, std::function<void(Status)> done);
+  void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
+                size_t next, bool saw_down, std::function<void(Result<Job>)> done);
+  void del_from(const std::string& topic, const std::string& id, std::vector<size_t> order,
+                size_t next, bool saw_down, std::function<void(Status)> done);
 
   std::vector<ShardAddress> addresses_;
   std::vector<std::unique_ptr<AsyncShard>> shards_;

@@ -39,14 +39,16 @@ struct ServerProcess {
       : config(c), index(i), base(b), topics(c.sqlite_path), jobs(b, c), http(b, jobs, topics, c) {}
 
   bool drained() const {
-    return http.active() == 0 && (legacy == nullptr || legacy->connections() == 0) && jobs.pending() == 0;
+    return http.active() == 0 && (legacy == nullptr || legacy->connections() == 0) &&
+           jobs.pending() == 0;
   }
 };
 
 void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
   if (process->drain_deadline_ms >= 0) return;
-  err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number, process->http.active());
+  err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number,
+                 process->http.active());
   process->drain_deadline_ms = monotonic_ms() + process->config.drain_timeout_ms;
   process->http.stop_accepting();
   if (process->legacy) process->legacy->stop_accepting();
@@ -54,7 +56,8 @@ void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
 
 void on_reopen_logs(evutil_socket_t /*signal_number*/, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
-  init_logging(process->config.log_dir, process->config.log_level, "dq-server_" + std::to_string(process->index));
+  init_logging(process->config.log_dir, process->config.log_level,
+               "dq-server_" + std::to_string(process->index));
 }
 
 // Every tick: refresh topics when due; when draining, stop once idle.
@@ -81,7 +84,8 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   }
   ServerProcess process(config, index, base.get());
   Status loaded = process.topics.refresh();
-  if (!loaded.is_ok()) err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());
+  if (!loaded.is_ok())
+    err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());
   process.jobs.start();
   Status listening = process.http.listen(sockets.http_fd);
   if (!listening.is_ok()) {
@@ -89,7 +93,8 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
     return 1;
   }
   if (sockets.legacy_fd >= 0) {
-    process.legacy = std::make_unique<LegacyServer>(base.get(), sockets.legacy_fd, process.jobs, process.topics, config);
+    process.legacy = std::make_unique<LegacyServer>(base.get(), sockets.legacy_fd, process.jobs,
+                                                    process.topics, config);
   }
 
   UniqueEvent on_term(evsignal_new(base.get(), SIGTERM, &on_stop_signal, &process));

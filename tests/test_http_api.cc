@@ -81,12 +81,14 @@ TEST_CASE("fixed times, default delay and batch add") {
   CHECK(default_due <= dq::now_ms() + 3LL * 24 * 3600 * 1000);
 
   int64_t at_seconds = now / 1000 + 3600;
-  auto at_number = http.post(dqd.jobs_url("remind"), Json{{"id", "m-2"}, {"body", 1}, {"at", at_seconds}}.dump());
+  auto at_number = http.post(dqd.jobs_url("remind"),
+                             Json{{"id", "m-2"}, {"body", 1}, {"at", at_seconds}}.dump());
   REQUIRE(at_number.status == 201);
   CHECK(at_number.json()["due_at_ms"] == at_seconds * 1000);
 
-  auto at_text = http.post(dqd.jobs_url("remind"),
-                           Json{{"id", "m-3"}, {"body", nullptr}, {"at", "2030-12-31 23:59:59"}}.dump());
+  auto at_text =
+      http.post(dqd.jobs_url("remind"),
+                Json{{"id", "m-3"}, {"body", nullptr}, {"at", "2030-12-31 23:59:59"}}.dump());
   REQUIRE(at_text.status == 201);
   CHECK(at_text.json()["due_at_ms"] == *dq::parse_datetime_ms("2030-12-31 23:59:59"));
 
@@ -136,21 +138,23 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
       {"too long id", "POST", orders, job(std::string(129, 'a'), 1, 1).dump(), 400, "not valid"},
       {"missing body", "POST", orders, Json{{"id", "x"}}.dump(), 400, "body is required"},
       {"negative delay", "POST", orders, job("x", 1, -5).dump(), 400, "negative"},
-      {"delay not a number", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"delay", "soon"}}.dump(), 400,
-       "number"},
-      {"bad time", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"at", "2026-02-30 10:00:00"}}.dump(), 400,
-       "valid date"},
+      {"delay not a number", "POST", orders,
+       Json{{"id", "x"}, {"body", 1}, {"delay", "soon"}}.dump(), 400, "number"},
+      {"bad time", "POST", orders,
+       Json{{"id", "x"}, {"body", 1}, {"at", "2026-02-30 10:00:00"}}.dump(), 400, "valid date"},
       {"junk time", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"at", "tomorrow"}}.dump(), 400,
        "YYYY-MM-DD"},
-      {"delay and at", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"delay", 1}, {"at", 1}}.dump(), 400,
-       "not both"},
+      {"delay and at", "POST", orders,
+       Json{{"id", "x"}, {"body", 1}, {"delay", 1}, {"at", 1}}.dump(), 400, "not both"},
       {"unknown field", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"dealy", 1}}.dump(), 400,
        "unknown field"},
       {"unknown topic", "POST", dqd.jobs_url("nope"), job("x", 1, 1).dump(), 404, "unknown topic"},
       {"offline topic", "POST", dqd.jobs_url("paused"), job("x", 1, 1).dump(), 404, "offline"},
       {"bad topic", "POST", dqd.jobs_url("a*b"), job("x", 1, 1).dump(), 400, "not valid"},
-      {"duplicate id", "POST", orders, job("kept", Json{{"v", 2}}, 1).dump(), 409, "already pending"},
-      {"too large", "POST", orders, job("big", std::string(2000, 'x'), 1).dump(), 413, "over the limit"},
+      {"duplicate id", "POST", orders, job("kept", Json{{"v", 2}}, 1).dump(), 409,
+       "already pending"},
+      {"too large", "POST", orders, job("big", std::string(2000, 'x'), 1).dump(), 413,
+       "over the limit"},
       {"unknown job", "GET", orders + "/missing", "", 404, "not found"},
       {"delete unknown job", "DELETE", orders + "/missing", "", 404, "not found"},
       {"get on unknown topic", "GET", dqd.jobs_url("nope") + "/kept", "", 404, "unknown topic"},
@@ -211,7 +215,9 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   dqd.start();
   HttpClient http;
   for (int i = 0; i < 200; ++i) {
-    REQUIRE(http.post(dqd.jobs_url("orders"), job("a-" + std::to_string(i), i, 600).dump()).status == 201);
+    REQUIRE(
+        http.post(dqd.jobs_url("orders"), job("a-" + std::to_string(i), i, 600).dump()).status ==
+        201);
   }
   auto count = [](TestRedis& redis) { return redis.command({"HLEN", "{dq}:jobs"})->integer; };
   CHECK(count(first) > 50);
@@ -246,7 +252,8 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   }
   // The same id is refused even when its home shard changed while it was down.
   for (int i = 0; i < 100; ++i) {
-    CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump()).status == 409);
+    CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump()).status ==
+          409);
   }
 }
 
@@ -264,8 +271,10 @@ TEST_CASE("healthz and metrics") {
   REQUIRE(http.post(dqd.jobs_url("orders"), job("m", 1, 5).dump()).status == 201);
   auto metrics = http.get(dqd.base_url() + "/metrics");
   REQUIRE(metrics.status == 200);
-  CHECK(metrics.body.find("dq_http_responses_total{route=\"add\",code=\"201\"} 1") != std::string::npos);
-  CHECK(metrics.body.find("dq_redis_shard_up{shard=\"" + redis.address() + "\"} 1") != std::string::npos);
+  CHECK(metrics.body.find("dq_http_responses_total{route=\"add\",code=\"201\"} 1") !=
+        std::string::npos);
+  CHECK(metrics.body.find("dq_redis_shard_up{shard=\"" + redis.address() + "\"} 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("a topic registered while dqd runs takes jobs at once") {

@@ -50,12 +50,15 @@ void DqdProcess::write_config(const DqdOptions& options) {
   std::ofstream out(config_path_ + ".tmp");
   out << "[server]\nlisten = 127.0.0.1:" << http_port_ << "\nworkers = " << options.workers
       << "\nlegacy_listen = " << (options.legacy ? "127.0.0.1:" + std::to_string(legacy_port_) : "")
-      << "\n[redis]\nshards = " << shards << "\nstart_local = no\nconnect_timeout_ms = 500\ncommand_timeout_ms = 1000"
+      << "\n[redis]\nshards = " << shards
+      << "\nstart_local = no\nconnect_timeout_ms = 500\ncommand_timeout_ms = 1000"
       << "\n[sqlite]\npath = dq.db\n[log]\ndir = log\nlevel = debug"
       << "\n[delivery]\nbackoff_unit_ms = " << options.backoff_unit_ms << "\nlease_margin_ms = 1000"
-      << "\n[timer]\nprocesses = " << options.timers << "\n[consumer]\nprocesses = " << options.consumers
-      << "\nconcurrency = " << options.consumer_concurrency << "\n[master]\npid_file = dqd.pid\ndrain_timeout_ms = "
-      << options.drain_timeout_ms << "\nregistry_refresh_ms = " << options.registry_refresh_ms << "\n"
+      << "\n[timer]\nprocesses = " << options.timers
+      << "\n[consumer]\nprocesses = " << options.consumers
+      << "\nconcurrency = " << options.consumer_concurrency
+      << "\n[master]\npid_file = dqd.pid\ndrain_timeout_ms = " << options.drain_timeout_ms
+      << "\nregistry_refresh_ms = " << options.registry_refresh_ms << "\n"
       << options.extra_ini << "\n";
   out.close();
   std::rename((config_path_ + ".tmp").c_str(), config_path_.c_str());
@@ -66,8 +69,12 @@ void DqdProcess::rewrite_config(const DqdOptions& options) {
   write_config(options_);
 }
 
-std::string DqdProcess::base_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
-std::string DqdProcess::jobs_url(const std::string& topic) const { return base_url() + "/v1/topics/" + topic + "/jobs"; }
+std::string DqdProcess::base_url() const {
+  return "http://127.0.0.1:" + std::to_string(http_port_);
+}
+std::string DqdProcess::jobs_url(const std::string& topic) const {
+  return base_url() + "/v1/topics/" + topic + "/jobs";
+}
 
 void DqdProcess::start() {
   REQUIRE(pid_ < 0);
@@ -141,7 +148,8 @@ Registry& DqdProcess::registry() {
   return *registry_;
 }
 
-void DqdProcess::add_topic(const std::string& name, const std::string& callback_url, int64_t default_delay_s) {
+void DqdProcess::add_topic(const std::string& name, const std::string& callback_url,
+                           int64_t default_delay_s) {
   Topic topic;
   topic.name = name;
   topic.callback_url = callback_url;
@@ -170,7 +178,8 @@ int run_command(const std::vector<std::string>& argv, std::string* output) {
   output->clear();
   char buffer[4096];
   ssize_t got = 0;
-  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) output->append(buffer, static_cast<size_t>(got));
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0)
+    output->append(buffer, static_cast<size_t>(got));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -22,7 +22,8 @@ struct DqdOptions {
   int registry_refresh_ms = 200;
   int drain_timeout_ms = 5000;
   bool legacy = true;
-  std::string extra_ini;  // appended verbatim (e.g. "[server]\nmax_body_bytes = 100\n" — sections may repeat)
+  std::string extra_ini;  // appended verbatim (e.g. "[server]\nmax_body_bytes = 100\n" — sections
+                          // may repeat)
 };
 
 class DqdProcess {
@@ -32,15 +33,15 @@ class DqdProcess {
   DqdProcess(const DqdProcess&) = delete;
   DqdProcess& operator=(const DqdProcess&) = delete;
 
-  void start();                           // starts build/dqd; waits up to 10 s for GET /healthz
-  int stop(int timeout_ms = 10000);       // SIGTERM; returns the exit status (-1 if it had to be killed)
+  void start();                      // starts build/dqd; waits up to 10 s for GET /healthz
+  int stop(int timeout_ms = 10000);  // SIGTERM; returns the exit status (-1 if it had to be killed)
   void kill9();
   bool running();
   pid_t pid() const { return pid_; }
 
   int http_port() const { return http_port_; }
   int legacy_port() const { return legacy_port_; }
-  std::string base_url() const;  // http://127.0.0.1:PORT
+  std::string base_url() const;                          // http://127.0.0.1:PORT
   std::string jobs_url(const std::string& topic) const;  // .../v1/topics/TOPIC/jobs
   const std::string& dir() const { return dir_; }
   const std::string& config_path() const { return config_path_; }
@@ -49,7 +50,8 @@ class DqdProcess {
   void rewrite_config(const DqdOptions& options);  // for reload tests
 
   // Registers a topic straight in the registry (as dqctl would).
-  void add_topic(const std::string& name, const std::string& callback_url = "http://127.0.0.1:9/none",
+  void add_topic(const std::string& name,
+                 const std::string& callback_url = "http://127.0.0.1:9/none",
                  int64_t default_delay_s = 0);
   Registry& registry();
 

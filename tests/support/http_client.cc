@@ -15,8 +15,8 @@ Json HttpResult::json() const { return Json::parse(body, nullptr, false); }
 HttpClient::HttpClient() : curl_(curl_easy_init()) {}
 HttpClient::~HttpClient() { curl_easy_cleanup(curl_); }
 
-HttpResult HttpClient::request(const std::string& method, const std::string& url, const std::string& body,
-                               int timeout_ms) {
+HttpResult HttpClient::request(const std::string& method, const std::string& url,
+                               const std::string& body, int timeout_ms) {
   HttpResult result;
   curl_easy_setopt(curl_, CURLOPT_URL, url.c_str());
   // POSTFIELDS switches the handle to POST, so a reused handle is reset to
@@ -48,7 +48,8 @@ HttpResult HttpClient::request(const std::string& method, const std::string& url
   return result;
 }
 
-HttpResult http_request(const std::string& method, const std::string& url, const std::string& body, int timeout_ms) {
+HttpResult http_request(const std::string& method, const std::string& url, const std::string& body,
+                        int timeout_ms) {
   HttpClient client;
   return client.request(method, url, body, timeout_ms);
 }

@@ -11,12 +11,12 @@
 namespace dq::test {
 
 struct HttpResult {
-  long status = 0;     // 0 when the request failed before an answer
+  long status = 0;  // 0 when the request failed before an answer
   std::string body;
-  std::string error;   // curl's message when status == 0
+  std::string error;  // curl's message when status == 0
   std::string content_type;
 
-  Json json() const;   // parsed body; discarded JSON when it is not JSON
+  Json json() const;  // parsed body; discarded JSON when it is not JSON
 };
 
 class HttpClient {
@@ -26,10 +26,12 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  HttpResult request(const std::string& method, const std::string& url, const std::string& body = "",
-                     int timeout_ms = 5000);
+  HttpResult request(const std::string& method, const std::string& url,
+                     const std::string& body = "", int timeout_ms = 5000);
   HttpResult get(const std::string& url) { return request("GET", url); }
-  HttpResult post(const std::string& url, const std::string& body) { return request("POST", url, body); }
+  HttpResult post(const std::string& url, const std::string& body) {
+    return request("POST", url, body);
+  }
   HttpResult del(const std::string& url) { return request("DELETE", url); }
 
  private:
@@ -37,7 +39,7 @@ class HttpClient {
 };
 
 // One-off request on a fresh connection.
-HttpResult http_request(const std::string& method, const std::string& url, const std::string& body = "",
-                        int timeout_ms = 5000);
+HttpResult http_request(const std::string& method, const std::string& url,
+                        const std::string& body = "", int timeout_ms = 5000);
 
 }  // namespace dq::test
