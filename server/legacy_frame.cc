@@ -30,14 +30,17 @@ ParsedFrame parse_legacy_frame(const char* data, size_t length, size_t max_json_
   if (length < kLegacyHeaderBytes) return parsed;  // kNeedMore
 
   size_t announced = 0;
-  for (size_t i = 0; i < kLegacyHeaderBytes; ++i) announced = announced * 10 + static_cast<size_t>(data[i] - '0');
+  for (size_t i = 0; i < kLegacyHeaderBytes; ++i)
+    announced = announced * 10 + static_cast<size_t>(data[i] - '0');
   size_t limit = std::min(max_json_bytes, kLegacyMaxJsonBytes);
   // JSON never starts with a digit here (a request is an object), so a 5th
   // digit means a length of 5+ digits that the frame cannot carry.
-  bool longer_header = announced > 0 && length > kLegacyHeaderBytes && is_digit(data[kLegacyHeaderBytes]);
+  bool longer_header =
+      announced > 0 && length > kLegacyHeaderBytes && is_digit(data[kLegacyHeaderBytes]);
   if (announced > limit || longer_header) {
     parsed.result = FrameResult::kTooLarge;
-    parsed.reason = "frame too large: a request may carry at most " + std::to_string(limit) + " bytes of JSON";
+    parsed.reason =
+        "frame too large: a request may carry at most " + std::to_string(limit) + " bytes of JSON";
     return parsed;
   }
   if (length < kLegacyHeaderBytes + announced) return parsed;  // kNeedMore
@@ -56,7 +59,8 @@ std::string frame_legacy_json(const std::string& json) {
 std::string legacy_failure_frame(const std::string& reason) {
   std::string json = dump_compact(Json{{"code", 0}, {"msg", reason}, {"data", Json::array()}});
   if (json.size() > kLegacyMaxJsonBytes) {
-    json = dump_compact(Json{{"code", 0}, {"msg", reason.substr(0, 512) + "..."}, {"data", Json::array()}});
+    json = dump_compact(
+        Json{{"code", 0}, {"msg", reason.substr(0, 512) + "..."}, {"data", Json::array()}});
   }
   return frame_legacy_json(json);
 }
@@ -64,7 +68,8 @@ std::string legacy_failure_frame(const std::string& reason) {
 std::string legacy_success_frame(const Json& data) {
   std::string json = dump_compact(Json{{"code", 1}, {"msg", "succ"}, {"data", data}});
   if (json.size() > kLegacyMaxJsonBytes) {
-    return legacy_failure_frame("reply too large for the legacy framing (" + std::to_string(json.size()) +
+    return legacy_failure_frame("reply too large for the legacy framing (" +
+                                std::to_string(json.size()) +
                                 " bytes of JSON, at most 9999): use the HTTP API for this job");
   }
   return frame_legacy_json(json);

@@ -73,7 +73,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   }
 
  private:
-  static void on_read(bufferevent* /*event*/, void* arg) { static_cast<LegacyConnection*>(arg)->pump(); }
+  static void on_read(bufferevent* /*event*/, void* arg) {
+    static_cast<LegacyConnection*>(arg)->pump();
+  }
 
   static void on_write(bufferevent* /*event*/, void* arg) {
     auto* self = static_cast<LegacyConnection*>(arg);
@@ -126,7 +128,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     }
   }
 
-  void send(const std::string& frame) { bufferevent_write(event_.get(), frame.data(), frame.size()); }
+  void send(const std::string& frame) {
+    bufferevent_write(event_.get(), frame.data(), frame.size());
+  }
 
   // Parses and runs one request.
   void handle(const std::string& text) {
@@ -140,7 +144,8 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (cmd == "add") return add(request, topic, id);
     if (cmd == "get") return get(topic, id);
     if (cmd == "del") return del(topic, id);
-    reply_failure(cmd.empty() ? "-" : cmd, topic, id, "unknown cmd '" + cmd + "': expected add, get or del");
+    reply_failure(cmd.empty() ? "-" : cmd, topic, id,
+                  "unknown cmd '" + cmd + "': expected add, get or del");
   }
 
   void add(const Json& request, const std::string& topic, const std::string& id) {
@@ -205,22 +210,24 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   }
 
   // Answers the request in flight, then goes on with the next one (may delete this).
-  void finish_success(const char* cmd, const std::string& topic, const std::string& id, const Json& data) {
+  void finish_success(const char* cmd, const std::string& topic, const std::string& id,
+                      const Json& data) {
     log_request(cmd, topic, id, 1, "succ");
     send(legacy_success_frame(data));
     busy_ = false;
     pump();
   }
 
-  void finish_failure(const char* cmd, const std::string& topic, const std::string& id, const std::string& reason) {
+  void finish_failure(const char* cmd, const std::string& topic, const std::string& id,
+                      const std::string& reason) {
     log_request(cmd, topic, id, 0, reason);
     send(legacy_failure_frame(reason));
     busy_ = false;
     pump();
   }
 
-  void log_request(const std::string& cmd, const std::string& topic, const std::string& id, int code,
-                   const std::string& msg) {
+  void log_request(const std::string& cmd, const std::string& topic, const std::string& id,
+                   int code, const std::string& msg) {
     request_log().info("legacy {} {} {} -> code {} {}ms {}", cmd, topic.empty() ? "-" : topic,
                        id.empty() ? "-" : id, code, monotonic_ms() - started_ms_, msg);
   }
@@ -241,7 +248,9 @@ LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, To
                            const Config& config)
     : base_(base), jobs_(jobs), topics_(topics), config_(config) {
   // No LEV_OPT_CLOSE_ON_FREE: the inherited socket outlives this listener.
-  listener_ = evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, -1, listen_fd);
+  // Backlog 0: the master already called listen() (a negative value would call it again with 128).
+  listener_ =
+      evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, 0, listen_fd);
   if (listener_ == nullptr) err_log().error("legacy protocol: cannot accept on fd {}", listen_fd);
 }
 
@@ -250,8 +259,8 @@ LegacyServer::~LegacyServer() {
   connections_.clear();
 }
 
-void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, sockaddr* /*address*/,
-                             int /*length*/, void* arg) {
+void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
+                             sockaddr* /*address*/, int /*length*/, void* arg) {
   auto* self = static_cast<LegacyServer*>(arg);
   if (self->stopping_) {
     evutil_closesocket(fd);

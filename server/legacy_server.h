@@ -26,7 +26,8 @@ class LegacyConnection;
 class LegacyServer {
  public:
   // listen_fd is inherited from the master and is not closed by this class.
-  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, const Config& config);
+  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
+               const Config& config);
   ~LegacyServer();
   LegacyServer(const LegacyServer&) = delete;
   LegacyServer& operator=(const LegacyServer&) = delete;
@@ -38,7 +39,8 @@ class LegacyServer {
 
  private:
   friend class LegacyConnection;
-  static void on_accept(evconnlistener* listener, evutil_socket_t fd, sockaddr* address, int length, void* arg);
+  static void on_accept(evconnlistener* listener, evutil_socket_t fd, sockaddr* address, int length,
+                        void* arg);
   void closed(LegacyConnection* connection);
 
   event_base* base_;

@@ -3,9 +3,8 @@
 // from one to the other reaches the same jobs. Also timeouts against a
 // socket that accepts and never answers, and typed errors.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
-
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -44,7 +43,9 @@ struct TwoServers {
       dqd->start();
     }
   }
-  static std::string address(const DqdProcess& dqd) { return "127.0.0.1:" + std::to_string(dqd.http_port()); }
+  static std::string address(const DqdProcess& dqd) {
+    return "127.0.0.1:" + std::to_string(dqd.http_port());
+  }
 };
 
 TwoServers& servers() {
@@ -139,7 +140,8 @@ TEST_CASE("errors are typed, with the HTTP status and the server's message") {
   CHECK(bad_id.error().code == dc::ErrorCode::InvalidArgument);
   CHECK(bad_id.error().http_status == 400);
 
-  auto bad_time = client.add("orders", unique_id("t"), "1", dc::When::at(std::string("2026-02-30 10:00:00")));
+  auto bad_time =
+      client.add("orders", unique_id("t"), "1", dc::When::at(std::string("2026-02-30 10:00:00")));
   REQUIRE_FALSE(bad_time.ok());
   CHECK(bad_time.error().code == dc::ErrorCode::InvalidArgument);
 
@@ -201,7 +203,8 @@ TEST_CASE("a timeout is honoured: a server that accepts and never answers gives 
   close(silent_fd);
 }
 
-TEST_CASE("failover: the second server answers while the first is stopped, and the first is used again") {
+TEST_CASE(
+    "failover: the second server answers while the first is stopped, and the first is used again") {
   TwoServers& two = servers();
   dc::Options options;
   options.servers = {TwoServers::address(*two.first), TwoServers::address(*two.second)};
@@ -234,7 +237,8 @@ TEST_CASE("failover: the second server answers while the first is stopped, and t
   // Back again: after its back-off the first server is tried (and used) again.
   two.first->start();
   two.second->start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past both back-offs (300, then 600 ms)
+  std::this_thread::sleep_for(
+      std::chrono::milliseconds(700));  // past both back-offs (300, then 600 ms)
   auto back = client.get("orders", id);
   REQUIRE_MESSAGE(back.ok(), back.error().message);
   CHECK(client.last_server() == options.servers[0]);

@@ -2,7 +2,6 @@
 // against a real dqd and checks output, --json output and exit codes.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,7 +88,9 @@ RunResult dqctl(const std::vector<std::string>& args, const std::string& stdin_t
   return result;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 std::vector<Json> json_lines(const std::string& text) {
   std::vector<Json> lines;
@@ -146,15 +147,16 @@ TEST_CASE("add, get, del: output and exit codes") {
 
 TEST_CASE("add --at and --json print the server's answer") {
   int64_t at = dq::now_ms() / 1000 + 3600;
-  RunResult added = dqctl({"-s", env().server(), "--json", "add", "orders", "ctl-at", R"("text")", "--at",
-                           std::to_string(at)});
+  RunResult added = dqctl({"-s", env().server(), "--json", "add", "orders", "ctl-at", R"("text")",
+                           "--at", std::to_string(at)});
   CHECK(added.exit_code == 0);
   Json answer = Json::parse(added.out, nullptr, false);
   REQUIRE(answer.is_object());
   CHECK(answer["due_at_ms"] == at * 1000);
   CHECK(answer["id"] == "ctl-at");
 
-  RunResult bad_time = dqctl({"-s", env().server(), "add", "orders", "ctl-at2", "1", "--at", "2026-13-01 00:00:00"});
+  RunResult bad_time =
+      dqctl({"-s", env().server(), "add", "orders", "ctl-at2", "1", "--at", "2026-13-01 00:00:00"});
   CHECK(bad_time.exit_code == 1);
   CHECK(contains(bad_time.err, "InvalidArgument (400)"));
 }
@@ -181,12 +183,17 @@ TEST_CASE("usage errors exit 2; an unreachable service exits 3; a dead first ser
 
 TEST_CASE("add --batch: JSON lines from a file or stdin, one result per line") {
   std::string file = env().dqd->dir() + "/jobs.jsonl";
-  std::ofstream(file) << R"({"id":"b-1","body":{"n":1},"delay":60})" << "\n"
+  std::ofstream(file) << R"({"id":"b-1","body":{"n":1},"delay":60})"
                       << "\n"
-                      << R"(not json)" << "\n"
-                      << R"({"id":"b-2","body":"two","at":"2030-01-01 00:00:00"})" << "\n"
-                      << R"({"id":"b-1","body":1})" << "\n"
-                      << R"({"id":"b-3","body":[3],"topic":"orders"})" << "\n";
+                      << "\n"
+                      << R"(not json)"
+                      << "\n"
+                      << R"({"id":"b-2","body":"two","at":"2030-01-01 00:00:00"})"
+                      << "\n"
+                      << R"({"id":"b-1","body":1})"
+                      << "\n"
+                      << R"({"id":"b-3","body":[3],"topic":"orders"})"
+                      << "\n";
   RunResult batch = dqctl({"-s", env().server(), "add", "orders", "--batch", file});
   CHECK(batch.exit_code == 1);  // two lines failed
   CHECK(contains(batch.out, "line 1 orders/b-1: added"));
@@ -197,7 +204,10 @@ TEST_CASE("add --batch: JSON lines from a file or stdin, one result per line") {
   CHECK(contains(batch.err, "3 jobs added, 2 failed"));
   CHECK(dqctl({"-s", env().server(), "get", "orders", "b-3"}).exit_code == 0);
 
-  std::string input = R"({"id":"s-1","body":1,"topic":"orders"})" "\n" R"({"id":"s-2","body":2,"topic":"orders"})" "\n";
+  std::string input = R"({"id":"s-1","body":1,"topic":"orders"})"
+                      "\n"
+                      R"({"id":"s-2","body":2,"topic":"orders"})"
+                      "\n";
   RunResult from_stdin = dqctl({"-s", env().server(), "--json", "add", "--batch", "-"}, input);
   CHECK_MESSAGE(from_stdin.exit_code == 0, from_stdin.err);
   auto lines = json_lines(from_stdin.out);
@@ -207,8 +217,10 @@ TEST_CASE("add --batch: JSON lines from a file or stdin, one result per line") {
   CHECK(lines[0]["due_at_ms"].is_number_integer());
   CHECK(lines[1]["line"] == 2);
 
-  RunResult no_topic = dqctl({"-s", env().server(), "add", "--batch", "-"}, R"({"id":"x","body":1})" "\n");
+  RunResult no_topic = dqctl({"-s", env().server(), "add", "--batch", "-"}, R"({"id":"x","body":1})"
+                                                                            "\n");
   CHECK(no_topic.exit_code == 1);
   CHECK(contains(no_topic.out, "no topic"));
-  CHECK(dqctl({"-s", env().server(), "add", "orders", "--batch", "/nonexistent/file"}).exit_code == 2);
+  CHECK(dqctl({"-s", env().server(), "add", "orders", "--batch", "/nonexistent/file"}).exit_code ==
+        2);
 }

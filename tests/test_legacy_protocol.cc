@@ -3,9 +3,8 @@
 // 1-byte writes, pipelined frames, garbage, oversized lengths, unknown cmd,
 // the topic's default delay without fix_time, and a graceful stop.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
-
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -59,7 +58,8 @@ class LegacySocket {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
     REQUIRE(fd_ >= 0);
     int on = 1;
-    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);  // so 1-byte writes go out one by one
+    setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &on,
+               sizeof on);  // so 1-byte writes go out one by one
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(port));
@@ -149,7 +149,8 @@ Json http_job(const std::string& topic, const std::string& id) {
 }
 
 Json add_request(const std::string& id, const Json& body, const std::string& fix_time) {
-  return Json{{"cmd", "add"}, {"topic", "orders"}, {"id", id}, {"body", body}, {"fix_time", fix_time}};
+  return Json{
+      {"cmd", "add"}, {"topic", "orders"}, {"id", id}, {"body", body}, {"fix_time", fix_time}};
 }
 
 void check_success(const Json& reply, const Json& data) {
@@ -181,17 +182,23 @@ TEST_CASE("add with fix_time, get returns the body, del removes it") {
   CHECK(stored["body"] == body);
 
   check_success(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "legacy-1"}}), body);
-  check_success(socket.call(Json{{"cmd", "del"}, {"topic", "orders"}, {"id", "legacy-1"}}), Json::array());
-  check_failure(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "legacy-1"}}), "not found");
+  check_success(socket.call(Json{{"cmd", "del"}, {"topic", "orders"}, {"id", "legacy-1"}}),
+                Json::array());
+  check_failure(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "legacy-1"}}),
+                "not found");
   CHECK(http_job("orders", "legacy-1").is_null());
 }
 
 TEST_CASE("without fix_time (or with an empty one) the topic's default delay applies") {
   LegacySocket socket(env().dqd->legacy_port());
   int64_t before = dq::now_ms();
-  check_success(socket.call(Json{{"cmd", "add"}, {"topic", "later"}, {"id", "d-1"}, {"body", {{"a", 1}}}}),
-                Json::array());
-  check_success(socket.call(Json{{"cmd", "add"}, {"topic", "later"}, {"id", "d-2"}, {"body", {{"a", 2}}},
+  check_success(
+      socket.call(Json{{"cmd", "add"}, {"topic", "later"}, {"id", "d-1"}, {"body", {{"a", 1}}}}),
+      Json::array());
+  check_success(socket.call(Json{{"cmd", "add"},
+                                 {"topic", "later"},
+                                 {"id", "d-2"},
+                                 {"body", {{"a", 2}}},
                                  {"fix_time", ""}}),
                 Json::array());
   for (const char* id : {"d-1", "d-2"}) {
@@ -202,31 +209,39 @@ TEST_CASE("without fix_time (or with an empty one) the topic's default delay app
   }
 }
 
-TEST_CASE("refusals are code 0 replies with the same reasons as the HTTP API, and the connection stays usable") {
+TEST_CASE(
+    "refusals are code 0 replies with the same reasons as the HTTP API, and the connection stays "
+    "usable") {
   LegacySocket socket(env().dqd->legacy_port());
   check_success(socket.call(add_request("dup-1", Json{{"x", 1}}, "")), Json::array());
-  check_failure(socket.call(add_request("dup-1", Json{{"x", 1}}, "")), "");  // still pending: conflict
-  check_failure(socket.call(Json{{"cmd", "add"}, {"topic", "nope"}, {"id", "a"}, {"body", 1}}), "unknown topic");
+  check_failure(socket.call(add_request("dup-1", Json{{"x", 1}}, "")),
+                "");  // still pending: conflict
+  check_failure(socket.call(Json{{"cmd", "add"}, {"topic", "nope"}, {"id", "a"}, {"body", 1}}),
+                "unknown topic");
   check_failure(socket.call(add_request("bad id!", Json{{"x", 1}}, "")), "not valid");
   check_failure(socket.call(add_request("bad-time", Json{{"x", 1}}, "2026-02-30 10:00:00")), "");
   check_failure(socket.call(Json{{"cmd", "add"}, {"topic", "orders"}, {"id", "no-body"}}), "body");
   check_failure(socket.call(add_request("big", Json(std::string(2100, 'x')), "")), "limit");
-  check_failure(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "missing"}}), "not found");
+  check_failure(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "missing"}}),
+                "not found");
   check_failure(socket.call(Json{{"cmd", "del"}, {"topic", "orders"}, {"id", "missing"}}), "");
-  check_failure(socket.call(Json{{"cmd", "push"}, {"topic", "orders"}, {"id", "x"}}), "unknown cmd 'push'");
+  check_failure(socket.call(Json{{"cmd", "push"}, {"topic", "orders"}, {"id", "x"}}),
+                "unknown cmd 'push'");
   check_failure(socket.call(Json{{"topic", "orders"}, {"id", "x"}}), "unknown cmd");
   // A frame whose JSON does not parse: the length is known, so the stream goes on.
   socket.send_raw("0005{oops");
   check_failure(socket.read_reply(), "not a JSON object");
   check_failure(socket.call(Json::array({1, 2})), "not a JSON object");
   // Integer ids (PHP order numbers) are taken as their decimal text.
-  check_success(socket.call(Json{{"cmd", "add"}, {"topic", "orders"}, {"id", 777}, {"body", "n"}}), Json::array());
+  check_success(socket.call(Json{{"cmd", "add"}, {"topic", "orders"}, {"id", 777}, {"body", "n"}}),
+                Json::array());
   check_success(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "777"}}), "n");
 }
 
 TEST_CASE("a frame written one byte at a time is reassembled") {
   LegacySocket socket(env().dqd->legacy_port());
-  std::string frame = dq::frame_legacy_json(add_request("split-1", Json{{"bytes", "one by one"}}, "").dump());
+  std::string frame =
+      dq::frame_legacy_json(add_request("split-1", Json{{"bytes", "one by one"}}, "").dump());
   for (char byte : frame) {
     socket.send_raw(std::string(1, byte));
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -241,11 +256,15 @@ TEST_CASE("pipelined frames in one write are answered in order") {
   std::string bytes;
   bytes += dq::frame_legacy_json(add_request("pipe-1", Json{{"n", 1}}, "").dump());
   bytes += dq::frame_legacy_json(add_request("pipe-2", Json{{"n", 2}}, "").dump());
-  bytes += dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
+  bytes +=
+      dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
   bytes += dq::frame_legacy_json(Json{{"cmd", "nonsense"}}.dump());
-  bytes += dq::frame_legacy_json(Json{{"cmd", "del"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
-  bytes += dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
-  bytes += dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-2"}}.dump());
+  bytes +=
+      dq::frame_legacy_json(Json{{"cmd", "del"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
+  bytes +=
+      dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-1"}}.dump());
+  bytes +=
+      dq::frame_legacy_json(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "pipe-2"}}.dump());
   socket.send_raw(bytes);
   check_success(socket.read_reply(), Json::array());
   check_success(socket.read_reply(), Json::array());
@@ -258,7 +277,8 @@ TEST_CASE("pipelined frames in one write are answered in order") {
   // Many frames at once, with the last one split across two writes.
   std::string many;
   for (int i = 0; i < 200; ++i) {
-    many += dq::frame_legacy_json(add_request("many-" + std::to_string(i), Json{{"i", i}}, "").dump());
+    many +=
+        dq::frame_legacy_json(add_request("many-" + std::to_string(i), Json{{"i", i}}, "").dump());
   }
   socket.send_raw(many.substr(0, many.size() - 7));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -321,7 +341,8 @@ TEST_CASE("SIGTERM: open legacy connections are answered and closed, dqd exits c
   check_success(busy.call(add_request("stop-1", 1, "")), Json::array());
   int64_t started = dq::monotonic_ms();
   CHECK(dqd.stop() == 0);
-  CHECK(dq::monotonic_ms() - started < 3000);  // not the 5 s drain deadline: idle connections closed at once
+  CHECK(dq::monotonic_ms() - started <
+        3000);  // not the 5 s drain deadline: idle connections closed at once
   CHECK(idle.closed_by_server(1000));
   CHECK(busy.closed_by_server(1000));
 }

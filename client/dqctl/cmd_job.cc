@@ -28,10 +28,12 @@ constexpr const char* kAddUsage =
     "    BODY is JSON text, e.g. '{\"a\":1}' or '\"text\"'; TIME is unix seconds or\n"
     "    'YYYY-MM-DD HH:MM:SS' (server time); neither: the topic's default delay\n"
     "add [TOPIC] --batch FILE [--timeout-ms N]\n"
-    "    FILE ('-': stdin) has one JSON job per line: {\"id\",\"body\",\"delay\"|\"at\"[,\"topic\"]}";
+    "    FILE ('-': stdin) has one JSON job per line: "
+    "{\"id\",\"body\",\"delay\"|\"at\"[,\"topic\"]}";
 constexpr const char* kGetUsage = "get TOPIC ID [--timeout-ms N]";
 constexpr const char* kDelUsage = "del TOPIC ID [--timeout-ms N]";
-constexpr size_t kBatchChunk = 500;  // jobs per request (the server's max_batch_jobs is 1000 by default)
+constexpr size_t kBatchChunk =
+    500;  // jobs per request (the server's max_batch_jobs is 1000 by default)
 
 // Options after the command name; positional arguments in order.
 struct JobArgs {
@@ -44,7 +46,8 @@ struct JobArgs {
 };
 
 // Parses args; on a usage error prints it and returns false with *exit_code set.
-bool parse_job_args(const char* command, const std::vector<std::string>& args, JobArgs* out, int* exit_code) {
+bool parse_job_args(const char* command, const std::vector<std::string>& args, JobArgs* out,
+                    int* exit_code) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     auto value = [&](std::optional<std::string>* slot) {
@@ -88,7 +91,8 @@ dc::Client make_client(const CtlOptions& options, const JobArgs& args) {
 }
 
 int exit_code_of(const dc::Error& error) {
-  bool unreachable = error.code == dc::ErrorCode::Unavailable || error.code == dc::ErrorCode::Timeout;
+  bool unreachable =
+      error.code == dc::ErrorCode::Unavailable || error.code == dc::ErrorCode::Timeout;
   return unreachable ? kExitUnavailable : kExitFailed;
 }
 
@@ -101,7 +105,8 @@ Json error_json(const dc::Error& error) {
 // stderr: "dqctl: NotFound (404): unknown topic 'x'"; with --json also the error on stdout.
 int report(const dc::Error& error, bool json) {
   std::string status = error.http_status != 0 ? " (" + std::to_string(error.http_status) + ")" : "";
-  fprintf(stderr, "dqctl: %s%s: %s\n", dc::error_code_name(error.code), status.c_str(), error.message.c_str());
+  fprintf(stderr, "dqctl: %s%s: %s\n", dc::error_code_name(error.code), status.c_str(),
+          error.message.c_str());
   if (json) printf("%s\n", error_json(error).dump().c_str());
   return exit_code_of(error);
 }
@@ -160,7 +165,8 @@ struct BatchLine {
   int status = 0;
 };
 
-BatchLine parse_batch_line(size_t number, const std::string& text, const std::string& default_topic) {
+BatchLine parse_batch_line(size_t number, const std::string& text,
+                           const std::string& default_topic) {
   BatchLine line;
   line.number = number;
   line.topic = default_topic;
@@ -176,7 +182,8 @@ BatchLine parse_batch_line(size_t number, const std::string& text, const std::st
     if (!job["topic"].is_string()) return bad("topic must be a string");
     line.topic = job["topic"].get<std::string>();
   }
-  if (line.topic.empty()) return bad("no topic: give TOPIC on the command line or \"topic\" in the line");
+  if (line.topic.empty())
+    return bad("no topic: give TOPIC on the command line or \"topic\" in the line");
   if (line.job.id.empty()) return bad("id is required and must be a string");
   if (!job.contains("body")) return bad("body is required (any JSON value)");
   line.job.body_json = job["body"].dump();
@@ -198,7 +205,8 @@ BatchLine parse_batch_line(size_t number, const std::string& text, const std::st
 
 void print_batch_line(const BatchLine& line, bool json) {
   if (json) {
-    Json out{{"line", line.number}, {"topic", line.topic}, {"id", line.job.id}, {"status", line.status}};
+    Json out{
+        {"line", line.number}, {"topic", line.topic}, {"id", line.job.id}, {"status", line.status}};
     if (line.due_at_ms) out["due_at_ms"] = *line.due_at_ms;
     if (line.error) {
       out["error"] = line.error->message;
@@ -206,11 +214,13 @@ void print_batch_line(const BatchLine& line, bool json) {
     }
     printf("%s\n", out.dump().c_str());
   } else if (line.error) {
-    printf("line %zu %s/%s: failed: %s (%d): %s\n", line.number, line.topic.c_str(), line.job.id.c_str(),
-           dc::error_code_name(line.error->code), line.status, line.error->message.c_str());
+    printf("line %zu %s/%s: failed: %s (%d): %s\n", line.number, line.topic.c_str(),
+           line.job.id.c_str(), dc::error_code_name(line.error->code), line.status,
+           line.error->message.c_str());
   } else {
     printf("line %zu %s/%s: added, due %s (due_at_ms=%lld)\n", line.number, line.topic.c_str(),
-           line.job.id.c_str(), local_time(*line.due_at_ms).c_str(), static_cast<long long>(*line.due_at_ms));
+           line.job.id.c_str(), local_time(*line.due_at_ms).c_str(),
+           static_cast<long long>(*line.due_at_ms));
   }
 }
 
@@ -322,11 +332,13 @@ int run_get(const CtlOptions& options, const std::vector<std::string>& raw) {
     printf("%s\n", job->raw_json.c_str());
     return kExitOk;
   }
-  printf("topic:    %s\nid:       %s\nstate:    %s\nattempts: %d\ndue:      %s (due_at_ms=%lld)\n"
-         "created:  %s (created_at_ms=%lld)\nbody:     %s\n",
-         job->topic.c_str(), job->id.c_str(), dc::job_state_name(job->state), job->attempts,
-         local_time(job->due_at_ms).c_str(), static_cast<long long>(job->due_at_ms),
-         local_time(job->created_at_ms).c_str(), static_cast<long long>(job->created_at_ms), job->body_json.c_str());
+  printf(
+      "topic:    %s\nid:       %s\nstate:    %s\nattempts: %d\ndue:      %s (due_at_ms=%lld)\n"
+      "created:  %s (created_at_ms=%lld)\nbody:     %s\n",
+      job->topic.c_str(), job->id.c_str(), dc::job_state_name(job->state), job->attempts,
+      local_time(job->due_at_ms).c_str(), static_cast<long long>(job->due_at_ms),
+      local_time(job->created_at_ms).c_str(), static_cast<long long>(job->created_at_ms),
+      job->body_json.c_str());
   if (job->last_error) printf("last error: %s\n", job->last_error->c_str());
   return kExitOk;
 }
@@ -341,7 +353,10 @@ int run_del(const CtlOptions& options, const std::vector<std::string>& raw) {
   auto deleted = client.del(args.positional[0], args.positional[1]);
   if (!deleted) return report(deleted.error(), args.json);
   if (args.json) {
-    printf("%s\n", Json{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}}.dump().c_str());
+    printf("%s\n",
+           Json{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}}
+               .dump()
+               .c_str());
   } else {
     printf("deleted %s/%s\n", args.positional[0].c_str(), args.positional[1].c_str());
   }

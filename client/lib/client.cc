@@ -2,9 +2,8 @@
 // failover loop over the server list.
 #include "dq/client.h"
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "http_transport.h"
 #include "server_list.h"
@@ -15,7 +14,8 @@ namespace {
 using Json = nlohmann::json;
 
 int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -28,12 +28,18 @@ std::string base_url_of(const std::string& server) {
 
 ErrorCode code_for_status(long status) {
   switch (status) {
-    case 400: return ErrorCode::InvalidArgument;
-    case 404: return ErrorCode::NotFound;
-    case 409: return ErrorCode::Conflict;
-    case 413: return ErrorCode::TooLarge;
-    case 503: return ErrorCode::Unavailable;
-    default: return ErrorCode::Server;
+    case 400:
+      return ErrorCode::InvalidArgument;
+    case 404:
+      return ErrorCode::NotFound;
+    case 409:
+      return ErrorCode::Conflict;
+    case 413:
+      return ErrorCode::TooLarge;
+    case 503:
+      return ErrorCode::Unavailable;
+    default:
+      return ErrorCode::Server;
   }
 }
 
@@ -59,10 +65,17 @@ Error protocol_error(const std::string& what, const HttpAnswer& answer, const st
 // Adds "delay" or "at" to a job object.
 void put_when(const When& when, Json* job) {
   switch (when.kind()) {
-    case When::Kind::kDefault: break;
-    case When::Kind::kDelay: (*job)["delay"] = when.number(); break;
-    case When::Kind::kAtSeconds: (*job)["at"] = static_cast<int64_t>(when.number()); break;
-    case When::Kind::kAtText: (*job)["at"] = when.text(); break;
+    case When::Kind::kDefault:
+      break;
+    case When::Kind::kDelay:
+      (*job)["delay"] = when.number();
+      break;
+    case When::Kind::kAtSeconds:
+      (*job)["at"] = static_cast<int64_t>(when.number());
+      break;
+    case When::Kind::kAtText:
+      (*job)["at"] = when.text();
+      break;
   }
 }
 
@@ -91,26 +104,40 @@ JobState state_from_name(const std::string& name) {
 
 const char* error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::InvalidArgument: return "InvalidArgument";
-    case ErrorCode::NotFound: return "NotFound";
-    case ErrorCode::Conflict: return "Conflict";
-    case ErrorCode::TooLarge: return "TooLarge";
-    case ErrorCode::Unavailable: return "Unavailable";
-    case ErrorCode::Timeout: return "Timeout";
-    case ErrorCode::Protocol: return "Protocol";
-    case ErrorCode::Server: return "Server";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::NotFound:
+      return "NotFound";
+    case ErrorCode::Conflict:
+      return "Conflict";
+    case ErrorCode::TooLarge:
+      return "TooLarge";
+    case ErrorCode::Unavailable:
+      return "Unavailable";
+    case ErrorCode::Timeout:
+      return "Timeout";
+    case ErrorCode::Protocol:
+      return "Protocol";
+    case ErrorCode::Server:
+      return "Server";
   }
   return "Unknown";
 }
 
 const char* job_state_name(JobState state) {
   switch (state) {
-    case JobState::Delayed: return "delayed";
-    case JobState::Ready: return "ready";
-    case JobState::Working: return "working";
-    case JobState::Retrying: return "retrying";
-    case JobState::Dead: return "dead";
-    case JobState::Unknown: return "unknown";
+    case JobState::Delayed:
+      return "delayed";
+    case JobState::Ready:
+      return "ready";
+    case JobState::Working:
+      return "working";
+    case JobState::Retrying:
+      return "retrying";
+    case JobState::Dead:
+      return "dead";
+    case JobState::Unknown:
+      return "unknown";
   }
   return "unknown";
 }
@@ -132,7 +159,8 @@ class Client::Impl {
   // up but none of its shards could take the request). Returns the first
   // other answer, or the error of the last attempt.
   Result<Answered> call(const char* method, const std::string& path, const std::string& body) {
-    if (servers_.size() == 0) return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
+    if (servers_.size() == 0)
+      return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
     std::optional<Error> last;
     std::string tried;
     last_server_.clear();
@@ -143,8 +171,10 @@ class Client::Impl {
       if (answer.curl != CURLE_OK) {
         servers_.mark_down(index, monotonic_ms());
         bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
-        last = Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
-                     server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error, server};
+        last =
+            Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
+                  server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error,
+                  server};
       } else if (answer.status == 503) {
         servers_.mark_up(index);
         last = error_from_answer(answer, server);
@@ -156,11 +186,14 @@ class Client::Impl {
       }
       tried += (tried.empty() ? "" : "; ") + last->message;
     }
-    if (servers_.size() > 1) last->message = "all " + std::to_string(servers_.size()) + " servers failed: " + tried;
+    if (servers_.size() > 1)
+      last->message = "all " + std::to_string(servers_.size()) + " servers failed: " + tried;
     return *last;
   }
 
-  std::string jobs_path(const std::string& topic) { return "/v1/topics/" + transport_.escape(topic) + "/jobs"; }
+  std::string jobs_path(const std::string& topic) {
+    return "/v1/topics/" + transport_.escape(topic) + "/jobs";
+  }
 
   Options options_;
   ServerList servers_;
@@ -173,8 +206,8 @@ Client::~Client() = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
 
-Result<Added> Client::add(const std::string& topic, const std::string& id, const std::string& body_json,
-                          const When& when) {
+Result<Added> Client::add(const std::string& topic, const std::string& id,
+                          const std::string& body_json, const When& when) {
   std::optional<Json> body = parse_body_json(body_json);
   if (!body) return body_not_json(id);
   Json job{{"id", id}, {"body", std::move(*body)}};
@@ -184,20 +217,26 @@ Result<Added> Client::add(const std::string& topic, const std::string& id, const
   const HttpAnswer& answer = called->answer;
   if (answer.status != 201) return error_from_answer(answer, called->server);
   Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("due_at_ms") || !reply["due_at_ms"].is_number_integer()) {
-    return protocol_error("add answered 201 without due_at_ms: " + answer.body, answer, called->server);
+  if (!reply.is_object() || !reply.contains("due_at_ms") ||
+      !reply["due_at_ms"].is_number_integer()) {
+    return protocol_error("add answered 201 without due_at_ms: " + answer.body, answer,
+                          called->server);
   }
-  return Added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(), answer.body};
+  return Added{reply.value("topic", topic), reply.value("id", id),
+               reply["due_at_ms"].get<int64_t>(), answer.body};
 }
 
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
-  auto called = impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
+  auto called =
+      impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
   if (answer.status != 200) return error_from_answer(answer, called->server);
   Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") || !reply["state"].is_string()) {
-    return protocol_error("get answered 200 without body and state: " + answer.body, answer, called->server);
+  if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") ||
+      !reply["state"].is_string()) {
+    return protocol_error("get answered 200 without body and state: " + answer.body, answer,
+                          called->server);
   }
   JobInfo info;
   info.topic = reply.value("topic", topic);
@@ -207,13 +246,15 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   info.attempts = reply.value("attempts", 0);
   info.due_at_ms = reply.value("due_at_ms", int64_t{0});
   info.created_at_ms = reply.value("created_at_ms", int64_t{0});
-  if (reply.contains("last_error") && reply["last_error"].is_string()) info.last_error = reply["last_error"].get<std::string>();
+  if (reply.contains("last_error") && reply["last_error"].is_string())
+    info.last_error = reply["last_error"].get<std::string>();
   info.raw_json = answer.body;
   return info;
 }
 
 Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
-  auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
+  auto called =
+      impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
   if (!called) return called.error();
   if (called->answer.status != 204 && called->answer.status != 200) {
     return error_from_answer(called->answer, called->server);
@@ -221,7 +262,8 @@ Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   return Deleted{};
 }
 
-Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic, const std::vector<BatchJob>& jobs) {
+Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
+                                                       const std::vector<BatchJob>& jobs) {
   Json list = Json::array();
   for (const auto& job : jobs) {
     std::optional<Json> body = parse_body_json(job.body_json);
@@ -230,14 +272,16 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     put_when(job.when, &entry);
     list.push_back(std::move(entry));
   }
-  auto called = impl_->call("POST", impl_->jobs_path(topic) + "/batch", Json{{"jobs", list}}.dump());
+  auto called =
+      impl_->call("POST", impl_->jobs_path(topic) + "/batch", Json{{"jobs", list}}.dump());
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
   if (answer.status != 200) return error_from_answer(answer, called->server);
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("results") || !reply["results"].is_array() ||
       reply["results"].size() != jobs.size()) {
-    return protocol_error("batch answer does not have one result per job: " + answer.body, answer, called->server);
+    return protocol_error("batch answer does not have one result per job: " + answer.body, answer,
+                          called->server);
   }
   std::vector<BatchItemResult> results;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -245,7 +289,8 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     BatchItemResult result;
     result.id = jobs[i].id;
     result.status = item.is_object() ? item.value("status", 0) : 0;
-    if (result.status == 201 && item.contains("due_at_ms") && item["due_at_ms"].is_number_integer()) {
+    if (result.status == 201 && item.contains("due_at_ms") &&
+        item["due_at_ms"].is_number_integer()) {
       result.due_at_ms = item["due_at_ms"].get<int64_t>();
     } else {
       std::string message = item.is_object() && item.contains("error") && item["error"].is_string()
@@ -264,7 +309,8 @@ std::vector<Client::ServerState> Client::servers() const {
   int64_t now = monotonic_ms();
   for (size_t i = 0; i < impl_->servers_.size(); ++i) {
     bool down = impl_->servers_.is_down(i, now);
-    states.push_back(ServerState{impl_->servers_.address(i), down, down ? impl_->servers_.retry_at_ms(i) - now : 0});
+    states.push_back(ServerState{impl_->servers_.address(i), down,
+                                 down ? impl_->servers_.retry_at_ms(i) - now : 0});
   }
   return states;
 }

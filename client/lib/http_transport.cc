@@ -32,8 +32,9 @@ std::string HttpTransport::escape(const std::string& segment) {
   return out;
 }
 
-HttpAnswer HttpTransport::request(const std::string& base_url, const char* method, const std::string& path,
-                                  const std::string& body, int connect_timeout_ms, int timeout_ms) {
+HttpAnswer HttpTransport::request(const std::string& base_url, const char* method,
+                                  const std::string& path, const std::string& body,
+                                  int connect_timeout_ms, int timeout_ms) {
   CURL* easy = easy_.get();
   // Reset clears the options but keeps the connection cache, so keep-alive survives.
   curl_easy_reset(easy);

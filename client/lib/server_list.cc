@@ -14,16 +14,19 @@ ServerList::ServerList(std::vector<std::string> servers, int first_backoff_ms, i
 std::vector<size_t> ServerList::attempt_order(int64_t now_ms) const {
   std::vector<size_t> ready;
   std::vector<size_t> backing_off;
-  for (size_t i = 0; i < servers_.size(); ++i) (is_down(i, now_ms) ? backing_off : ready).push_back(i);
-  std::stable_sort(backing_off.begin(), backing_off.end(),
-                   [this](size_t a, size_t b) { return servers_[a].retry_at_ms < servers_[b].retry_at_ms; });
+  for (size_t i = 0; i < servers_.size(); ++i)
+    (is_down(i, now_ms) ? backing_off : ready).push_back(i);
+  std::stable_sort(backing_off.begin(), backing_off.end(), [this](size_t a, size_t b) {
+    return servers_[a].retry_at_ms < servers_[b].retry_at_ms;
+  });
   ready.insert(ready.end(), backing_off.begin(), backing_off.end());
   return ready;
 }
 
 void ServerList::mark_down(size_t index, int64_t now_ms) {
   Server& server = servers_[index];
-  server.backoff_ms = server.backoff_ms == 0 ? first_backoff_ms_ : std::min(server.backoff_ms * 2, max_backoff_ms_);
+  server.backoff_ms =
+      server.backoff_ms == 0 ? first_backoff_ms_ : std::min(server.backoff_ms * 2, max_backoff_ms_);
   server.retry_at_ms = now_ms + server.backoff_ms;
 }
 

@@ -54,7 +54,7 @@ struct Error {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : value_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : value_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return value_.index() == 0; }
@@ -79,7 +79,9 @@ class When {
   When() = default;  // the topic's default delay
   static When default_delay() { return When(); }
   static When delay(double seconds) { return When(Kind::kDelay, seconds, {}); }
-  static When at(int64_t unix_seconds) { return When(Kind::kAtSeconds, static_cast<double>(unix_seconds), {}); }
+  static When at(int64_t unix_seconds) {
+    return When(Kind::kAtSeconds, static_cast<double>(unix_seconds), {});
+  }
   static When at(std::string datetime) { return When(Kind::kAtText, 0, std::move(datetime)); }
 
   enum class Kind { kDefault, kDelay, kAtSeconds, kAtText };
@@ -88,7 +90,8 @@ class When {
   const std::string& text() const { return text_; }
 
  private:
-  When(Kind kind, double number, std::string text) : kind_(kind), number_(number), text_(std::move(text)) {}
+  When(Kind kind, double number, std::string text)
+      : kind_(kind), number_(number), text_(std::move(text)) {}
   Kind kind_ = Kind::kDefault;
   double number_ = 0;
   std::string text_;
@@ -126,7 +129,7 @@ struct BatchJob {
 
 struct BatchItemResult {
   std::string id;
-  int status = 0;                  // HTTP-like: 201 added, 409, 400, 503, ...
+  int status = 0;                    // HTTP-like: 201 added, 409, 400, 503, ...
   std::optional<int64_t> due_at_ms;  // when added
   std::optional<Error> error;        // when not added
   bool ok() const { return !error.has_value(); }
@@ -158,7 +161,8 @@ class DQCLIENT_API Client {
   Result<Deleted> del(const std::string& topic, const std::string& id);
   // POST /v1/topics/{topic}/jobs/batch: one result per job, in the same order.
   // The call itself fails only when the batch as a whole was refused.
-  Result<std::vector<BatchItemResult>> add_batch(const std::string& topic, const std::vector<BatchJob>& jobs);
+  Result<std::vector<BatchItemResult>> add_batch(const std::string& topic,
+                                                 const std::vector<BatchJob>& jobs);
 
   // Per server: whether it is currently skipped after a failure.
   struct ServerState {
