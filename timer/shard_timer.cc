@@ -67,8 +67,10 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
   Sleep sleep;
   sleep.ms = std::min<int64_t>({config_.timer_max_sleep_ms, kMaxWaitMs,
                                 std::max<int64_t>(0, next_lease_check_ms_ - now)});
-  if (next_due && *next_due - now <= sleep.ms) {
-    sleep.ms = std::max<int64_t>(0, *next_due - now);
+  // A BLPOP may overrun by a Redis cron tick, so a due time within that of
+  // the bound is slept to precisely as well.
+  if (next_due && *next_due - now <= sleep.ms + kCronSlackMs) {
+    sleep.ms = std::min(sleep.ms, std::max<int64_t>(0, *next_due - now));
     sleep.until_due = true;
   }
   return sleep;
