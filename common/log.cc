@@ -14,6 +14,10 @@ std::mutex g_mutex;
 std::shared_ptr<spdlog::logger> g_request;
 std::shared_ptr<spdlog::logger> g_notify;
 std::shared_ptr<spdlog::logger> g_err;
+// Loggers replaced by a reopen stay alive: another thread may still hold a
+// reference from request_log()/notify_log()/err_log(). A SIGHUP leaks three
+// small objects, which is cheaper than a lock on every log line.
+std::vector<std::shared_ptr<spdlog::logger>> g_retired;
 
 std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::string& dir,
                                             bool echo_to_stderr) {
@@ -54,6 +58,9 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
     (*logger)->flush_on(spdlog::level::trace);
   }
   std::lock_guard<std::mutex> lock(g_mutex);
+  for (auto* old : {&g_request, &g_notify, &g_err}) {
+    if (*old) g_retired.push_back(*old);
+  }
   g_request = request;
   g_notify = notify;
   g_err = err;

@@ -5,12 +5,16 @@
 
 #include <atomic>
 
+#include "common/log.h"
+
 namespace dq {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reopen_logs{false};
 
 void on_stop_signal(int) { g_stop.store(true); }
+void on_hangup_signal(int) { g_reopen_logs.store(true); }
 
 }  // namespace
 
@@ -22,6 +26,13 @@ void install_stop_handlers() {
   action.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGINT, &action, nullptr);
+  action.sa_handler = on_hangup_signal;
+  sigaction(SIGHUP, &action, nullptr);
+}
+
+void reopen_logs_if_asked(const std::string& dir, const std::string& level,
+                          const std::string& title) {
+  if (g_reopen_logs.exchange(false)) init_logging(dir, level, title);
 }
 
 bool stop_requested() { return g_stop.load(); }

@@ -3,10 +3,17 @@
 // before calling run_*).
 #pragma once
 
+#include <string>
+
 namespace dq {
 
-// Installs SIGTERM and SIGINT handlers that set the flag (SA_RESTART).
+// Installs SIGTERM and SIGINT handlers that set the flag (SA_RESTART), and a
+// SIGHUP handler that asks for the log files to be reopened.
 void install_stop_handlers();
+// Call from the role's main loop: reopens the log files (init_logging with
+// these arguments) when a SIGHUP came since the last call.
+void reopen_logs_if_asked(const std::string& dir, const std::string& level,
+                          const std::string& title);
 bool stop_requested();
 void request_stop();  // as if a signal came (tests, fatal errors)
 

@@ -16,7 +16,7 @@ int run_consumer(const Config& config, int index) {
                  config.shards.size(), config.consumer_concurrency);
   int code = 0;
   {
-    ConsumerLoop loop(config);
+    ConsumerLoop loop(config, "dq-consume_" + std::to_string(index));
     code = loop.run();
   }
   err_log().info("dq-consume_{} stopped", index);

@@ -20,8 +20,9 @@ constexpr int64_t kOnlineListMs = 200;  // rebuild the online topic list this of
 
 }  // namespace
 
-ConsumerLoop::ConsumerLoop(const Config& config)
+ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
     : config_(config),
+      title_(std::move(title)),
       store_(config),
       topics_(config.sqlite_path),
       multi_(curl_multi_init()),
@@ -219,6 +220,7 @@ int ConsumerLoop::run() {
     bool stopping = stop_requested();
     if (stopping && deliveries_.empty()) break;
     topics_.refresh_if_older(config_.registry_refresh_ms);
+    reopen_logs_if_asked(config_.log_dir, config_.log_level, title_);
     int progressed = stopping ? 0 : reserve_ready();
     int running = 0;
     curl_multi_perform(multi_.get(), &running);

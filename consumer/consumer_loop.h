@@ -25,7 +25,7 @@ class WakeWaiter;
 
 class ConsumerLoop {
  public:
-  explicit ConsumerLoop(const Config& config);
+  ConsumerLoop(const Config& config, std::string title);
   ~ConsumerLoop();
 
   // Runs until stop_requested() and every delivery in flight has ended.
@@ -41,6 +41,7 @@ class ConsumerLoop {
   CurlEasy take_easy();
 
   const Config& config_;
+  std::string title_;  // process title, for reopening logs on SIGHUP
   JobStore store_;
   TopicCache topics_;
   CurlMulti multi_;

@@ -13,10 +13,10 @@ const std::vector<RoleSpec>& all_roles() {
        [](const Config& c, int i, const ListenSockets& s) { return run_server(c, i, s); }, true,
        true},
       {"timer", "dq-timer", true, [](const Config& c) { return c.timer_processes; },
-       [](const Config& c, int i, const ListenSockets&) { return run_timer(c, i); }, false, false},
+       [](const Config& c, int i, const ListenSockets&) { return run_timer(c, i); }, false, true},
       {"consumer", "dq-consume", true, [](const Config& c) { return c.consumer_processes; },
        [](const Config& c, int i, const ListenSockets&) { return run_consumer(c, i); }, false,
-       false},
+       true},
   };
   return kRoles;
 }

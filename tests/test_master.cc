@@ -389,9 +389,21 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
   REQUIRE(http.post(dqd.jobs_url("logged"), Json{{"id", "log-1"}, {"body", 1}, {"delay", 0}}.dump())
               .status == 201);
   REQUIRE(callback.wait_for(1, 5000));
-  kill(dqd.pid(), SIGHUP);  // reopens the files; must not kill anyone
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  CHECK(dq_children(dqd.pid()).size() == 3);
+  auto before_hup = dq_children(dqd.pid());
+  REQUIRE(before_hup.size() == 3);
+  // Every child reopens its files on SIGHUP: a log file removed (as logrotate
+  // would move it) is written again, and no child is killed or replaced.
+  for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
+    if (entry.path().filename().string().rfind("notify_", 0) == 0) std::filesystem::remove(entry.path());
+  }
+  kill(dqd.pid(), SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(dq_children(dqd.pid()) == before_hup);
+  REQUIRE(http.post(dqd.jobs_url("logged"), Json{{"id", "log-2"}, {"body", 1}, {"delay", 0}}.dump())
+              .status == 201);
+  REQUIRE(callback.wait_for(2, 5000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(read_logs(dqd.log_dir(), "notify").find("id=log-2") != std::string::npos);
 
   std::string day = [] {
     char text[16];

@@ -7,6 +7,8 @@
 #include "timer/timer.h"
 
 #include <algorithm>
+#include <chrono>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -23,6 +25,12 @@ int run_timer(const Config& config, int index) {
   threads.reserve(config.shards.size());
   for (size_t shard = 0; shard < config.shards.size(); ++shard) {
     threads.emplace_back([&config, shard] { ShardTimer(config, shard).run(); });
+  }
+  // The main thread only watches for SIGHUP while the shard threads work.
+  std::string title = "dq-timer_" + std::to_string(index);
+  while (!stop_requested()) {
+    reopen_logs_if_asked(config.log_dir, config.log_level, title);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   for (auto& thread : threads) thread.join();
   err_log().info("dq-timer_{} stopped", index);
