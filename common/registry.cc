@@ -4,7 +4,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "common/clock.h"
 #include "common/job.h"
@@ -186,11 +188,27 @@ Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
   if (error) {
     return Status(Code::kUnavailable, "cannot create " + parent.string() + ": " + error.message());
   }
-  auto db = open_sqlite(path);
-  if (!db.is_ok()) return db.status();
-  std::unique_ptr<Registry> registry(new Registry(db->release()));
-  Status status = registry->migrate();
-  if (!status.is_ok()) return status;
+  // Every child opens the registry at start, so on a fresh database several
+  // processes race to switch it to WAL and migrate it. SQLite answers some of
+  // these races with SQLITE_BUSY at once (without its busy handler, to avoid
+  // a deadlock), so the whole open is retried for up to 5 s.
+  std::unique_ptr<Registry> registry;
+  for (int attempt = 1;; ++attempt) {
+    Status status;
+    auto db = open_sqlite(path);
+    if (db.is_ok()) {
+      registry.reset(new Registry(db->release()));
+      status = registry->migrate();
+      if (status.is_ok()) break;
+    } else {
+      status = db.status();
+    }
+    bool busy = status.message().find("locked") != std::string::npos ||
+                status.message().find("busy") != std::string::npos;
+    if (!busy || attempt >= 50) return status;
+    registry.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 2));
+  }
   return registry;
 }
 
