@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -57,6 +58,9 @@ struct CallbackServer::Impl {
   Responder responder;
   // Delayed replies by connection, so a client that hangs up cancels its reply.
   std::map<evhttp_connection*, PendingReply*> pending;
+  // Every delayed reply whose timer has not fired yet (cancelled or not): the
+  // destructor frees them when the loop stops before their timers.
+  std::set<PendingReply*> unfired;
 
   static void on_request(evhttp_request* request, void* arg);
   static void on_delay_done(evutil_socket_t, short, void* arg);
@@ -103,6 +107,7 @@ void CallbackServer::Impl::on_connection_closed(evhttp_connection* connection, v
 
 void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   std::unique_ptr<PendingReply> reply(static_cast<PendingReply*>(arg));
+  reply->impl->unfired.erase(reply.get());
   if (reply->cancelled) return;
   reply->impl->pending.erase(reply->connection);
   send_reply(reply->request, reply->status);
@@ -143,6 +148,7 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   }
   auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
   impl->pending[reply->connection] = reply;
+  impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
   timeval delay{answer.delay_ms / 1000, (answer.delay_ms % 1000) * 1000};
   event_base_once(impl->base, -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
@@ -167,7 +173,8 @@ CallbackServer::CallbackServer() : impl_(std::make_unique<Impl>()) {
 CallbackServer::~CallbackServer() {
   event_base_loopbreak(impl_->base);
   impl_->thread.join();
-  evhttp_free(impl_->http);
+  evhttp_free(impl_->http);  // runs the close callbacks, which still use pending replies
+  for (PendingReply* reply : impl_->unfired) delete reply;
   event_base_free(impl_->base);
 }
 
