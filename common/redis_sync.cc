@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "common/redis_argv.h"
+
 namespace dq {
 namespace {
 
@@ -58,19 +60,12 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   Status connected = ensure_connected();
   if (!connected.is_ok()) return connected;
 
-  std::vector<const char*> pointers;
-  std::vector<size_t> lengths;
-  pointers.reserve(argv.size());
-  lengths.reserve(argv.size());
-  for (const auto& arg : argv) {
-    pointers.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
+  RedisArgv args(argv);
 
   bool overridden = timeout_ms > 0 && timeout_ms != command_timeout_ms_;
   if (overridden) redisSetTimeout(context_.get(), to_timeval(timeout_ms));
-  ReplyPtr reply(static_cast<redisReply*>(redisCommandArgv(
-      context_.get(), static_cast<int>(argv.size()), pointers.data(), lengths.data())));
+  ReplyPtr reply(static_cast<redisReply*>(
+      redisCommandArgv(context_.get(), args.count(), args.pointers(), args.lengths())));
   if (!reply) {
     std::string error = context_->errstr;
     context_.reset();

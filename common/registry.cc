@@ -136,6 +136,22 @@ Topic read_topic(const Statement& row) {
   return topic;
 }
 
+// Binds ?1..?11 of the INSERT and UPDATE statements, which number the topic's
+// own fields alike; the timestamps come after.
+Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
+  return stmt.bind(1, topic.name)
+      .bind(2, topic.callback_url)
+      .bind(3, topic.method)
+      .bind(4, int64_t{topic.timeout_ms})
+      .bind(5, topic.default_delay_s)
+      .bind(6, int64_t{topic.max_attempts})
+      .bind(7, int64_t{topic.priority})
+      .bind(8, topic.retry_ms)
+      .bind(9, topic.alert_emails)
+      .bind(10, topic.creator)
+      .bind(11, std::string(topic.online ? "online" : "offline"));
+}
+
 Result<int> schema_version(sqlite3* db) {
   auto stmt = Statement::prepare(db, "PRAGMA user_version");
   if (!stmt.is_ok()) return stmt.status();
@@ -275,17 +291,7 @@ Status Registry::add_topic(const Topic& topic) {
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
       "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
   if (!stmt.is_ok()) return stmt.status();
-  stmt->bind(1, topic.name)
-      .bind(2, topic.callback_url)
-      .bind(3, topic.method)
-      .bind(4, int64_t{topic.timeout_ms})
-      .bind(5, topic.default_delay_s)
-      .bind(6, int64_t{topic.max_attempts})
-      .bind(7, int64_t{topic.priority})
-      .bind(8, topic.retry_ms)
-      .bind(9, topic.alert_emails)
-      .bind(10, topic.creator)
-      .bind(11, std::string(topic.online ? "online" : "offline"))
+  bind_topic_fields(*stmt, topic)
       .bind(12, topic.created_at_ms > 0 ? topic.created_at_ms : now)
       .bind(13, now);
   status = stmt->run();
@@ -304,18 +310,7 @@ Status Registry::update_topic(const Topic& topic) {
       "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
       "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12 WHERE name = ?1");
   if (!stmt.is_ok()) return stmt.status();
-  stmt->bind(1, topic.name)
-      .bind(2, topic.callback_url)
-      .bind(3, topic.method)
-      .bind(4, int64_t{topic.timeout_ms})
-      .bind(5, topic.default_delay_s)
-      .bind(6, int64_t{topic.max_attempts})
-      .bind(7, int64_t{topic.priority})
-      .bind(8, topic.retry_ms)
-      .bind(9, topic.alert_emails)
-      .bind(10, topic.creator)
-      .bind(11, std::string(topic.online ? "online" : "offline"))
-      .bind(12, now_ms());
+  bind_topic_fields(*stmt, topic).bind(12, now_ms());
   status = stmt->run();
   if (!status.is_ok()) return status;
   if (sqlite3_changes(db_) == 0)

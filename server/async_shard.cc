@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/redis_argv.h"
 
 namespace dq {
 
@@ -131,17 +132,10 @@ void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pend
         Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;
   }
-  std::vector<const char*> pointers;
-  std::vector<size_t> lengths;
-  pointers.reserve(argv.size());
-  lengths.reserve(argv.size());
-  for (const auto& arg : argv) {
-    pointers.push_back(arg.data());
-    lengths.push_back(arg.size());
-  }
+  RedisArgv args(argv);
   Pending* raw = pending.release();
-  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, static_cast<int>(argv.size()),
-                            pointers.data(), lengths.data()) != REDIS_OK) {
+  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, args.count(), args.pointers(),
+                            args.lengths()) != REDIS_OK) {
     std::unique_ptr<Pending> owned(raw);
     owned->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));

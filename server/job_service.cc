@@ -1,3 +1,5 @@
+// JobService (server/job_service.h): adds with a cross-shard duplicate check,
+// and lookups / deletes that walk the shards in placement order.
 #include "server/job_service.h"
 
 #include "common/clock.h"
@@ -116,6 +118,15 @@ void JobService::add(const AddRequest& request, std::function<void(Result<int64_
   }
 }
 
+size_t JobService::skip_down_shards(const std::vector<size_t>& order, size_t next,
+                                    bool* saw_down) const {
+  while (next < order.size() && !shards_[order[next]]->up()) {
+    *saw_down = true;
+    ++next;
+  }
+  return next;
+}
+
 void JobService::get(const std::string& topic, const std::string& id,
                      std::function<void(Result<Job>)> done) {
   find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
@@ -124,10 +135,7 @@ void JobService::get(const std::string& topic, const std::string& id,
 void JobService::find_job(const std::string& topic, const std::string& id,
                           std::vector<size_t> order, size_t next, bool saw_down,
                           std::function<void(Result<Job>)> done) {
-  while (next < order.size() && !shards_[order[next]]->up()) {
-    saw_down = true;
-    ++next;
-  }
+  next = skip_down_shards(order, next, &saw_down);
   if (next == order.size()) {
     done(missing_job(topic, id, saw_down));
     return;
@@ -168,10 +176,7 @@ void JobService::del(const std::string& topic, const std::string& id,
 void JobService::del_from(const std::string& topic, const std::string& id,
                           std::vector<size_t> order, size_t next, bool saw_down,
                           std::function<void(Status)> done) {
-  while (next < order.size() && !shards_[order[next]]->up()) {
-    saw_down = true;
-    ++next;
-  }
+  next = skip_down_shards(order, next, &saw_down);
   if (next == order.size()) {
     done(missing_job(topic, id, saw_down));
     return;

@@ -43,6 +43,9 @@ class JobService {
 
  private:
   struct AddState;
+  // The first index >= `next` in `order` whose shard is up (order.size() when
+  // none); sets *saw_down when it passes over a down shard.
+  size_t skip_down_shards(const std::vector<size_t>& order, size_t next, bool* saw_down) const;
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, bool saw_down, std::function<void(Result<Job>)> done);
   void del_from(const std::string& topic, const std::string& id, std::vector<size_t> order,

@@ -2,94 +2,32 @@
 // against a real dqd and checks output, --json output and exit codes.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fstream>
-#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "common/json.h"
-#include "tests/support/dqd_process.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
+#include "tests/support/shared_dqd.h"
 
 using dq::Json;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::TestRedis;
+using dq::test::contains;
+using dq::test::RunResult;
+using dq::test::SharedDqd;
 
 namespace {
 
-struct Env {
-  TestRedis redis;
-  std::unique_ptr<DqdProcess> dqd;
-  Env() {
-    DqdOptions options;
-    options.shards = {redis.address()};
-    dqd = std::make_unique<DqdProcess>(options);
-    dqd->add_topic("orders");
-    dqd->start();
-  }
-  std::string server() const { return "127.0.0.1:" + std::to_string(dqd->http_port()); }
-};
-
-Env& env() {
-  static Env instance;
+SharedDqd& env() {
+  static SharedDqd instance({}, {{"orders"}});
   return instance;
-}
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
 }
 
 // Runs build/dqctl with args; stdin_text is fed on its standard input.
 RunResult dqctl(const std::vector<std::string>& args, const std::string& stdin_text = "") {
-  std::string dir = env().dqd->dir();
-  std::string in_path = dir + "/ctl-stdin.txt";
-  std::string out_path = dir + "/ctl-stdout.txt";
-  std::string err_path = dir + "/ctl-stderr.txt";
-  std::ofstream(in_path) << stdin_text;
-  std::vector<std::string> argv = {DQ_BUILD_DIR "/dqctl"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    int in = open(in_path.c_str(), O_RDONLY);
-    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    execv(raw[0], raw.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  RunResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_file(out_path);
-  result.err = read_file(err_path);
-  return result;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
+  return dq::test::run_dqctl(args, env().dqd->dir(), stdin_text);
 }
 
 std::vector<Json> json_lines(const std::string& text) {

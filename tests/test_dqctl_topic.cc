@@ -2,33 +2,22 @@
 // checks each `topic` subcommand's output and exit code, errors included.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
 #include "common/registry.h"
+#include "tests/support/run_program.h"
+
+using dq::test::contains;
+using dq::test::RunResult;
 
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
 
 // A temp dir with dq.ini ([sqlite] path = var/dq.db, [log] dir = log).
 struct CtlFixture {
@@ -45,31 +34,7 @@ struct CtlFixture {
 
   // Runs build/dqctl with args (no implicit -c) in working dir cwd.
   RunResult run_raw(const std::vector<std::string>& args, const std::string& cwd = "") const {
-    std::string out_path = dir + "/stdout.txt";
-    std::string err_path = dir + "/stderr.txt";
-    std::vector<std::string> argv = {DQ_BUILD_DIR "/dqctl"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(out, 1);
-      dup2(err, 2);
-      if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
-      std::vector<char*> raw;
-      for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
-      raw.push_back(nullptr);
-      execv(raw[0], raw.data());
-      _exit(127);
-    }
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    RunResult result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = read_file(out_path);
-    result.err = read_file(err_path);
-    return result;
+    return dq::test::run_dqctl(args, dir, "", cwd);
   }
 
   // Runs `dqctl -c <config> args...`.
@@ -94,10 +59,6 @@ struct CtlFixture {
   std::string dir;
   std::string config;
 };
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 }  // namespace
 

@@ -20,34 +20,26 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "server/legacy_frame.h"
-#include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
-#include "tests/support/redis_server.h"
+#include "tests/support/shared_dqd.h"
 
 using dq::Json;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
+using dq::test::SharedDqd;
 using dq::test::TestRedis;
 
 namespace {
 
-// One dqd for the whole file (starting one costs about a second).
-struct Env {
-  TestRedis redis;
-  std::unique_ptr<DqdProcess> dqd;
-  Env() {
-    DqdOptions options;
-    options.shards = {redis.address()};
-    options.extra_ini = "[server]\nmax_body_bytes = 2000\n";
-    dqd = std::make_unique<DqdProcess>(options);
-    dqd->add_topic("orders");
-    dqd->add_topic("later", "http://127.0.0.1:9/none", 120);
-    dqd->start();
-  }
-};
-
-Env& env() {
-  static Env instance;
+// One dqd for the whole file.
+SharedDqd& env() {
+  static SharedDqd instance(
+      [] {
+        DqdOptions options;
+        options.extra_ini = "[server]\nmax_body_bytes = 2000\n";
+        return options;
+      }(),
+      {{"orders"}, {"later", "http://127.0.0.1:9/none", 120}});
   return instance;
 }
 
