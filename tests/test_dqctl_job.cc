@@ -119,6 +119,30 @@ TEST_CASE("usage errors exit 2; an unreachable service exits 3; a dead first ser
   CHECK_MESSAGE(failover.exit_code == 0, failover.err);
 }
 
+TEST_CASE("-s and --json are accepted after the command too") {
+  std::string s = env().server();
+  RunResult added = dqctl({"add", "orders", "ctl-after", "7", "--delay", "600", "-s", s});
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  CHECK(contains(added.out, "added orders/ctl-after, due "));
+
+  RunResult got = dqctl({"get", "orders", "ctl-after", "--json", "--server=" + s});
+  CHECK_MESSAGE(got.exit_code == 0, got.err);
+  Json job = Json::parse(got.out, nullptr, false);
+  REQUIRE(job.is_object());
+  CHECK(job["body"] == 7);
+
+  // Without the -s after the command, dqctl would try the default server.
+  std::string dead = "127.0.0.1:" + std::to_string(dq::test::free_port());
+  RunResult failover = dqctl({"-s", dead, "get", "orders", "ctl-after", "-s", s});
+  CHECK_MESSAGE(failover.exit_code == 0, failover.err);
+  CHECK(contains(failover.out, "state:    delayed"));
+
+  RunResult deleted = dqctl({"del", "--json", "orders", "ctl-after", "-s", s});
+  CHECK_MESSAGE(deleted.exit_code == 0, deleted.err);
+  CHECK(Json::parse(deleted.out, nullptr, false)["deleted"] == true);
+  CHECK(dqctl({"get", "orders", "ctl-after", "-s"}).exit_code == 2);  // -s needs a value
+}
+
 TEST_CASE("add --batch: JSON lines from a file or stdin, one result per line") {
   std::string file = env().dqd->dir() + "/jobs.jsonl";
   std::ofstream(file) << R"({"id":"b-1","body":{"n":1},"delay":60})"

@@ -199,6 +199,42 @@ TEST_CASE("set, online, offline, del") {
   CHECK(listed.empty());
 }
 
+TEST_CASE("global options are accepted after the command too") {
+  CtlFixture ctl;
+  RunResult added = ctl.run_raw({"topic", "add", "orders", "--callback", "http://a/cb", "-c",
+                                 ctl.config, "--creator", "-s"});
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  auto topic = ctl.registry()->get_topic("orders");
+  REQUIRE(topic.is_ok());
+  CHECK(topic->creator == "-s");  // a command option's value is never taken as a global option
+
+  RunResult listed = ctl.run_raw({"topic", "list", "--json", "--config=" + ctl.config});
+  CHECK_MESSAGE(listed.exit_code == 0, listed.err);
+  dq::Json list = dq::Json::parse(listed.out, nullptr, false);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == 1);
+  CHECK(list[0]["name"] == "orders");
+
+  RunResult shown = ctl.run_raw({"--json", "topic", "show", "orders", "--config", ctl.config});
+  CHECK_MESSAGE(shown.exit_code == 0, shown.err);
+  CHECK(dq::Json::parse(shown.out, nullptr, false)["creator"] == "-s");
+
+  // Mixed with the command's own options, in any order.
+  RunResult set = ctl.run_raw({"topic", "set", "orders", "--priority", "2", "--json", "-c",
+                               ctl.config, "--method", "get"});
+  CHECK_MESSAGE(set.exit_code == 0, set.err);
+  dq::Json changed = dq::Json::parse(set.out, nullptr, false);
+  CHECK(changed["priority"] == 2);
+  CHECK(changed["method"] == "GET");
+
+  CHECK(ctl.run_raw({"topic", "list", "-c"}).exit_code == 2);  // missing value
+  CHECK(ctl.run_raw({"topic", "list", "-s", "nohostport", "-c", ctl.config}).exit_code == 2);
+  // After "--" nothing is a global option: the command sees (and refuses) it.
+  RunResult after_dashes = ctl.run({"topic", "list", "--", "--json"});
+  CHECK(after_dashes.exit_code == 2);
+  CHECK(contains(after_dashes.err, "usage:"));
+}
+
 TEST_CASE("not found and conflict exit 1 with the reason on stderr") {
   CtlFixture ctl;
   REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);

@@ -21,7 +21,7 @@ inline constexpr int kExitFailed = 1;  // the operation failed: not found, confl
 inline constexpr int kExitUsage = 2;   // bad command line or unreadable config file
 inline constexpr int kExitUnavailable = 3;  // cannot reach the service, Redis or the database
 
-// Global options, parsed by main.cc before the command name.
+// Global options, parsed by main.cc before or after the command name.
 struct CtlOptions {
   std::string config_path;           // -c/--config; default conf/dq.ini, else /etc/dq/dq.ini
   std::vector<std::string> servers;  // -s/--server host:port (default 127.0.0.1:6780)

@@ -1,5 +1,5 @@
-// dqctl: the command line for operators. Parses the global options that come
-// before the command name, then hands the rest to the registered command
+// dqctl: the command line for operators. Parses the global options (before
+// or after the command name), then hands the rest to the registered command
 // (see client/dqctl/command.h; commands live in cmd_*.cc).
 #include <unistd.h>
 
@@ -22,7 +22,7 @@ void print_help(FILE* out) {
   fprintf(out,
           "usage: dqctl [global options] COMMAND [args]\n"
           "\n"
-          "global options (before COMMAND):\n"
+          "global options (before or after COMMAND):\n"
           "  -c, --config CONF        config file (default: conf/dq.ini if present, else "
           "/etc/dq/dq.ini)\n"
           "  -s, --server HOST:PORT[,HOST:PORT]\n"
@@ -73,6 +73,14 @@ bool add_servers(const std::string& text, std::vector<std::string>* servers) {
     if (comma == std::string::npos) return true;
     start = comma + 1;
   }
+}
+
+// True for a command's own option that takes the next argument as its value:
+// "--name" without "=", other than the switches the commands have.
+bool takes_value(const std::string& arg) {
+  if (arg.size() <= 2 || arg.rfind("--", 0) != 0) return false;
+  if (arg.find('=') != std::string::npos) return false;
+  return arg != "--all" && arg != "--help";
 }
 
 int run(int argc, char** argv) {
@@ -131,9 +139,35 @@ int run(int argc, char** argv) {
     fprintf(stderr, "dqctl: unknown command '%s' (try dqctl --help)\n", command.c_str());
     return kExitUsage;
   }
+  // Global options may follow the command name too. Left to the command: all
+  // after "--", and the value of its own "--name VALUE" options (so that
+  // `topic add x --creator -s` keeps "-s" as the creator).
+  std::vector<std::string> args;
+  bool next_is_value = false;
+  for (; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    if (next_is_value) {
+      next_is_value = false;
+    } else if (arg == "--") {
+      args.insert(args.end(), argv + i, argv + argc);
+      break;
+    } else if (arg == "--json") {
+      options.json = true;
+      continue;
+    } else if (value_of(arg, "-c", "--config", &value)) {
+      options.config_path = value;
+      continue;
+    } else if (value_of(arg, "-s", "--server", &value)) {
+      if (!add_servers(value, &options.servers)) return kExitUsage;
+      continue;
+    } else {
+      next_is_value = takes_value(arg);
+    }
+    args.push_back(arg);
+  }
   if (options.config_path.empty()) options.config_path = default_config_path();
   if (options.servers.empty()) options.servers.push_back(kDefaultServer);
-  std::vector<std::string> args(argv + i, argv + argc);
   return it->second.fn(options, args);
 }
 
