@@ -14,7 +14,8 @@ AlertMail dead_letter_mail(const Topic& topic, const std::string& job_id, int at
   mail.text = "Topic: " + topic.name + "\nJob id: " + job_id + "\nCallback: " + topic.callback_url +
               "\nAttempts: " + std::to_string(attempts) + "\nLast error: " + last_error +
               "\n\nThe job is kept in the topic's dead letters. Requeue it with\n"
-              "  dqctl dead requeue " + topic.name + " " + job_id +
+              "  dqctl dead requeue " +
+              topic.name + " " + job_id +
               "\nor from the admin page once the callback works again.\n";
   mail.created_at_ms = now_ms;
   return mail;
@@ -85,7 +86,8 @@ Result<std::vector<AlertMail>> AlertOutbox::recent(size_t limit) {
 }
 
 Status AlertOutbox::mark_sent(int64_t id, int64_t sent_at_ms) {
-  auto statement = Statement::prepare(db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ?");
+  auto statement =
+      Statement::prepare(db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ?");
   if (!statement.is_ok()) return statement.status();
   statement->bind(1, sent_at_ms).bind(2, id);
   return statement->run();

@@ -27,7 +27,9 @@ using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 inline void append_header(CurlSlist& list, const char* line) {
   curl_slist* grown = curl_slist_append(list.get(), line);
   if (grown) {
-    list.release();
+    // grown is list.get() or, for the first line, a new head: drop ownership
+    // first, since reset() of the same pointer would free it.
+    (void)list.release();
     list.reset(grown);
   }
 }

@@ -65,8 +65,9 @@ class JobStore {
                                            const std::vector<ReserveSlot>& slots);
   Result<bool> wait_consumer_wake(size_t shard, int timeout_ms);
   Status ack(size_t shard, const std::string& topic, const std::string& id);
-  Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id, int attempt,
-                           int64_t retry_delay_ms, int max_attempts, const std::string& error);
+  Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id,
+                           int attempt, int64_t retry_delay_ms, int max_attempts,
+                           const std::string& error);
 
   // --- dead letters, over all shards ---
   Result<std::vector<DeadJob>> dead_list(const std::string& topic, size_t offset, size_t count);

@@ -23,9 +23,9 @@ struct Topic {
   std::string method = "POST";  // POST (JSON body) or GET (query parameters)
   int timeout_ms = 5000;
   int64_t default_delay_s = 0;
-  int max_attempts = 0;  // 0: [delivery] default_max_attempts
-  int priority = 2;      // 1 highest, 3 lowest
-  std::string retry_ms;  // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units
+  int max_attempts = 0;      // 0: [delivery] default_max_attempts
+  int priority = 2;          // 1 highest, 3 lowest
+  std::string retry_ms;      // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units
   std::string alert_emails;  // comma-separated
   std::string creator;
   bool online = true;

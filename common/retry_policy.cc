@@ -17,8 +17,8 @@ Result<std::vector<int64_t>> parse_retry_schedule(const std::string& text) {
     item.erase(item.find_last_not_of(' ') + 1);
     if (item.empty() || item.size() > 12 ||
         !std::all_of(item.begin(), item.end(), [](unsigned char c) { return std::isdigit(c); })) {
-      return Status(Code::kInvalid, "retry_ms must be comma-separated positive milliseconds, got '" +
-                                        text + "'");
+      return Status(Code::kInvalid,
+                    "retry_ms must be comma-separated positive milliseconds, got '" + text + "'");
     }
     int64_t value = std::stoll(item);
     if (value <= 0) return Status(Code::kInvalid, "retry_ms entries must be > 0");

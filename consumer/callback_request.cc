@@ -68,7 +68,8 @@ CallbackRequest build_callback_request(const Topic& topic, const Job& job) {
   size_t hash = base.find('#');
   std::string without_fragment = hash == std::string::npos ? base : base.substr(0, hash);
   char joiner = without_fragment.find('?') == std::string::npos ? '?' : '&';
-  if (!without_fragment.empty() && (without_fragment.back() == '?' || without_fragment.back() == '&')) {
+  if (!without_fragment.empty() &&
+      (without_fragment.back() == '?' || without_fragment.back() == '&')) {
     joiner = 0;
   }
   request.url = without_fragment;

@@ -78,8 +78,9 @@ int ConsumerLoop::reserve_ready() {
       continue;
     }
     const auto& online = online_topics();
-    SlotPlanInput input{&online, &in_flight_, free_slots, config_.consumer_concurrency,
-                        config_.lease_margin_ms, round_++};
+    SlotPlanInput input{
+        &online, &in_flight_, free_slots, config_.consumer_concurrency, config_.lease_margin_ms,
+        round_++};
     std::vector<ReserveSlot> slots = plan_slots(input);
     if (slots.empty()) continue;
     auto reserved = store_.reserve(shard, now_ms(), slots);
@@ -160,13 +161,15 @@ void ConsumerLoop::finish(Delivery* delivery, CURLcode code) {
     outcome = "ok";
     if (!acked.is_ok()) {
       outcome = "ok-unacked";
-      err_log().error("consumer: ack of {}/{} failed ({}); it will be delivered again after its lease",
-                      job.topic, job.id, acked.message());
+      err_log().error(
+          "consumer: ack of {}/{} failed ({}); it will be delivered again after its lease",
+          job.topic, job.id, acked.message());
     }
   } else {
     int64_t delay = retry_delay_ms(delivery->topic, job.attempts, config_.backoff_unit_ms);
     int most = max_attempts(delivery->topic, config_.default_max_attempts);
-    auto failed = store_.fail(delivery->shard, job.topic, job.id, job.attempts, delay, most, result.error);
+    auto failed =
+        store_.fail(delivery->shard, job.topic, job.id, job.attempts, delay, most, result.error);
     if (!failed.is_ok()) {
       outcome = "fail-unrecorded";
       err_log().error("consumer: fail of {}/{} not recorded ({}); it is retried after its lease",
@@ -180,8 +183,8 @@ void ConsumerLoop::finish(Delivery* delivery, CURLcode code) {
       outcome = "stale";
     }
   }
-  notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}", job.topic,
-                    job.id, job.attempts, result.http_status, latency, outcome,
+  notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}",
+                    job.topic, job.id, job.attempts, result.http_status, latency, outcome,
                     result.error.empty() ? "-" : result.error);
 
   if (--in_flight_[job.topic] <= 0) in_flight_.erase(job.topic);
@@ -207,7 +210,8 @@ void ConsumerLoop::dead_lettered(const Delivery& delivery, const std::string& er
     }
     outbox_ = std::move(*opened);
   }
-  auto queued = outbox_->queue(dead_letter_mail(delivery.topic, job.id, job.attempts, error, now_ms()));
+  auto queued =
+      outbox_->queue(dead_letter_mail(delivery.topic, job.id, job.attempts, error, now_ms()));
   if (!queued.is_ok()) {
     err_log().error("consumer: cannot queue the alert mail for {}/{}: {}", job.topic, job.id,
                     queued.status().message());

@@ -50,7 +50,7 @@ class ConsumerLoop {
 
   std::unordered_map<CURL*, std::unique_ptr<Delivery>> deliveries_;
   std::map<std::string, int> in_flight_;  // per topic
-  std::vector<CurlEasy> spare_easy_;       // reset handles, reused
+  std::vector<CurlEasy> spare_easy_;      // reset handles, reused
   std::vector<Topic> online_;
   int64_t online_at_ms_ = -1;
   std::vector<int64_t> retry_at_ms_;  // per shard, after a Redis error

@@ -21,7 +21,8 @@ size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
 
 void prepare_transfer(Delivery* delivery) {
   CURL* easy = delivery->easy.get();
-  for (const auto& header : delivery->request.headers) append_header(delivery->headers, header.c_str());
+  for (const auto& header : delivery->request.headers)
+    append_header(delivery->headers, header.c_str());
   curl_easy_setopt(easy, CURLOPT_URL, delivery->request.url.c_str());
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, delivery->headers.get());
   if (delivery->request.post) {
@@ -32,7 +33,8 @@ void prepare_transfer(Delivery* delivery) {
   } else {
     curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
   }
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1, delivery->topic.timeout_ms)));
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
+                   static_cast<long>(std::max(1, delivery->topic.timeout_ms)));
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -56,7 +58,8 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   }
   result.error = "HTTP " + std::to_string(result.http_status);
   std::string head = delivery->response_head;
-  std::replace_if(head.begin(), head.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      head.begin(), head.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   if (!head.empty()) result.error += ": " + head;
   return result;
 }

@@ -17,7 +17,7 @@
 namespace dq {
 
 struct SlotPlanInput {
-  const std::vector<Topic>* topics = nullptr;          // online topics
+  const std::vector<Topic>* topics = nullptr;             // online topics
   const std::map<std::string, int>* in_flight = nullptr;  // per topic
   int free_slots = 0;
   int concurrency = 0;

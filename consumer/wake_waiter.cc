@@ -46,7 +46,8 @@ void WakeWaiter::keep(size_t shard) {
 }
 
 void WakeWaiter::wait_loop(size_t shard) {
-  JobStore store(config_.shards, config_.redis_connect_timeout_ms, config_.redis_command_timeout_ms);
+  JobStore store(config_.shards, config_.redis_connect_timeout_ms,
+                 config_.redis_command_timeout_ms);
   while (!stopping_.load() && !stop_requested()) {
     {
       // Do not take more tokens while the last wake is still unhandled.

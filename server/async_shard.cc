@@ -76,11 +76,12 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   err_log().info("redis shard {} is up", self->address_.name());
   if (!self->address_.password.empty()) {
     // AUTH goes first; every command sent after it is pipelined behind it.
-    self->command({"AUTH", self->address_.password}, [self](Result<const redisReply*> reply) {
-      if (!reply.is_ok())
-        err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(),
-                        reply.status().message());
-    });
+    self->command({"AUTH", self->address_.password},
+                  [self](const Result<const redisReply*>& reply) {
+                    if (!reply.is_ok())
+                      err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(),
+                                      reply.status().message());
+                  });
   }
   self->last_error_.clear();
 }

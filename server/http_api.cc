@@ -289,7 +289,7 @@ void HttpApi::delete_job(evhttp_request* request, const std::string& topic, cons
   Status ok = check_topic_and_id(topic, id, topics_);
   if (!ok.is_ok())
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
-  jobs_.del(topic, id, [this, request, topic, id](Status status) {
+  jobs_.del(topic, id, [this, request, topic, id](const Status& status) {
     int code = status.is_ok() ? 204 : http_status_of(status.code());
     request_log().info("del {} {} -> {}", topic, id, code);
     if (!status.is_ok()) return finish(request, "del", code, Json{{"error", status.message()}});

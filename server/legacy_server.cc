@@ -161,7 +161,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
     begin();
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.add(*built, [weak, topic, id](Result<int64_t> due) {
+    server_.jobs_.add(*built, [weak, topic, id](const Result<int64_t>& due) {
       auto self = weak.lock();
       if (!self) return;
       if (!due.is_ok()) return self->finish_failure("add", topic, id, due.status().message());
@@ -188,7 +188,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (!ok.is_ok()) return reply_failure("del", topic, id, ok.message());
     begin();
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.del(topic, id, [weak, topic, id](Status status) {
+    server_.jobs_.del(topic, id, [weak, topic, id](const Status& status) {
       auto self = weak.lock();
       if (!self) return;
       if (!status.is_ok()) return self->finish_failure("del", topic, id, status.message());

@@ -220,7 +220,8 @@ TEST_CASE("an offline topic's jobs wait, and go once it is online again") {
   REQUIRE(world.registry().update_topic(topic).is_ok());
   int64_t online_at = now_ms();
   REQUIRE(world.callback().wait_for(1, 5000));
-  MESSAGE("picked up ", world.callback().requests()[0].arrived_ms - online_at, " ms after going online");
+  MESSAGE("picked up ", world.callback().requests()[0].arrived_ms - online_at,
+          " ms after going online");
   CHECK(world.callback().requests()[0].header("x-dq-id") == "p1");
 }
 

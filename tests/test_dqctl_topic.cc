@@ -201,8 +201,8 @@ TEST_CASE("set, online, offline, del") {
 
 TEST_CASE("global options are accepted after the command too") {
   CtlFixture ctl;
-  RunResult added = ctl.run_raw({"topic", "add", "orders", "--callback", "http://a/cb", "-c",
-                                 ctl.config, "--creator", "-s"});
+  RunResult added = ctl.run_raw(
+      {"topic", "add", "orders", "--callback", "http://a/cb", "-c", ctl.config, "--creator", "-s"});
   CHECK_MESSAGE(added.exit_code == 0, added.err);
   auto topic = ctl.registry()->get_topic("orders");
   REQUIRE(topic.is_ok());
@@ -220,8 +220,8 @@ TEST_CASE("global options are accepted after the command too") {
   CHECK(dq::Json::parse(shown.out, nullptr, false)["creator"] == "-s");
 
   // Mixed with the command's own options, in any order.
-  RunResult set = ctl.run_raw({"topic", "set", "orders", "--priority", "2", "--json", "-c",
-                               ctl.config, "--method", "get"});
+  RunResult set = ctl.run_raw(
+      {"topic", "set", "orders", "--priority", "2", "--json", "-c", ctl.config, "--method", "get"});
   CHECK_MESSAGE(set.exit_code == 0, set.err);
   dq::Json changed = dq::Json::parse(set.out, nullptr, false);
   CHECK(changed["priority"] == 2);

@@ -394,7 +394,8 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
   // Every child reopens its files on SIGHUP: a log file removed (as logrotate
   // would move it) is written again, and no child is killed or replaced.
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
-    if (entry.path().filename().string().rfind("notify_", 0) == 0) std::filesystem::remove(entry.path());
+    if (entry.path().filename().string().rfind("notify_", 0) == 0)
+      std::filesystem::remove(entry.path());
   }
   kill(dqd.pid(), SIGHUP);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));

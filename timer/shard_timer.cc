@@ -14,9 +14,9 @@
 namespace dq {
 namespace {
 
-constexpr int kRetryMs = 500;          // Redis down: retry this often
+constexpr int kRetryMs = 500;           // Redis down: retry this often
 constexpr int64_t kLeaseCheckMs = 500;  // how often expired leases are looked for
-constexpr int kMaxWaitMs = 500;        // a stop request is seen within this
+constexpr int kMaxWaitMs = 500;         // a stop request is seen within this
 // Redis checks BLPOP timeouts only on its cron tick (hz 10: every 100 ms), so a
 // BLPOP may return up to that much after its timeout. The timer blocks on the
 // wake list only until kCronSlackMs before the next due time, then sleeps
@@ -65,8 +65,8 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
   }
   now = now_ms();
   Sleep sleep;
-  sleep.ms = std::min<int64_t>({config_.timer_max_sleep_ms, kMaxWaitMs,
-                                std::max<int64_t>(0, next_lease_check_ms_ - now)});
+  sleep.ms = std::min<int64_t>(
+      {config_.timer_max_sleep_ms, kMaxWaitMs, std::max<int64_t>(0, next_lease_check_ms_ - now)});
   // A BLPOP may overrun by a Redis cron tick, so a due time within that of
   // the bound is slept to precisely as well.
   if (next_due && *next_due - now <= sleep.ms + kCronSlackMs) {

@@ -48,8 +48,9 @@ int run_list(const CtlOptions& options, JobStore& store, const std::string& topi
     std::printf("%-32s %8d  %s\n", entry.job.id.c_str(), entry.job.attempts,
                 entry.job.last_error.c_str());
   }
-  if (total.is_ok()) std::printf("%zu shown, %lld dead in %s\n", dead->size(),
-                                 static_cast<long long>(*total), topic.c_str());
+  if (total.is_ok())
+    std::printf("%zu shown, %lld dead in %s\n", dead->size(), static_cast<long long>(*total),
+                topic.c_str());
   return kExitOk;
 }
 
@@ -66,13 +67,11 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
   if (sub == "list") {
     for (size_t i = 2; i < args.size(); ++i) {
       bool has_value = i + 1 < args.size();
-      if (args[i] == "--offset" && has_value && parse_int_arg(args[i + 1], 0, 1LL << 40, &offset)) {
-        ++i;
-      } else if (args[i] == "--limit" && has_value && parse_int_arg(args[i + 1], 1, 100000, &limit)) {
-        ++i;
-      } else {
-        return usage_error(kCommand, "bad argument '" + args[i] + "'");
-      }
+      bool parsed = has_value &&
+                    ((args[i] == "--offset" && parse_int_arg(args[i + 1], 0, 1LL << 40, &offset)) ||
+                     (args[i] == "--limit" && parse_int_arg(args[i + 1], 1, 100000, &limit)));
+      if (!parsed) return usage_error(kCommand, "bad argument '" + args[i] + "'");
+      ++i;  // the value
     }
   } else if (sub == "requeue") {
     if (args.size() != 3) return usage_error(kCommand, "dead requeue needs an ID or --all");

@@ -45,7 +45,7 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   auto add_header = [&headers](const char* line) {
     curl_slist* grown = curl_slist_append(headers.get(), line);
     if (grown) {
-      headers.release();
+      (void)headers.release();  // grown is the same list (or its new head)
       headers.reset(grown);
     }
   };

@@ -146,7 +146,8 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
     send_reply(request, answer.status);
     return;
   }
-  auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
+  auto* reply =
+      new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
@@ -167,7 +168,8 @@ CallbackServer::CallbackServer() : impl_(std::make_unique<Impl>()) {
   socklen_t size = sizeof(address);
   getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&address), &size);
   impl_->port = ntohs(address.sin_port);
-  impl_->thread = std::thread([base = impl_->base] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
+  impl_->thread =
+      std::thread([base = impl_->base] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
 }
 
 CallbackServer::~CallbackServer() {

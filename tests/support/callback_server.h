@@ -14,9 +14,9 @@
 namespace dq::test {
 
 struct RecordedRequest {
-  std::string method;  // "GET", "POST", ...
-  std::string path;    // without the query
-  std::string query;   // raw, without '?'
+  std::string method;                          // "GET", "POST", ...
+  std::string path;                            // without the query
+  std::string query;                           // raw, without '?'
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   int64_t arrived_ms = 0;  // wall clock, like a job's due_at_ms
