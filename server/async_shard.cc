@@ -81,6 +81,14 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
                     if (!reply.is_ok())
                       err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(),
                                       reply.status().message());
+                    // Refused (a Redis error, not a lost connection): every command
+                    // would fail with NOAUTH, so the shard is down (503, not 500)
+                    // and the tick reconnects. hiredis defers the disconnect until
+                    // this callback returns.
+                    if (reply.is_ok() || reply.status().code() != Code::kInternal) return;
+                    if (!self->up_ || self->context_ == nullptr) return;
+                    self->mark_down("AUTH failed: " + reply.status().message());
+                    redisAsyncDisconnect(self->context_);
                   });
   }
   self->last_error_.clear();
@@ -89,6 +97,8 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
 void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
   auto* self = static_cast<AsyncShard*>(context->data);
   self->context_ = nullptr;
+  // Marked down already (a timeout, a refused AUTH): keep that reason.
+  if (!self->up_ && !self->last_error_.empty()) return;
   self->mark_down(context->err ? context->errstr : "connection closed");
 }
 

@@ -205,6 +205,31 @@ TEST_CASE("no shard up: 503 with a reason, and the server keeps answering") {
   CHECK(status == 201);
 }
 
+TEST_CASE("a refused AUTH makes the shard down (503 with the reason), not 500") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "requirepass", "s3cret"});
+  DqdOptions options;
+  options.shards = {redis.address() + ":wrong"};
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  dq::test::HttpResult health;
+  for (int i = 0; i < 30; ++i) {  // the first connection is up until AUTH is answered
+    health = http.get(dqd.base_url() + "/healthz");
+    if (health.status == 503) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(health.status == 503);
+  CHECK(health.json()["shards"][0]["up"] == false);
+  CHECK(health.json()["shards"][0]["error"].get<std::string>().find("AUTH") != std::string::npos);
+  for (int i = 0; i < 5; ++i) {  // also across the 500 ms reconnects
+    auto answer = http.post(dqd.jobs_url("orders"), job("auth-" + std::to_string(i), 1, 1).dump());
+    CHECK(answer.status == 503);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+}
+
 TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   TestRedis first;
   TestRedis second;
