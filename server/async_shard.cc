@@ -28,9 +28,14 @@ AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeo
       connect_timeout_ms_(connect_timeout_ms),
       command_timeout_ms_(command_timeout_ms) {}
 
-AsyncShard::~AsyncShard() {
+AsyncShard::~AsyncShard() { stop(); }
+
+void AsyncShard::stop() {
   stopping_ = true;
-  if (tick_ != nullptr) event_free(tick_);
+  if (tick_ != nullptr) {
+    event_free(tick_);
+    tick_ = nullptr;
+  }
   if (context_ != nullptr) {
     redisAsyncContext* context = context_;
     context_ = nullptr;

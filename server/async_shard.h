@@ -32,6 +32,9 @@ class AsyncShard {
   AsyncShard& operator=(const AsyncShard&) = delete;
 
   void start();  // connect now; reconnects every 500 ms while down
+  // Down for good: commands still waiting fail now (kUnavailable), later ones
+  // fail at once. Their callbacks run inside this call.
+  void stop();
   bool up() const { return up_; }
   const ShardAddress& address() const { return address_; }
   const std::string& last_error() const { return last_error_; }

@@ -59,6 +59,12 @@ void JobService::start() {
   for (auto& shard : shards_) shard->start();
 }
 
+void JobService::shutdown() {
+  // A callback that moves on to a later shard (get, del) may send there; that
+  // shard's own stop() below fails it in turn, so nothing is left waiting.
+  for (auto& shard : shards_) shard->stop();
+}
+
 void JobService::add(const AddRequest& request, std::function<void(Result<int64_t>)> done) {
   std::vector<size_t> order = shard_order(addresses_, job_key(request.topic, request.id));
   auto state = std::make_shared<AddState>();

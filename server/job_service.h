@@ -30,6 +30,10 @@ class JobService {
   JobService(event_base* base, const Config& config);
 
   void start();  // connects every shard
+  // Fails every command still waiting (their callbacks run now, while the
+  // HTTP and legacy servers that own the requests still exist) and refuses
+  // new ones. Call before destroying those servers.
+  void shutdown();
 
   // Ok: the due time. kConflict: the id is held already (on any reachable
   // shard). kUnavailable: no shard is up.

@@ -5,6 +5,7 @@
 #include <event2/event.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "common/clock.h"
@@ -49,7 +50,11 @@ void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   if (process->drain_deadline_ms >= 0) return;
   err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number,
                  process->http.active());
-  process->drain_deadline_ms = monotonic_ms() + process->config.drain_timeout_ms;
+  // Finish a little before the master's own deadline ([master]
+  // drain_timeout_ms, then SIGKILL), so waiting requests still get answers.
+  int64_t drain = process->config.drain_timeout_ms;
+  int64_t margin = std::max<int64_t>(50, std::min<int64_t>(500, drain / 5));
+  process->drain_deadline_ms = monotonic_ms() + std::max<int64_t>(0, drain - margin);
   process->http.stop_accepting();
   if (process->legacy) process->legacy->stop_accepting();
 }
@@ -108,6 +113,10 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   event_add(tick.get(), &every);
 
   event_base_dispatch(base.get());
+  // Requests still waiting for Redis (drain deadline passed) are answered
+  // with 503 now, before the servers that hold them are destroyed.
+  process.jobs.shutdown();
+  event_base_loop(base.get(), EVLOOP_NONBLOCK);  // flush those answers if the sockets take them
   return 0;
 }
 

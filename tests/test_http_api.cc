@@ -2,8 +2,12 @@
 // real redis-server shards, driven with libcurl as a producer would.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -312,4 +316,39 @@ TEST_CASE("a topic registered while dqd runs takes jobs at once") {
   dqd.add_topic("fresh");
   // registry_refresh_ms is a minute here: only the reload on a miss can find it.
   CHECK(http.post(dqd.jobs_url("fresh"), job("f-1", 1, 5).dump()).status == 201);
+}
+
+TEST_CASE("stopped while Redis hangs: waiting requests are answered and the server exits cleanly") {
+  TestRedis redis;
+  DqdOptions options = one_shard(redis);
+  options.drain_timeout_ms = 300;  // shorter than the Redis command timeout below
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  REQUIRE(HttpClient().post(dqd.jobs_url("orders"), job("before", 1, 60).dump()).status == 201);
+
+  kill(redis.pid(), SIGSTOP);  // Redis hangs: commands wait for answers
+  dq::test::HttpResult answer;
+  std::thread producer(
+      [&] { answer = HttpClient().post(dqd.jobs_url("orders"), job("stuck", 1, 60).dump()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(dqd.stop(5000) == 0);
+  producer.join();
+  kill(redis.pid(), SIGCONT);
+
+  // The request waiting on Redis is failed when the drain deadline passes; it
+  // never gets a success it did not have.
+  CHECK(answer.status != 201);
+  std::string errors;
+  for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
+    if (entry.path().filename().string().rfind("err_", 0) != 0) continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    errors += text.str();
+  }
+  CHECK(errors.find("dq-server_0 (pid") != std::string::npos);
+  CHECK(errors.find("exited with status 0") != std::string::npos);
+  CHECK(errors.find("killed by signal") == std::string::npos);
 }

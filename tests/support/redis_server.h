@@ -35,6 +35,7 @@ class TestRedis {
   void start();  // again on the same port and dir; waits for PING
   void kill9();
   bool running() const;
+  pid_t pid() const { return pid_; }  // to SIGSTOP it in tests of a hung Redis
 
   // Runs one command on a fresh connection; FAILs on any error.
   ReplyPtr command(const std::vector<std::string>& argv);
