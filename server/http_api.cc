@@ -87,6 +87,14 @@ Json job_json(const Job& job) {
   return out;
 }
 
+// An optional whole number from a query string: empty keeps *out.
+bool parse_count(const std::string& text, long* out) {
+  if (text.empty()) return true;
+  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  *out = std::strtol(text.c_str(), nullptr, 10);
+  return true;
+}
+
 // Parses the request body as JSON; on failure answers 400 and returns false.
 bool parse_body(const std::string& text, Json* out, std::string* error) {
   *out = Json::parse(text, nullptr, false);
@@ -314,11 +322,12 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
     finish(request, "dead", http_status_of(status.code()), Json{{"error", status.message()}});
   };
   if (path.size() == 4 && method == EVHTTP_REQ_GET) {
-    long offset = std::strtol(query_value(request, "offset").c_str(), nullptr, 10);
-    std::string limit_text = query_value(request, "limit");
-    long limit = limit_text.empty() ? 100 : std::strtol(limit_text.c_str(), nullptr, 10);
-    if (offset < 0 || limit <= 0 || limit > 1000)
-      return fail(Status(Code::kInvalid, "offset >= 0 and limit 1..1000"));
+    long offset = 0;
+    long limit = 100;
+    if (!parse_count(query_value(request, "offset"), &offset) ||
+        !parse_count(query_value(request, "limit"), &limit) || limit <= 0 || limit > 1000) {
+      return fail(Status(Code::kInvalid, "offset must be a whole number >= 0 and limit 1..1000"));
+    }
     auto list =
         blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
     if (!list.is_ok()) return fail(list.status());
@@ -347,7 +356,8 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
     request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id, *requeued);
     return finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
   }
-  finish(request, "dead", 405,
+  bool known_path = path.size() == 4 || requeue_all || requeue_one;
+  finish(request, "dead", known_path ? 405 : 404,
          Json{{"error",
                "use GET or DELETE /v1/topics/{topic}/dead, or POST .../dead/requeue or "
                ".../dead/{id}/requeue"}});

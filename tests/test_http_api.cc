@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/job_store.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
@@ -351,4 +352,61 @@ TEST_CASE("stopped while Redis hangs: waiting requests are answered and the serv
   CHECK(errors.find("dq-server_0 (pid") != std::string::npos);
   CHECK(errors.find("exited with status 0") != std::string::npos);
   CHECK(errors.find("killed by signal") == std::string::npos);
+}
+
+TEST_CASE("dead letters over HTTP: list, requeue one or all, purge, and bad requests") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  dq::JobStore store({redis.shard()}, 1000, 1000);
+  auto make_dead = [&](const std::string& id) {
+    REQUIRE(store.add("orders", id, "{\"n\":1}", dq::now_ms()).is_ok());
+    REQUIRE(store.promote(0, dq::now_ms(), 100).is_ok());
+    auto reserved = store.reserve(0, dq::now_ms(), {{"orders", 60000, 10}});
+    REQUIRE(reserved.is_ok());
+    REQUIRE(reserved->size() == 1);
+    const dq::Job& job = reserved->front().job;
+    auto failed = store.fail(0, "orders", job.id, job.attempts, 1000, 1, "HTTP 500");
+    REQUIRE(failed.is_ok());
+    REQUIRE(*failed == dq::FailOutcome::kDead);
+  };
+  for (const char* id : {"d-1", "d-2", "d-3"}) make_dead(id);
+  std::string dead = dqd.base_url() + "/v1/topics/orders/dead";
+
+  auto listed = http.get(dead);
+  REQUIRE(listed.status == 200);
+  CHECK(listed.json()["total"] == 3);
+  REQUIRE(listed.json()["jobs"].size() == 3);
+  CHECK(listed.json()["jobs"][0]["state"] == "dead");
+  CHECK(listed.json()["jobs"][0]["last_error"] == "HTTP 500");
+  CHECK(http.get(dead + "?limit=2").json()["jobs"].size() == 2);
+  CHECK(http.get(dead + "?offset=2").json()["jobs"].size() == 1);
+  CHECK(http.get(dead + "?offset=abc").status == 400);
+  CHECK(http.get(dead + "?limit=0").status == 400);
+  CHECK(http.get(dead + "/nothing/here").status == 404);
+  CHECK(http.get(dqd.base_url() + "/v1/topics/nope/dead").status == 404);
+
+  auto one = http.post(dead + "/d-1/requeue", "");
+  REQUIRE(one.status == 200);
+  CHECK(one.json()["requeued"] == 1);
+  auto again = http.get(dqd.jobs_url("orders") + "/d-1");
+  CHECK(again.json()["state"] == "delayed");
+  CHECK(again.json()["attempts"] == 0);
+  CHECK(http.post(dead + "/d-1/requeue", "").status == 404);
+
+  auto all = http.post(dead + "/requeue", "");
+  REQUIRE(all.status == 200);
+  CHECK(all.json()["requeued"] == 2);
+  CHECK(http.get(dead).json()["total"] == 0);
+
+  for (const char* id : {"d-1", "d-2", "d-3"}) {
+    CHECK(http.del(dqd.jobs_url("orders") + "/" + id).status == 204);
+  }
+  make_dead("d-4");
+  auto purged = http.request("DELETE", dead);
+  REQUIRE(purged.status == 200);
+  CHECK(purged.json()["purged"] == 1);
+  CHECK(http.get(dqd.jobs_url("orders") + "/d-4").status == 404);
 }
