@@ -268,14 +268,35 @@ Result<std::vector<ReservedJob>> JobStore::reserve(size_t shard, int64_t now_ms,
   return jobs;
 }
 
-Status JobStore::ack(size_t shard, const std::string& topic, const std::string& id) {
-  auto reply = shards_[shard].run(ack_call(topic, id, now_ms()));
+// What ack.lua answered: 1 removed, 0 already gone (deleted, or acked by a
+// consumer whose lease had expired).
+Status JobStore::ack_status(size_t shard, const Result<ReplyPtr>& reply, const std::string& topic,
+                            const std::string& id) {
   if (!reply.is_ok()) return reply.status();
   if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "ack");
   if ((*reply)->integer == 0) {
     return Status(Code::kNotFound, "job " + job_name(topic, id) + " was already gone");
   }
   return Status::ok();
+}
+
+Status JobStore::ack(size_t shard, const std::string& topic, const std::string& id) {
+  return ack_status(shard, shards_[shard].run(ack_call(topic, id, now_ms())), topic, id);
+}
+
+std::vector<Status> JobStore::ack_all(
+    size_t shard, const std::vector<std::pair<std::string, std::string>>& jobs) {
+  std::vector<ScriptCall> calls;
+  calls.reserve(jobs.size());
+  int64_t now = now_ms();
+  for (const auto& job : jobs) calls.push_back(ack_call(job.first, job.second, now));
+  std::vector<Result<ReplyPtr>> replies = shards_[shard].run_all(calls);
+  std::vector<Status> statuses;
+  statuses.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    statuses.push_back(ack_status(shard, replies[i], jobs[i].first, jobs[i].second));
+  }
+  return statuses;
 }
 
 Result<FailOutcome> JobStore::fail(size_t shard, const std::string& topic, const std::string& id,

@@ -65,6 +65,9 @@ class JobStore {
                                            const std::vector<ReserveSlot>& slots);
   Result<bool> wait_consumer_wake(size_t shard, int timeout_ms);
   Status ack(size_t shard, const std::string& topic, const std::string& id);
+  // Acks many jobs in one round trip; one Status per (topic, id), in order.
+  std::vector<Status> ack_all(size_t shard,
+                              const std::vector<std::pair<std::string, std::string>>& jobs);
   Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id,
                            int attempt, int64_t retry_delay_ms, int max_attempts,
                            const std::string& error);
@@ -79,6 +82,8 @@ class JobStore {
  private:
   std::vector<size_t> order_for(const std::string& job_key) const;
   Result<bool> wait_wake(size_t shard, const std::string& list, int timeout_ms);
+  Status ack_status(size_t shard, const Result<ReplyPtr>& reply, const std::string& topic,
+                    const std::string& id);
 
   std::vector<RedisConnection> shards_;
 };

@@ -80,6 +80,47 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   return reply;
 }
 
+std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptCall>& calls) {
+  std::vector<Result<ReplyPtr>> results;
+  results.reserve(calls.size());
+  Status connected = ensure_connected();
+  if (!connected.is_ok()) {
+    for (size_t i = 0; i < calls.size(); ++i) results.emplace_back(connected);
+    return results;
+  }
+  for (const auto& call : calls) {
+    std::vector<std::string> argv = call.evalsha_argv();
+    RedisArgv args(argv);
+    redisAppendCommandArgv(context_.get(), args.count(), args.pointers(), args.lengths());
+  }
+  const std::string noscript = "NOSCRIPT";
+  for (size_t i = 0; i < calls.size(); ++i) {
+    void* raw = nullptr;
+    if (!context_ || redisGetReply(context_.get(), &raw) != REDIS_OK) {
+      std::string error = context_ && context_->errstr[0] ? context_->errstr : "connection lost";
+      context_.reset();
+      results.emplace_back(
+          Status(Code::kUnavailable, "Redis shard " + address_.name() + ": " + error));
+      continue;
+    }
+    ReplyPtr reply(static_cast<redisReply*>(raw));
+    if (reply->type != REDIS_REPLY_ERROR) {
+      results.emplace_back(std::move(reply));
+    } else if (std::string(reply->str, reply->len).compare(0, noscript.size(), noscript) == 0) {
+      results.emplace_back(
+          Status(Code::kNotFound, noscript));  // rerun below, once the pipe is read
+    } else {
+      results.emplace_back(Status(Code::kInternal, "Redis shard " + address_.name() + ": " +
+                                                       std::string(reply->str, reply->len)));
+    }
+  }
+  for (size_t i = 0; i < calls.size(); ++i) {
+    if (!results[i].is_ok() && results[i].status().code() == Code::kNotFound)
+      results[i] = run(calls[i]);
+  }
+  return results;
+}
+
 Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   Status connected = ensure_connected();
   if (!connected.is_ok()) return connected;

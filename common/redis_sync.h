@@ -44,6 +44,9 @@ class RedisConnection {
 
   // EVALSHA, falling back to EVAL when the script is not cached (NOSCRIPT).
   Result<ReplyPtr> run(const ScriptCall& call);
+  // Several scripts in one round trip (pipelined), one result per call, in
+  // order. A lost connection fails the calls whose replies did not arrive.
+  std::vector<Result<ReplyPtr>> run_all(const std::vector<ScriptCall>& calls);
 
  private:
   ShardAddress address_;

@@ -132,57 +132,87 @@ void ConsumerLoop::start_delivery(size_t shard, ReservedJob reserved, const Topi
     // Treat it as a failed attempt: the retry schedule applies as usual.
     std::snprintf(raw->error, sizeof(raw->error), "curl_multi_add_handle: %s",
                   curl_multi_strerror(added));
-    finish(raw, CURLE_FAILED_INIT);
+    TransferResult result = transfer_result(raw, CURLE_FAILED_INIT);
+    finish(raw, result, record_failure(*raw, result));
   }
 }
 
 int ConsumerLoop::collect_finished() {
   int ended = 0;
   int queued = 0;
+  std::vector<std::pair<Delivery*, TransferResult>> succeeded;
   while (CURLMsg* message = curl_multi_info_read(multi_.get(), &queued)) {
     if (message->msg != CURLMSG_DONE) continue;
     auto it = deliveries_.find(message->easy_handle);
     if (it == deliveries_.end()) continue;
     CURLcode code = message->data.result;  // read before removing the handle
     curl_multi_remove_handle(multi_.get(), message->easy_handle);
-    finish(it->second.get(), code);
+    Delivery* delivery = it->second.get();
+    TransferResult result = transfer_result(delivery, code);
+    if (result.ok) {
+      succeeded.emplace_back(delivery, std::move(result));
+    } else {
+      finish(delivery, result, record_failure(*delivery, result));
+    }
     ++ended;
   }
+  ack_succeeded(succeeded);
   return ended;
 }
 
-void ConsumerLoop::finish(Delivery* delivery, CURLcode code) {
-  const Job& job = delivery->job;
-  int64_t latency = monotonic_ms() - delivery->started_ms;
-  TransferResult result = transfer_result(delivery, code);
-  std::string outcome;
-  if (result.ok) {
-    Status acked = store_.ack(delivery->shard, job.topic, job.id);
-    outcome = "ok";
-    if (!acked.is_ok()) {
-      outcome = "ok-unacked";
-      err_log().error(
-          "consumer: ack of {}/{} failed ({}); it will be delivered again after its lease",
-          job.topic, job.id, acked.message());
+// Acks every finished success of this turn, one pipelined round trip per
+// shard instead of one per job.
+void ConsumerLoop::ack_succeeded(
+    const std::vector<std::pair<Delivery*, TransferResult>>& succeeded) {
+  for (size_t shard = 0; shard < config_.shards.size(); ++shard) {
+    std::vector<std::pair<std::string, std::string>> jobs;
+    std::vector<const std::pair<Delivery*, TransferResult>*> entries;
+    for (const auto& entry : succeeded) {
+      if (entry.first->shard != shard) continue;
+      jobs.emplace_back(entry.first->job.topic, entry.first->job.id);
+      entries.push_back(&entry);
     }
-  } else {
-    int64_t delay = retry_delay_ms(delivery->topic, job.attempts, config_.backoff_unit_ms);
-    int most = max_attempts(delivery->topic, config_.default_max_attempts);
-    auto failed =
-        store_.fail(delivery->shard, job.topic, job.id, job.attempts, delay, most, result.error);
-    if (!failed.is_ok()) {
-      outcome = "fail-unrecorded";
-      err_log().error("consumer: fail of {}/{} not recorded ({}); it is retried after its lease",
-                      job.topic, job.id, failed.status().message());
-    } else if (*failed == FailOutcome::kRescheduled) {
-      outcome = "retry in " + std::to_string(delay) + " ms";
-    } else if (*failed == FailOutcome::kDead) {
-      outcome = "dead";
-      dead_lettered(*delivery, result.error);
-    } else {
-      outcome = "stale";
+    if (jobs.empty()) continue;
+    std::vector<Status> acked = store_.ack_all(shard, jobs);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Job& job = entries[i]->first->job;
+      std::string outcome = "ok";
+      if (acked[i].code() == Code::kNotFound) {
+        outcome = "ok (already gone)";  // deleted meanwhile, or acked after a lease expiry
+      } else if (!acked[i].is_ok()) {
+        outcome = "ok-unacked";
+        err_log().error(
+            "consumer: ack of {}/{} failed ({}); it will be delivered again after its lease",
+            job.topic, job.id, acked[i].message());
+      }
+      finish(entries[i]->first, entries[i]->second, outcome);
     }
   }
+}
+
+std::string ConsumerLoop::record_failure(const Delivery& delivery, const TransferResult& result) {
+  const Job& job = delivery.job;
+  int64_t delay = retry_delay_ms(delivery.topic, job.attempts, config_.backoff_unit_ms);
+  int most = max_attempts(delivery.topic, config_.default_max_attempts);
+  auto failed =
+      store_.fail(delivery.shard, job.topic, job.id, job.attempts, delay, most, result.error);
+  if (!failed.is_ok()) {
+    err_log().error("consumer: fail of {}/{} not recorded ({}); it is retried after its lease",
+                    job.topic, job.id, failed.status().message());
+    return "fail-unrecorded";
+  }
+  if (*failed == FailOutcome::kRescheduled) return "retry in " + std::to_string(delay) + " ms";
+  if (*failed == FailOutcome::kDead) {
+    dead_lettered(delivery, result.error);
+    return "dead";
+  }
+  return "stale";
+}
+
+void ConsumerLoop::finish(Delivery* delivery, const TransferResult& result,
+                          const std::string& outcome) {
+  const Job& job = delivery->job;
+  int64_t latency = monotonic_ms() - delivery->started_ms;
   notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}",
                     job.topic, job.id, job.attempts, result.http_status, latency, outcome,
                     result.error.empty() ? "-" : result.error);

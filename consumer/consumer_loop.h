@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/alert_outbox.h"
@@ -35,7 +36,11 @@ class ConsumerLoop {
   int reserve_ready();  // returns how many deliveries were started
   void start_delivery(size_t shard, ReservedJob reserved, const Topic& topic);
   int collect_finished();  // returns how many ended
-  void finish(Delivery* delivery, CURLcode code);
+  void ack_succeeded(const std::vector<std::pair<Delivery*, TransferResult>>& succeeded);
+  // Records a failed attempt (retry or dead letter); returns the outcome text.
+  std::string record_failure(const Delivery& delivery, const TransferResult& result);
+  // Logs the attempt and releases the delivery (its easy handle is kept for reuse).
+  void finish(Delivery* delivery, const TransferResult& result, const std::string& outcome);
   void dead_lettered(const Delivery& delivery, const std::string& error);
   const std::vector<Topic>& online_topics();
   CurlEasy take_easy();

@@ -192,6 +192,33 @@ TEST_CASE("ack removes the job") {
   CHECK(stat(redis, "t:delivered") == 1);
 }
 
+TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  for (const char* id : {"a", "b", "c"}) REQUIRE(store->add("t", id, "{}", now_ms() - 1).is_ok());
+  REQUIRE(store->promote(0, now_ms(), 100).is_ok());
+  auto reserved = store->reserve(0, now_ms(), {{"t", 30000, 10}});
+  REQUIRE(reserved.is_ok());
+  REQUIRE(reserved->size() == 3);
+  redis.command({"SCRIPT", "FLUSH"});  // the pipelined EVALSHAs answer NOSCRIPT
+  std::vector<Status> acked =
+      store->ack_all(0, {{"t", "a"}, {"t", "b"}, {"t", "gone"}, {"t", "c"}});
+  REQUIRE(acked.size() == 4);
+  CHECK(acked[0].is_ok());
+  CHECK(acked[1].is_ok());
+  CHECK(acked[2].code() == Code::kNotFound);
+  CHECK(acked[3].is_ok());
+  CHECK(redis.command({"HLEN", keys::jobs()})->integer == 0);
+  CHECK(redis.command({"ZCARD", keys::working()})->integer == 0);
+  CHECK(stat(redis, "t:delivered") == 3);
+
+  redis.stop();
+  std::vector<Status> down = store->ack_all(0, {{"t", "x"}, {"t", "y"}});
+  REQUIRE(down.size() == 2);
+  CHECK(down[0].code() == Code::kUnavailable);
+  CHECK(down[1].code() == Code::kUnavailable);
+}
+
 TEST_CASE("fail retries with the delay, then dead-letters; requeue and purge") {
   TestRedis redis;
   auto store = store_over({&redis});
