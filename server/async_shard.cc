@@ -77,26 +77,33 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
     self->mark_down(context->errstr);
     return;
   }
-  self->up_ = true;
-  err_log().info("redis shard {} is up", self->address_.name());
-  if (!self->address_.password.empty()) {
-    // AUTH goes first; every command sent after it is pipelined behind it.
-    self->command({"AUTH", self->address_.password},
-                  [self](const Result<const redisReply*>& reply) {
-                    if (!reply.is_ok())
-                      err_log().error("redis shard {}: AUTH failed: {}", self->address_.name(),
-                                      reply.status().message());
-                    // Refused (a Redis error, not a lost connection): every command
-                    // would fail with NOAUTH, so the shard is down (503, not 500)
-                    // and the tick reconnects. hiredis defers the disconnect until
-                    // this callback returns.
-                    if (reply.is_ok() || reply.status().code() != Code::kInternal) return;
-                    if (!self->up_ || self->context_ == nullptr) return;
-                    self->mark_down("AUTH failed: " + reply.status().message());
-                    redisAsyncDisconnect(self->context_);
-                  });
+  if (self->address_.password.empty()) {
+    self->mark_up();
+    return;
   }
-  self->last_error_.clear();
+  // The shard counts as up only once AUTH is accepted: until then commands
+  // would fail with NOAUTH (500) instead of 503. A refused AUTH is a Redis
+  // error, not a lost connection: mark it down (logged once per reason) and
+  // let the tick reconnect. hiredis defers the disconnect until the callback
+  // returns.
+  auto pending = std::make_unique<Pending>(
+      Pending{self,
+              [self](const Result<const redisReply*>& reply) {
+                if (reply.is_ok()) {
+                  self->mark_up();
+                } else if (reply.status().code() == Code::kInternal && self->context_ != nullptr) {
+                  self->mark_down("AUTH failed: " + reply.status().message());
+                  redisAsyncDisconnect(self->context_);
+                }
+              },
+              std::nullopt});
+  self->send({"AUTH", self->address_.password}, std::move(pending), /*before_up=*/true);
+}
+
+void AsyncShard::mark_up() {
+  up_ = true;
+  err_log().info("redis shard {} is up", address_.name());
+  last_error_.clear();
 }
 
 void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
@@ -142,8 +149,9 @@ void AsyncShard::run(const ScriptCall& call, ReplyCallback callback) {
   send(call.evalsha_argv(), std::make_unique<Pending>(Pending{this, std::move(callback), call}));
 }
 
-void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending) {
-  if (!up_ || context_ == nullptr) {
+void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
+                      bool before_up) {
+  if ((!up_ && !before_up) || context_ == nullptr) {
     pending->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;

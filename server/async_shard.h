@@ -49,7 +49,10 @@ class AsyncShard {
  private:
   struct Pending;
   void connect();
-  void send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending);
+  // before_up: send on a connected context that is not up yet (AUTH).
+  void send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
+            bool before_up = false);
+  void mark_up();
   void mark_down(const std::string& why);
   void schedule_reconnect();
   static void on_reply(redisAsyncContext* context, void* reply, void* privdata);

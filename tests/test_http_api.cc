@@ -235,6 +235,26 @@ TEST_CASE("a refused AUTH makes the shard down (503 with the reason), not 500") 
   }
 }
 
+TEST_CASE("a shard with a password: the right one is accepted and jobs go through") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "requirepass", "s3cret"});
+  DqdOptions options;
+  options.shards = {redis.address() + ":s3cret"};
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  HttpClient http;
+  long status = 0;
+  for (int i = 0; i < 30 && status != 201; ++i) {  // up once AUTH is answered
+    status = http.post(dqd.jobs_url("orders"), job("pw-1", 1, 60).dump()).status;
+    if (status != 201) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(status == 201);
+  auto got = http.get(dqd.jobs_url("orders") + "/pw-1");
+  CHECK(got.status == 200);
+  CHECK(http.get(dqd.base_url() + "/healthz").json()["shards"][0]["up"] == true);
+}
+
 TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   TestRedis first;
   TestRedis second;
