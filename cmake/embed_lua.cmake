@@ -1,12 +1,16 @@
 # Writes OUTPUT: a header with one LuaScript per common/lua/*.lua, holding the
-# source and its SHA1 (what Redis names the script for EVALSHA).
+# source and its SHA1 (what Redis names the script for EVALSHA). Each script
+# is prefixed with common/lua/lib/prelude.lua (shared helper functions), so
+# every transition stays a single EVALSHA.
 file(GLOB scripts "${LUA_DIR}/*.lua")
+file(READ "${LUA_DIR}/lib/prelude.lua" prelude)
 list(SORT scripts)
 set(text "// Generated from common/lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\nnamespace dq {\n\nstruct LuaScript {\n  const char* name;\n  const char* source;\n  const char* sha1;\n};\n\n")
 foreach(script ${scripts})
   get_filename_component(name "${script}" NAME_WE)
-  file(READ "${script}" source)
-  file(SHA1 "${script}" sha)
+  file(READ "${script}" body)
+  set(source "${prelude}${body}")
+  string(SHA1 sha "${source}")
   # add -> kAddScript, requeue_expired -> kRequeueExpiredScript
   string(REPLACE "_" ";" parts "${name}")
   set(camel "")

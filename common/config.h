@@ -25,6 +25,8 @@ struct Config {
   std::vector<ShardAddress> shards;
   int redis_connect_timeout_ms = 1000;
   int redis_command_timeout_ms = 2000;
+  // How long an add waits for another shard to say whether it holds the id.
+  int redis_probe_timeout_ms = 200;
   bool start_local_redis = true;  // start a redis-server when a loopback shard is down at start
 
   // [sqlite]

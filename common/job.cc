@@ -30,6 +30,8 @@ const char* state_name(JobState state) {
       return "retrying";
     case JobState::kDead:
       return "dead";
+    case JobState::kHeld:
+      return "held";
   }
   return "unknown";
 }
@@ -46,42 +48,6 @@ bool split_job_key(std::string_view key, std::string* topic, std::string* id) {
   if (colon == std::string_view::npos) return false;
   topic->assign(key.substr(0, colon));
   id->assign(key.substr(colon + 1));
-  return true;
-}
-
-bool parse_job_record(std::string_view record, Job* job) {
-  // state|attempts|due|created|body
-  if (record.size() < 2 || record[1] != '|') return false;
-  switch (record[0]) {
-    case 'd':
-      job->state = JobState::kDelayed;
-      break;
-    case 'r':
-      job->state = JobState::kReady;
-      break;
-    case 'w':
-      job->state = JobState::kWorking;
-      break;
-    case 'y':
-      job->state = JobState::kRetrying;
-      break;
-    case 'x':
-      job->state = JobState::kDead;
-      break;
-    default:
-      return false;
-  }
-  std::string_view rest = record.substr(2);
-  int64_t numbers[3];
-  for (int64_t& number : numbers) {
-    size_t bar = rest.find('|');
-    if (bar == std::string_view::npos || !parse_int64(rest.substr(0, bar), &number)) return false;
-    rest = rest.substr(bar + 1);
-  }
-  job->attempts = static_cast<int>(numbers[0]);
-  job->due_at_ms = numbers[1];
-  job->created_at_ms = numbers[2];
-  job->body.assign(rest);
   return true;
 }
 

@@ -8,9 +8,16 @@
 
 namespace dq {
 
-enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead };
+enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead, kHeld };
 
-// "delayed", "ready", "working", "retrying", "dead".
+// Names one delivery exactly: the job's incarnation and the reserve that
+// leased it. Ack and fail act only on what it names.
+struct Lease {
+  std::string incarnation;
+  std::string reserve_id;
+};
+
+// "delayed", "ready", "working", "retrying", "dead", "held".
 const char* state_name(JobState state);
 
 struct Job {
@@ -23,15 +30,12 @@ struct Job {
   int64_t created_at_ms = 0;
   std::string last_error;  // empty unless an attempt failed
   int64_t last_error_at_ms = 0;
+  std::string incarnation;  // unique per add on its shard: a re-added id is another job
 };
 
 // Topics cannot contain ':', so the first ':' splits a key.
 std::string job_key(std::string_view topic, std::string_view id);
 bool split_job_key(std::string_view key, std::string* topic, std::string* id);
-
-// Record layout in the jobs hash: "<state letter>|attempts|due|created|body".
-// Fills state, attempts, times and body; false when the record is malformed.
-bool parse_job_record(std::string_view record, Job* job);
 
 // Error entries in the errors hash: "<ms>|<text>".
 void parse_error_entry(std::string_view entry, Job* job);

@@ -1,13 +1,12 @@
-// JobStore: blocking job operations over every shard. Placement follows
-// shard_order(); lookups walk the whole order so jobs stay reachable after
-// shards are added or while their home shard was down at add time.
+// JobStore: blocking job operations over every shard. The placement rules
+// are common/placement.h; this file only talks to Redis.
 #include "common/job_store.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/clock.h"
+#include "common/job_meta.h"
 #include "common/keys.h"
 
 namespace dq {
@@ -35,6 +34,13 @@ bool reply_int(const redisReply* reply, int64_t* out) {
   return false;
 }
 
+std::string reply_string(const redisReply* reply) {
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+    return std::string(reply->str, reply->len);
+  if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
+  return {};
+}
+
 Status unexpected(const RedisConnection& shard, const char* what) {
   return Status(Code::kInternal, std::string("unexpected reply to ") + what + " from Redis shard " +
                                      shard.address().name());
@@ -47,15 +53,11 @@ std::string blpop_seconds(int timeout_ms) {
   return text;
 }
 
-void append_error(std::string* errors, const std::string& error) {
-  if (!errors->empty()) errors->append("; ");
-  errors->append(error);
-}
-
 }  // namespace
 
 JobStore::JobStore(const std::vector<ShardAddress>& shards, int connect_timeout_ms,
-                   int command_timeout_ms) {
+                   int command_timeout_ms)
+    : addresses_(shards) {
   shards_.reserve(shards.size());
   for (const auto& address : shards)
     shards_.emplace_back(address, connect_timeout_ms, command_timeout_ms);
@@ -65,96 +67,82 @@ JobStore::JobStore(const Config& config)
     : JobStore(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms) {}
 
 std::vector<size_t> JobStore::order_for(const std::string& key) const {
-  std::vector<ShardAddress> addresses;
-  addresses.reserve(shards_.size());
-  for (const auto& shard : shards_) addresses.push_back(shard.address());
-  return shard_order(addresses, key);
+  return shard_order(addresses_, key);
 }
 
-Result<size_t> JobStore::add(const std::string& topic, const std::string& id,
-                             const std::string& body, int64_t due_ms) {
-  const std::string key = job_key(topic, id);
-  const std::vector<size_t> order = order_for(key);
-  std::string errors;
+Result<std::optional<Job>> JobStore::read_meta(size_t shard, const std::string& topic,
+                                               const std::string& id) {
+  auto reply = shards_[shard].command({"HGET", keys::jobs(), job_key(topic, id)});
+  if (!reply.is_ok()) return reply.status();
+  if ((*reply)->type == REDIS_REPLY_NIL) return std::optional<Job>();
+  Job job;
+  job.topic = topic;
+  job.id = id;
+  if ((*reply)->type != REDIS_REPLY_STRING ||
+      !parse_job_meta(std::string_view((*reply)->str, (*reply)->len), &job)) {
+    return Status(Code::kInternal, "job " + job_name(topic, id) +
+                                       " has a malformed record on shard " +
+                                       addresses_[shard].name());
+  }
+  return std::optional<Job>(std::move(job));
+}
+
+Result<Added> JobStore::add(const std::string& topic, const std::string& id,
+                            const std::string& body, DueTime due) {
+  const std::vector<size_t> order = order_for(job_key(topic, id));
   std::vector<bool> reachable(shards_.size(), false);
-  for (size_t index : order) {
-    Status status = shards_[index].ensure_connected();
-    reachable[index] = status.is_ok();
-    if (!status.is_ok()) append_error(&errors, status.message());
-  }
+  for (size_t index : order) reachable[index] = shards_[index].ensure_connected().is_ok();
 
-  // The add script only sees its own shard. The same id may sit elsewhere: on
-  // a fallback shard (its home was down when it was added) or on its old home
-  // (before a shard was added), so look there first.
-  std::optional<size_t> home;
-  for (size_t index : order) {
-    if (!reachable[index]) continue;
-    if (!home) {
-      home = index;
-      continue;
+  // Each pass either adds or finds one more shard unreachable.
+  for (size_t pass = 0; pass <= shards_.size(); ++pass) {
+    AddPlan plan = plan_add(addresses_, order, reachable);
+    if (!plan.target) {
+      return Status(Code::kUnavailable, "no Redis shard can take job " + job_name(topic, id) +
+                                            ": every shard is unreachable");
     }
-    auto reply = shards_[index].command({"HEXISTS", keys::jobs(), key});
-    if (!reply.is_ok()) {
-      reachable[index] = false;
-      append_error(&errors, reply.status().message());
-      continue;
+    // The add script only sees its own shard: ask the others first.
+    for (size_t index : order) {
+      if (!reachable[index] || index == *plan.target) continue;
+      auto held = read_meta(index, topic, id);
+      if (!held.is_ok()) {
+        if (!is_unreachable(held.status())) return held.status();
+        reachable[index] = false;
+        continue;
+      }
+      if (!held->has_value()) continue;
+      auto body_reply = shards_[index].command({"HGET", keys::bodies(), job_key(topic, id)});
+      if (!body_reply.is_ok()) return body_reply.status();
+      return read_copy_elsewhere(**held, body_reply->get(), body, addresses_[index].name());
     }
-    if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-      return Status(Code::kConflict, "job " + job_name(topic, id) +
-                                         " is already pending (on shard " +
-                                         shards_[index].address().name() + ")");
-    }
-  }
-
-  const int64_t now = now_ms();
-  for (size_t index : order) {
-    if (!reachable[index]) continue;
-    auto reply = shards_[index].run(add_call(topic, id, due_ms, now, body));
+    plan = plan_add(addresses_, order, reachable);  // the target is unchanged
+    auto reply = shards_[*plan.target].run(
+        add_call(topic, id, body, due, plan.verify_against, plan.unreachable));
     if (!reply.is_ok()) {
       if (reply.status().code() != Code::kUnavailable) return reply.status();
-      append_error(&errors, reply.status().message());
-      continue;  // it died just now: the next shard in the order takes the job
+      reachable[*plan.target] = false;  // it did not run: the next shard takes the job
+      continue;
     }
-    const redisReply* r = reply->get();
-    if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) return index;
-    if (r->type == REDIS_REPLY_STRING && r->len == 1) {
-      if (r->str[0] == 'x') {
-        return Status(Code::kConflict, "job " + job_name(topic, id) +
-                                           " is in the dead-letter set; requeue or purge it first");
-      }
-      // The letter is the head of the held record: reuse the record parser.
-      Job held;
-      if (parse_job_record(std::string(1, r->str[0]) + "|0|0|0|", &held)) {
-        return Status(Code::kConflict, "job " + job_name(topic, id) + " is already pending (" +
-                                           state_name(held.state) + ")");
-      }
-    }
-    return unexpected(shards_[index], "add");
+    return read_add_reply(reply->get(), topic, id);
   }
-  return Status(Code::kUnavailable, "no Redis shard can take the job: " + errors);
+  return Status(Code::kUnavailable, "no Redis shard can take job " + job_name(topic, id));
 }
 
 Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
   const std::string key = job_key(topic, id);
   std::string down;
   for (size_t index : order_for(key)) {
-    RedisConnection& shard = shards_[index];
-    auto reply = shard.command({"HGET", keys::jobs(), key});
-    if (!reply.is_ok()) {
-      if (reply.status().code() != Code::kUnavailable) return reply.status();
-      if (down.empty()) down = shard.address().name();
+    auto held = read_meta(index, topic, id);
+    if (!held.is_ok()) {
+      if (!is_unreachable(held.status())) return held.status();
+      if (down.empty()) down = addresses_[index].name();
       continue;
     }
-    if ((*reply)->type == REDIS_REPLY_NIL) continue;
-    if ((*reply)->type != REDIS_REPLY_STRING) return unexpected(shard, "HGET");
-    Job job;
-    if (!parse_job_record(std::string_view((*reply)->str, (*reply)->len), &job)) {
-      return Status(Code::kInternal, "job " + job_name(topic, id) +
-                                         " has a malformed record on shard " +
-                                         shard.address().name());
-    }
-    job.topic = topic;
-    job.id = id;
+    if (!held->has_value()) continue;
+    Job job = std::move(**held);
+    RedisConnection& shard = shards_[index];
+    auto body = shard.command({"HGET", keys::bodies(), key});
+    if (!body.is_ok()) return body.status();
+    if ((*body)->type == REDIS_REPLY_STRING) job.body.assign((*body)->str, (*body)->len);
     auto error = shard.command({"HGET", keys::errors(), key});
     if (!error.is_ok()) return error.status();
     if ((*error)->type == REDIS_REPLY_STRING) {
@@ -165,54 +153,96 @@ Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
   if (!down.empty()) {
     return Status(Code::kUnavailable, "job " + job_name(topic, id) +
                                           " not found on reachable shards; shard " + down +
-                                          " is down");
+                                          " is unreachable and may hold it");
   }
   return Status(Code::kNotFound, "job " + job_name(topic, id) + " not found");
 }
 
 Status JobStore::del(const std::string& topic, const std::string& id) {
-  const std::string key = job_key(topic, id);
-  const int64_t now = now_ms();
-  std::string down;
-  for (size_t index : order_for(key)) {
-    auto reply = shards_[index].run(del_call(topic, id, now));
-    if (!reply.is_ok()) {
-      if (reply.status().code() != Code::kUnavailable) return reply.status();
-      if (down.empty()) down = shards_[index].address().name();
+  std::vector<CopySeen> copies;
+  std::vector<std::string> unreachable;
+  for (size_t index = 0; index < shards_.size(); ++index) {
+    auto held = read_meta(index, topic, id);
+    if (!held.is_ok()) {
+      if (!is_unreachable(held.status())) return held.status();
+      unreachable.push_back(addresses_[index].name());
       continue;
     }
-    if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[index], "del");
-    if ((*reply)->integer == 1) return Status::ok();
+    if (held->has_value()) copies.push_back({index, (*held)->state});
   }
-  if (!down.empty()) {
-    return Status(Code::kUnavailable, "job " + job_name(topic, id) +
-                                          " not found on reachable shards; shard " + down +
-                                          " is down");
+  DeletePlan plan = plan_delete(copies, unreachable, topic, id);
+  if (!plan.verdict.is_ok()) return plan.verdict;
+  const std::vector<std::string> names = shard_names(addresses_);
+  for (const auto& copy : copies) {
+    auto reply = shards_[copy.shard].run(del_call(topic, id, plan.tomb, names));
+    if (!reply.is_ok()) return reply.status();
   }
-  return Status(Code::kNotFound, "job " + job_name(topic, id) + " not found");
+  return Status::ok();
 }
 
-Result<PromoteResult> JobStore::promote(size_t shard, int64_t now_ms, int limit) {
-  auto reply = shards_[shard].run(promote_call(now_ms, limit));
+Result<PromoteResult> JobStore::promote(size_t shard, int limit) {
+  auto reply = shards_[shard].run(promote_call(limit));
   if (!reply.is_ok()) return reply.status();
   const redisReply* r = reply->get();
   int64_t moved = 0;
   int64_t next = -1;
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !reply_int(r->element[0], &moved) ||
-      !reply_int(r->element[1], &next)) {
+  PromoteResult result;
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || !reply_int(r->element[0], &moved) ||
+      !reply_int(r->element[1], &next) || !reply_int(r->element[2], &result.redis_now_ms)) {
     return unexpected(shards_[shard], "promote");
   }
-  PromoteResult result;
   result.moved = static_cast<int>(moved);
   if (next >= 0) result.next_due_ms = next;
   return result;
 }
 
-Result<int> JobStore::requeue_expired(size_t shard, int64_t now_ms, int limit) {
-  auto reply = shards_[shard].run(requeue_expired_call(now_ms, limit));
+Result<ExpiredResult> JobStore::requeue_expired(size_t shard, int limit) {
+  auto reply = shards_[shard].run(requeue_expired_call(limit));
   if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "requeue_expired");
-  return static_cast<int>((*reply)->integer);
+  const redisReply* r = reply->get();
+  int64_t moved = 0;
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !reply_int(r->element[0], &moved) ||
+      r->element[1]->type != REDIS_REPLY_ARRAY) {
+    return unexpected(shards_[shard], "requeue_expired");
+  }
+  ExpiredResult result;
+  result.requeued = static_cast<int>(moved);
+  const redisReply* dead = r->element[1];
+  for (size_t i = 0; i + 1 < dead->elements; i += 2) {
+    int64_t attempts = 0;
+    reply_int(dead->element[i + 1], &attempts);
+    result.dead.emplace_back(reply_string(dead->element[i]), static_cast<int>(attempts));
+  }
+  return result;
+}
+
+Result<std::vector<HeldCopy>> JobStore::held_copies(size_t shard, const std::string& against,
+                                                    int limit) {
+  std::vector<HeldCopy> copies;
+  auto members = shards_[shard].command(
+      {"ZRANGE", keys::held(against), "0", std::to_string(std::max(1, limit) - 1)});
+  if (!members.is_ok()) return members.status();
+  const redisReply* list = members->get();
+  if (list->type != REDIS_REPLY_ARRAY) return unexpected(shards_[shard], "ZRANGE");
+  if (list->elements == 0) return copies;
+  std::vector<std::string> argv = {"HMGET", keys::jobs()};
+  for (size_t i = 0; i < list->elements; ++i) argv.push_back(reply_string(list->element[i]));
+  auto metas = shards_[shard].command(argv);
+  if (!metas.is_ok()) return metas.status();
+  if ((*metas)->type != REDIS_REPLY_ARRAY || (*metas)->elements != list->elements)
+    return unexpected(shards_[shard], "HMGET");
+  for (size_t i = 0; i < list->elements; ++i) {
+    HeldCopy copy;
+    copy.key = argv[i + 2];
+    const redisReply* meta = (*metas)->element[i];
+    Job job;
+    if (meta->type == REDIS_REPLY_STRING &&
+        parse_job_meta(std::string_view(meta->str, meta->len), &job)) {
+      copy.incarnation = job.incarnation;
+    }
+    copies.push_back(std::move(copy));  // no incarnation: settle just drops the entry
+  }
+  return copies;
 }
 
 Result<bool> JobStore::wait_wake(size_t shard, const std::string& list, int timeout_ms) {
@@ -237,19 +267,23 @@ Result<bool> JobStore::wait_consumer_wake(size_t shard, int timeout_ms) {
   return wait_wake(shard, keys::consumer_wake(), timeout_ms);
 }
 
-Result<std::vector<ReservedJob>> JobStore::reserve(size_t shard, int64_t now_ms,
-                                                   const std::vector<ReserveSlot>& slots) {
-  std::vector<ReservedJob> jobs;
-  if (slots.empty()) return jobs;
-  auto reply = shards_[shard].run(reserve_call(now_ms, slots));
+Result<ReserveBatch> JobStore::reserve(size_t shard, const std::string& reserve_id,
+                                       const std::vector<ReserveSlot>& slots, int most_jobs,
+                                       int64_t most_bytes) {
+  ReserveBatch batch;
+  if (slots.empty()) return batch;
+  auto reply = shards_[shard].run(reserve_call(reserve_id, slots, most_jobs, most_bytes));
   if (!reply.is_ok()) return reply.status();
   const redisReply* r = reply->get();
-  if (r->type != REDIS_REPLY_ARRAY || r->elements % 5 != 0)
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || (r->elements - 2) % 6 != 0 ||
+      !reply_int(r->element[0], &batch.ready_left)) {
     return unexpected(shards_[shard], "reserve");
-  jobs.reserve(r->elements / 5);
-  for (size_t i = 0; i < r->elements; i += 5) {
+  }
+  batch.jobs.reserve((r->elements - 2) / 6);
+  for (size_t i = 2; i < r->elements; i += 6) {
     ReservedJob reserved;
     reserved.shard = shard;
+    reserved.lease.reserve_id = reserve_id;
     Job& job = reserved.job;
     const redisReply* key = r->element[i];
     int64_t attempt = 0;
@@ -257,53 +291,56 @@ Result<std::vector<ReservedJob>> JobStore::reserve(size_t shard, int64_t now_ms,
         !split_job_key(std::string_view(key->str, key->len), &job.topic, &job.id) ||
         !reply_int(r->element[i + 1], &attempt) || !reply_int(r->element[i + 2], &job.due_at_ms) ||
         !reply_int(r->element[i + 3], &job.created_at_ms) ||
-        r->element[i + 4]->type != REDIS_REPLY_STRING) {
+        r->element[i + 5]->type != REDIS_REPLY_STRING) {
       return unexpected(shards_[shard], "reserve");
     }
     job.state = JobState::kWorking;
     job.attempts = static_cast<int>(attempt);
-    job.body.assign(r->element[i + 4]->str, r->element[i + 4]->len);
-    jobs.push_back(std::move(reserved));
+    job.incarnation = reply_string(r->element[i + 4]);
+    reserved.lease.incarnation = job.incarnation;
+    job.body.assign(r->element[i + 5]->str, r->element[i + 5]->len);
+    batch.jobs.push_back(std::move(reserved));
   }
-  return jobs;
+  return batch;
 }
 
-// What ack.lua answered: 1 removed, 0 already gone (deleted, or acked by a
-// consumer whose lease had expired).
-Status JobStore::ack_status(size_t shard, const Result<ReplyPtr>& reply, const std::string& topic,
-                            const std::string& id) {
+Result<int> JobStore::release(size_t shard, const std::string& reserve_id) {
+  auto reply = shards_[shard].run(release_call(reserve_id));
   if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "ack");
-  if ((*reply)->integer == 0) {
-    return Status(Code::kNotFound, "job " + job_name(topic, id) + " was already gone");
-  }
-  return Status::ok();
+  if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "release");
+  return static_cast<int>((*reply)->integer);
 }
 
-Status JobStore::ack(size_t shard, const std::string& topic, const std::string& id) {
-  return ack_status(shard, shards_[shard].run(ack_call(topic, id, now_ms())), topic, id);
-}
-
-std::vector<Status> JobStore::ack_all(
-    size_t shard, const std::vector<std::pair<std::string, std::string>>& jobs) {
+std::vector<Result<AckOutcome>> JobStore::ack_all(size_t shard,
+                                                  const std::vector<AckRequest>& acks) {
   std::vector<ScriptCall> calls;
-  calls.reserve(jobs.size());
-  int64_t now = now_ms();
-  for (const auto& job : jobs) calls.push_back(ack_call(job.first, job.second, now));
-  std::vector<Result<ReplyPtr>> replies = shards_[shard].run_all(calls);
-  std::vector<Status> statuses;
-  statuses.reserve(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    statuses.push_back(ack_status(shard, replies[i], jobs[i].first, jobs[i].second));
+  calls.reserve(acks.size());
+  for (const auto& ack : acks) {
+    calls.push_back(ack_call(ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id));
   }
-  return statuses;
+  std::vector<Result<ReplyPtr>> replies = shards_[shard].run_all(calls);
+  std::vector<Result<AckOutcome>> outcomes;
+  outcomes.reserve(acks.size());
+  for (auto& reply : replies) {
+    if (!reply.is_ok()) {
+      outcomes.emplace_back(reply.status());
+    } else if ((*reply)->type != REDIS_REPLY_INTEGER) {
+      outcomes.emplace_back(unexpected(shards_[shard], "ack"));
+    } else {
+      long long value = (*reply)->integer;
+      outcomes.emplace_back(value == 1   ? AckOutcome::kAcked
+                            : value == 2 ? AckOutcome::kAckedLate
+                                         : AckOutcome::kGone);
+    }
+  }
+  return outcomes;
 }
 
 Result<FailOutcome> JobStore::fail(size_t shard, const std::string& topic, const std::string& id,
-                                   int attempt, int64_t retry_delay_ms, int max_attempts,
+                                   const Lease& lease, int64_t retry_delay_ms, int max_attempts,
                                    const std::string& error) {
-  auto reply = shards_[shard].run(
-      fail_call(topic, id, attempt, now_ms(), retry_delay_ms, max_attempts, error));
+  auto reply = shards_[shard].run(fail_call(topic, id, lease.incarnation, lease.reserve_id,
+                                            retry_delay_ms, max_attempts, error));
   if (!reply.is_ok()) return reply.status();
   if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "fail");
   switch ((*reply)->integer) {
@@ -339,29 +376,30 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
     const redisReply* list = members->get();
     if (list->type != REDIS_REPLY_ARRAY) return unexpected(shard, "ZRANGE");
     if (list->elements == 0) continue;
-    std::vector<std::string> records = {"HMGET", keys::jobs()};
-    std::vector<std::string> errors = {"HMGET", keys::errors()};
-    for (size_t i = 0; i < list->elements; ++i) {
-      std::string key(list->element[i]->str, list->element[i]->len);
-      records.push_back(key);
-      errors.push_back(key);
+    // The same job keys, read from the three hashes a dead job spans.
+    std::vector<std::string> job_keys;
+    for (size_t i = 0; i < list->elements; ++i) job_keys.push_back(reply_string(list->element[i]));
+    std::vector<ReplyPtr> columns;
+    for (const std::string& hash : {keys::jobs(), keys::bodies(), keys::errors()}) {
+      std::vector<std::string> argv = {"HMGET", hash};
+      argv.insert(argv.end(), job_keys.begin(), job_keys.end());
+      auto reply = shard.command(argv);
+      if (!reply.is_ok()) return reply.status();
+      if ((*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != job_keys.size())
+        return unexpected(shard, "HMGET");
+      columns.push_back(std::move(*reply));
     }
-    auto record_reply = shard.command(records);
-    if (!record_reply.is_ok()) return record_reply.status();
-    auto error_reply = shard.command(errors);
-    if (!error_reply.is_ok()) return error_reply.status();
-    if ((*record_reply)->elements != list->elements || (*error_reply)->elements != list->elements) {
-      return unexpected(shard, "HMGET");
-    }
-    for (size_t i = 0; i < list->elements; ++i) {
-      const redisReply* record = (*record_reply)->element[i];
-      if (record->type != REDIS_REPLY_STRING) continue;  // deleted in between
+    for (size_t i = 0; i < job_keys.size(); ++i) {
+      const redisReply* meta = columns[0]->element[i];
+      if (meta->type != REDIS_REPLY_STRING) continue;  // deleted in between
       DeadJob dead;
-      if (!split_job_key(records[i + 2], &dead.job.topic, &dead.job.id) ||
-          !parse_job_record(std::string_view(record->str, record->len), &dead.job)) {
+      if (!split_job_key(job_keys[i], &dead.job.topic, &dead.job.id) ||
+          !parse_job_meta(std::string_view(meta->str, meta->len), &dead.job)) {
         continue;
       }
-      const redisReply* error = (*error_reply)->element[i];
+      const redisReply* body = columns[1]->element[i];
+      if (body->type == REDIS_REPLY_STRING) dead.job.body.assign(body->str, body->len);
+      const redisReply* error = columns[2]->element[i];
       if (error->type == REDIS_REPLY_STRING) {
         parse_error_entry(std::string_view(error->str, error->len), &dead.job);
       }
@@ -376,9 +414,9 @@ Result<int64_t> JobStore::dead_requeue(const std::string& topic, const std::stri
   std::string down;
   for (RedisConnection& shard : shards_) {
     while (true) {
-      auto reply = shard.run(dead_requeue_call(topic, id, now_ms(), id.empty() ? kDeadBatch : 1));
+      auto reply = shard.run(dead_requeue_call(topic, id, id.empty() ? kDeadBatch : 1));
       if (!reply.is_ok()) {
-        if (reply.status().code() != Code::kUnavailable) return reply.status();
+        if (!is_unreachable(reply.status())) return reply.status();
         if (down.empty()) down = shard.address().name();
         break;
       }
@@ -406,7 +444,7 @@ Result<int64_t> JobStore::dead_purge(const std::string& topic) {
     while (true) {
       auto reply = shard.run(dead_purge_call(topic, kDeadBatch));
       if (!reply.is_ok()) {
-        if (reply.status().code() != Code::kUnavailable) return reply.status();
+        if (!is_unreachable(reply.status())) return reply.status();
         if (down.empty()) down = shard.address().name();
         break;
       }

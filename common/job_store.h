@@ -1,10 +1,9 @@
 // JobStore: the blocking face of the job store over all shards. Every state
 // change is one Lua script (common/lua/*.lua, built by script_calls.h).
 //
-// Placement: shard_order() ranks shards for a (topic, id); the job lives on
-// the first healthy one. Lookups (get, del) try every shard in that order, so
-// a job stays reachable after shards are added. One JobStore per thread:
-// it holds one blocking connection per shard.
+// Placement and the one-copy-per-id rules are in common/placement.h: the job
+// lives on the first reachable shard of shard_order(); lookups try every
+// shard. One JobStore per thread: it holds one blocking connection per shard.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +13,7 @@
 
 #include "common/config.h"
 #include "common/job.h"
+#include "common/placement.h"
 #include "common/redis_sync.h"
 #include "common/script_calls.h"
 #include "common/status.h"
@@ -23,17 +23,37 @@ namespace dq {
 struct ReservedJob {
   size_t shard = 0;
   Job job;  // attempts is the number of this attempt (1 for the first)
+  Lease lease;
+};
+
+struct ReserveBatch {
+  std::vector<ReservedJob> jobs;
+  int64_t ready_left = 0;  // jobs still ready in the topics asked for
 };
 
 struct PromoteResult {
   int moved = 0;
   std::optional<int64_t> next_due_ms;  // earliest job still delayed
+  int64_t redis_now_ms = 0;            // Redis's clock when it ran
+};
+
+struct ExpiredResult {
+  int requeued = 0;
+  // "topic:id" and attempts of the jobs dead-lettered on this pass
+  std::vector<std::pair<std::string, int>> dead;
 };
 
 enum class FailOutcome { kRescheduled, kDead, kStale };
+enum class AckOutcome { kAcked, kAckedLate, kGone };
 
 struct DeadJob {
   Job job;  // state kDead, with last_error
+};
+
+// A copy held on a shard until another shard is asked (see placement.h).
+struct HeldCopy {
+  std::string key;
+  std::string incarnation;
 };
 
 class JobStore {
@@ -43,33 +63,43 @@ class JobStore {
 
   size_t shard_count() const { return shards_.size(); }
   RedisConnection& shard(size_t index) { return shards_[index]; }
+  const std::vector<ShardAddress>& addresses() const { return addresses_; }
 
   // --- producer side (dqctl, tests; the API server does the same async) ---
-  // kConflict when (topic, id) is already held on any reachable shard;
-  // kUnavailable when no shard can take it. Returns the shard used.
-  Result<size_t> add(const std::string& topic, const std::string& id, const std::string& body,
-                     int64_t due_ms);
+  // kConflict: held already with another body (or dead); existing: the same
+  // body was held already (a retry). kUnavailable: no shard can take it
+  // (nothing written). kUnknown: sent, no answer: it may exist now.
+  Result<Added> add(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due);
   // kNotFound when no shard holds it; kUnavailable when it is on no reachable
   // shard but some shard is down (it may be there).
   Result<Job> get(const std::string& topic, const std::string& id);
   Status del(const std::string& topic, const std::string& id);
 
   // --- timer side, per shard ---
-  Result<PromoteResult> promote(size_t shard, int64_t now_ms, int limit);
-  Result<int> requeue_expired(size_t shard, int64_t now_ms, int limit);
+  Result<PromoteResult> promote(size_t shard, int limit);
+  Result<ExpiredResult> requeue_expired(size_t shard, int limit);
   // Blocks up to timeout_ms for a wake token; true when one came.
   Result<bool> wait_timer_wake(size_t shard, int timeout_ms);
+  // Copies on `shard` held until shard `against` is asked, at most `limit`.
+  Result<std::vector<HeldCopy>> held_copies(size_t shard, const std::string& against, int limit);
 
   // --- consumer side, per shard ---
-  Result<std::vector<ReservedJob>> reserve(size_t shard, int64_t now_ms,
-                                           const std::vector<ReserveSlot>& slots);
+  Result<ReserveBatch> reserve(size_t shard, const std::string& reserve_id,
+                               const std::vector<ReserveSlot>& slots, int most_jobs,
+                               int64_t most_bytes);
+  // Undoes a reserve whose reply never came; returns how many jobs went back.
+  Result<int> release(size_t shard, const std::string& reserve_id);
   Result<bool> wait_consumer_wake(size_t shard, int timeout_ms);
-  Status ack(size_t shard, const std::string& topic, const std::string& id);
-  // Acks many jobs in one round trip; one Status per (topic, id), in order.
-  std::vector<Status> ack_all(size_t shard,
-                              const std::vector<std::pair<std::string, std::string>>& jobs);
+  struct AckRequest {
+    std::string topic;
+    std::string id;
+    Lease lease;
+  };
+  // Acks many jobs in one round trip; one result per request, in order.
+  std::vector<Result<AckOutcome>> ack_all(size_t shard, const std::vector<AckRequest>& acks);
   Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id,
-                           int attempt, int64_t retry_delay_ms, int max_attempts,
+                           const Lease& lease, int64_t retry_delay_ms, int max_attempts,
                            const std::string& error);
 
   // --- dead letters, over all shards ---
@@ -82,9 +112,11 @@ class JobStore {
  private:
   std::vector<size_t> order_for(const std::string& job_key) const;
   Result<bool> wait_wake(size_t shard, const std::string& list, int timeout_ms);
-  Status ack_status(size_t shard, const Result<ReplyPtr>& reply, const std::string& topic,
-                    const std::string& id);
+  // HGET of the job's metadata on one shard: nullopt when absent.
+  Result<std::optional<Job>> read_meta(size_t shard, const std::string& topic,
+                                       const std::string& id);
 
+  std::vector<ShardAddress> addresses_;
   std::vector<RedisConnection> shards_;
 };
 

@@ -1,5 +1,6 @@
 // Redis key names of one shard. Every key carries the same hash tag, so each
-// Lua script touches a single Redis Cluster slot.
+// Lua script touches a single Redis Cluster slot. The layout is described in
+// common/lua/lib/prelude.lua and docs/decisions.md.
 #pragma once
 
 #include <string>
@@ -9,13 +10,30 @@ namespace dq::keys {
 
 inline const std::string kPrefix = "{dq}:";
 
-inline std::string jobs() { return kPrefix + "jobs"; }        // hash: job key -> record
+inline std::string jobs() { return kPrefix + "jobs"; }        // hash: job key -> metadata
+inline std::string bodies() { return kPrefix + "bodies"; }    // hash: job key -> body bytes
 inline std::string delayed() { return kPrefix + "delayed"; }  // zset: due ms
 inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
+inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
+inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
+inline std::string tombs() { return kPrefix + "tombs"; }      // zset: deleted while a shard was out
+inline std::string moved() { return kPrefix + "moved"; }      // hash: job key -> shard holding it
 inline std::string ready_prefix() { return kPrefix + "ready:"; }
 inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
-inline std::string dead(std::string_view topic) { return kPrefix + "dead:" + std::string(topic); }
+inline std::string dead_prefix() { return kPrefix + "dead:"; }
+inline std::string dead(std::string_view topic) { return dead_prefix() + std::string(topic); }
+// zset of job keys held until shard `name` is asked whether it holds them.
+inline std::string held_prefix() { return kPrefix + "held:"; }
+inline std::string held(std::string_view shard_name) {
+  return held_prefix() + std::string(shard_name);
+}
+inline std::string lease(std::string_view reserve_id) {
+  return kPrefix + "lease:" + std::string(reserve_id);
+}
+inline std::string cancel(std::string_view reserve_id) {
+  return kPrefix + "cancel:" + std::string(reserve_id);
+}
 inline std::string stats(std::string_view day) { return kPrefix + "stats:" + std::string(day); }
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
 inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }

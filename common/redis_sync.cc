@@ -49,7 +49,7 @@ Status RedisConnection::ensure_connected() {
     if (!reply.is_ok()) {
       context_.reset();
       return Status(
-          reply.status().code() == Code::kInternal ? Code::kUnavailable : reply.status().code(),
+          Code::kUnavailable,
           "Redis shard " + address_.name() + ": AUTH failed: " + reply.status().message());
     }
   }
@@ -67,10 +67,12 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   ReplyPtr reply(static_cast<redisReply*>(
       redisCommandArgv(context_.get(), args.count(), args.pointers(), args.lengths())));
   if (!reply) {
+    // The command may have reached Redis and run: only the answer is missing.
     std::string error = context_->errstr;
     context_.reset();
-    return Status(Code::kUnavailable, "Redis shard " + address_.name() + ": " +
-                                          (error.empty() ? "connection lost" : error));
+    return Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
+                                      (error.empty() ? "connection lost" : error) +
+                                      "; outcome unknown");
   }
   if (overridden) redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
   if (reply->type == REDIS_REPLY_ERROR) {
@@ -99,8 +101,8 @@ std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptC
     if (!context_ || redisGetReply(context_.get(), &raw) != REDIS_OK) {
       std::string error = context_ && context_->errstr[0] ? context_->errstr : "connection lost";
       context_.reset();
-      results.emplace_back(
-          Status(Code::kUnavailable, "Redis shard " + address_.name() + ": " + error));
+      results.emplace_back(Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
+                                                      error + "; outcome unknown"));
       continue;
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));

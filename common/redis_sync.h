@@ -37,8 +37,10 @@ class RedisConnection {
   bool connected() const { return context_ != nullptr; }
   void disconnect() { context_.reset(); }
 
-  // Runs one command. An I/O error drops the connection (the next call
-  // reconnects) and returns kUnavailable; a Redis error reply returns kInternal.
+  // Runs one command. Not connected and cannot connect: kUnavailable (it did
+  // not run). An I/O error once sent drops the connection (the next call
+  // reconnects) and returns kUnknown: it may have run. A Redis error reply
+  // returns kInternal.
   // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
   Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);
 

@@ -2,11 +2,17 @@
 
 #include <ctime>
 
+#include "common/clock.h"
 #include "common/job.h"
 #include "common/keys.h"
 
 namespace dq {
 namespace {
+
+// A reserve list outlives the longest lease by this much, for release.lua.
+constexpr int64_t kLeaseListKeepMs = 60000;
+// A cancel marker outlives any reserve still queued in a stalled Redis.
+constexpr int64_t kCancelKeepMs = 600000;
 
 std::vector<std::string> script_argv(const ScriptCall& call, bool with_source) {
   std::vector<std::string> argv;
@@ -18,6 +24,19 @@ std::vector<std::string> script_argv(const ScriptCall& call, bool with_source) {
   argv.insert(argv.end(), call.args.begin(), call.args.end());
   return argv;
 }
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    if (!out.empty()) out += ',';
+    out += name;
+  }
+  return out;
+}
+
+// The stats hash is named by the host's calendar day: a skewed host clock
+// only moves a count into a neighbouring day near midnight.
+std::string today_stats() { return keys::stats(day_of(now_ms())); }
 
 }  // namespace
 
@@ -33,73 +52,105 @@ std::string day_of(int64_t ms) {
   return text;
 }
 
-ScriptCall add_call(const std::string& topic, const std::string& id, int64_t due_ms, int64_t now_ms,
-                    const std::string& body) {
+ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due, const std::vector<std::string>& verify_against,
+                    const std::vector<std::string>& unreachable) {
   return {&kAddScript,
-          {keys::jobs(), keys::delayed(), keys::stats(day_of(now_ms)), keys::timer_wake()},
-          {job_key(topic, id), std::to_string(due_ms), std::to_string(now_ms), body, topic}};
+          {keys::jobs(), keys::bodies(), keys::delayed(), today_stats(), keys::timer_wake(),
+           keys::counts(), keys::seq(), keys::moved()},
+          {job_key(topic, id), topic, body, due.relative ? "delay" : "at", std::to_string(due.ms),
+           keys::held_prefix(), joined(verify_against), joined(unreachable)}};
 }
 
-ScriptCall del_call(const std::string& topic, const std::string& id, int64_t now_ms) {
+ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
+                    const std::vector<std::string>& shard_names) {
   return {&kDelScript,
-          {keys::jobs(), keys::delayed(), keys::working(), keys::ready(topic), keys::dead(topic),
-           keys::errors(), keys::stats(day_of(now_ms))},
-          {job_key(topic, id), topic}};
+          {keys::jobs(), keys::bodies(), keys::delayed(), keys::working(), keys::ready(topic),
+           keys::dead(topic), keys::errors(), today_stats(), keys::counts(), keys::tombs()},
+          {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(), joined(shard_names)}};
 }
 
-ScriptCall promote_call(int64_t now_ms, int limit) {
+ScriptCall promote_call(int limit) {
   return {&kPromoteScript,
-          {keys::jobs(), keys::delayed(), keys::consumer_wake()},
-          {std::to_string(now_ms), std::to_string(limit), keys::ready_prefix()}};
+          {keys::jobs(), keys::delayed(), keys::consumer_wake(), keys::counts()},
+          {std::to_string(limit), keys::ready_prefix()}};
 }
 
-ScriptCall requeue_expired_call(int64_t now_ms, int limit) {
+ScriptCall requeue_expired_call(int limit) {
   return {&kRequeueExpiredScript,
-          {keys::jobs(), keys::working(), keys::consumer_wake(), keys::stats(day_of(now_ms))},
-          {std::to_string(now_ms), std::to_string(limit), keys::ready_prefix()}};
+          {keys::jobs(), keys::working(), keys::consumer_wake(), today_stats(), keys::counts(),
+           keys::errors()},
+          {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
 }
 
-ScriptCall reserve_call(int64_t now_ms, const std::vector<ReserveSlot>& slots) {
+ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
+                        int most_jobs, int64_t most_bytes) {
   ScriptCall call{&kReserveScript,
-                  {keys::jobs(), keys::working()},
-                  {std::to_string(now_ms), keys::ready_prefix()}};
+                  {keys::jobs(), keys::working(), keys::counts(), keys::lease(reserve_id),
+                   keys::cancel(reserve_id), keys::bodies()},
+                  {reserve_id, keys::ready_prefix(), std::to_string(most_jobs),
+                   std::to_string(most_bytes), std::to_string(kLeaseListKeepMs)}};
   for (const auto& slot : slots) {
     call.args.push_back(slot.topic);
     call.args.push_back(std::to_string(slot.lease_ms));
-    call.args.push_back(std::to_string(slot.most));
+    call.args.push_back(std::to_string(slot.share));
+    call.args.push_back(std::to_string(slot.cap));
+    call.args.push_back(std::to_string(slot.max_attempts));
   }
   return call;
 }
 
-ScriptCall ack_call(const std::string& topic, const std::string& id, int64_t now_ms) {
-  return {&kAckScript,
-          {keys::jobs(), keys::working(), keys::delayed(), keys::ready(topic), keys::dead(topic),
-           keys::errors(), keys::stats(day_of(now_ms))},
-          {job_key(topic, id), topic}};
+ScriptCall release_call(const std::string& reserve_id) {
+  return {&kReleaseScript,
+          {keys::jobs(), keys::working(), keys::counts(), keys::lease(reserve_id),
+           keys::cancel(reserve_id), keys::consumer_wake()},
+          {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
 }
 
-ScriptCall fail_call(const std::string& topic, const std::string& id, int attempt, int64_t now_ms,
+ScriptCall ack_call(const std::string& topic, const std::string& id,
+                    const std::string& incarnation, const std::string& reserve_id) {
+  return {&kAckScript,
+          {keys::jobs(), keys::bodies(), keys::working(), keys::delayed(), keys::ready(topic),
+           keys::dead(topic), keys::errors(), today_stats(), keys::counts()},
+          {job_key(topic, id), topic, incarnation, reserve_id}};
+}
+
+ScriptCall fail_call(const std::string& topic, const std::string& id,
+                     const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error) {
   return {&kFailScript,
           {keys::jobs(), keys::working(), keys::delayed(), keys::dead(topic), keys::errors(),
-           keys::stats(day_of(now_ms)), keys::timer_wake()},
-          {job_key(topic, id), topic, std::to_string(attempt), std::to_string(now_ms),
-           std::to_string(retry_delay_ms), std::to_string(max_attempts), error}};
+           today_stats(), keys::timer_wake(), keys::counts()},
+          {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
+           std::to_string(max_attempts), error}};
 }
 
-ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms,
-                             int limit) {
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {
   return {&kDeadRequeueScript,
           {keys::jobs(), keys::dead(topic), keys::delayed(), keys::errors(), keys::timer_wake(),
-           keys::stats(day_of(now_ms))},
-          {std::to_string(now_ms), topic, id.empty() ? std::string() : job_key(topic, id),
-           std::to_string(limit)}};
+           today_stats(), keys::counts()},
+          {topic, id.empty() ? std::string() : job_key(topic, id), std::to_string(limit)}};
 }
 
 ScriptCall dead_purge_call(const std::string& topic, int limit) {
   return {&kDeadPurgeScript,
-          {keys::jobs(), keys::dead(topic), keys::errors()},
-          {std::to_string(limit)}};
+          {keys::jobs(), keys::dead(topic), keys::errors(), keys::bodies(), keys::counts()},
+          {std::to_string(limit), topic}};
+}
+
+ScriptCall claim_call(const std::string& job_key, const std::string& holder) {
+  return {&kClaimScript, {keys::jobs(), keys::tombs(), keys::moved()}, {job_key, holder}};
+}
+
+ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
+                       const std::string& verdict, const std::string& answered_by,
+                       const std::vector<std::string>& shard_names) {
+  std::string topic = job_key.substr(0, job_key.find(':'));
+  return {&kSettleScript,
+          {keys::jobs(), keys::bodies(), keys::delayed(), keys::errors(), today_stats(),
+           keys::counts(), keys::timer_wake()},
+          {job_key, topic, incarnation, verdict, answered_by, keys::held_prefix(),
+           joined(shard_names)}};
 }
 
 }  // namespace dq

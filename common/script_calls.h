@@ -1,6 +1,8 @@
 // One builder per job transition: each returns the Lua script with the KEYS
 // and ARGV it needs. The sync store (timer, consumer, dqctl) and the async
 // API server run the very same calls, so the two can never disagree on keys.
+// No builder takes a time: every script reads Redis's clock (TIME), so hosts
+// whose clocks disagree cannot make a job due early.
 #pragma once
 
 #include <cstdint>
@@ -22,27 +24,50 @@ struct ScriptCall {
   std::vector<std::string> eval_argv() const;
 };
 
+// When a new job is due: `ms` after Redis's now, or at epoch ms `ms`.
+struct DueTime {
+  bool relative = true;
+  int64_t ms = 0;
+};
+
+// One topic's part of a reserve call (see common/lua/reserve.lua).
 struct ReserveSlot {
   std::string topic;
   int64_t lease_ms = 0;
-  int most = 0;
+  int share = 0;  // taken first
+  int cap = 0;    // most, when the budget allows after every topic's share
+  int max_attempts = 1;
 };
 
 // Local calendar day "YYYYMMDD" of a time in ms: the stats hash of that day.
 std::string day_of(int64_t ms);
 
-ScriptCall add_call(const std::string& topic, const std::string& id, int64_t due_ms, int64_t now_ms,
-                    const std::string& body);
-ScriptCall del_call(const std::string& topic, const std::string& id, int64_t now_ms);
-ScriptCall promote_call(int64_t now_ms, int limit);
-ScriptCall requeue_expired_call(int64_t now_ms, int limit);
-ScriptCall reserve_call(int64_t now_ms, const std::vector<ReserveSlot>& slots);
-ScriptCall ack_call(const std::string& topic, const std::string& id, int64_t now_ms);
-ScriptCall fail_call(const std::string& topic, const std::string& id, int attempt, int64_t now_ms,
+// verify_against: shards that may hold the id and could not be asked (the
+// job is held until they are); unreachable: every shard not asked.
+ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due, const std::vector<std::string>& verify_against,
+                    const std::vector<std::string>& unreachable);
+// tomb: leave a tombstone (some shard could not be asked).
+ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
+                    const std::vector<std::string>& shard_names);
+ScriptCall promote_call(int limit);
+ScriptCall requeue_expired_call(int limit);
+ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
+                        int most_jobs, int64_t most_bytes);
+ScriptCall release_call(const std::string& reserve_id);
+ScriptCall ack_call(const std::string& topic, const std::string& id,
+                    const std::string& incarnation, const std::string& reserve_id);
+ScriptCall fail_call(const std::string& topic, const std::string& id,
+                     const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error);
 // id empty: a batch of up to `limit` dead jobs of the topic.
-ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int64_t now_ms,
-                             int limit);
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit);
 ScriptCall dead_purge_call(const std::string& topic, int limit);
+// Asked of the shard a held copy waits for; holder is the copy's shard.
+ScriptCall claim_call(const std::string& job_key, const std::string& holder);
+// verdict: "dup" or "ok", from claim on shard `answered_by`.
+ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
+                       const std::string& verdict, const std::string& answered_by,
+                       const std::vector<std::string>& shard_names);
 
 }  // namespace dq

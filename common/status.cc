@@ -18,6 +18,8 @@ const char* code_name(Code code) {
       return "unavailable";
     case Code::kTimeout:
       return "timeout";
+    case Code::kUnknown:
+      return "outcome_unknown";
     case Code::kInternal:
       return "internal";
   }

@@ -16,6 +16,7 @@ enum class Code {
   kTooLarge,     // body over the limit (413)
   kUnavailable,  // no shard can take it / Redis down (503)
   kTimeout,      // an operation ran out of time
+  kUnknown,      // a write was sent but no answer came: it may or may not have run (504)
   kInternal,     // a bug or an unexpected answer
 };
 

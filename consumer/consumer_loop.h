@@ -1,8 +1,13 @@
-// ConsumerLoop: the main loop of one dq-consume_N process. It reserves ready
-// jobs in batches (slot_planner.h decides how many per topic), runs their
-// callbacks on one libcurl multi handle, and acks or fails each as it ends.
-// When nothing is ready it sleeps in curl_multi_poll; WakeWaiter threads wake
-// it when the timer makes jobs ready.
+// ConsumerLoop: the main loop of one dq-consume_N process. It runs callbacks
+// on one libcurl multi handle and never calls Redis itself: each shard has a
+// ShardWorker thread (shard_worker.h) that reserves jobs for it and records
+// outcomes. The loop decides when and how much to reserve per shard
+// (slot_planner.h), so a slow shard holds only the slots it was promised.
+//
+// When to reserve on a shard: it may have ready jobs (a wake token from the
+// timer, or the last reserve said jobs were left), and something changed since
+// the last reserve that took nothing (a slot freed, a wake came). So a wake is
+// never lost, whatever the number of topics and however slots are shared.
 #pragma once
 
 #include <cstdint>
@@ -10,10 +15,8 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
-#include <utility>
 #include <vector>
 
-#include "common/alert_outbox.h"
 #include "common/config.h"
 #include "common/curl_handle.h"
 #include "common/job_store.h"
@@ -23,44 +26,49 @@
 namespace dq {
 
 class WakeWaiter;
+class ShardWorker;
 
 class ConsumerLoop {
  public:
   ConsumerLoop(const Config& config, std::string title);
   ~ConsumerLoop();
 
-  // Runs until stop_requested() and every delivery in flight has ended.
+  // Runs until stop_requested() and every delivery in flight has ended and
+  // been recorded (or the drain deadline passed).
   int run();
 
  private:
-  int reserve_ready();  // returns how many deliveries were started
-  void start_delivery(size_t shard, ReservedJob reserved, const Topic& topic);
+  // Per shard, the loop's view.
+  struct ShardState {
+    bool maybe_ready = true;      // it may hold ready jobs
+    uint64_t empty_at_turn = 0;   // changes_ when a reserve took nothing
+    int promised = 0;             // slots asked for by the reserve in flight
+    int64_t retry_at_ms = 0;      // after a Redis error
+  };
+
+  void request_reserves();
+  void take_reserved();  // starts the deliveries reserves brought back
+  void start_delivery(ReservedJob reserved, const Topic& topic);
   int collect_finished();  // returns how many ended
-  void ack_succeeded(const std::vector<std::pair<Delivery*, TransferResult>>& succeeded);
-  // Records a failed attempt (retry or dead letter); returns the outcome text.
-  std::string record_failure(const Delivery& delivery, const TransferResult& result);
-  // Logs the attempt and releases the delivery (its easy handle is kept for reuse).
-  void finish(Delivery* delivery, const TransferResult& result, const std::string& outcome);
-  void dead_lettered(const Delivery& delivery, const std::string& error);
   const std::vector<Topic>& online_topics();
+  bool held_elsewhere(size_t shard) const;
   CurlEasy take_easy();
 
   const Config& config_;
   std::string title_;  // process title, for reopening logs on SIGHUP
-  JobStore store_;
   TopicCache topics_;
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
-  std::unique_ptr<AlertOutbox> outbox_;
+  std::vector<std::unique_ptr<ShardWorker>> workers_;
+  std::vector<ShardState> shards_;
 
   std::unordered_map<CURL*, std::unique_ptr<Delivery>> deliveries_;
   std::map<std::string, int> in_flight_;  // per topic
   std::vector<CurlEasy> spare_easy_;      // reset handles, reused
   std::vector<Topic> online_;
   int64_t online_at_ms_ = -1;
-  std::vector<int64_t> retry_at_ms_;  // per shard, after a Redis error
-  std::vector<char> shard_down_;
-  int64_t next_sweep_ms_ = 0;  // periodic reserve, in case a wake was missed
+  int64_t next_sweep_ms_ = 0;  // reserve even without a wake this often
+  uint64_t changes_ = 1;       // bumped when a slot frees or a wake comes
   uint64_t round_ = 0;
 };
 

@@ -17,6 +17,7 @@ namespace dq {
 struct Delivery {
   size_t shard = 0;
   Job job;      // attempts is this attempt's number
+  Lease lease;  // names this delivery to ack and fail
   Topic topic;  // snapshot at reserve time (retry policy, timeout)
   CallbackRequest request;
   CurlEasy easy;

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "common/retry_policy.h"
+
 namespace dq {
 namespace {
 
@@ -25,7 +27,7 @@ constexpr int kFirstClass[10] = {1, 2, 1, 1, 2, 1, 3, 1, 2, 1};
 
 int topic_cap(int concurrency, size_t online_topics) {
   if (online_topics <= 1) return std::max(1, concurrency);
-  return std::max(1, concurrency / 2);
+  return std::max(1, concurrency * 3 / 4);
 }
 
 std::vector<ReserveSlot> plan_slots(const SlotPlanInput& input) {
@@ -49,17 +51,19 @@ std::vector<ReserveSlot> plan_slots(const SlotPlanInput& input) {
   int total_weight = 0;
   for (const auto& topic : topics) total_weight += class_weight(topic.priority);
   const int cap = topic_cap(input.concurrency, topics.size());
-  int remaining = input.free_slots;
   for (int priority : class_order) {
     for (const Topic* topic : by_class[priority]) {
-      if (remaining <= 0) return slots;
       auto held = input.in_flight->find(topic->name);
       int in_flight = held == input.in_flight->end() ? 0 : held->second;
+      int room = std::max(0, cap - in_flight);
       int share = (input.free_slots * class_weight(priority) + total_weight - 1) / total_weight;
-      int most = std::min({std::max(1, share), cap - in_flight, remaining});
-      if (most <= 0) continue;
-      slots.push_back({topic->name, topic->timeout_ms + input.lease_margin_ms, most});
-      remaining -= most;
+      ReserveSlot slot;
+      slot.topic = topic->name;
+      slot.lease_ms = topic->timeout_ms + input.lease_margin_ms;
+      slot.share = std::min(std::max(1, share), room);
+      slot.cap = room;
+      slot.max_attempts = max_attempts(*topic, input.default_max_attempts);
+      slots.push_back(std::move(slot));
     }
   }
   return slots;

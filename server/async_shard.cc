@@ -7,6 +7,7 @@
 #include <hiredis/adapters/libevent.h>
 
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "common/clock.h"
@@ -145,6 +146,46 @@ void AsyncShard::command(const std::vector<std::string>& argv, ReplyCallback cal
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::nullopt}));
 }
 
+// A probe answers within timeout_ms whatever Redis does: when the reply is
+// late the callback gets kUnavailable at the deadline and the reply, when it
+// comes, is dropped. The command's own callback owns the probe and frees the
+// deadline timer, so the timer never outlives it.
+void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
+                       ReplyCallback callback) {
+  struct Probe {
+    ReplyCallback callback;
+    event* deadline = nullptr;
+    bool answered = false;
+    std::string shard;
+  };
+  auto probe = std::make_shared<Probe>();
+  probe->callback = std::move(callback);
+  probe->shard = address_.name();
+  command(argv, [probe](Result<const redisReply*> reply) {
+    if (probe->deadline != nullptr) {
+      event_free(probe->deadline);
+      probe->deadline = nullptr;
+    }
+    if (probe->answered) return;
+    probe->answered = true;
+    probe->callback(std::move(reply));
+  });
+  if (probe->answered) return;
+  probe->deadline = evtimer_new(
+      base_,
+      [](evutil_socket_t, short, void* arg) {
+        auto* self = static_cast<Probe*>(arg);
+        event_free(self->deadline);
+        self->deadline = nullptr;
+        self->answered = true;
+        self->callback(Status(Code::kUnavailable,
+                              "redis shard " + self->shard + " did not answer in time"));
+      },
+      probe.get());
+  timeval wait{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  evtimer_add(probe->deadline, &wait);
+}
+
 void AsyncShard::run(const ScriptCall& call, ReplyCallback callback) {
   send(call.evalsha_argv(), std::make_unique<Pending>(Pending{this, std::move(callback), call}));
 }
@@ -176,10 +217,12 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {
+    // Dropped after it was handed to hiredis: it may have run.
     pending->callback(
-        Status(Code::kUnavailable,
+        Status(Code::kUnknown,
                "redis shard " + self->address_.name() + ": " +
-                   (self->last_error_.empty() ? "connection lost" : self->last_error_)));
+                   (self->last_error_.empty() ? "connection lost" : self->last_error_) +
+                   "; outcome unknown"));
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR) {

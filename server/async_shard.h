@@ -40,9 +40,12 @@ class AsyncShard {
   const std::string& last_error() const { return last_error_; }
   size_t pending() const { return pending_count_; }
 
-  // When the shard is down the callback runs at once with kUnavailable.
-  // A Redis error reply arrives as kInternal with Redis's text.
+  // When the shard is down the callback runs at once with kUnavailable (not
+  // sent). A command dropped with its connection gets kUnknown (it may have
+  // run). A Redis error reply arrives as kInternal with Redis's text.
   void command(const std::vector<std::string>& argv, ReplyCallback callback);
+  // A read that must not wait for a stalled shard: answered by timeout_ms.
+  void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
   void run(const ScriptCall& call, ReplyCallback callback);
 

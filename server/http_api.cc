@@ -87,6 +87,20 @@ Json job_json(const Job& job) {
   return out;
 }
 
+// 201 added; 200 the same job was held already (a retried add); else the error's.
+int added_status(const Result<Added>& added) {
+  if (!added.is_ok()) return http_status_of(added.status().code());
+  return added->existing ? 200 : 201;
+}
+
+Json added_json(const AddRequest& add, const Added& added) {
+  Json out{{"topic", add.topic}, {"id", add.id}, {"due_at_ms", added.due_ms}};
+  if (added.existing) out["existing"] = true;
+  // Kept, but not delivered until a shard that could not be asked is.
+  if (added.held) out["held"] = true;
+  return out;
+}
+
 // An optional whole number from a query string: empty keeps *out.
 bool parse_count(const std::string& text, long* out) {
   if (text.empty()) return true;
@@ -213,14 +227,15 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
                   Json{{"error", built.status().message()}});
   }
   AddRequest add = std::move(*built);
-  jobs_.add(add, [this, request, add, started](Result<int64_t> due) {
-    int status = due.is_ok() ? 201 : http_status_of(due.status().code());
+  jobs_.add(add, [this, request, add, started](Result<Added> added) {
+    int status = added_status(added);
     request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status,
                        monotonic_ms() - started,
-                       due.is_ok() ? "due_at_ms=" + std::to_string(*due) : due.status().message());
-    if (!due.is_ok())
-      return finish(request, "add", status, Json{{"error", due.status().message()}});
-    finish(request, "add", 201, Json{{"topic", add.topic}, {"id", add.id}, {"due_at_ms", *due}});
+                       added.is_ok() ? "due_at_ms=" + std::to_string(added->due_ms)
+                                     : added.status().message());
+    if (!added.is_ok())
+      return finish(request, "add", status, Json{{"error", added.status().message()}});
+    finish(request, "add", status, added_json(add, *added));
   });
 }
 
@@ -266,13 +281,15 @@ void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
       one_done();
       continue;
     }
-    jobs_.add(*built, [state, i, one_done, topic, id = built->id](Result<int64_t> due) {
+    jobs_.add(*built, [state, i, one_done, topic, id = built->id](Result<Added> added) {
       Json& result = state->results[i];
-      result["status"] = due.is_ok() ? 201 : http_status_of(due.status().code());
-      if (due.is_ok()) {
-        result["due_at_ms"] = *due;
+      result["status"] = added_status(added);
+      if (added.is_ok()) {
+        result["due_at_ms"] = added->due_ms;
+        if (added->existing) result["existing"] = true;
+        if (added->held) result["held"] = true;
       } else {
-        result["error"] = due.status().message();
+        result["error"] = added.status().message();
       }
       request_log().info("batch-add {} {} -> {}", topic, id, result["status"].get<int>());
       one_done();

@@ -48,6 +48,8 @@ int http_status_of(Code code) {
     case Code::kUnavailable:
     case Code::kTimeout:
       return 503;
+    case Code::kUnknown:
+      return 504;
     case Code::kInternal:
       return 500;
   }

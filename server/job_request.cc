@@ -10,17 +10,19 @@ namespace {
 
 constexpr int64_t kMaxDelayMs = 10LL * 366 * 24 * 3600 * 1000;  // ten years
 
-Result<int64_t> due_from_delay(const Json& delay, int64_t now_ms) {
+Result<DueTime> due_from_delay(const Json& delay) {
   if (!delay.is_number()) return Status(Code::kInvalid, "delay must be a number of seconds");
   double seconds = delay.get<double>();
   if (!std::isfinite(seconds) || seconds < 0)
     return Status(Code::kInvalid, "delay must not be negative");
   if (seconds * 1000 > static_cast<double>(kMaxDelayMs))
     return Status(Code::kInvalid, "delay is longer than ten years");
-  return now_ms + static_cast<int64_t>(std::llround(seconds * 1000));
+  return DueTime{true, static_cast<int64_t>(std::llround(seconds * 1000))};
 }
 
-Result<int64_t> due_from_at(const Json& at, int64_t now_ms) {
+// A fixed time is kept as given; one in the past is due at once (as the PHP
+// queue did), as promote compares it with Redis's clock.
+Result<DueTime> due_from_at(const Json& at, int64_t now_ms) {
   int64_t due = 0;
   if (at.is_number()) {
     double seconds = at.get<double>();
@@ -35,8 +37,7 @@ Result<int64_t> due_from_at(const Json& at, int64_t now_ms) {
     return Status(Code::kInvalid, "at must be unix seconds or \"YYYY-MM-DD HH:MM:SS\"");
   }
   if (due - now_ms > kMaxDelayMs) return Status(Code::kInvalid, "at is more than ten years ahead");
-  // A time in the past means "as soon as possible", as the PHP queue did.
-  return std::max(due, now_ms);
+  return DueTime{false, due};
 }
 
 }  // namespace
@@ -92,11 +93,11 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job, 
   auto at = job.find("at");
   if (delay != job.end() && at != job.end())
     return Status(Code::kInvalid, "give delay or at, not both");
-  Result<int64_t> due = now_ms + topics.find(topic)->default_delay_s * 1000;
-  if (delay != job.end()) due = due_from_delay(*delay, now_ms);
+  Result<DueTime> due = DueTime{true, topics.find(topic)->default_delay_s * 1000};
+  if (delay != job.end()) due = due_from_delay(*delay);
   if (at != job.end()) due = due_from_at(*at, now_ms);
   if (!due.is_ok()) return due.status();
-  request.due_ms = *due;
+  request.due = *due;
   return request;
 }
 

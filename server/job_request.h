@@ -7,6 +7,7 @@
 
 #include "common/config.h"
 #include "common/json.h"
+#include "common/script_calls.h"
 #include "common/status.h"
 #include "common/topic_cache.h"
 
@@ -16,7 +17,7 @@ struct AddRequest {
   std::string topic;
   std::string id;
   std::string body;  // compact JSON text
-  int64_t due_ms = 0;
+  DueTime due;       // relative to Redis's clock, or a fixed epoch time
 };
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":

@@ -1,8 +1,8 @@
-// JobService (server/job_service.h): adds with a cross-shard duplicate check,
-// and lookups / deletes that walk the shards in placement order.
+// JobService (server/job_service.h): adds, lookups and deletes over async
+// shards, with the one-copy rules of common/placement.h.
 #include "server/job_service.h"
 
-#include "common/clock.h"
+#include "common/job_meta.h"
 #include "common/keys.h"
 #include "common/log.h"
 #include "common/script_calls.h"
@@ -10,20 +10,15 @@
 namespace dq {
 namespace {
 
+// How long an add or delete waits for another shard's answer to "do you hold
+// this id?" before counting it unreachable, so a stalled shard costs adds at
+// most this much while it is not yet marked down.
+constexpr int kProbeFloorMs = 50;
+
 std::string reply_text(const redisReply* reply) {
   if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
     return std::string(reply->str, reply->len);
   return {};
-}
-
-std::string conflict_message(const std::string& topic, const std::string& id,
-                             const std::string& state) {
-  std::string name = topic + "/" + id;
-  if (state == "x") return "job " + name + " is in the dead-letter set; requeue or purge it first";
-  Job probe;
-  std::string record = state + "|0|0|0|";
-  const char* state_text = parse_job_record(record, &probe) ? state_name(probe.state) : "pending";
-  return "job " + name + " is already pending (" + state_text + ")";
 }
 
 // Not found on any shard that answered: 404, unless a down shard may hold it.
@@ -37,18 +32,35 @@ Status missing_job(const std::string& topic, const std::string& id, bool saw_dow
 
 }  // namespace
 
-// One add in progress: first the other shards are asked whether they hold the
-// id (a job may sit on a fallback shard, or on its old home after a shard was
-// added), then the add script runs on the target shard.
+// One add in progress: other shards are asked whether they hold the id, then
+// the add script runs on the target; a target that turns out to be down
+// (nothing sent) starts another round with the next shard.
 struct JobService::AddState {
   AddRequest request;
-  size_t target = 0;
+  std::vector<size_t> order;
+  std::vector<bool> reachable;
   size_t checks_left = 0;
-  bool conflict = false;
-  std::function<void(Result<int64_t>)> done;
+  std::optional<size_t> found_on;  // another shard holds the id
+  Job found;
+  std::function<void(Result<Added>)> done;
 };
 
-JobService::JobService(event_base* base, const Config& config) : addresses_(config.shards) {
+// What every shard that answered said about one id.
+struct JobService::Lookup {
+  std::string topic;
+  std::string id;
+  size_t left = 0;
+  std::vector<CopySeen> copies;
+  std::vector<Job> metas;  // parallel to copies
+  std::vector<std::string> unreachable;
+  Status error;  // a Redis error other than unreachable
+};
+
+JobService::JobService(event_base* base, const Config& config)
+    : base_(base),
+      addresses_(config.shards),
+      names_(shard_names(config.shards)),
+      probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)) {
   for (const auto& address : addresses_) {
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
@@ -60,77 +72,138 @@ void JobService::start() {
 }
 
 void JobService::shutdown() {
-  // A callback that moves on to a later shard (get, del) may send there; that
+  // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
   for (auto& shard : shards_) shard->stop();
 }
 
-void JobService::add(const AddRequest& request, std::function<void(Result<int64_t>)> done) {
-  std::vector<size_t> order = shard_order(addresses_, job_key(request.topic, request.id));
+void JobService::add(const AddRequest& request, std::function<void(Result<Added>)> done) {
   auto state = std::make_shared<AddState>();
   state->request = request;
   state->done = std::move(done);
-  bool found_target = false;
-  std::vector<size_t> others;
-  for (size_t index : order) {
-    if (!shards_[index]->up()) continue;
-    if (!found_target) {
-      state->target = index;
-      found_target = true;
-    } else {
-      others.push_back(index);
-    }
-  }
-  if (!found_target) {
+  state->order = shard_order(addresses_, job_key(request.topic, request.id));
+  state->reachable.resize(shards_.size());
+  for (size_t i = 0; i < shards_.size(); ++i) state->reachable[i] = shards_[i]->up();
+  add_round(std::move(state));
+}
+
+void JobService::add_round(std::shared_ptr<AddState> state) {
+  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
+  if (!plan.target) {
     state->done(Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
     return;
   }
-  auto run_add = [this, state]() {
-    if (state->conflict) {
-      state->done(Status(Code::kConflict, "job " + state->request.topic + "/" + state->request.id +
-                                              " is already pending on another shard"));
-      return;
-    }
-    const AddRequest& r = state->request;
-    shards_[state->target]->run(
-        add_call(r.topic, r.id, r.due_ms, now_ms(), r.body),
-        [state](Result<const redisReply*> reply) {
-          if (!reply.is_ok()) {
-            state->done(reply.status());
-          } else if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-            state->done(state->request.due_ms);
-          } else {
-            state->done(Status(
-                Code::kConflict,
-                conflict_message(state->request.topic, state->request.id, reply_text(*reply))));
-          }
-        });
-  };
+  std::vector<size_t> others;
+  for (size_t index : state->order) {
+    if (state->reachable[index] && index != *plan.target) others.push_back(index);
+  }
   if (others.empty()) {
-    run_add();
+    run_add(std::move(state));
     return;
   }
   state->checks_left = others.size();
-  std::string key = job_key(request.topic, request.id);
+  const std::string key = job_key(state->request.topic, state->request.id);
   for (size_t index : others) {
-    // A shard that fails the check is treated as not holding the job: it is
-    // down, and the add must not wait for it.
-    shards_[index]->command(
-        {"HEXISTS", keys::jobs(), key}, [state, run_add](Result<const redisReply*> reply) {
-          if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1)
-            state->conflict = true;
-          if (--state->checks_left == 0) run_add();
+    shards_[index]->probe(
+        {"HGET", keys::jobs(), key}, probe_timeout_ms_,
+        [this, state, index](Result<const redisReply*> reply) {
+          if (!reply.is_ok()) {
+            state->reachable[index] = false;  // cannot be asked: a held copy remembers it
+          } else if ((*reply)->type == REDIS_REPLY_STRING && !state->found_on) {
+            Job job;
+            job.topic = state->request.topic;
+            job.id = state->request.id;
+            if (parse_job_meta(reply_text(*reply), &job)) {
+              state->found_on = index;
+              state->found = std::move(job);
+            }
+          }
+          if (--state->checks_left > 0) return;
+          if (!state->found_on) {
+            run_add(state);
+            return;
+          }
+          // Another shard holds it: the same body is a retried add.
+          size_t holder = *state->found_on;
+          shards_[holder]->command(
+              {"HGET", keys::bodies(), job_key(state->request.topic, state->request.id)},
+              [this, state, holder](Result<const redisReply*> body) {
+                if (!body.is_ok()) {
+                  state->done(body.status());
+                  return;
+                }
+                state->done(read_copy_elsewhere(state->found, *body, state->request.body,
+                                                addresses_[holder].name()));
+              });
         });
   }
 }
 
-size_t JobService::skip_down_shards(const std::vector<size_t>& order, size_t next,
-                                    bool* saw_down) const {
-  while (next < order.size() && !shards_[order[next]]->up()) {
-    *saw_down = true;
-    ++next;
+void JobService::run_add(std::shared_ptr<AddState> state) {
+  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
+  if (!plan.target) {
+    state->done(Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    return;
   }
-  return next;
+  const AddRequest& r = state->request;
+  size_t target = *plan.target;
+  shards_[target]->run(
+      add_call(r.topic, r.id, r.body, r.due, plan.verify_against, plan.unreachable),
+      [this, state, target](Result<const redisReply*> reply) {
+        if (reply.is_ok()) {
+          state->done(read_add_reply(*reply, state->request.topic, state->request.id));
+        } else if (reply.status().code() == Code::kUnavailable) {
+          // Not sent: the shard went down a moment ago. Try the next one.
+          state->reachable[target] = false;
+          state->found_on.reset();
+          add_round(state);
+        } else {
+          state->done(reply.status());  // kUnknown: 504, the client may retry safely
+        }
+      });
+}
+
+void JobService::look_everywhere(const std::string& topic, const std::string& id,
+                                 std::function<void(std::shared_ptr<Lookup>)> done) {
+  auto lookup = std::make_shared<Lookup>();
+  lookup->topic = topic;
+  lookup->id = id;
+  std::vector<size_t> asked;
+  for (size_t index = 0; index < shards_.size(); ++index) {
+    if (shards_[index]->up()) {
+      asked.push_back(index);
+    } else {
+      lookup->unreachable.push_back(names_[index]);
+    }
+  }
+  lookup->left = asked.size();
+  if (asked.empty()) {
+    done(lookup);
+    return;
+  }
+  const std::string key = job_key(topic, id);
+  for (size_t index : asked) {
+    shards_[index]->probe(
+        {"HGET", keys::jobs(), key}, probe_timeout_ms_,
+        [this, lookup, index, done](Result<const redisReply*> reply) {
+          if (!reply.is_ok()) {
+            if (is_unreachable(reply.status())) {
+              lookup->unreachable.push_back(names_[index]);
+            } else {
+              lookup->error = reply.status();
+            }
+          } else if ((*reply)->type == REDIS_REPLY_STRING) {
+            Job job;
+            job.topic = lookup->topic;
+            job.id = lookup->id;
+            if (parse_job_meta(reply_text(*reply), &job)) {
+              lookup->copies.push_back({index, job.state});
+              lookup->metas.push_back(std::move(job));
+            }
+          }
+          if (--lookup->left == 0) done(lookup);
+        });
+  }
 }
 
 void JobService::get(const std::string& topic, const std::string& id,
@@ -141,31 +214,50 @@ void JobService::get(const std::string& topic, const std::string& id,
 void JobService::find_job(const std::string& topic, const std::string& id,
                           std::vector<size_t> order, size_t next, bool saw_down,
                           std::function<void(Result<Job>)> done) {
-  next = skip_down_shards(order, next, &saw_down);
+  while (next < order.size() && !shards_[order[next]]->up()) {
+    saw_down = true;
+    ++next;
+  }
   if (next == order.size()) {
     done(missing_job(topic, id, saw_down));
     return;
   }
-  AsyncShard* shard = shards_[order[next]].get();
-  std::string key = job_key(topic, id);
-  shard->command({"HGET", keys::jobs(), key}, [=, done = std::move(done)](
-                                                  Result<const redisReply*> reply) mutable {
-    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
-      find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(), std::move(done));
+  size_t index = order[next];
+  shards_[index]->probe(
+      {"HGET", keys::jobs(), job_key(topic, id)}, probe_timeout_ms_,
+      [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
+        if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
+          find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
+                   std::move(done));
+          return;
+        }
+        Job job;
+        job.topic = topic;
+        job.id = id;
+        if (!parse_job_meta(reply_text(*reply), &job)) {
+          done(Status(Code::kInternal, "job " + topic + "/" + id + " has a malformed record"));
+          return;
+        }
+        read_body(index, std::move(job), std::move(done));
+      });
+}
+
+// The body, then the last error of a job that failed before.
+void JobService::read_body(size_t shard, Job job, std::function<void(Result<Job>)> done) {
+  const std::string key = job_key(job.topic, job.id);
+  AsyncShard* redis = shards_[shard].get();
+  redis->command({"HGET", keys::bodies(), key}, [redis, key, job, done = std::move(done)](
+                                                    Result<const redisReply*> body) mutable {
+    if (!body.is_ok()) {
+      done(Status(Code::kUnavailable, body.status().message()));
       return;
     }
-    Job job;
-    job.topic = topic;
-    job.id = id;
-    if (!parse_job_record(reply_text(*reply), &job)) {
-      done(Status(Code::kInternal, "job " + topic + "/" + id + " has a malformed record"));
-      return;
-    }
+    if ((*body)->type == REDIS_REPLY_STRING) job.body = reply_text(*body);
     if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
       done(std::move(job));
       return;
     }
-    shard->command({"HGET", keys::errors(), key},
+    redis->command({"HGET", keys::errors(), key},
                    [job, done = std::move(done)](Result<const redisReply*> error) mutable {
                      if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING)
                        parse_error_entry(reply_text(*error), &job);
@@ -176,27 +268,39 @@ void JobService::find_job(const std::string& topic, const std::string& id,
 
 void JobService::del(const std::string& topic, const std::string& id,
                      std::function<void(Status)> done) {
-  del_from(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
-}
-
-void JobService::del_from(const std::string& topic, const std::string& id,
-                          std::vector<size_t> order, size_t next, bool saw_down,
-                          std::function<void(Status)> done) {
-  next = skip_down_shards(order, next, &saw_down);
-  if (next == order.size()) {
-    done(missing_job(topic, id, saw_down));
-    return;
-  }
-  shards_[order[next]]->run(
-      del_call(topic, id, now_ms()),
-      [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
-        if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 1) {
-          done(Status::ok());
-          return;
-        }
-        del_from(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
-                 std::move(done));
-      });
+  look_everywhere(topic, id, [this, done = std::move(done)](std::shared_ptr<Lookup> lookup) {
+    if (!lookup->error.is_ok()) {
+      done(lookup->error);
+      return;
+    }
+    DeletePlan plan = plan_delete(lookup->copies, lookup->unreachable, lookup->topic, lookup->id);
+    if (!plan.verdict.is_ok() || lookup->copies.empty()) {
+      done(plan.verdict);
+      return;
+    }
+    struct Deleting {
+      size_t left = 0;
+      Status status;
+      std::function<void(Status)> done;
+    };
+    auto deleting = std::make_shared<Deleting>();
+    deleting->left = lookup->copies.size();
+    deleting->done = done;
+    for (const auto& copy : lookup->copies) {
+      shards_[copy.shard]->run(
+          del_call(lookup->topic, lookup->id, plan.tomb, names_),
+          [deleting](Result<const redisReply*> reply) {
+            // A copy that did not answer may still be there: say so.
+            if (!reply.is_ok() && deleting->status.is_ok()) {
+              deleting->status = reply.status().code() == Code::kUnavailable
+                                     ? Status(Code::kUnknown, reply.status().message() +
+                                                                  "; delete outcome unknown")
+                                     : reply.status();
+            }
+            if (--deleting->left == 0) deleting->done(deleting->status);
+          });
+    }
+  });
 }
 
 std::vector<ShardHealth> JobService::health() const {

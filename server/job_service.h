@@ -1,7 +1,8 @@
 // JobService: the API server's asynchronous job store. It runs the same Lua
 // scripts as common/job_store.h (built by common/script_calls.h) over one
-// AsyncShard per shard, with the same placement: a job goes to the first
-// shard of shard_order() that is up; lookups try every shard in that order.
+// AsyncShard per shard, with the same rules (common/placement.h): a job goes
+// to the first reachable shard of shard_order(), held until any shard ranked
+// before it that could not be asked has been; lookups try every shard.
 #pragma once
 
 #include <event2/event.h>
@@ -13,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/job.h"
+#include "common/placement.h"
 #include "common/status.h"
 #include "server/async_shard.h"
 #include "server/job_request.h"
@@ -35,9 +37,9 @@ class JobService {
   // new ones. Call before destroying those servers.
   void shutdown();
 
-  // Ok: the due time. kConflict: the id is held already (on any reachable
-  // shard). kUnavailable: no shard is up.
-  void add(const AddRequest& request, std::function<void(Result<int64_t>)> done);
+  // kConflict: held with another body (or dead). kUnavailable: nothing was
+  // written. kUnknown: sent, no answer (504: a retry is safe).
+  void add(const AddRequest& request, std::function<void(Result<Added>)> done);
   // kNotFound, or kUnavailable when not found but a shard is down.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
   void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);
@@ -47,16 +49,22 @@ class JobService {
 
  private:
   struct AddState;
-  // The first index >= `next` in `order` whose shard is up (order.size() when
-  // none); sets *saw_down when it passes over a down shard.
-  size_t skip_down_shards(const std::vector<size_t>& order, size_t next, bool* saw_down) const;
+  struct Lookup;
+  void add_round(std::shared_ptr<AddState> state);
+  void run_add(std::shared_ptr<AddState> state);
+  // HGET of the job's metadata on every shard that is up, each answered
+  // within the probe timeout; then `done` with what was seen.
+  void look_everywhere(const std::string& topic, const std::string& id,
+                       std::function<void(std::shared_ptr<Lookup>)> done);
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, bool saw_down, std::function<void(Result<Job>)> done);
-  void del_from(const std::string& topic, const std::string& id, std::vector<size_t> order,
-                size_t next, bool saw_down, std::function<void(Status)> done);
+  void read_body(size_t shard, Job job, std::function<void(Result<Job>)> done);
 
+  event_base* base_;
   std::vector<ShardAddress> addresses_;
+  std::vector<std::string> names_;
   std::vector<std::unique_ptr<AsyncShard>> shards_;
+  int probe_timeout_ms_;
 };
 
 }  // namespace dq

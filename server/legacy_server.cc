@@ -161,10 +161,10 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
     begin();
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.add(*built, [weak, topic, id](const Result<int64_t>& due) {
+    server_.jobs_.add(*built, [weak, topic, id](const Result<Added>& added) {
       auto self = weak.lock();
       if (!self) return;
-      if (!due.is_ok()) return self->finish_failure("add", topic, id, due.status().message());
+      if (!added.is_ok()) return self->finish_failure("add", topic, id, added.status().message());
       self->finish_success("add", topic, id, Json::array());
     });
   }

@@ -63,7 +63,7 @@ class DeliveryWorld {
   }
   void add_job(const std::string& topic, const std::string& id, int64_t due_ms,
                const std::string& body = "{\"n\":1}") {
-    auto added = store().add(topic, id, body, due_ms);
+    auto added = store().add(topic, id, body, DueTime{false, due_ms});
     REQUIRE_MESSAGE(added.is_ok(), added.status().message());
   }
 

@@ -130,7 +130,10 @@ TEST_CASE("errors are typed, with the HTTP status and the server's message") {
 
   std::string id = unique_id("dup");
   REQUIRE(client.add("orders", id, "1").ok());
-  auto duplicate = client.add("orders", id, "1");
+  auto retried = client.add("orders", id, "1");  // same body: a retry, answered 200
+  REQUIRE(retried.ok());
+  CHECK(retried->existing);
+  auto duplicate = client.add("orders", id, "2");
   REQUIRE_FALSE(duplicate.ok());
   CHECK(duplicate.error().code == dc::ErrorCode::Conflict);
   CHECK(duplicate.error().http_status == 409);
@@ -176,6 +179,7 @@ TEST_CASE("a timeout is honoured: a server that accepts and never answers gives 
   dc::Options options;
   options.servers = {silent};
   options.timeout_ms = 400;
+  options.retries = 0;  // one attempt: the timeout alone is measured here
   dc::Client client(options);
   int64_t started = dq::monotonic_ms();
   auto added = client.add("orders", unique_id("slow"), "1");
@@ -200,6 +204,21 @@ TEST_CASE("a timeout is honoured: a server that accepts and never answers gives 
   started = dq::monotonic_ms();
   CHECK(failover.get("orders", via_second->id).ok());
   CHECK(dq::monotonic_ms() - started < 300);
+
+  // With retries, a timed-out call is tried again after a back-off, each
+  // attempt bounded by the same timeout.
+  options.servers = {silent};
+  options.retries = 2;
+  options.retry_backoff_ms = 100;
+  dc::Client retrying(options);
+  started = dq::monotonic_ms();
+  auto retried = retrying.add("orders", unique_id("slow-retry"), "1");
+  took = dq::monotonic_ms() - started;
+  REQUIRE_FALSE(retried.ok());
+  CHECK(retried.error().code == dc::ErrorCode::Timeout);
+  CHECK(retried.error().message.find("3 round(s)") != std::string::npos);
+  CHECK(took >= 3 * 350 + 300);
+  CHECK(took < 3 * 400 + 300 + 1000);
   close(silent_fd);
 }
 
@@ -210,6 +229,7 @@ TEST_CASE(
   options.servers = {TwoServers::address(*two.first), TwoServers::address(*two.second)};
   options.down_backoff_ms = 300;
   options.timeout_ms = 2000;
+  options.retries = 0;  // the back-off of down servers is what is checked here
   dc::Client client(options);
   std::string id = unique_id("fo");
   REQUIRE(client.add("orders", id, R"({"step":1})").ok());

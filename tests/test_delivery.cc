@@ -272,6 +272,6 @@ TEST_CASE("a slow callback URL does not stall other topics; priority 1 goes firs
   MESSAGE("slow calls started: ", slow_calls, ", mean arrival rank fast ", fast_rank / fast_n,
           " low ", low_rank / low_n);
   CHECK(slow_calls >= 1);  // the slow topic got a share too
-  CHECK(slow_calls <= 4);  // but at most half the 8 slots
+  CHECK(slow_calls <= 6);  // but at most three quarters of the 8 slots
   CHECK(fast_rank / fast_n < low_rank / low_n);
 }

@@ -300,10 +300,14 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
     CAPTURE(i);
     CHECK(http.get(dqd.jobs_url("orders") + "/a-" + std::to_string(i)).status == 200);
   }
-  // The same id is refused even when its home shard changed while it was down.
+  // The same id is found even when its home shard changed while it was down:
+  // the same body is a retried add (200, existing), another body a conflict.
   for (int i = 0; i < 100; ++i) {
-    CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump()).status ==
-          409);
+    auto again = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
+    CHECK(again.status == 200);
+    CHECK(again.json()["existing"] == true);
+    CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i + 1000, 600).dump())
+              .status == 409);
   }
 }
 
@@ -382,13 +386,13 @@ TEST_CASE("dead letters over HTTP: list, requeue one or all, purge, and bad requ
   HttpClient http;
   dq::JobStore store({redis.shard()}, 1000, 1000);
   auto make_dead = [&](const std::string& id) {
-    REQUIRE(store.add("orders", id, "{\"n\":1}", dq::now_ms()).is_ok());
-    REQUIRE(store.promote(0, dq::now_ms(), 100).is_ok());
-    auto reserved = store.reserve(0, dq::now_ms(), {{"orders", 60000, 10}});
+    REQUIRE(store.add("orders", id, "{\"n\":1}", dq::DueTime{true, 0}).is_ok());
+    REQUIRE(store.promote(0, 100).is_ok());
+    auto reserved = store.reserve(0, "r-" + id, {{"orders", 60000, 10, 10, 1}}, 10, 1 << 20);
     REQUIRE(reserved.is_ok());
-    REQUIRE(reserved->size() == 1);
-    const dq::Job& job = reserved->front().job;
-    auto failed = store.fail(0, "orders", job.id, job.attempts, 1000, 1, "HTTP 500");
+    REQUIRE(reserved->jobs.size() == 1);
+    const dq::ReservedJob& job = reserved->jobs.front();
+    auto failed = store.fail(0, "orders", job.job.id, job.lease, 1000, 1, "HTTP 500");
     REQUIRE(failed.is_ok());
     REQUIRE(*failed == dq::FailOutcome::kDead);
   };

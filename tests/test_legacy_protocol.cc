@@ -206,8 +206,9 @@ TEST_CASE(
     "usable") {
   LegacySocket socket(env().dqd->legacy_port());
   check_success(socket.call(add_request("dup-1", Json{{"x", 1}}, "")), Json::array());
-  check_failure(socket.call(add_request("dup-1", Json{{"x", 1}}, "")),
-                "");  // still pending: conflict
+  // The same body again is a retry (success); another body a conflict.
+  check_success(socket.call(add_request("dup-1", Json{{"x", 1}}, "")), Json::array());
+  check_failure(socket.call(add_request("dup-1", Json{{"x", 2}}, "")), "already pending");
   check_failure(socket.call(Json{{"cmd", "add"}, {"topic", "nope"}, {"id", "a"}, {"body", 1}}),
                 "unknown topic");
   check_failure(socket.call(add_request("bad id!", Json{{"x", 1}}, "")), "not valid");

@@ -30,7 +30,9 @@ constexpr int64_t kFinalStepMs = 10;
 ShardTimer::ShardTimer(const Config& config, size_t shard)
     : config_(config),
       shard_(shard),
-      store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms) {}
+      store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
+      topics_(config.sqlite_path),
+      alerts_(config.sqlite_path) {}
 
 void ShardTimer::note_outage(const Status& status) {
   if (!down_) {
@@ -42,38 +44,62 @@ void ShardTimer::note_outage(const Status& status) {
 
 Result<ShardTimer::Sleep> ShardTimer::round() {
   const int batch = std::max(1, config_.timer_batch);
-  int64_t now = now_ms();
-  std::optional<int64_t> next_due;
+  PromoteResult promoted;
   while (true) {
-    auto promoted = store_.promote(shard_, now, batch);
-    if (!promoted.is_ok()) return promoted.status();
-    next_due = promoted->next_due_ms;
-    if (promoted->moved < batch || stop_requested()) break;
-    now = now_ms();
+    auto moved = store_.promote(shard_, batch);
+    if (!moved.is_ok()) return moved.status();
+    promoted = *moved;
+    if (promoted.moved < batch || stop_requested()) break;
   }
+  int64_t now = monotonic_ms();
   if (now >= next_lease_check_ms_) {
     while (true) {
-      auto requeued = store_.requeue_expired(shard_, now, batch);
-      if (!requeued.is_ok()) return requeued.status();
-      if (*requeued > 0) {
-        err_log().warn("timer: requeued {} job(s) whose lease expired on shard {}", *requeued,
-                       config_.shards[shard_].name());
+      auto expired = store_.requeue_expired(shard_, batch);
+      if (!expired.is_ok()) return expired.status();
+      if (expired->requeued > 0) {
+        err_log().warn("timer: requeued {} job(s) whose lease expired on shard {}",
+                       expired->requeued, config_.shards[shard_].name());
       }
-      if (*requeued < batch || stop_requested()) break;
+      report_dead(expired->dead);
+      if (expired->requeued + static_cast<int>(expired->dead.size()) < batch ||
+          stop_requested()) {
+        break;
+      }
     }
     next_lease_check_ms_ = now + kLeaseCheckMs;
   }
-  now = now_ms();
+  // Due times are on Redis's clock: measure the wait from Redis's now, and
+  // sleep it on this host's monotonic clock, so a skewed host clock changes
+  // nothing.
   Sleep sleep;
   sleep.ms = std::min<int64_t>(
       {config_.timer_max_sleep_ms, kMaxWaitMs, std::max<int64_t>(0, next_lease_check_ms_ - now)});
-  // A BLPOP may overrun by a Redis cron tick, so a due time within that of
-  // the bound is slept to precisely as well.
-  if (next_due && *next_due - now <= sleep.ms + kCronSlackMs) {
-    sleep.ms = std::min(sleep.ms, std::max<int64_t>(0, *next_due - now));
-    sleep.until_due = true;
+  if (promoted.next_due_ms) {
+    int64_t until_due = *promoted.next_due_ms - promoted.redis_now_ms - (monotonic_ms() - now);
+    // A BLPOP may overrun by a Redis cron tick, so a due time within that of
+    // the bound is slept to precisely as well.
+    if (until_due <= sleep.ms + kCronSlackMs) {
+      sleep.ms = std::min(sleep.ms, std::max<int64_t>(0, until_due));
+      sleep.until_due = true;
+    }
   }
   return sleep;
+}
+
+// Jobs whose last lease expired went to the dead-letter set: log them and
+// queue their topic's alert mail.
+void ShardTimer::report_dead(const std::vector<std::pair<std::string, int>>& dead) {
+  if (dead.empty()) return;
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  for (const auto& [key, attempts] : dead) {
+    std::string topic_name;
+    std::string id;
+    if (!split_job_key(key, &topic_name, &id)) continue;
+    const Topic* topic = topics_.find(topic_name);
+    Topic fallback;
+    fallback.name = topic_name;
+    alerts_.report(topic ? *topic : fallback, id, attempts, "lease expired");
+  }
 }
 
 void ShardTimer::run() {

@@ -3,9 +3,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/config.h"
+#include "common/dead_letter_alerts.h"
 #include "common/job_store.h"
+#include "common/topic_cache.h"
 
 namespace dq {
 
@@ -26,10 +30,13 @@ class ShardTimer {
   // Returns how long to sleep, or an error.
   Result<Sleep> round();
   void note_outage(const Status& status);
+  void report_dead(const std::vector<std::pair<std::string, int>>& dead);
 
   const Config& config_;
   size_t shard_;
   JobStore store_;
+  TopicCache topics_;  // for the alert settings of dead-lettered jobs
+  DeadLetterAlerts alerts_;
   bool down_ = false;
   int64_t next_lease_check_ms_ = 0;
 };

@@ -91,8 +91,9 @@ dc::Client make_client(const CtlOptions& options, const JobArgs& args) {
 }
 
 int exit_code_of(const dc::Error& error) {
-  bool unreachable =
-      error.code == dc::ErrorCode::Unavailable || error.code == dc::ErrorCode::Timeout;
+  bool unreachable = error.code == dc::ErrorCode::Unavailable ||
+                     error.code == dc::ErrorCode::Timeout ||
+                     error.code == dc::ErrorCode::OutcomeUnknown;
   return unreachable ? kExitUnavailable : kExitFailed;
 }
 
@@ -313,8 +314,11 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   if (args.json) {
     printf("%s\n", added->raw_json.c_str());
   } else {
-    printf("added %s/%s, due %s (due_at_ms=%lld)\n", added->topic.c_str(), added->id.c_str(),
-           local_time(added->due_at_ms).c_str(), static_cast<long long>(added->due_at_ms));
+    printf("%s %s/%s, due %s (due_at_ms=%lld)%s\n",
+           added->existing ? "already pending (same body)" : "added", added->topic.c_str(),
+           added->id.c_str(),
+           local_time(added->due_at_ms).c_str(), static_cast<long long>(added->due_at_ms),
+           added->held ? "; held until an unreachable shard is asked" : "");
   }
   return kExitOk;
 }

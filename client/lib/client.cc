@@ -2,7 +2,9 @@
 // failover loop over the server list.
 #include "dq/client.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "http_transport.h"
@@ -38,6 +40,8 @@ ErrorCode code_for_status(long status) {
       return ErrorCode::TooLarge;
     case 503:
       return ErrorCode::Unavailable;
+    case 504:
+      return ErrorCode::OutcomeUnknown;
     default:
       return ErrorCode::Server;
   }
@@ -96,6 +100,7 @@ JobState state_from_name(const std::string& name) {
   if (name == "ready") return JobState::Ready;
   if (name == "working") return JobState::Working;
   if (name == "retrying") return JobState::Retrying;
+  if (name == "held") return JobState::Held;
   if (name == "dead") return JobState::Dead;
   return JobState::Unknown;
 }
@@ -116,6 +121,8 @@ const char* error_code_name(ErrorCode code) {
       return "Unavailable";
     case ErrorCode::Timeout:
       return "Timeout";
+    case ErrorCode::OutcomeUnknown:
+      return "OutcomeUnknown";
     case ErrorCode::Protocol:
       return "Protocol";
     case ErrorCode::Server:
@@ -134,6 +141,8 @@ const char* job_state_name(JobState state) {
       return "working";
     case JobState::Retrying:
       return "retrying";
+    case JobState::Held:
+      return "held";
     case JobState::Dead:
       return "dead";
     case JobState::Unknown:
@@ -155,39 +164,53 @@ class Client::Impl {
   };
 
   // Tries the servers in failover order. Moves on after a connection
-  // failure or timeout (the server is marked down) or a 503 (the server is
-  // up but none of its shards could take the request). Returns the first
-  // other answer, or the error of the last attempt.
-  Result<Answered> call(const char* method, const std::string& path, const std::string& body) {
+  // failure or timeout (the server is marked down), a 503 (the server is up
+  // but none of its shards could take the request) or a 504 (it could not
+  // tell whether the write happened). When every server failed that way, it
+  // waits and goes round again, options_.retries times. Returns the first
+  // other answer, or the error of the last attempt. *unsure is set when an
+  // attempt may have been carried out (a timeout or a 504).
+  Result<Answered> call(const char* method, const std::string& path, const std::string& body,
+                        bool* unsure = nullptr) {
     if (servers_.size() == 0)
       return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
     std::optional<Error> last;
     std::string tried;
     last_server_.clear();
-    for (size_t index : servers_.attempt_order(monotonic_ms())) {
-      const std::string& server = servers_.address(index);
-      HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
-                                             options_.connect_timeout_ms, options_.timeout_ms);
-      if (answer.curl != CURLE_OK) {
-        servers_.mark_down(index, monotonic_ms());
-        bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
-        last =
-            Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
-                  server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error,
-                  server};
-      } else if (answer.status == 503) {
-        servers_.mark_up(index);
-        last = error_from_answer(answer, server);
-        last->message = server + ": " + last->message;
-      } else {
-        servers_.mark_up(index);
-        last_server_ = server;
-        return Answered{std::move(answer), server};
+    int backoff = std::max(1, options_.retry_backoff_ms);
+    for (int round = 0; round <= std::max(0, options_.retries); ++round) {
+      if (round > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+        backoff *= 2;
       }
-      tried += (tried.empty() ? "" : "; ") + last->message;
+      for (size_t index : servers_.attempt_order(monotonic_ms())) {
+        const std::string& server = servers_.address(index);
+        HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
+                                               options_.connect_timeout_ms, options_.timeout_ms);
+        if (answer.curl != CURLE_OK) {
+          servers_.mark_down(index, monotonic_ms());
+          bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
+          if (timed_out && unsure) *unsure = true;
+          last = Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
+                       server + ": " + (timed_out ? "timed out: " : "unreachable: ") +
+                           answer.curl_error,
+                       server};
+        } else if (answer.status == 503 || answer.status == 504) {
+          servers_.mark_up(index);
+          if (answer.status == 504 && unsure) *unsure = true;
+          last = error_from_answer(answer, server);
+          last->message = server + ": " + last->message;
+        } else {
+          servers_.mark_up(index);
+          last_server_ = server;
+          return Answered{std::move(answer), server};
+        }
+        tried += (tried.empty() ? "" : "; ") + last->message;
+      }
     }
-    if (servers_.size() > 1)
-      last->message = "all " + std::to_string(servers_.size()) + " servers failed: " + tried;
+    if (servers_.size() > 1 || options_.retries > 0)
+      last->message = "all " + std::to_string(servers_.size()) + " server(s) failed, " +
+                      std::to_string(std::max(0, options_.retries) + 1) + " round(s): " + tried;
     return *last;
   }
 
@@ -215,15 +238,20 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   auto called = impl_->call("POST", impl_->jobs_path(topic), job.dump());
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
-  if (answer.status != 201) return error_from_answer(answer, called->server);
+  // 200 is the same job pending already (a retry whose first answer was lost).
+  if (answer.status != 201 && answer.status != 200) return error_from_answer(answer, called->server);
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("due_at_ms") ||
       !reply["due_at_ms"].is_number_integer()) {
-    return protocol_error("add answered 201 without due_at_ms: " + answer.body, answer,
-                          called->server);
+    return protocol_error("add answered " + std::to_string(answer.status) +
+                              " without due_at_ms: " + answer.body,
+                          answer, called->server);
   }
-  return Added{reply.value("topic", topic), reply.value("id", id),
-               reply["due_at_ms"].get<int64_t>(), answer.body};
+  Added added{reply.value("topic", topic), reply.value("id", id),
+              reply["due_at_ms"].get<int64_t>(), answer.body};
+  added.existing = reply.value("existing", false);
+  added.held = reply.value("held", false);
+  return added;
 }
 
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
@@ -253,9 +281,12 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
 }
 
 Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
-  auto called =
-      impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
+  bool unsure = false;
+  auto called = impl_->call(
+      "DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "", &unsure);
   if (!called) return called.error();
+  // An earlier attempt may have deleted it before its answer was lost.
+  if (called->answer.status == 404 && unsure) return Deleted{};
   if (called->answer.status != 204 && called->answer.status != 200) {
     return error_from_answer(called->answer, called->server);
   }
@@ -289,14 +320,16 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     BatchItemResult result;
     result.id = jobs[i].id;
     result.status = item.is_object() ? item.value("status", 0) : 0;
-    if (result.status == 201 && item.contains("due_at_ms") &&
+    if ((result.status == 201 || result.status == 200) && item.contains("due_at_ms") &&
         item["due_at_ms"].is_number_integer()) {
       result.due_at_ms = item["due_at_ms"].get<int64_t>();
     } else {
       std::string message = item.is_object() && item.contains("error") && item["error"].is_string()
                                 ? item["error"].get<std::string>()
                                 : "HTTP " + std::to_string(result.status);
-      ErrorCode code = result.status == 201 ? ErrorCode::Protocol : code_for_status(result.status);
+      ErrorCode code = result.status == 201 || result.status == 200
+                           ? ErrorCode::Protocol
+                           : code_for_status(result.status);
       result.error = Error{code, result.status, message, called->server};
     }
     results.push_back(std::move(result));

@@ -1,30 +1,33 @@
 -- dead_requeue: give dead jobs of a topic a fresh start, due now.
 -- KEYS[1] jobs  KEYS[2] dead zset of topic  KEYS[3] delayed  KEYS[4] errors
--- KEYS[5] timer wake list  KEYS[6] stats of the day
--- ARGV[1] now ms  ARGV[2] topic  ARGV[3] job key, or '' for a batch of all
--- ARGV[4] batch limit (when ARGV[3] is '')
+-- KEYS[5] timer wake list  KEYS[6] stats of the day  KEYS[7] counts
+-- ARGV[1] topic  ARGV[2] job key, or '' for a batch of all  ARGV[3] batch limit
 -- Attempts restart at 0. Returns the number of jobs requeued.
 local keys
-if ARGV[3] ~= '' then
-  keys = {ARGV[3]}
+if ARGV[2] ~= '' then
+  keys = {ARGV[2]}
 else
-  keys = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[4]) - 1)
+  keys = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[3]) - 1)
 end
+local now = ms_text(redis_now())
 local moved = 0
 for _, key in ipairs(keys) do
-  local record = redis.call('HGET', KEYS[1], key)
-  if record and string.sub(record, 1, 1) == 'x' and redis.call('ZREM', KEYS[2], key) == 1 then
-    local created, body = string.match(record, '^.|%d+|%d+|(%d+)|(.*)$')
-    redis.call('HSET', KEYS[1], key, 'd|0|' .. ARGV[1] .. '|' .. created .. '|' .. body)
-    redis.call('ZADD', KEYS[3], ARGV[1], key)
+  local j = parse_meta(redis.call('HGET', KEYS[1], key))
+  if j and j.state == 'x' and redis.call('ZREM', KEYS[2], key) == 1 then
+    j.state = 'd'
+    j.attempts = 0
+    j.due = now
+    redis.call('HSET', KEYS[1], key, meta_text(j))
+    redis.call('ZADD', KEYS[3], now, key)
     redis.call('HDEL', KEYS[4], key)
     moved = moved + 1
   end
 end
 if moved > 0 then
-  redis.call('LPUSH', KEYS[5], ARGV[1])
+  redis.call('LPUSH', KEYS[5], now)
   redis.call('LTRIM', KEYS[5], 0, 15)
-  redis.call('HINCRBY', KEYS[6], ARGV[2] .. ':requeued', moved)
-  redis.call('EXPIRE', KEYS[6], 3456000)
+  count(KEYS[7], ARGV[1], 'x', -moved)
+  count(KEYS[7], ARGV[1], 'd', moved)
+  stat(KEYS[6], ARGV[1], 'requeued', moved)
 end
 return moved

@@ -1,24 +1,27 @@
--- del: remove a job wherever it is (delayed, retrying, ready, working, dead).
--- KEYS[1] jobs  KEYS[2] delayed  KEYS[3] working  KEYS[4] ready list of topic
--- KEYS[5] dead zset of topic  KEYS[6] errors hash  KEYS[7] stats of the day
--- ARGV[1] job key  ARGV[2] topic
--- Returns 1 when deleted, 0 when there was no such job.
-local record = redis.call('HGET', KEYS[1], ARGV[1])
-if not record then
-  return 0
+-- del: remove a job wherever it is (delayed, retrying, ready, working, dead, held).
+-- KEYS[1] jobs  KEYS[2] bodies  KEYS[3] delayed  KEYS[4] working
+-- KEYS[5] ready list of topic  KEYS[6] dead zset of topic  KEYS[7] errors
+-- KEYS[8] stats of the day  KEYS[9] counts  KEYS[10] tombstones
+-- ARGV[1] job key  ARGV[2] topic  ARGV[3] '1' to leave a tombstone (some
+-- shard was unreachable: a held copy there must learn this id was deleted)
+-- ARGV[4] held set prefix  ARGV[5] every shard name, comma separated
+-- Returns {1, state} when deleted, {0, ''} when there was no such job.
+local key, topic = ARGV[1], ARGV[2]
+local j = parse_meta(redis.call('HGET', KEYS[1], key))
+if not j then
+  return {0, ''}
 end
-local state = string.sub(record, 1, 1)
-if state == 'd' or state == 'y' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-elseif state == 'r' then
-  redis.call('LREM', KEYS[4], 1, ARGV[1])
-elseif state == 'w' then
-  redis.call('ZREM', KEYS[3], ARGV[1])
-elseif state == 'x' then
-  redis.call('ZREM', KEYS[5], ARGV[1])
+local held = {}
+if j.state == 'h' then
+  for name in string.gmatch(ARGV[5], '[^,]+') do held[#held + 1] = ARGV[4] .. name end
 end
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[6], ARGV[1])
-redis.call('HINCRBY', KEYS[7], ARGV[2] .. ':deleted', 1)
-redis.call('EXPIRE', KEYS[7], 3456000)
-return 1
+unlink_job(key, j, KEYS[3], KEYS[5], KEYS[4], KEYS[6], held)
+redis.call('HDEL', KEYS[1], key)
+redis.call('HDEL', KEYS[2], key)
+redis.call('HDEL', KEYS[7], key)
+count(KEYS[9], topic, j.state, -1)
+stat(KEYS[8], topic, 'deleted', 1)
+if ARGV[3] == '1' and j.state ~= 'h' then
+  redis.call('ZADD', KEYS[10], redis_now(), key)
+end
+return {1, j.state}

@@ -1,24 +1,47 @@
--- requeue_expired: put jobs whose lease ran out (their consumer died or hung)
--- back on their topic's ready list. The attempt they used still counts.
+-- requeue_expired: jobs whose lease ran out (their consumer died or hung).
+-- The attempt they used counts: a job that has used its topic's max attempts
+-- is dead-lettered with "lease expired" as its last error, the others go back
+-- on their topic's ready list.
 -- KEYS[1] jobs  KEYS[2] working  KEYS[3] consumer wake list  KEYS[4] stats of the day
--- ARGV[1] now ms  ARGV[2] batch limit  ARGV[3] ready key prefix
--- Returns the number of jobs requeued.
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))
+-- KEYS[5] counts  KEYS[6] errors
+-- ARGV[1] batch limit  ARGV[2] ready key prefix  ARGV[3] dead key prefix
+-- Returns {requeued, {dead-lettered job key, its attempts, ...}}.
+local now = redis_now()
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local moved = 0
+local dead = {}
 for _, key in ipairs(expired) do
   redis.call('ZREM', KEYS[2], key)
-  local record = redis.call('HGET', KEYS[1], key)
-  if record and string.sub(record, 1, 1) == 'w' then
-    local topic = string.match(key, '^([^:]+):')
-    redis.call('HSET', KEYS[1], key, 'r' .. string.sub(record, 2))
-    redis.call('RPUSH', ARGV[3] .. topic, key)
-    redis.call('HINCRBY', KEYS[4], topic .. ':expired', 1)
-    moved = moved + 1
+  local j = parse_meta(redis.call('HGET', KEYS[1], key))
+  if j and j.state == 'w' then
+    local topic = topic_of(key)
+    local max = tonumber(j.max)
+    stat(KEYS[4], topic, 'expired', 1)
+    redis.call('HSET', KEYS[6], key, ms_text(now) .. '|lease expired: attempt ' .. j.attempts ..
+      ' got no outcome in time (consumer killed or stalled)')
+    count(KEYS[5], topic, 'w', -1)
+    j.lease = ''
+    j.max = ''
+    if max and j.attempts >= max then
+      j.state = 'x'
+      redis.call('HSET', KEYS[1], key, meta_text(j))
+      redis.call('ZADD', ARGV[3] .. topic, now, key)
+      count(KEYS[5], topic, 'x', 1)
+      stat(KEYS[4], topic, 'failed', 1)
+      stat(KEYS[4], topic, 'dead', 1)
+      dead[#dead + 1] = key
+      dead[#dead + 1] = j.attempts
+    else
+      j.state = 'r'
+      redis.call('HSET', KEYS[1], key, meta_text(j))
+      redis.call('RPUSH', ARGV[2] .. topic, key)
+      count(KEYS[5], topic, 'r', 1)
+      moved = moved + 1
+    end
   end
 end
 if moved > 0 then
-  redis.call('EXPIRE', KEYS[4], 3456000)
   redis.call('LPUSH', KEYS[3], '1')
   redis.call('LTRIM', KEYS[3], 0, 255)
 end
-return moved
+return {moved, dead}

@@ -37,6 +37,7 @@ enum class ErrorCode {
   TooLarge,         // 413: body or batch over the server's limit
   Unavailable,      // 503 from every server, or no server could be reached
   Timeout,          // the last server tried did not answer within timeout_ms
+  OutcomeUnknown,   // 504: the server could not tell whether the write happened
   Protocol,         // an answer that is not what the API promises
   Server,           // any other HTTP status (5xx, 405, ...)
 };
@@ -101,10 +102,12 @@ struct Added {
   std::string topic;
   std::string id;
   int64_t due_at_ms = 0;
-  std::string raw_json;  // the server's answer
+  std::string raw_json;   // the server's answer
+  bool existing = false;  // 200: the same job (same body) was pending already, e.g. a retry
+  bool held = false;      // kept until a Redis shard that could not be asked answers
 };
 
-enum class JobState { Delayed, Ready, Working, Retrying, Dead, Unknown };
+enum class JobState { Delayed, Ready, Working, Retrying, Dead, Held, Unknown };
 DQCLIENT_API const char* job_state_name(JobState state);  // "delayed", ...
 
 struct JobInfo {
@@ -141,6 +144,11 @@ struct Options {
   int connect_timeout_ms = 1000;     // connecting to one server
   int down_backoff_ms = 1000;        // first back-off of a failed server; doubles per failure
   int max_down_backoff_ms = 30000;   // back-off cap
+  // Rounds over the server list when every server answered 503 or 504 or
+  // timed out; each round waits retry_backoff_ms, doubled per round. Safe for
+  // every call: a retried add of the same body answers 200 (existing).
+  int retries = 3;
+  int retry_backoff_ms = 100;
 };
 
 class DQCLIENT_API Client {

@@ -1,0 +1,28 @@
+#include "common/dead_letter_alerts.h"
+
+#include "common/clock.h"
+#include "common/log.h"
+
+namespace dq {
+
+void DeadLetterAlerts::report(const Topic& topic, const std::string& job_id, int attempts,
+                              const std::string& error) {
+  err_log().warn("{}/{} is dead after {} attempts: {}", topic.name, job_id, attempts, error);
+  if (topic.alert_emails.empty()) return;
+  if (!outbox_) {
+    auto opened = AlertOutbox::open(sqlite_path_);
+    if (!opened.is_ok()) {
+      err_log().error("cannot open the alert outbox: {}", opened.status().message());
+      return;
+    }
+    outbox_ = std::move(*opened);
+  }
+  auto queued = outbox_->queue(dead_letter_mail(topic, job_id, attempts, error, now_ms()));
+  if (!queued.is_ok()) {
+    err_log().error("cannot queue the alert mail for {}/{}: {}", topic.name, job_id,
+                    queued.status().message());
+    outbox_.reset();
+  }
+}
+
+}  // namespace dq

@@ -1,0 +1,13 @@
+-- claim: asked of shard S about a copy of a job held on another shard F
+-- (added while S was unreachable). If S holds the id, or deleted it while a
+-- shard was unreachable (tombstone), F's copy is a duplicate. Otherwise S
+-- records that the id now lives on F (a marker the add script reads), so a
+-- later add here while F is unreachable is held until F is asked.
+-- KEYS[1] jobs  KEYS[2] tombstones  KEYS[3] moved markers
+-- ARGV[1] job key  ARGV[2] name of the shard holding the copy (F)
+-- Returns 1 duplicate, 0 F's copy may be delivered.
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 or redis.call('ZSCORE', KEYS[2], ARGV[1]) then
+  return 1
+end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+return 0

@@ -1,0 +1,78 @@
+-- Prelude: prepended to every script in common/lua/ at build time
+-- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
+--
+-- Job metadata lives in {dq}:jobs as "state|attempts|due|created|inc|lease|max":
+--   state    d delayed, r ready, w working (leased), y retrying, x dead,
+--            h held (added while a shard that may hold the id was unreachable)
+--   attempts delivery attempts started so far
+--   due      due time, ms by Redis's clock
+--   created  creation time, ms by Redis's clock
+--   inc      incarnation: unique per add on this shard ({dq}:seq), so a job
+--            deleted and re-added is a different job to a stale ack
+--   lease    the reserve id that leased it (state w only)
+--   max      the topic's max attempts when it was leased (state w only)
+-- The body sits in {dq}:bodies, written once: no state change copies it.
+
+-- Every time a script uses comes from Redis's clock, never the host's.
+local function redis_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function ms_text(ms)
+  return string.format('%.0f', ms)
+end
+
+local function parse_meta(text)
+  if not text then return nil end
+  local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
+  if not s then return nil end
+  return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m}
+end
+
+local function meta_text(j)
+  return j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' .. j.created ..
+         '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
+end
+
+local function topic_of(key)
+  return string.match(key, '^([^:]+):')
+end
+
+-- Per topic and state job counts ({dq}:counts "topic:state"), for gauges.
+local function count(counts_key, topic, state, delta)
+  redis.call('HINCRBY', counts_key, topic .. ':' .. state, delta)
+end
+
+-- Per topic daily counters; the TTL is set after the write, so the key never
+-- exists without one (40 days).
+local function stat(stats_key, topic, what, n)
+  redis.call('HINCRBY', stats_key, topic .. ':' .. what, n)
+  redis.call('EXPIRE', stats_key, 3456000)
+end
+
+-- Wakes a sleeping timer when `due` is earlier than everything delayed.
+local function wake_timer_if_first(delayed_key, wake_key, due)
+  local first = redis.call('ZRANGE', delayed_key, 0, 0, 'WITHSCORES')
+  if first[2] == nil or tonumber(first[2]) > tonumber(due) then
+    redis.call('LPUSH', wake_key, due)
+    redis.call('LTRIM', wake_key, 0, 15)
+  end
+end
+
+-- Removes a job's key from the structure its state keeps it in.
+-- held_keys: the {dq}:held:<shard> sets (state h only).
+local function unlink_job(key, j, delayed_key, ready_key, working_key, dead_key, held_keys)
+  if j.state == 'd' or j.state == 'y' then
+    redis.call('ZREM', delayed_key, key)
+  elseif j.state == 'r' then
+    redis.call('LREM', ready_key, 1, key)
+  elseif j.state == 'w' then
+    redis.call('ZREM', working_key, key)
+  elseif j.state == 'x' then
+    redis.call('ZREM', dead_key, key)
+  elseif j.state == 'h' then
+    for _, held in ipairs(held_keys) do redis.call('ZREM', held, key) end
+  end
+end
+

@@ -1,0 +1,113 @@
+#include "common/placement.h"
+
+#include <charconv>
+
+#include "common/job_meta.h"
+
+namespace dq {
+namespace {
+
+std::string text_of(const redisReply* reply) {
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+    return std::string(reply->str, reply->len);
+  if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
+  return {};
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
+
+AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
+                 const std::vector<bool>& reachable) {
+  AddPlan plan;
+  for (size_t index : order) {
+    if (!reachable[index]) {
+      plan.unreachable.push_back(shards[index].name());
+      if (!plan.target) plan.verify_against.push_back(shards[index].name());
+    } else if (!plan.target) {
+      plan.target = index;
+    }
+  }
+  return plan;
+}
+
+std::string conflict_message(const std::string& topic, const std::string& id, JobState state) {
+  std::string name = topic + "/" + id;
+  if (state == JobState::kDead)
+    return "job " + name + " is in the dead-letter set; requeue or purge it first";
+  return "job " + name + " is already pending (" + state_name(state) + ") with another body";
+}
+
+Result<Added> read_add_reply(const redisReply* reply, const std::string& topic,
+                             const std::string& id) {
+  if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2)
+    return Status(Code::kInternal, "unexpected reply to add");
+  std::string verdict = text_of(reply->element[0]);
+  JobState state = JobState::kDelayed;
+  std::string last = text_of(reply->element[reply->elements - 1]);
+  if (last.size() != 1 || !state_of_letter(last[0], &state))
+    return Status(Code::kInternal, "unexpected state in the reply to add");
+  if (verdict == "exists") return Status(Code::kConflict, conflict_message(topic, id, state));
+  Added added;
+  std::string due = text_of(reply->element[1]);
+  auto parsed = std::from_chars(due.data(), due.data() + due.size(), added.due_ms);
+  if (parsed.ec != std::errc() || (verdict != "added" && verdict != "same"))
+    return Status(Code::kInternal, "unexpected reply to add");
+  added.existing = verdict == "same";
+  added.held = state == JobState::kHeld;
+  return added;
+}
+
+Result<Added> read_copy_elsewhere(const Job& held, const redisReply* body_reply,
+                                  const std::string& body, const std::string& shard_name) {
+  if (held.state != JobState::kDead && body_reply != nullptr &&
+      body_reply->type == REDIS_REPLY_STRING &&
+      std::string_view(body_reply->str, body_reply->len) == body) {
+    Added added;
+    added.due_ms = held.due_at_ms;
+    added.existing = true;
+    added.held = held.state == JobState::kHeld;
+    return added;
+  }
+  return Status(Code::kConflict,
+                conflict_message(held.topic, held.id, held.state) + " (on shard " + shard_name + ")");
+}
+
+DeletePlan plan_delete(const std::vector<CopySeen>& copies,
+                       const std::vector<std::string>& unreachable, const std::string& topic,
+                       const std::string& id) {
+  DeletePlan plan;
+  std::string name = topic + "/" + id;
+  bool verified = false;
+  for (const auto& copy : copies) verified = verified || copy.state != JobState::kHeld;
+  if (unreachable.empty()) {
+    if (copies.empty()) plan.verdict = Status(Code::kNotFound, "job " + name + " not found");
+    return plan;
+  }
+  if (!verified) {
+    plan.verdict = Status(Code::kUnavailable,
+                          "cannot delete job " + name + ": shard(s) " + joined(unreachable) +
+                              " unreachable and may hold it; nothing was changed, retry later");
+    return plan;
+  }
+  plan.tomb = true;
+  return plan;
+}
+
+bool is_unreachable(const Status& status) {
+  return status.code() == Code::kUnavailable || status.code() == Code::kUnknown;
+}
+
+std::vector<std::string> shard_names(const std::vector<ShardAddress>& shards) {
+  std::vector<std::string> names;
+  names.reserve(shards.size());
+  for (const auto& shard : shards) names.push_back(shard.name());
+  return names;
+}
+
+}  // namespace dq

@@ -1,0 +1,254 @@
+// The consumer's per-shard Redis thread (see shard_worker.h).
+#include "consumer/shard_worker.h"
+
+#include <chrono>
+
+#include "common/clock.h"
+#include "common/keys.h"
+#include "common/log.h"
+#include "common/retry_policy.h"
+
+namespace dq {
+namespace {
+
+constexpr int kTickMs = 100;             // the longest the thread waits for work
+constexpr int64_t kRecordRetryMs = 200;  // an ack or fail whose reply was lost
+constexpr int64_t kHeldReportMs = 250;   // how often held sets are looked for
+// A reserve stops taking jobs once their bodies pass this many bytes, so a
+// batch of big bodies is never one huge reply (it takes at least one job).
+constexpr int64_t kReserveBatchBytes = 4 << 20;
+
+}  // namespace
+
+ShardWorker::ShardWorker(const Config& config, size_t shard, CURLM* multi,
+                         std::string reserve_prefix)
+    : config_(config),
+      shard_(shard),
+      multi_(multi),
+      reserve_prefix_(std::move(reserve_prefix)),
+      store_(config),
+      alerts_(config.sqlite_path) {
+  thread_ = std::thread([this] { run(); });
+}
+
+ShardWorker::~ShardWorker() {
+  stop(monotonic_ms());
+  if (thread_.joinable()) thread_.join();
+}
+
+void ShardWorker::stop(int64_t deadline_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = true;
+  stop_deadline_ms_ = deadline_ms;
+  changed_.notify_all();
+}
+
+void ShardWorker::reserve(std::vector<ReserveSlot> slots, int most_jobs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reserving_.store(true);
+  reserve_request_.emplace(std::move(slots), most_jobs);
+  changed_.notify_all();
+}
+
+std::optional<ReserveReply> ShardWorker::take_reply() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::optional<ReserveReply> reply = std::move(reply_);
+  reply_.reset();
+  if (reply) reserving_.store(false);
+  return reply;
+}
+
+void ShardWorker::record(Outcome outcome) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  outcomes_.push_back(std::move(outcome));
+  ++unrecorded_;
+  changed_.notify_all();
+}
+
+std::set<std::string> ShardWorker::held_for() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_for_;
+}
+
+size_t ShardWorker::unrecorded() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unrecorded_;
+}
+
+void ShardWorker::run() {
+  while (true) {
+    std::optional<std::pair<std::vector<ReserveSlot>, int>> request;
+    std::vector<Outcome> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait_for(lock, std::chrono::milliseconds(kTickMs), [&] {
+        return stopping_ || reserve_request_ || !outcomes_.empty();
+      });
+      if (stopping_ && (unrecorded_ == 0 || monotonic_ms() >= stop_deadline_ms_)) {
+        if (unrecorded_ > 0)
+          err_log().error("consumer: {} outcome(s) on shard {} not recorded at stop; their jobs "
+                          "are delivered again after their lease",
+                          unrecorded_, config_.shards[shard_].name());
+        return;
+      }
+      request = std::move(reserve_request_);
+      reserve_request_.reset();
+      batch.assign(std::make_move_iterator(outcomes_.begin()),
+                   std::make_move_iterator(outcomes_.end()));
+      outcomes_.clear();
+    }
+    // Lost replies are tried again once their pause is over.
+    int64_t now = monotonic_ms();
+    for (auto it = retrying_.begin(); it != retrying_.end();) {
+      if (it->next_try_ms <= now) {
+        batch.push_back(std::move(*it));
+        it = retrying_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (request) do_reserve(std::move(request->first), request->second);
+    if (!batch.empty()) record_batch(std::move(batch));
+    if (now >= next_held_report_ms_) {
+      refresh_held_report();
+      next_held_report_ms_ = now + kHeldReportMs;
+    }
+  }
+}
+
+void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
+  ReserveReply reply;
+  reply.asked = most_jobs;
+  std::string reserve_id = reserve_prefix_ + std::to_string(++reserve_seq_);
+  auto reserved = store_.reserve(shard_, reserve_id, slots, most_jobs, kReserveBatchBytes);
+  if (reserved.is_ok()) {
+    reply.ok = true;
+    reply.jobs = std::move(reserved->jobs);
+    reply.ready_left = reserved->ready_left;
+  } else {
+    err_log().error("consumer: reserve on shard {} failed: {}", config_.shards[shard_].name(),
+                    reserved.status().message());
+    if (reserved.status().code() == Code::kUnknown) {
+      // The reserve may have run and leased jobs to nobody: give them back
+      // now (no attempt counted), and make sure it takes nothing if it runs
+      // later. Retried until Redis answers or the consumer stops.
+      while (true) {
+        auto released = store_.release(shard_, reserve_id);
+        if (released.is_ok()) {
+          if (*released > 0)
+            err_log().warn("consumer: gave back {} job(s) of lost reserve {}", *released,
+                           reserve_id);
+          break;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (stopping_) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(kRecordRetryMs));
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reply_ = std::move(reply);
+  }
+  curl_multi_wakeup(multi_);
+}
+
+void ShardWorker::record_batch(std::vector<Outcome> batch) {
+  std::vector<JobStore::AckRequest> acks;
+  std::vector<Outcome*> acked;
+  for (auto& outcome : batch) {
+    if (!outcome.result.ok) continue;
+    acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease});
+    acked.push_back(&outcome);
+  }
+  std::vector<Outcome> again;
+  size_t recorded = 0;
+  if (!acks.empty()) {
+    std::vector<Result<AckOutcome>> results = store_.ack_all(shard_, acks);
+    for (size_t i = 0; i < acked.size(); ++i) {
+      Outcome& outcome = *acked[i];
+      if (results[i].is_ok()) {
+        const char* what = *results[i] == AckOutcome::kAcked       ? "ok"
+                           : *results[i] == AckOutcome::kAckedLate ? "ok (after its lease expired)"
+                                                                   : "ok (already gone)";
+        log_attempt(outcome, what);
+        ++recorded;
+      } else if (is_unreachable(results[i].status()) &&
+                 monotonic_ms() < outcome.give_up_at_ms) {
+        again.push_back(std::move(outcome));
+      } else {
+        err_log().error(
+            "consumer: ack of {}/{} failed ({}); it will be delivered again after its lease",
+            outcome.job.topic, outcome.job.id, results[i].status().message());
+        log_attempt(outcome, "ok-unacked");
+        ++recorded;
+      }
+    }
+  }
+  for (auto& outcome : batch) {
+    if (outcome.result.ok) continue;
+    bool retry = false;
+    std::string what = record_failure(outcome, &retry);
+    if (retry) {
+      again.push_back(std::move(outcome));
+    } else {
+      log_attempt(outcome, what);
+      ++recorded;
+    }
+  }
+  int64_t next_try = monotonic_ms() + kRecordRetryMs;
+  for (auto& outcome : again) {
+    outcome.next_try_ms = next_try;  // give_up_at_ms stays the real limit
+    retrying_.push_back(std::move(outcome));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  unrecorded_ -= recorded;
+}
+
+std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
+  const Job& job = outcome.job;
+  int64_t delay = retry_delay_ms(outcome.topic, job.attempts, config_.backoff_unit_ms);
+  int most = max_attempts(outcome.topic, config_.default_max_attempts);
+  auto failed =
+      store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, outcome.result.error);
+  if (!failed.is_ok()) {
+    if (is_unreachable(failed.status()) && monotonic_ms() < outcome.give_up_at_ms) {
+      *retry = true;
+      return {};
+    }
+    err_log().error("consumer: fail of {}/{} not recorded ({}); it is retried after its lease",
+                    job.topic, job.id, failed.status().message());
+    return "fail-unrecorded";
+  }
+  if (*failed == FailOutcome::kRescheduled) return "retry in " + std::to_string(delay) + " ms";
+  if (*failed == FailOutcome::kDead) {
+    alerts_.report(outcome.topic, job.id, job.attempts, outcome.result.error);
+    return "dead";
+  }
+  return "stale";
+}
+
+void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
+  const Job& job = outcome.job;
+  notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}",
+                    job.topic, job.id, job.attempts, outcome.result.http_status,
+                    outcome.latency_ms, what,
+                    outcome.result.error.empty() ? "-" : outcome.result.error);
+}
+
+void ShardWorker::refresh_held_report() {
+  std::set<std::string> held;
+  for (size_t other = 0; other < config_.shards.size(); ++other) {
+    if (other == shard_) continue;
+    const std::string name = config_.shards[other].name();
+    auto reply = store_.shard(shard_).command({"EXISTS", keys::held(name)});
+    if (!reply.is_ok()) return;  // keep the last report while this shard is out
+    if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) held.insert(name);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_for_ = std::move(held);
+}
+
+}  // namespace dq

@@ -1,0 +1,105 @@
+// ShardWorker: every Redis call the consumer makes to one shard, on a thread
+// of its own, so a slow or stalled shard delays only its own jobs and the
+// delivery loop (consumer_loop.h) never waits on Redis. The loop asks for a
+// reserve and hands over finished deliveries; the worker reserves, acks (one
+// pipelined round trip per batch), records failures, logs each attempt, and
+// posts reserved jobs back, waking the loop with curl_multi_wakeup.
+//
+// Outcomes are never guessed: a reserve whose reply is lost is released
+// (release.lua), so its jobs go back at once and no attempt is counted; an
+// ack or fail whose reply is lost is sent again until it is answered or its
+// lease is long over (both are idempotent, keyed by the lease).
+#pragma once
+
+#include <curl/curl.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/config.h"
+#include "common/dead_letter_alerts.h"
+#include "common/job_store.h"
+#include "common/registry.h"
+#include "consumer/delivery.h"
+
+namespace dq {
+
+// A delivery that ended, for the worker to record in Redis.
+struct Outcome {
+  Job job;  // attempts is this attempt's number
+  Lease lease;
+  Topic topic;
+  TransferResult result;
+  int64_t latency_ms = 0;
+  int64_t give_up_at_ms = 0;  // monotonic: stop retrying the record after this
+  int64_t next_try_ms = 0;    // monotonic: when a lost record is sent again
+};
+
+// What one reserve brought back.
+struct ReserveReply {
+  bool ok = false;  // false: Redis error (the shard is retried later)
+  std::vector<ReservedJob> jobs;
+  int64_t ready_left = 0;
+  int asked = 0;  // slots that were promised to this reserve
+};
+
+class ShardWorker {
+ public:
+  ShardWorker(const Config& config, size_t shard, CURLM* multi, std::string reserve_prefix);
+  ~ShardWorker();  // stops and joins
+  ShardWorker(const ShardWorker&) = delete;
+  ShardWorker& operator=(const ShardWorker&) = delete;
+
+  bool reserving() const { return reserving_.load(); }
+  // Starts a reserve; the reply arrives through take_reply().
+  void reserve(std::vector<ReserveSlot> slots, int most_jobs);
+  std::optional<ReserveReply> take_reply();
+  void record(Outcome outcome);
+  // Names of the shards this shard holds copies for (placement.h): the
+  // consumer does not reserve on those until the copies are settled.
+  std::set<std::string> held_for() const;
+  // Outcomes not yet recorded (queued or being retried).
+  size_t unrecorded() const;
+  // Finish what is queued (giving up at deadline_ms, monotonic), then exit.
+  void stop(int64_t deadline_ms);
+
+ private:
+  void run();
+  void do_reserve(std::vector<ReserveSlot> slots, int most_jobs);
+  void record_batch(std::vector<Outcome> batch);
+  std::string record_failure(const Outcome& outcome, bool* retry);
+  void log_attempt(const Outcome& outcome, const std::string& what);
+  void refresh_held_report();
+
+  const Config& config_;
+  size_t shard_;
+  CURLM* multi_;
+  std::string reserve_prefix_;
+  uint64_t reserve_seq_ = 0;
+  JobStore store_;
+  DeadLetterAlerts alerts_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<std::pair<std::vector<ReserveSlot>, int>> reserve_request_;
+  std::optional<ReserveReply> reply_;
+  std::deque<Outcome> outcomes_;
+  std::vector<Outcome> retrying_;  // worker thread only
+  size_t unrecorded_ = 0;
+  std::set<std::string> held_for_;
+  bool stopping_ = false;
+  int64_t stop_deadline_ms_ = 0;
+  std::atomic<bool> reserving_{false};
+  int64_t next_held_report_ms_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace dq
