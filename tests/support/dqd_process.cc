@@ -90,7 +90,12 @@ void DqdProcess::start() {
       dup2(fd, 2);
       close(fd);
     }
-    execl(binary.c_str(), binary.c_str(), "-c", config_path_.c_str(), static_cast<char*>(nullptr));
+    std::vector<std::string> args = options_.wrapper;
+    args.insert(args.end(), {binary, "-c", config_path_});
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
     _exit(127);
   }
   for (int waited = 0; waited < 10000; waited += 50) {

@@ -1,0 +1,335 @@
+// The promise, end to end (issue 8): an accepted job is delivered at least
+// once, never twice while nothing fails, and never early. Real redis-servers,
+// real dqd processes, a real callback server; every job is counted.
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <set>
+#include <thread>
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "common/json.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
+#include "tests/support/redis_server.h"
+
+using dq::Json;
+using dq::test::CallbackAnswer;
+using dq::test::CallbackServer;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::RecordedRequest;
+using dq::test::TestRedis;
+
+namespace {
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string job(const std::string& id, const Json& body, double delay) {
+  return Json{{"id", id}, {"body", body}, {"delay", delay}}.dump();
+}
+
+// Deliveries per job id, from the X-DQ-Id header.
+std::map<std::string, int> deliveries(const CallbackServer& callback) {
+  std::map<std::string, int> count;
+  for (const auto& request : callback.requests()) ++count[request.header("x-dq-id")];
+  return count;
+}
+
+void register_topic(DqdProcess& dqd, const std::string& name, const std::string& url,
+                    int timeout_ms = 5000, int max_attempts = 0) {
+  dq::Topic topic;
+  topic.name = name;
+  topic.callback_url = url;
+  topic.timeout_ms = timeout_ms;
+  topic.max_attempts = max_attempts;
+  dq::Status added = dqd.registry().add_topic(topic);
+  REQUIRE_MESSAGE(added.is_ok(), added.message());
+}
+
+// Waits until `done()` or timeout_ms; returns done().
+template <typename Done>
+bool wait_until(int timeout_ms, Done done) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (done()) return true;
+    sleep_ms(20);
+  }
+  return done();
+}
+
+}  // namespace
+
+TEST_CASE("a job deleted and re-added while its callback runs is delivered again, never lost") {
+  TestRedis redis;
+  CallbackServer callback;
+  // First deliveries hang 1.5 s, so every re-add happens while they run.
+  callback.set_responder([](const RecordedRequest& request, size_t) {
+    CallbackAnswer answer;
+    if (request.body.find("\"v\":1") != std::string::npos) answer.delay_ms = 1500;
+    return answer;
+  });
+  DqdOptions options;
+  options.shards = {redis.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  options.consumer_concurrency = 128;
+  DqdProcess dqd(options);
+  register_topic(dqd, "remind", callback.url());
+  dqd.start();
+  HttpClient http;
+  const int kJobs = 100;
+  for (int i = 0; i < kJobs; ++i) {
+    REQUIRE(http.post(dqd.jobs_url("remind"), job("r" + std::to_string(i), Json{{"v", 1}}, 0))
+                .status == 201);
+  }
+  REQUIRE(callback.wait_for(kJobs, 10000));
+  // Every first callback is in flight now: reschedule each job.
+  for (int i = 0; i < kJobs; ++i) {
+    std::string id = "r" + std::to_string(i);
+    CHECK(http.del(dqd.jobs_url("remind") + "/" + id).status == 204);
+    CHECK(http.post(dqd.jobs_url("remind"), job(id, Json{{"v", 2}}, 0.5)).status == 201);
+  }
+  // The old callbacks answer 200 now; their acks must leave the new jobs alone.
+  REQUIRE(wait_until(15000, [&] { return callback.count() >= 2 * kJobs; }));
+  sleep_ms(1000);  // anything extra would show up by now
+  int second = 0;
+  for (const auto& request : callback.requests())
+    second += request.body.find("\"v\":2") != std::string::npos;
+  CHECK(second == kJobs);
+  CHECK(callback.count() == 2 * kJobs);
+  for (int i = 0; i < kJobs; ++i) {
+    CHECK(http.get(dqd.jobs_url("remind") + "/r" + std::to_string(i)).status == 404);
+  }
+}
+
+TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each delivered once") {
+  TestRedis first;
+  TestRedis second;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {first.address(), second.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n";
+  DqdProcess dqd(options);
+  register_topic(dqd, "orders", callback.url());
+  dqd.start();
+  HttpClient http;
+  const int kJobs = 60;
+  for (int i = 0; i < kJobs; ++i) {
+    REQUIRE(http.post(dqd.jobs_url("orders"), job("o" + std::to_string(i), Json{{"n", i}}, 6))
+                .status == 201);
+  }
+  sleep_ms(1200);  // AOF everysec: the adds are on disk
+  first.kill9();
+  // Re-add every id (same body: a retry), with another body, and delete some.
+  std::set<std::string> deleted;
+  int held = 0;
+  for (int i = 0; i < kJobs; ++i) {
+    std::string id = "o" + std::to_string(i);
+    auto again = http.post(dqd.jobs_url("orders"), job(id, Json{{"n", i}}, 6));
+    CHECK((again.status == 200 || again.status == 201));
+    held += again.status == 201 && again.json().value("held", false);
+    auto other = http.post(dqd.jobs_url("orders"), job(id, Json{{"n", i + 1000}}, 6));
+    CHECK((other.status == 409 || other.status == 201 || other.status == 200));
+    if (i % 3 == 0) {
+      auto removed = http.del(dqd.jobs_url("orders") + "/" + id);
+      CHECK((removed.status == 204 || removed.status == 503));
+      if (removed.status == 204) deleted.insert(id);
+    }
+  }
+  MESSAGE("re-adds held while the home shard was down: ", held, "; deletes answered 204: ",
+          deleted.size());
+  CHECK(held > 0);
+  first.start();
+  // Every job is due 6 s after its add; give them time to arrive.
+  REQUIRE(wait_until(20000, [&] {
+    return deliveries(callback).size() + deleted.size() >= static_cast<size_t>(kJobs);
+  }));
+  sleep_ms(1500);
+  auto count = deliveries(callback);
+  for (int i = 0; i < kJobs; ++i) {
+    std::string id = "o" + std::to_string(i);
+    CAPTURE(id);
+    if (deleted.count(id)) {
+      CHECK(count[id] == 0);  // a 204 left no copy behind
+    } else {
+      CHECK(count[id] == 1);  // delivered once: never lost, never twice
+    }
+  }
+}
+
+TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to retry") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {redis.address()};
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 300\n";
+  DqdProcess dqd(options);
+  register_topic(dqd, "pay", callback.url());
+  dqd.start();
+
+  std::map<std::string, long> answers;
+  std::atomic<bool> adding{true};
+  std::thread producer([&] {
+    HttpClient http;
+    for (int i = 0; adding.load() && i < 5000; ++i) {
+      std::string id = "p" + std::to_string(i);
+      answers[id] = http.request("POST", dqd.jobs_url("pay"), job(id, Json{{"i", i}}, 2), 3000)
+                        .status;
+    }
+  });
+  sleep_ms(300);
+  REQUIRE(kill(redis.pid(), SIGSTOP) == 0);
+  sleep_ms(2000);
+  REQUIRE(kill(redis.pid(), SIGCONT) == 0);
+  sleep_ms(800);
+  adding.store(false);
+  producer.join();
+
+  int refused = 0;
+  int unknown = 0;
+  HttpClient http;
+  // Wait until the shard is up again for the checks.
+  REQUIRE(wait_until(5000, [&] {
+    return http.get(dqd.base_url() + "/healthz").json()["shards"][0]["up"] == true;
+  }));
+  for (const auto& [id, status] : answers) {
+    CAPTURE(id);
+    CAPTURE(status);
+    long got = http.get(dqd.jobs_url("pay") + "/" + id).status;
+    if (status == 201) {
+      CHECK(got == 200);
+    } else if (status == 503) {
+      ++refused;
+      CHECK(got == 404);  // refused means not written
+    } else if (status == 504) {
+      ++unknown;
+      CHECK((got == 200 || got == 404));
+      // A retry is safe: the same job answers 200 (existing) or 201.
+      auto retried = http.post(dqd.jobs_url("pay"), job(id, Json{{"i", std::stoi(id.substr(1))}}, 2));
+      CHECK((retried.status == 200 || retried.status == 201));
+      if (got == 200) CHECK(retried.status == 200);
+    } else {
+      FAIL_CHECK("unexpected status " << status);
+    }
+  }
+  MESSAGE(answers.size(), " adds: ", refused, " refused (503), ", unknown, " unknown (504)");
+  CHECK(refused + unknown > 0);
+  // Deliver everything: each accepted id exactly once.
+  DqdOptions deliver = options;
+  deliver.timers = 1;
+  deliver.consumers = 1;
+  deliver.workers = 1;
+  DqdProcess worker(deliver);
+  register_topic(worker, "pay", callback.url());
+  worker.start();
+  size_t expected = 0;
+  for (const auto& [id, status] : answers) expected += status != 503;
+  REQUIRE(wait_until(20000, [&] { return deliveries(callback).size() >= expected; }));
+  sleep_ms(1000);
+  for (const auto& [id, times] : deliveries(callback)) {
+    CAPTURE(id);
+    CHECK(times == 1);
+    CHECK(answers[id] != 503);
+  }
+  CHECK(deliveries(callback).size() == expected);
+}
+
+TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdOptions honest;
+  honest.shards = {redis.address()};
+  honest.timers = 1;
+  honest.consumers = 1;
+  DqdProcess on_time(honest);
+  register_topic(on_time, "skew", callback.url());
+  DqdOptions skewed = honest;
+  skewed.wrapper = {"faketime", "-f", "+10s"};
+  DqdProcess ahead(skewed);
+  register_topic(ahead, "skew", callback.url());
+  on_time.start();
+  ahead.start();
+
+  HttpClient http;
+  const int kJobs = 200;
+  std::map<std::string, int64_t> due;
+  for (int i = 0; i < kJobs; ++i) {
+    std::string id = "s" + std::to_string(i);
+    // Half through each host: the skewed host's adds must not be early either.
+    DqdProcess& via = i % 2 == 0 ? on_time : ahead;
+    auto added = http.post(via.jobs_url("skew"), job(id, Json{{"i", i}}, 1 + (i % 20) * 0.1));
+    REQUIRE(added.status == 201);
+    due[id] = added.json()["due_at_ms"].get<int64_t>();
+  }
+  REQUIRE(wait_until(20000, [&] { return callback.count() >= static_cast<size_t>(kJobs); }));
+  sleep_ms(1000);
+  std::map<std::string, int> count;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    ++count[id];
+    if (request.arrived_ms < due[id]) {
+      ++early;
+      MESSAGE(id, " arrived ", due[id] - request.arrived_ms, " ms early");
+    }
+  }
+  CHECK(early == 0);
+  CHECK(count.size() == static_cast<size_t>(kJobs));
+  for (const auto& [id, times] : count) {
+    CAPTURE(id);
+    CHECK(times == 1);
+  }
+  (void)wall_ms;
+}
+
+TEST_CASE("a job whose consumer is killed during every attempt ends dead after its maximum") {
+  TestRedis redis;
+  CallbackServer callback;
+  callback.set_responder([](const RecordedRequest&, size_t) {
+    CallbackAnswer answer;
+    answer.delay_ms = 20000;  // hangs: the consumer is killed before it answers
+    return answer;
+  });
+  DqdOptions options;
+  options.shards = {redis.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = "[delivery]\nlease_margin_ms = 300\nbackoff_unit_ms = 100\n";
+  DqdProcess dqd(options);
+  register_topic(dqd, "hang", callback.url(), /*timeout_ms=*/1000, /*max_attempts=*/3);
+  dqd.start();
+  HttpClient http;
+  REQUIRE(http.post(dqd.jobs_url("hang"), job("h1", Json{{"x", 1}}, 0)).status == 201);
+  for (size_t attempt = 1; attempt <= 3; ++attempt) {
+    CAPTURE(attempt);
+    REQUIRE(callback.wait_for(attempt, 10000));
+    std::vector<pid_t> consumers = dq::test::children_titled(dqd.pid(), "dq-consume_");
+    REQUIRE(consumers.size() == 1);
+    kill(consumers[0], SIGKILL);  // mid-delivery: the lease expires, the attempt counts
+  }
+  REQUIRE(wait_until(10000, [&] {
+    auto got = http.get(dqd.jobs_url("hang") + "/h1");
+    return got.status == 200 && got.json()["state"] == "dead";
+  }));
+  auto dead = http.get(dqd.jobs_url("hang") + "/h1").json();
+  CHECK(dead["attempts"] == 3);
+  CHECK(dead["last_error"].get<std::string>().rfind("lease expired", 0) == 0);
+  sleep_ms(2000);
+  CHECK(callback.count() == 3);  // never requeued past its maximum
+}
