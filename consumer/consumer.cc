@@ -19,7 +19,12 @@ int run_consumer(const Config& config, int index) {
     ConsumerLoop loop(config, "dq-consume_" + std::to_string(index));
     code = loop.run();
   }
-  err_log().info("dq-consume_{} stopped", index);
+  if (master_died()) {
+    err_log().warn("dq-consume_{} stopped after its master died, with its deliveries finished",
+                   index);
+  } else {
+    err_log().info("dq-consume_{} stopped", index);
+  }
   return code;
 }
 
