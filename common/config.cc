@@ -115,6 +115,23 @@ Result<Config> load_config(const std::string& path) {
   text("master.pid_file", &config.pid_file);
   if (!status.is_ok()) return status;
 
+  auto allow_hosts = values.find("consumer.callback_allow_hosts");
+  if (allow_hosts != values.end()) {
+    std::string list = allow_hosts->second + ",";
+    size_t start = 0;
+    for (size_t comma = list.find(','); comma != std::string::npos;
+         start = comma + 1, comma = list.find(',', start)) {
+      std::string host = list.substr(start, comma - start);
+      host.erase(0, host.find_first_not_of(" \t"));
+      host.erase(host.find_last_not_of(" \t") + 1);
+      if (host.find_first_of(" \t/") != std::string::npos) {
+        return Status(Code::kInvalid, "consumer.callback_allow_hosts: '" + host +
+                                          "' is not a host name (a comma list of hosts)");
+      }
+      if (!host.empty()) config.callback_allow_hosts.push_back(host);
+    }
+  }
+
   auto start_local = values.find("redis.start_local");
   if (start_local != values.end()) {
     status = parse_bool("redis.start_local", start_local->second, &config.start_local_redis);
@@ -142,6 +159,7 @@ Result<Config> load_config(const std::string& path) {
                                                "timer.max_sleep_ms",
                                                "consumer.processes",
                                                "consumer.concurrency",
+                                               "consumer.callback_allow_hosts",
                                                "master.pid_file",
                                                "master.drain_timeout_ms",
                                                "master.registry_refresh_ms"};

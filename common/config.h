@@ -49,6 +49,8 @@ struct Config {
   // [consumer]
   int consumer_processes = 2;
   int consumer_concurrency = 64;
+  // When not empty, callbacks may only go to these hosts (common/callback_url.h).
+  std::vector<std::string> callback_allow_hosts;
 
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid

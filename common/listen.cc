@@ -1,3 +1,4 @@
+// Implements the listening sockets (see listen.h).
 #include "common/listen.h"
 
 #include <arpa/inet.h>
@@ -7,11 +8,23 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/log.h"
 
 namespace dq {
 
-Result<int> listen_on(const std::string& host_port) {
+namespace {
+
+constexpr int kInUseRetryMs = 50;
+
+// One attempt over every address of host_port; *in_use when the last bind
+// failed because the address is taken.
+Result<int> try_listen(const std::string& host_port, bool* in_use) {
+  *in_use = false;
   std::string host;
   int port = 0;
   if (!parse_host_port(host_port, &host, &port))
@@ -37,6 +50,7 @@ Result<int> listen_on(const std::string& host_port) {
       freeaddrinfo(found);
       return fd;
     }
+    *in_use = errno == EADDRINUSE;
     last_error = std::strerror(errno);
     close(fd);
   }
@@ -44,13 +58,33 @@ Result<int> listen_on(const std::string& host_port) {
   return Status(Code::kUnavailable, "cannot listen on " + host_port + ": " + last_error);
 }
 
-Result<ListenSockets> open_listen_sockets(const Config& config) {
+}  // namespace
+
+Result<int> listen_on(const std::string& host_port, int wait_in_use_ms) {
+  int64_t deadline = monotonic_ms() + wait_in_use_ms;
+  bool warned = false;
+  for (;;) {
+    bool in_use = false;
+    auto fd = try_listen(host_port, &in_use);
+    if (fd.is_ok() || !in_use || monotonic_ms() >= deadline) return fd;
+    if (!warned) {
+      err_log().warn(
+          "{} is in use; trying again for up to {} ms (children of a previous master "
+          "may be releasing it)",
+          host_port, wait_in_use_ms);
+      warned = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kInUseRetryMs));
+  }
+}
+
+Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_ms) {
   ListenSockets sockets;
-  auto http = listen_on(config.server_listen);
+  auto http = listen_on(config.server_listen, wait_in_use_ms);
   if (!http.is_ok()) return http.status();
   sockets.http_fd = *http;
   if (!config.legacy_listen.empty()) {
-    auto legacy = listen_on(config.legacy_listen);
+    auto legacy = listen_on(config.legacy_listen, wait_in_use_ms);
     if (!legacy.is_ok()) {
       close_listen_sockets(&sockets);
       return legacy.status();

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/callback_url.h"
 #include "common/clock.h"
 #include "common/job.h"
 #include "common/sql_migrations.h"
@@ -18,7 +19,6 @@ namespace {
 
 constexpr int64_t kMaxDefaultDelayS = 10LL * 366 * 24 * 3600;  // ten years, as the API allows
 constexpr int64_t kMaxRetryStepMs = kMaxDefaultDelayS * 1000;
-constexpr size_t kMaxUrlBytes = 2048;
 constexpr size_t kMaxTextBytes = 1024;  // creator, alert_emails, retry_ms
 
 Status invalid(const std::string& field, const std::string& why) {
@@ -39,49 +39,6 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 bool all_digits(const std::string& text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-}
-
-Status validate_callback_url(const std::string& url) {
-  const char* field = "callback_url";
-  if (url.size() > kMaxUrlBytes) return invalid(field, "longer than 2048 bytes");
-  for (unsigned char c : url) {
-    if (c <= ' ' || c == 0x7f) return invalid(field, "contains a space or control character");
-  }
-  size_t scheme_end = 0;
-  if (url.rfind("http://", 0) == 0) {
-    scheme_end = 7;
-  } else if (url.rfind("https://", 0) == 0) {
-    scheme_end = 8;
-  } else {
-    return invalid(field, "'" + url + "' must start with http:// or https://");
-  }
-  std::string authority = url.substr(scheme_end, url.find_first_of("/?#", scheme_end) - scheme_end);
-  size_t at = authority.rfind('@');  // drop user:password@
-  if (at != std::string::npos) authority = authority.substr(at + 1);
-  std::string host = authority;
-  std::string port;
-  bool has_port = false;
-  if (!authority.empty() && authority.front() == '[') {  // [IPv6]:port
-    size_t close = authority.find(']');
-    if (close == std::string::npos)
-      return invalid(field, "'" + url + "' has an unclosed [IPv6] host");
-    host = authority.substr(0, close + 1);
-    std::string rest = authority.substr(close + 1);
-    if (!rest.empty() && rest.front() != ':')
-      return invalid(field, "'" + url + "' has a malformed host");
-    has_port = !rest.empty();
-    if (has_port) port = rest.substr(1);
-  } else if (size_t colon = authority.find(':'); colon != std::string::npos) {
-    host = authority.substr(0, colon);
-    port = authority.substr(colon + 1);
-    has_port = true;
-  }
-  if (host.empty() || host == "[]") return invalid(field, "'" + url + "' has no host");
-  if (has_port &&
-      (!all_digits(port) || port.size() > 5 || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
-    return invalid(field, "'" + url + "' has a bad port");
-  }
-  return Status::ok();
 }
 
 Status validate_retry_ms(const std::string& retry_ms) {

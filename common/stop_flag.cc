@@ -1,7 +1,9 @@
-// The process-wide stop flag set by SIGTERM/SIGINT.
+// The process-wide stop flag set by SIGTERM/SIGINT, and whether the master
+// that forked this process is gone.
 #include "common/stop_flag.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -12,6 +14,7 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_reopen_logs{false};
+int g_master_pid = 0;
 
 void on_stop_signal(int) { g_stop.store(true); }
 void on_hangup_signal(int) { g_reopen_logs.store(true); }
@@ -38,5 +41,9 @@ void reopen_logs_if_asked(const std::string& dir, const std::string& level,
 bool stop_requested() { return g_stop.load(); }
 
 void request_stop() { g_stop.store(true); }
+
+void remember_master(int master_pid) { g_master_pid = master_pid; }
+
+bool master_died() { return g_master_pid > 0 && getppid() != g_master_pid; }
 
 }  // namespace dq

@@ -17,4 +17,12 @@ void reopen_logs_if_asked(const std::string& dir, const std::string& level,
 bool stop_requested();
 void request_stop();  // as if a signal came (tests, fatal errors)
 
+// The master calls this in each child right after fork. The children get
+// SIGTERM both from the master (stop, reload) and from the kernel when the
+// master dies (PR_SET_PDEATHSIG); master_died() tells the two apart.
+void remember_master(int master_pid);
+// True when remember_master() was called and the parent is no longer that
+// process (the master was killed and this child was reparented).
+bool master_died();
+
 }  // namespace dq

@@ -1,4 +1,5 @@
-// dq-consume_N entry point: installs the stop handlers and runs the loop.
+// dq-consume_N entry point: installs the stop handlers and the callback URL
+// rules, and runs the loop.
 #include "consumer/consumer.h"
 
 #include <curl/curl.h>
@@ -6,12 +7,14 @@
 #include "common/log.h"
 #include "common/stop_flag.h"
 #include "consumer/consumer_loop.h"
+#include "consumer/delivery.h"
 
 namespace dq {
 
 int run_consumer(const Config& config, int index) {
   install_stop_handlers();
   curl_global_init(CURL_GLOBAL_DEFAULT);
+  use_callback_policy(CallbackPolicy::from_config(config));
   err_log().info("dq-consume_{} starting: {} shard(s), {} deliveries in flight at most", index,
                  config.shards.size(), config.consumer_concurrency);
   int code = 0;
@@ -19,7 +22,12 @@ int run_consumer(const Config& config, int index) {
     ConsumerLoop loop(config, "dq-consume_" + std::to_string(index));
     code = loop.run();
   }
-  err_log().info("dq-consume_{} stopped", index);
+  if (master_died()) {
+    err_log().warn("dq-consume_{} stopped after its master died, with its deliveries finished",
+                   index);
+  } else {
+    err_log().info("dq-consume_{} stopped", index);
+  }
   return code;
 }
 

@@ -2,11 +2,17 @@
 #include "consumer/delivery.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dq {
 namespace {
 
 constexpr size_t kResponseHeadBytes = 200;
+
+CallbackPolicy& callback_policy() {
+  static CallbackPolicy policy;
+  return policy;
+}
 
 size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
   auto* head = static_cast<std::string*>(user);
@@ -18,6 +24,8 @@ size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
 }
 
 }  // namespace
+
+void use_callback_policy(CallbackPolicy policy) { callback_policy() = std::move(policy); }
 
 void prepare_transfer(Delivery* delivery) {
   CURL* easy = delivery->easy.get();
@@ -43,11 +51,16 @@ void prepare_transfer(Delivery* delivery) {
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &delivery->response_head);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
   curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery);
+  delivery->guard.arm(easy, callback_policy(), delivery->request.url);
 }
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   TransferResult result;
   curl_easy_getinfo(delivery->easy.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
+  if (code != CURLE_OK && !delivery->guard.refused().empty()) {
+    result.error = "callback refused by the URL rules: " + delivery->guard.refused();
+    return result;
+  }
   if (code != CURLE_OK) {
     result.error = delivery->error[0] ? delivery->error : curl_easy_strerror(code);
     return result;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/callback_url.h"
 #include "common/curl_handle.h"
 #include "common/job.h"
 #include "common/registry.h"
@@ -25,10 +26,17 @@ struct Delivery {
   std::string response_head;  // first bytes of the answer, for the error text
   char error[CURL_ERROR_SIZE] = {0};
   int64_t started_ms = 0;  // monotonic
+  CallbackGuard guard;     // checks every address curl connects to
 };
 
+// The callback URL rules every delivery of this process is held to (see
+// common/callback_url.h); run_consumer sets them from the config. Until
+// then only link-local addresses are refused.
+void use_callback_policy(CallbackPolicy policy);
+
 // Sets up delivery->easy (which must be a fresh or reset handle) for the
-// request; CURLOPT_PRIVATE points back at the delivery.
+// request; CURLOPT_PRIVATE points back at the delivery. A connection the
+// callback rules refuse is never opened: the transfer fails with the reason.
 void prepare_transfer(Delivery* delivery);
 
 // The outcome of a finished transfer: ok (2xx) or the error text.

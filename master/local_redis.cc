@@ -2,12 +2,13 @@
 #include "master/local_redis.h"
 
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -30,14 +31,48 @@ bool answers_ping(int port, const std::string& password) {
   return reply.is_ok();
 }
 
-bool wait_for_exit(pid_t pid, int timeout_ms) {
+// For a process that is not our child: gone, or a zombie nobody reaped yet.
+bool process_gone(pid_t pid) {
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t close_paren = text.rfind(')');
+  return close_paren != std::string::npos && close_paren + 2 < text.size() &&
+         text[close_paren + 2] == 'Z';
+}
+
+bool wait_for_exit(pid_t pid, bool adopted, int timeout_ms) {
   for (int waited = 0; waited <= timeout_ms; waited += 10) {
-    int status = 0;
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid || done < 0) return true;
+    if (adopted) {
+      if (process_gone(pid)) return true;
+    } else {
+      int status = 0;
+      pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || done < 0) return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// The pid of the redis-server answering on `port` when it keeps its data in
+// `dir` (so a master of this config started it), else -1.
+pid_t started_by_dq(int port, const std::string& password, const std::string& dir) {
+  RedisConnection connection(ShardAddress{"127.0.0.1", port, password}, 300, 500);
+  auto config_dir = connection.command({"CONFIG", "GET", "dir"});
+  if (!config_dir.is_ok() || (*config_dir)->type != REDIS_REPLY_ARRAY ||
+      (*config_dir)->elements != 2 || (*config_dir)->element[1]->str == nullptr)
+    return -1;
+  std::error_code error;
+  auto theirs = std::filesystem::weakly_canonical((*config_dir)->element[1]->str, error);
+  auto ours = std::filesystem::weakly_canonical(dir, error);
+  if (error || theirs != ours) return -1;
+  auto info = connection.command({"INFO", "server"});
+  if (!info.is_ok() || (*info)->str == nullptr) return -1;
+  std::string text = (*info)->str;
+  size_t at = text.find("process_id:");
+  if (at == std::string::npos) return -1;
+  return static_cast<pid_t>(std::atol(text.c_str() + at + 11));
 }
 
 }  // namespace
@@ -59,12 +94,27 @@ void LocalRedis::ensure_started(const Config& config) {
     if (!is_loopback(shard.host)) continue;
     bool ours = false;
     for (const auto& instance : instances_) ours = ours || instance.port == shard.port;
-    if (ours || answers_ping(shard.port, shard.password)) continue;
+    if (ours) continue;
     Instance instance;
     instance.port = shard.port;
     instance.password = shard.password;
     std::filesystem::path log_dir(config.log_dir);
     instance.dir = (log_dir.parent_path() / ("redis-" + std::to_string(shard.port))).string();
+    if (answers_ping(shard.port, shard.password)) {
+      pid_t left = started_by_dq(shard.port, shard.password, instance.dir);
+      if (left > 0) {
+        instance.pid = left;
+        instance.adopted = true;
+        instance.started_at_ms = now_ms();
+        instance.started_mono_ms = monotonic_ms();
+        instances_.push_back(instance);
+        err_log().info(
+            "[redis] start_local: adopted redis-server (pid {}) on 127.0.0.1:{}, data in {}, left "
+            "running by a previous master",
+            left, shard.port, instance.dir);
+      }
+      continue;  // someone else's Redis: used, never stopped by dq
+    }
     std::error_code error;
     std::filesystem::create_directories(instance.dir, error);
     if (error) {
@@ -114,7 +164,8 @@ bool LocalRedis::launch(Instance* instance) {
     return false;
   }
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // No PR_SET_PDEATHSIG: when the master is killed, Redis stays up for the
+    // children still draining and for the next master, which adopts it.
     if (getppid() != master) _exit(0);
     setpgid(0, 0);  // a terminal's Ctrl-C must not stop Redis before the children drained
     sigset_t none;
@@ -128,6 +179,7 @@ bool LocalRedis::launch(Instance* instance) {
     _exit(127);
   }
   instance->pid = pid;
+  instance->adopted = false;
   instance->started_at_ms = now_ms();
   instance->started_mono_ms = monotonic_ms();
   instance->respawn_at_ms = -1;
@@ -149,20 +201,29 @@ bool LocalRedis::launch(Instance* instance) {
 
 bool LocalRedis::on_exit(pid_t pid, int wait_status) {
   for (auto& instance : instances_) {
-    if (instance.pid != pid) continue;
-    int64_t lived = monotonic_ms() - instance.started_mono_ms;
-    instance.quick_deaths = lived < kQuickDeathMs ? instance.quick_deaths + 1 : 1;
-    int64_t delay = std::max<int64_t>(respawn_delay_ms(instance.quick_deaths), 200);
-    err_log().error("local redis-server on port {} (pid {}) {} after {} ms; restarting in {} ms",
-                    instance.port, pid, describe_exit(wait_status), lived, delay);
-    instance.pid = -1;
-    instance.respawn_at_ms = monotonic_ms() + delay;
+    if (instance.pid != pid || instance.adopted) continue;
+    exited(&instance, describe_exit(wait_status));
     return true;
   }
   return false;
 }
 
+void LocalRedis::exited(Instance* instance, const std::string& how) {
+  int64_t lived = monotonic_ms() - instance->started_mono_ms;
+  instance->quick_deaths = lived < kQuickDeathMs ? instance->quick_deaths + 1 : 1;
+  int64_t delay = std::max<int64_t>(respawn_delay_ms(instance->quick_deaths), 200);
+  err_log().error("local redis-server on port {} (pid {}) {} after {} ms; restarting in {} ms",
+                  instance->port, instance->pid, how, lived, delay);
+  instance->pid = -1;
+  instance->adopted = false;
+  instance->respawn_at_ms = monotonic_ms() + delay;
+}
+
 void LocalRedis::tick() {
+  for (auto& instance : instances_) {
+    if (instance.adopted && instance.pid > 0 && process_gone(instance.pid))
+      exited(&instance, "exited");
+  }
   for (auto& instance : instances_) {
     if (instance.pid > 0 || instance.respawn_at_ms < 0 || monotonic_ms() < instance.respawn_at_ms)
       continue;
@@ -179,12 +240,12 @@ void LocalRedis::stop_all(int timeout_ms) {
   for (auto& instance : instances_) {
     if (instance.pid <= 0) continue;
     kill(instance.pid, SIGTERM);
-    if (!wait_for_exit(instance.pid, timeout_ms)) {
+    if (!wait_for_exit(instance.pid, instance.adopted, timeout_ms)) {
       err_log().error(
           "local redis-server on port {} (pid {}) ignored SIGTERM for {} ms; killing it",
           instance.port, instance.pid, timeout_ms);
       kill(instance.pid, SIGKILL);
-      waitpid(instance.pid, nullptr, 0);
+      if (!instance.adopted) waitpid(instance.pid, nullptr, 0);
     }
     err_log().info("stopped local redis-server on port {}", instance.port);
     instance.pid = -1;

@@ -3,6 +3,10 @@
 // its own, supervised by the master (respawned when it dies) and stopped when
 // the master exits, after the dq children are gone. Data lives in
 // <dirname(log dir)>/redis-<port> with appendonly on.
+// When the master is killed (kill -9) its redis-server keeps running, so the
+// children still draining can record their outcomes; the next master finds
+// it answering with that data dir and adopts it (supervised by polling its
+// pid, stopped at the end like its own).
 #pragma once
 
 #include <sys/types.h>
@@ -49,9 +53,11 @@ class LocalRedis {
     int restarts = 0;
     int quick_deaths = 0;
     int64_t respawn_at_ms = -1;
+    bool adopted = false;  // started by a previous master: not our child, no waitpid
   };
 
   bool launch(Instance* instance);  // fork+exec, wait for PING
+  void exited(Instance* instance, const std::string& how);
   std::vector<Instance> instances_;
 };
 

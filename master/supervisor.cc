@@ -9,10 +9,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/master_status.h"
+#include "common/stop_flag.h"
 #include "master/process_title.h"
 
 namespace dq {
@@ -22,6 +24,38 @@ namespace {
 // one has connected to Redis and is accepting before the old stops.
 constexpr int64_t kRetireGraceMs = 300;
 constexpr int kLoopTickMs = 100;
+// At start, how long to wait for a port still held by the API servers of a
+// master that just died: they release it as soon as they see the death.
+constexpr int kStartWaitInUseMs = 2000;
+
+// "dq-server_0" from /proc/PID/cmdline, "" when the process is gone.
+std::string process_title_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string title;
+  std::getline(in, title, '\0');
+  return title;
+}
+
+// A previous master that was killed leaves its status file behind, and its
+// children finish what they hold before they exit. Says so in the log; they
+// are not ours to wait for (and they already released the listening sockets).
+void log_previous_master(const std::string& pid_file) {
+  auto previous = read_master_status(pid_file);
+  if (!previous.is_ok()) return;
+  long long pid = previous->value("master_pid", 0LL);
+  if (pid <= 0 || pid == getpid()) return;
+  std::string draining;
+  for (const auto& child : previous->value("children", Json::array())) {
+    long long child_pid = child.value("pid", -1LL);
+    std::string title = child.value("title", std::string());
+    if (child_pid <= 0 || title.rfind("dq-", 0) != 0) continue;
+    if (process_title_of(static_cast<pid_t>(child_pid)) != title) continue;
+    draining += (draining.empty() ? "" : ", ") + title + " (pid " + std::to_string(child_pid) + ")";
+  }
+  err_log().warn(
+      "the previous master (pid {}) did not stop cleanly{}", pid,
+      draining.empty() ? std::string() : "; its children finish their work and exit: " + draining);
+}
 
 }  // namespace
 
@@ -38,7 +72,8 @@ Supervisor::~Supervisor() {
 }
 
 int Supervisor::run() {
-  auto opened = open_listen_sockets(config_);
+  log_previous_master(config_.pid_file);
+  auto opened = open_listen_sockets(config_, kStartWaitInUseMs);
   if (!opened.is_ok()) {
     err_log().critical("cannot start: {}", opened.status().message());
     return 1;
@@ -102,10 +137,13 @@ void Supervisor::spawn(size_t slot) {
 }
 
 void Supervisor::run_child(const Child& child) {
+  // When the master dies the children get SIGTERM: API servers release the
+  // listening sockets at once, everyone finishes what it holds and exits.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != master_pid_) _exit(0);  // the master died before prctl took effect
+  remember_master(master_pid_);
   signals_->reset_in_child();
-  pid_file_->close_in_child();
+  pid_file_->close_in_child();  // else the next master would find the lock held
   ListenSockets sockets = sockets_;
   if (!child.role->uses_listen_sockets) close_listen_sockets(&sockets);
   set_process_title(child.title);

@@ -2,6 +2,7 @@
 
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -137,9 +138,10 @@ HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const C
 HttpApi::~HttpApi() { evhttp_free(http_); }
 
 Status HttpApi::listen(int fd) {
-  // dup: evhttp closes its listener's socket when it stops accepting, and
-  // the inherited descriptor must stay open for the life of the process.
-  int own = dup(fd);
+  // A copy: evhttp closes its listener's socket when it stops accepting;
+  // the inherited descriptor is the caller's to close (run_server does, right
+  // after stop_accepting()).
+  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   evhttp_bound_socket* bound = own < 0 ? nullptr : evhttp_accept_socket_with_handle(http_, own);
   if (bound == nullptr) return Status(Code::kInternal, "cannot accept on the HTTP socket");
   bound_.push_back(bound);

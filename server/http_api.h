@@ -33,9 +33,10 @@ class HttpApi {
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
-  // Serves on an inherited listening socket.
+  // Serves on an inherited listening socket (a copy of fd; fd stays the caller's).
   Status listen(int fd);
-  // Graceful stop: no new connections; answers carry "Connection: close".
+  // Graceful stop: no new connections (the copy is closed); answers carry
+  // "Connection: close".
   void stop_accepting();
   size_t active() const { return active_; }  // requests not yet answered
 

@@ -25,7 +25,8 @@ class LegacyConnection;
 
 class LegacyServer {
  public:
-  // listen_fd is inherited from the master and is not closed by this class.
+  // listen_fd is inherited from the master and is not closed by this class;
+  // after stop_accepting() it is no longer used and the caller may close it.
   LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
                const Config& config);
   ~LegacyServer();

@@ -1,5 +1,7 @@
 // run_server: wires one API server process together (topics, job service,
-// HTTP API, legacy protocol) on a libevent loop, and drains on SIGTERM.
+// HTTP API, legacy protocol) on a libevent loop, and drains on SIGTERM. On
+// SIGTERM it also closes its copies of the listening sockets, so that when
+// the master died (SIGTERM from PR_SET_PDEATHSIG) a new dqd can bind at once.
 #include "server/server.h"
 
 #include <event2/event.h>
@@ -10,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/stop_flag.h"
 #include "common/topic_cache.h"
 #include "server/http_api.h"
 #include "server/job_service.h"
@@ -29,6 +32,7 @@ using UniqueEvent = std::unique_ptr<event, EventDeleter>;
 struct ServerProcess {
   const Config& config;
   int index;
+  ListenSockets sockets;  // inherited from the master; closed when stopping
   event_base* base;
   TopicCache topics;
   JobService jobs;
@@ -36,8 +40,14 @@ struct ServerProcess {
   std::unique_ptr<LegacyServer> legacy;
   int64_t drain_deadline_ms = -1;
 
-  ServerProcess(const Config& c, int i, event_base* b)
-      : config(c), index(i), base(b), topics(c.sqlite_path), jobs(b, c), http(b, jobs, topics, c) {}
+  ServerProcess(const Config& c, int i, const ListenSockets& s, event_base* b)
+      : config(c),
+        index(i),
+        sockets(s),
+        base(b),
+        topics(c.sqlite_path),
+        jobs(b, c),
+        http(b, jobs, topics, c) {}
 
   bool drained() const {
     return http.active() == 0 && (legacy == nullptr || legacy->connections() == 0) &&
@@ -48,8 +58,14 @@ struct ServerProcess {
 void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
   if (process->drain_deadline_ms >= 0) return;
-  err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number,
-                 process->http.active());
+  if (master_died()) {
+    err_log().warn(
+        "the master died: releasing the listening sockets, finishing {} requests in flight",
+        process->http.active());
+  } else {
+    err_log().info("signal {}: stop accepting, finish {} requests in flight", signal_number,
+                   process->http.active());
+  }
   // Finish a little before the master's own deadline ([master]
   // drain_timeout_ms, then SIGKILL), so waiting requests still get answers.
   int64_t drain = process->config.drain_timeout_ms;
@@ -57,6 +73,10 @@ void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   process->drain_deadline_ms = monotonic_ms() + std::max<int64_t>(0, drain - margin);
   process->http.stop_accepting();
   if (process->legacy) process->legacy->stop_accepting();
+  // Neither listener holds the sockets any more; drop the inherited
+  // descriptors too. The master (when alive) and the next generation keep
+  // their own copies, so nothing is refused during a reload.
+  close_listen_sockets(&process->sockets);
 }
 
 void on_reopen_logs(evutil_socket_t /*signal_number*/, short /*what*/, void* arg) {
@@ -87,7 +107,7 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
     err_log().critical("cannot create an event loop");
     return 1;
   }
-  ServerProcess process(config, index, base.get());
+  ServerProcess process(config, index, sockets, base.get());
   Status loaded = process.topics.refresh();
   if (!loaded.is_ok())
     err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());

@@ -2,6 +2,7 @@
 // checks each `topic` subcommand's output and exit code, errors included.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -336,4 +337,60 @@ TEST_CASE("default config is conf/dq.ini in the current folder") {
   RunResult listed = ctl.run_raw({"--config=" + ctl.config, "topic", "list"});
   CHECK(listed.exit_code == 0);
   CHECK(contains(listed.out, "orders"));
+}
+
+TEST_CASE("callback URLs to Redis, to dq itself or to link-local addresses are refused") {
+  CtlFixture ctl;
+  // The default config: shard 127.0.0.1:6379, API 127.0.0.1:6780, legacy 127.0.0.1:6789.
+  struct Case {
+    const char* url;
+    const char* why;
+  };
+  for (const Case& c : {
+           Case{"http://169.254.169.254/latest/meta-data/", "link-local"},
+           Case{"http://[fe80::1%25eth0]/x", "link-local"},
+           Case{"http://127.0.0.1:6379/", "Redis shard 127.0.0.1:6379"},
+           Case{"http://localhost:6379/x", "Redis shard 127.0.0.1:6379"},
+           Case{"http://[::1]:6780/v1/topics/t/jobs", "API listen address 127.0.0.1:6780"},
+           Case{"http://127.0.0.1:6789/", "legacy protocol listen address"},
+       }) {
+    RunResult result = ctl.run({"topic", "add", "t", "--callback", c.url});
+    INFO(c.url << " -> " << result.err);
+    CHECK(result.exit_code == 1);
+    CHECK(contains(result.err, "dqctl: callback_url: "));
+    CHECK(contains(result.err, c.why));
+  }
+  // A shard added in the registry (as the admin helper would) counts too.
+  ctl.registry();  // creates the schema
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open(ctl.db_path().c_str(), &db) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db,
+                       "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES "
+                       "('10.9.9.9:7000', 'pw', 1, 1)",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  RunResult extra = ctl.run({"topic", "add", "t", "--callback", "http://10.9.9.9:7000/"});
+  CHECK(extra.exit_code == 1);
+  CHECK(contains(extra.err, "Redis shard 10.9.9.9:7000"));
+  REQUIRE(ctl.run({"topic", "add", "t", "--callback", "http://127.0.0.1:8080/cb"}).exit_code == 0);
+  RunResult set = ctl.run({"topic", "set", "t", "--callback", "http://localhost:6379/"});
+  CHECK(set.exit_code == 1);
+  CHECK(contains(set.err, "Redis shard 127.0.0.1:6379"));
+  auto topic = ctl.registry()->get_topic("t");
+  REQUIRE(topic.is_ok());
+  CHECK(topic->callback_url == "http://127.0.0.1:8080/cb");
+}
+
+TEST_CASE("[consumer] callback_allow_hosts: only the hosts listed") {
+  CtlFixture ctl;
+  std::ofstream(ctl.config, std::ios::app)
+      << "[consumer]\ncallback_allow_hosts = hooks.example.com, 10.0.0.7\n";
+  CHECK(ctl.run({"topic", "add", "a", "--callback", "https://hooks.example.com/x"}).exit_code == 0);
+  CHECK(ctl.run({"topic", "add", "b", "--callback", "http://10.0.0.7:9000/x"}).exit_code == 0);
+  RunResult refused = ctl.run({"topic", "add", "c", "--callback", "https://other.example.com/x"});
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err,
+                 "host 'other.example.com' is not in [consumer] callback_allow_hosts "
+                 "(hooks.example.com, 10.0.0.7)"));
+  CHECK_FALSE(ctl.registry()->get_topic("c").is_ok());
 }

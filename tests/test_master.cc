@@ -6,8 +6,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -19,7 +21,10 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/job_store.h"
+#include "common/master_status.h"
 #include "common/redis_sync.h"
+#include "common/registry.h"
 #include "master/child_table.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
@@ -546,4 +551,256 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
   CHECK(after.size() == before.size());
   for (const auto& entry : before) CHECK(after[entry.first] != entry.second);
   CHECK(dqd.stop() == 0);
+}
+
+namespace {
+
+// Inodes of the sockets listening on 127.0.0.1:port (from /proc/net/tcp{,6}).
+std::set<std::string> listening_inodes(int port) {
+  std::set<std::string> inodes;
+  char port_hex[8];
+  std::snprintf(port_hex, sizeof(port_hex), ":%04X", port);
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream lines(read_text(table));
+    std::string line;
+    std::getline(lines, line);  // header
+    while (std::getline(lines, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode;
+      if (state == "0A" && local.size() > 5 && local.substr(local.size() - 5) == port_hex)
+        inodes.insert(inode);
+    }
+  }
+  return inodes;
+}
+
+// What the process's descriptors point at: "socket:[123]", "/path/file", ...
+std::set<std::string> open_files(pid_t pid) {
+  std::set<std::string> targets;
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string target = std::filesystem::read_symlink(entry.path(), error).string();
+    if (!error) targets.insert(target);
+  }
+  return targets;
+}
+
+bool holds_any_socket(pid_t pid, const std::set<std::string>& inodes) {
+  for (const auto& target : open_files(pid)) {
+    for (const auto& inode : inodes) {
+      if (target == "socket:[" + inode + "]") return true;
+    }
+  }
+  return false;
+}
+
+// Joins a thread when the scope ends, also when a REQUIRE throws.
+struct JoinAtExit {
+  std::thread* thread;
+  ~JoinAtExit() {
+    if (thread->joinable()) thread->join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("only the API servers hold the listening sockets; no child holds the pid file") {
+  int redis_port = dq::test::free_port();
+  DqdOptions options;
+  options.shards = {"127.0.0.1:" + std::to_string(redis_port)};
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = "[redis]\nstart_local = yes\n";
+  DqdProcess dqd(options);
+  dqd.start();
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 3; }, 3000));
+  std::set<std::string> sockets = listening_inodes(dqd.http_port());
+  std::set<std::string> legacy = listening_inodes(dqd.legacy_port());
+  REQUIRE(sockets.size() == 1);
+  REQUIRE(legacy.size() == 1);
+  sockets.insert(legacy.begin(), legacy.end());
+  std::string pid_file = dqd.dir() + "/dqd.pid";
+  CHECK(holds_any_socket(dqd.pid(), sockets));
+  CHECK(open_files(dqd.pid()).count(pid_file) == 1);  // the check sees what it looks for
+
+  std::vector<ProcInfo> children = children_of(dqd.pid());
+  REQUIRE(children.size() == 4);  // server, timer, consumer, redis-server
+  bool saw_redis = false;
+  for (const auto& child : children) {
+    CAPTURE(child.title);
+    saw_redis = saw_redis || child.title.find("redis-server") != std::string::npos;
+    CHECK(holds_any_socket(child.pid, sockets) == (child.title == "dq-server_0"));
+    CHECK(open_files(child.pid).count(pid_file) == 0);
+  }
+  CHECK(saw_redis);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing lost or twice") {
+  TestRedis redis;
+  CallbackServer callback;
+  // Jobs named *-slow-* take 1.5 s to answer: they are in flight at each kill.
+  callback.set_responder([](const dq::test::RecordedRequest& request, size_t) {
+    bool slow = request.header("x-dq-id").find("-slow-") != std::string::npos;
+    return dq::test::CallbackAnswer{200, slow ? 1500 : 0};
+  });
+  DqdOptions options = options_for(redis, 2, 1, 1);
+  options.drain_timeout_ms = 8000;
+  // An add held by a paused Redis must outlast the restart (see below).
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 6000\n";
+  DqdProcess dqd(options);
+  {
+    dq::Topic restart;
+    restart.name = "restart";
+    restart.callback_url = callback.url();
+    restart.timeout_ms = 2500;  // lease 3.5 s: a redelivery would show within the test
+    REQUIRE(dqd.registry().add_topic(restart).is_ok());
+  }
+  dqd.start();
+  std::string jobs = dqd.jobs_url("restart");
+  HttpClient http;
+  std::vector<std::string> accepted;
+  auto add = [&](HttpClient& client, const std::string& id, double delay_s) {
+    auto result = client.post(jobs, Json{{"id", id}, {"body", id}, {"delay", delay_s}}.dump());
+    if (result.status == 201) accepted.push_back(id);
+    return result.status;
+  };
+  auto slow_arrived = [&](const std::string& prefix) {
+    size_t n = 0;
+    for (const auto& request : callback.requests())
+      n += request.header("x-dq-id").rfind(prefix, 0) == 0 ? 1 : 0;
+    return n;
+  };
+
+  int64_t last_kill = 0;
+  for (int round = 0; round < 3; ++round) {
+    CAPTURE(round);
+    std::string tag = "r" + std::to_string(round);
+    pid_t master = dqd.pid();
+    std::map<std::string, pid_t> old_children;
+    REQUIRE(wait_until([&] { return (old_children = dq_children(master)).size() == 4; }, 3000));
+    for (int i = 0; i < 3; ++i) REQUIRE(add(http, tag + "-slow-" + std::to_string(i), 0) == 201);
+    for (int i = 0; i < 10; ++i) REQUIRE(add(http, tag + "-now-" + std::to_string(i), 0) == 201);
+    for (int i = 0; i < 10; ++i)
+      REQUIRE(add(http, tag + "-later-" + std::to_string(i), 0.5 + 0.1 * i) == 201);
+    REQUIRE(wait_until([&] { return slow_arrived(tag + "-slow-") == 3; }, 5000));
+
+    // An add in flight in an old API server: Redis holds writes, so its
+    // answer waits until after the restart. The old server must answer it,
+    // while the port is already the new master's.
+    std::set<std::string> old_sockets = listening_inodes(dqd.http_port());
+    REQUIRE(old_sockets.size() == 1);
+    redis.command({"CLIENT", "PAUSE", "10000", "WRITE"});
+    std::string held_id = tag + "-held";
+    std::atomic<long> held_status{-1};
+    std::thread held([&] {
+      HttpClient own;
+      held_status = own.post(jobs, Json{{"id", held_id}, {"body", 1}, {"delay", 0}}.dump()).status;
+    });
+    JoinAtExit join_held{&held};
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    REQUIRE(held_status == -1);
+
+    dqd.kill9();
+    last_kill = dq::monotonic_ms();
+    dqd.start();  // FAILs when dqd exits (e.g. "Address already in use")
+    bool healthy = wait_until(
+        [&] {
+          return dq::test::http_request("GET", dqd.base_url() + "/healthz", "", 300).status == 200;
+        },
+        2000);
+    CHECK(healthy);
+    CHECK(dq::monotonic_ms() - last_kill <= 2000);
+    // The old servers are still draining the held add, yet the port is free:
+    // they released every descriptor of the listening socket at once.
+    for (const auto& entry : old_children) {
+      if (entry.first.rfind("dq-server_", 0) != 0) continue;
+      CAPTURE(entry.first);
+      CHECK_FALSE(holds_any_socket(entry.second, old_sockets));
+    }
+    CHECK(std::any_of(old_children.begin(), old_children.end(), [](const auto& entry) {
+      return entry.first.rfind("dq-server_", 0) == 0 && alive(entry.second);
+    }));
+    redis.command({"CLIENT", "UNPAUSE"});
+    HttpClient fresh;
+    CHECK(add(fresh, tag + "-after", 0) == 201);
+    CHECK(dq::monotonic_ms() - last_kill <= 2000 + 500);  // the pause is ours, not dqd's
+    held.join();
+    CHECK(held_status == 201);  // answered by the old server after the master died
+    if (held_status == 201) accepted.push_back(held_id);
+
+    // The old children finish (the slow callbacks answer) and exit.
+    bool old_gone = wait_until(
+        [&] {
+          for (const auto& entry : old_children) {
+            if (alive(entry.second)) return false;
+          }
+          return true;
+        },
+        8000);
+    CHECK(old_gone);
+    CHECK_FALSE(dq_children(dqd.pid()).empty());
+  }
+
+  // Every accepted job is delivered once, including the ones in flight at
+  // each kill: a redelivery after their lease (3.5 s) would arrive by now.
+  REQUIRE(callback.wait_for(accepted.size(), 20000));
+  while (dq::monotonic_ms() < last_kill + 5000)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::map<std::string, int> deliveries;
+  for (const auto& request : callback.requests()) deliveries[request.header("x-dq-id")]++;
+  CHECK(accepted.size() == 3 * (3 + 10 + 10 + 2));
+  for (const auto& id : accepted) {
+    CAPTURE(id);
+    CHECK(deliveries[id] == 1);
+  }
+  CHECK(deliveries.size() == accepted.size());
+  // And every outcome was recorded: no job is left in Redis.
+  dq::Config config;
+  config.shards = {redis.shard()};
+  dq::JobStore store(config);
+  for (const auto& id : accepted) {
+    CAPTURE(id);
+    CHECK(store.get("restart", id).status().code() == dq::Code::kNotFound);
+  }
+  std::string errors = read_logs(dqd.log_dir(), "err");
+  CHECK(errors.find("the master died: releasing the listening sockets") != std::string::npos);
+  CHECK(errors.find("stopped after its master died") != std::string::npos);
+  CHECK(errors.find("did not stop cleanly") != std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("start_local: the redis-server outlives a killed master and the next one adopts it") {
+  int port = dq::test::free_port();
+  DqdOptions options;
+  options.shards = {"127.0.0.1:" + std::to_string(port)};
+  options.extra_ini = "[redis]\nstart_local = yes\n";
+  DqdProcess dqd(options);
+  dqd.start();
+  pid_t redis_pid = 0;
+  for (const auto& child : children_of(dqd.pid())) {
+    if (child.title.find("redis-server") != std::string::npos) redis_pid = child.pid;
+  }
+  REQUIRE(redis_pid > 0);
+  dqd.kill9();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(alive(redis_pid));  // draining children can still record outcomes
+  dqd.start();
+  CHECK(wait_until(
+      [&] { return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200; },
+      3000));
+  CHECK(read_logs(dqd.log_dir(), "err")
+            .find("adopted redis-server (pid " + std::to_string(redis_pid)) != std::string::npos);
+  std::string pid_file = dqd.dir() + "/dqd.pid";
+  auto status = dq::read_master_status(pid_file);
+  REQUIRE(status.is_ok());
+  bool listed = false;
+  for (const auto& child : (*status)["children"]) listed = listed || child["pid"] == redis_pid;
+  CHECK(listed);
+  CHECK(dqd.stop() == 0);
+  CHECK(wait_until([&] { return !alive(redis_pid); }, 5000));
+  if (alive(redis_pid)) kill(redis_pid, SIGKILL);
 }

@@ -1,6 +1,8 @@
 // `dqctl topic ...`: list, show, add, set, online, offline and del topics in
 // the SQLite registry named by the config's [sqlite] path. Running dqd
 // children pick changes up on their next refresh ([master] registry_refresh_ms).
+// A callback URL given to add or set is held to the callback URL rules of the
+// config (common/callback_url.h): no Redis shard, no dq listener, the allowlist.
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "common/callback_url.h"
 #include "common/json.h"
 #include "common/registry.h"
 
@@ -267,6 +270,25 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   return kExitOk;
 }
 
+// The callback URL rules of this config, with the shards added in the
+// registry too; kInvalid (exit 1) when the URL breaks one.
+Status check_callback(const CtlOptions& options, Registry& registry, const std::string& url,
+                      int* exit_code) {
+  Config config;
+  if (!load_ctl_config(options, &config, exit_code)) return Status(Code::kInvalid, "");
+  CallbackPolicy policy = CallbackPolicy::from_config(config);
+  auto extra = registry.list_extra_shards();
+  if (extra.is_ok()) {
+    for (const auto& entry : *extra) {
+      auto shards = parse_shard_list(entry);
+      if (!shards.is_ok()) continue;
+      for (const auto& shard : *shards)
+        policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+    }
+  }
+  return policy.check_url(url);
+}
+
 int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   if (args.empty()) return usage_error(kCommand, "missing subcommand");
   const std::string& sub = args[0];
@@ -289,6 +311,12 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   int exit_code = kExitOk;
   std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);
   if (!registry) return exit_code;
+
+  if (edits.callback_url) {
+    Status allowed = check_callback(options, *registry, *edits.callback_url, &exit_code);
+    if (exit_code != kExitOk) return exit_code;
+    if (!allowed.is_ok()) return report_failure(allowed);
+  }
 
   if (sub == "list") return run_list(options, *registry);
   if (sub == "show") return run_show(options, *registry, name);
