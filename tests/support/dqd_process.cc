@@ -1,5 +1,7 @@
 #include "tests/support/dqd_process.h"
 
+#include <cstdlib>
+
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -41,7 +43,8 @@ DqdProcess::DqdProcess(DqdOptions options) : options_(std::move(options)) {
 DqdProcess::~DqdProcess() {
   if (pid_ > 0) stop(5000);
   registry_.reset();
-  remove_dir(dir_);
+  // DQ_TEST_KEEP=1 keeps the dir (config, logs) to read after a failure.
+  if (std::getenv("DQ_TEST_KEEP") == nullptr) remove_dir(dir_);
 }
 
 void DqdProcess::write_config(const DqdOptions& options) {
