@@ -347,8 +347,7 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
   if ((requeue_all || requeue_one) && method == EVHTTP_REQ_POST) {
     std::string id = requeue_one ? path[4] : "";
-    if (requeue_one && !valid_id(id))
-      return fail(Status(Code::kInvalid, "id '" + id + "' is not valid"));
+    if (requeue_one && !check_id(id).is_ok()) return fail(check_id(id));
     auto requeued = blocking_store().dead_requeue(topic, id);
     if (!requeued.is_ok()) return fail(requeued.status());
     if (requeue_one && *requeued == 0)

@@ -52,13 +52,20 @@ Status check_topic(const std::string& topic, TopicCache& topics) {
   return Status::ok();
 }
 
+Status check_id(const std::string& id) {
+  if (valid_id(id)) return Status::ok();
+  // A long id is not echoed whole; the reply's JSON replaces bytes that are not UTF-8.
+  std::string shown =
+      id.size() <= 64 ? "'" + id + "'" : "of " + std::to_string(id.size()) + " bytes";
+  return Status(Code::kInvalid, "id " + shown +
+                                    " is not valid: an id is 1-256 bytes of UTF-8 text "
+                                    "without control characters");
+}
+
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
   if (!status.is_ok()) return status;
-  if (!valid_id(id))
-    return Status(Code::kInvalid,
-                  "id '" + id + "' is not valid: use 1-128 of A-Z a-z 0-9 _ . : @ -");
-  return Status::ok();
+  return check_id(id);
 }
 
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,

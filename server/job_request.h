@@ -29,5 +29,7 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job, 
 // Topic must be valid, known and online; id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);
+// kInvalid, saying what an id may be, unless valid_id(id).
+Status check_id(const std::string& id);
 
 }  // namespace dq

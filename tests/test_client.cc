@@ -101,7 +101,7 @@ TEST_CASE("add, get, del and add_batch return typed values") {
   std::string a = unique_id("batch");
   std::string b = unique_id("batch");
   auto batch = client.add_batch("orders", {{a, R"({"n":1})", dc::When::delay(60)},
-                                           {"bad id!", "1", dc::When()},
+                                           {"bad\x01id", "1", dc::When()},
                                            {b, "[1,2]", dc::When::at(at)},
                                            {a, "2", dc::When()}});
   REQUIRE_MESSAGE(batch.ok(), batch.error().message);
@@ -135,7 +135,7 @@ TEST_CASE("errors are typed, with the HTTP status and the server's message") {
   CHECK(duplicate.error().code == dc::ErrorCode::Conflict);
   CHECK(duplicate.error().http_status == 409);
 
-  auto bad_id = client.add("orders", "bad id!", "1");
+  auto bad_id = client.add("orders", "bad\x01id", "1");
   REQUIRE_FALSE(bad_id.ok());
   CHECK(bad_id.error().code == dc::ErrorCode::InvalidArgument);
   CHECK(bad_id.error().http_status == 400);

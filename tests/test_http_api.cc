@@ -98,7 +98,7 @@ TEST_CASE("fixed times, default delay and batch add") {
   CHECK(at_text.json()["due_at_ms"] == *dq::parse_datetime_ms("2030-12-31 23:59:59"));
 
   Json batch{{"jobs", Json::array({job("b-1", 1, 10), job("b-2", 2, 10), job("m-1", 3, 10),
-                                   Json{{"id", "bad id!"}, {"body", 4}}})}};
+                                   Json{{"id", "bad\x01id"}, {"body", 4}}})}};
   auto batched = http.post(dqd.jobs_url("remind") + "/batch", batch.dump());
   REQUIRE(batched.status == 200);
   Json results = batched.json()["results"];
@@ -139,8 +139,8 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
       {"empty body", "POST", orders, "", 400, "empty"},
       {"not an object", "POST", orders, "[1,2]", 400, "JSON object"},
       {"missing id", "POST", orders, Json{{"body", 1}}.dump(), 400, "id is required"},
-      {"bad id", "POST", orders, job("a b", 1, 1).dump(), 400, "not valid"},
-      {"too long id", "POST", orders, job(std::string(129, 'a'), 1, 1).dump(), 400, "not valid"},
+      {"bad id", "POST", orders, job("a\tb", 1, 1).dump(), 400, "not valid"},
+      {"too long id", "POST", orders, job(std::string(257, 'a'), 1, 1).dump(), 400, "not valid"},
       {"missing body", "POST", orders, Json{{"id", "x"}}.dump(), 400, "body is required"},
       {"negative delay", "POST", orders, job("x", 1, -5).dump(), 400, "negative"},
       {"delay not a number", "POST", orders,
