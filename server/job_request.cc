@@ -46,9 +46,10 @@ Status check_topic(const std::string& topic, TopicCache& topics) {
     return Status(Code::kInvalid,
                   "topic '" + topic + "' is not valid: use 1-64 of A-Z a-z 0-9 _ . -");
   }
-  const Topic* found = topics.find_or_reload(topic);
-  if (found == nullptr) return Status(Code::kNotFound, "unknown topic '" + topic + "'");
-  if (!found->online) return Status(Code::kNotFound, "topic '" + topic + "' is offline");
+  // An offline topic only pauses delivery: its jobs can still be added, read
+  // and deleted (docs/decisions.md).
+  if (topics.find_or_reload(topic) == nullptr)
+    return Status(Code::kNotFound, "unknown topic '" + topic + "'");
   return Status::ok();
 }
 

@@ -21,12 +21,12 @@ struct AddRequest {
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
 // unix seconds or "YYYY-MM-DD HH:MM:SS" (server local time). Neither: the
-// topic's default delay. Errors: kInvalid (400), kNotFound for an unknown or
-// offline topic (404), kTooLarge (413).
+// topic's default delay. Errors: kInvalid (400), kNotFound for an unknown
+// topic (404), kTooLarge (413). An offline topic takes jobs; they wait.
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
 
-// Topic must be valid, known and online; id must be valid. For get/del.
+// Topic must be valid and known (online or offline); id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);
 // kInvalid, saying what an id may be, unless valid_id(id).

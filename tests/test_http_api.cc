@@ -116,10 +116,6 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
   DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 200, 5000, true,
                             "[server]\nmax_body_bytes = 1024\n"});
   dqd.add_topic("orders");
-  dqd.add_topic("paused");
-  dq::Topic paused = *dqd.registry().get_topic("paused");
-  paused.online = false;
-  REQUIRE(dqd.registry().update_topic(paused).is_ok());
   dqd.start();
   HttpClient http;
   REQUIRE(http.post(dqd.jobs_url("orders"), job("kept", Json{{"v", 1}}, 60).dump()).status == 201);
@@ -154,7 +150,6 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
       {"unknown field", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"dealy", 1}}.dump(), 400,
        "unknown field"},
       {"unknown topic", "POST", dqd.jobs_url("nope"), job("x", 1, 1).dump(), 404, "unknown topic"},
-      {"offline topic", "POST", dqd.jobs_url("paused"), job("x", 1, 1).dump(), 404, "offline"},
       {"bad topic", "POST", dqd.jobs_url("a*b"), job("x", 1, 1).dump(), 400, "not valid"},
       {"duplicate id", "POST", orders, job("kept", Json{{"v", 2}}, 1).dump(), 409,
        "already pending"},
