@@ -1,9 +1,11 @@
 #include "server/job_request.h"
 
 #include <cmath>
+#include <optional>
 
 #include "common/clock.h"
 #include "common/job.h"
+#include "common/json_span.h"
 
 namespace dq {
 namespace {
@@ -69,7 +71,8 @@ Status check_topic_and_id(const std::string& topic, const std::string& id, Topic
   return check_id(id);
 }
 
-Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
+                                     std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {
   if (!job.is_object())
     return Status(Code::kInvalid, "a job must be a JSON object with id and body");
@@ -84,13 +87,15 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job, 
                     "unknown field '" + item.key() + "' (expected id, body, delay or at)");
     }
   }
-  auto body = job.find("body");
-  if (body == job.end()) return Status(Code::kInvalid, "body is required (any JSON value)");
+  if (job.find("body") == job.end())
+    return Status(Code::kInvalid, "body is required (any JSON value)");
+  std::optional<std::string_view> body = json_member_span(job_text, "body");
+  if (!body) return Status(Code::kInternal, "the job's JSON text has no body member");
 
   AddRequest request;
   request.topic = topic;
   request.id = id->get<std::string>();
-  request.body = body->dump();
+  request.body.assign(*body);
   if (request.body.size() > config.max_body_bytes) {
     return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) +
                                        " bytes, over the limit of " +

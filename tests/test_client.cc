@@ -120,6 +120,31 @@ TEST_CASE("add, get, del and add_batch return typed values") {
   CHECK(read_back->body_json == "[1,2]");
 }
 
+TEST_CASE("ids are percent-encoded in paths, and bodies are sent as written") {
+  dc::Client client(first_only());
+  const std::string body = "{\"z\":1, \"a\":1e2, \"s\":\"\\u00e9\"}";
+  for (std::string id :
+       {"订单-" + unique_id("u"), "a/b #1?x=" + unique_id("p"), "user|42+" + unique_id("q")}) {
+    CAPTURE(id);
+    auto added = client.add("orders", id, body, dc::When::delay(600));
+    REQUIRE_MESSAGE(added.ok(), added.error().message);
+    CHECK(added->id == id);
+    auto job = client.get("orders", id);
+    REQUIRE_MESSAGE(job.ok(), job.error().message);
+    CHECK(job->id == id);
+    CHECK(job->raw_json.find("\"body\":" + body) != std::string::npos);  // byte for byte
+    CHECK(client.del("orders", id).ok());
+    CHECK(client.get("orders", id).error().code == dc::ErrorCode::NotFound);
+  }
+  std::string batched = "a/b " + unique_id("batch");
+  auto batch = client.add_batch("orders", {{batched, body, dc::When::delay(600)}});
+  REQUIRE(batch.ok());
+  CHECK((*batch)[0].status == 201);
+  auto job = client.get("orders", batched);
+  REQUIRE(job.ok());
+  CHECK(job->raw_json.find("\"body\":" + body) != std::string::npos);
+}
+
 TEST_CASE("errors are typed, with the HTTP status and the server's message") {
   dc::Client client(first_only());
   auto unknown = client.add("no-such-topic", "x", "1");
