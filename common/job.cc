@@ -68,10 +68,43 @@ bool valid_topic(std::string_view topic) {
   return true;
 }
 
+// Walks the id as UTF-8: each lead byte fixes the sequence length, and the
+// allowed range of the second byte rules out overlong forms (E0, F0),
+// surrogates (ED) and code points past U+10FFFF (F4), and, after C2, the
+// C1 controls U+0080-U+009F (well-formed UTF-8, but control characters).
 bool valid_id(std::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    if (!is_name_char(c) && c != ':' && c != '@') return false;
+  if (id.empty() || id.size() > 256) return false;
+  size_t i = 0;
+  while (i < id.size()) {
+    unsigned char lead = static_cast<unsigned char>(id[i]);
+    if (lead < 0x80) {
+      if (lead < 0x20 || lead == 0x7F) return false;
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+      if (lead == 0xC2) low = 0xA0;  // C2 80..9F encode the C1 controls
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return false;  // a continuation byte, C0/C1 (overlong) or F5..FF
+    }
+    if (i + length > id.size()) return false;
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char byte = static_cast<unsigned char>(id[i + k]);
+      unsigned char min = k == 1 ? low : 0x80, max = k == 1 ? high : 0xBF;
+      if (byte < min || byte > max) return false;
+    }
+    i += length;
   }
   return true;
 }

@@ -239,6 +239,7 @@ Result<std::vector<HeldCopy>> JobStore::held_copies(size_t shard, const std::str
     if (meta->type == REDIS_REPLY_STRING &&
         parse_job_meta(std::string_view(meta->str, meta->len), &job)) {
       copy.incarnation = job.incarnation;
+      copy.created_ms = job.created_at_ms;
     }
     copies.push_back(std::move(copy));  // no incarnation: settle just drops the entry
   }
@@ -269,10 +270,11 @@ Result<bool> JobStore::wait_consumer_wake(size_t shard, int timeout_ms) {
 
 Result<ReserveBatch> JobStore::reserve(size_t shard, const std::string& reserve_id,
                                        const std::vector<ReserveSlot>& slots, int most_jobs,
-                                       int64_t most_bytes) {
+                                       int64_t most_bytes, const std::string& forget_id) {
   ReserveBatch batch;
   if (slots.empty()) return batch;
-  auto reply = shards_[shard].run(reserve_call(reserve_id, slots, most_jobs, most_bytes));
+  auto reply =
+      shards_[shard].run(reserve_call(reserve_id, slots, most_jobs, most_bytes, forget_id));
   if (!reply.is_ok()) return reply.status();
   const redisReply* r = reply->get();
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || (r->elements - 2) % 6 != 0 ||
@@ -302,6 +304,11 @@ Result<ReserveBatch> JobStore::reserve(size_t shard, const std::string& reserve_
     batch.jobs.push_back(std::move(reserved));
   }
   return batch;
+}
+
+Status JobStore::forget_reserve(size_t shard, const std::string& reserve_id) {
+  auto reply = shards_[shard].command({"UNLINK", keys::lease(reserve_id)});
+  return reply.is_ok() ? Status::ok() : reply.status();
 }
 
 Result<int> JobStore::release(size_t shard, const std::string& reserve_id) {

@@ -54,6 +54,7 @@ struct DeadJob {
 struct HeldCopy {
   std::string key;
   std::string incarnation;
+  int64_t created_ms = 0;  // by its shard's clock
 };
 
 class JobStore {
@@ -85,9 +86,13 @@ class JobStore {
   Result<std::vector<HeldCopy>> held_copies(size_t shard, const std::string& against, int limit);
 
   // --- consumer side, per shard ---
+  // forget_id: an earlier reserve whose reply arrived (its lease list goes).
   Result<ReserveBatch> reserve(size_t shard, const std::string& reserve_id,
                                const std::vector<ReserveSlot>& slots, int most_jobs,
-                               int64_t most_bytes);
+                               int64_t most_bytes, const std::string& forget_id = "");
+  // Drops the lease list of a reserve whose reply arrived (release.lua needs
+  // it only while a reply may be lost; it expires on its own too).
+  Status forget_reserve(size_t shard, const std::string& reserve_id);
   // Undoes a reserve whose reply never came; returns how many jobs went back.
   Result<int> release(size_t shard, const std::string& reserve_id);
   Result<bool> wait_consumer_wake(size_t shard, int timeout_ms);

@@ -13,6 +13,8 @@ namespace {
 constexpr int64_t kLeaseListKeepMs = 60000;
 // A cancel marker outlives any reserve still queued in a stalled Redis.
 constexpr int64_t kCancelKeepMs = 600000;
+// How far two shards' clocks may disagree for claim.lua's tombstone check.
+constexpr int64_t kShardClockSlackMs = 1000;
 
 std::vector<std::string> script_argv(const ScriptCall& call, bool with_source) {
   std::vector<std::string> argv;
@@ -84,10 +86,12 @@ ScriptCall requeue_expired_call(int limit) {
 }
 
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
-                        int most_jobs, int64_t most_bytes) {
+                        int most_jobs, int64_t most_bytes, const std::string& forget_id) {
+  // Nothing to forget: a name no reserve uses.
+  std::string forget = keys::lease(forget_id.empty() ? "-" : forget_id);
   ScriptCall call{&kReserveScript,
                   {keys::jobs(), keys::working(), keys::counts(), keys::lease(reserve_id),
-                   keys::cancel(reserve_id), keys::bodies()},
+                   keys::cancel(reserve_id), keys::bodies(), forget},
                   {reserve_id, keys::ready_prefix(), std::to_string(most_jobs),
                    std::to_string(most_bytes), std::to_string(kLeaseListKeepMs)}};
   for (const auto& slot : slots) {
@@ -138,8 +142,10 @@ ScriptCall dead_purge_call(const std::string& topic, int limit) {
           {std::to_string(limit), topic}};
 }
 
-ScriptCall claim_call(const std::string& job_key, const std::string& holder) {
-  return {&kClaimScript, {keys::jobs(), keys::tombs(), keys::moved()}, {job_key, holder}};
+ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms) {
+  return {&kClaimScript,
+          {keys::jobs(), keys::tombs(), keys::moved()},
+          {job_key, holder, std::to_string(created_ms), std::to_string(kShardClockSlackMs)}};
 }
 
 ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,

@@ -52,8 +52,9 @@ ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
                     const std::vector<std::string>& shard_names);
 ScriptCall promote_call(int limit);
 ScriptCall requeue_expired_call(int limit);
+// forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
-                        int most_jobs, int64_t most_bytes);
+                        int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
 ScriptCall release_call(const std::string& reserve_id);
 ScriptCall ack_call(const std::string& topic, const std::string& id,
                     const std::string& incarnation, const std::string& reserve_id);
@@ -63,8 +64,9 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
 // id empty: a batch of up to `limit` dead jobs of the topic.
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit);
 ScriptCall dead_purge_call(const std::string& topic, int limit);
-// Asked of the shard a held copy waits for; holder is the copy's shard.
-ScriptCall claim_call(const std::string& job_key, const std::string& holder);
+// Asked of the shard a held copy waits for; holder is the copy's shard,
+// created_ms when the copy was made (the holder's clock).
+ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms);
 // verdict: "dup" or "ok", from claim on shard `answered_by`.
 ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
                        const std::string& verdict, const std::string& answered_by,

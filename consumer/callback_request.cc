@@ -2,18 +2,9 @@
 #include "consumer/callback_request.h"
 
 #include "common/json.h"
+#include "common/json_span.h"
 
 namespace dq {
-namespace {
-
-// The stored body was JSON when it was added; embed it verbatim. A body that
-// is somehow not JSON (written by an older tool) goes as a JSON string.
-std::string body_as_json(const std::string& body) {
-  if (!body.empty() && Json::accept(body)) return body;
-  return Json(body).dump();
-}
-
-}  // namespace
 
 std::string url_encode(const std::string& text) {
   static const char kHex[] = "0123456789ABCDEF";
@@ -40,7 +31,7 @@ std::string callback_json(const Job& job) {
   out += ",\"id\":";
   out += Json(job.id).dump();
   out += ",\"body\":";
-  out += body_as_json(job.body);
+  out += embeddable_json(job.body);  // byte for byte as the producer sent it
   out += ",\"attempt\":" + std::to_string(job.attempts);
   out += ",\"due_at_ms\":" + std::to_string(job.due_at_ms);
   out += ",\"created_at_ms\":" + std::to_string(job.created_at_ms);
@@ -60,7 +51,7 @@ CallbackRequest build_callback_request(const Topic& topic, const Job& job) {
     return request;
   }
   std::string query = "topic=" + url_encode(job.topic) + "&id=" + url_encode(job.id) +
-                      "&body=" + url_encode(body_as_json(job.body)) +
+                      "&body=" + url_encode(embeddable_json(job.body)) +
                       "&attempt=" + std::to_string(job.attempts) +
                       "&due_at_ms=" + std::to_string(job.due_at_ms) +
                       "&created_at_ms=" + std::to_string(job.created_at_ms);

@@ -120,8 +120,10 @@ void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
   ReserveReply reply;
   reply.asked = most_jobs;
   std::string reserve_id = reserve_prefix_ + std::to_string(++reserve_seq_);
-  auto reserved = store_.reserve(shard_, reserve_id, slots, most_jobs, kReserveBatchBytes);
+  auto reserved =
+      store_.reserve(shard_, reserve_id, slots, most_jobs, kReserveBatchBytes, answered_reserve_);
   if (reserved.is_ok()) {
+    answered_reserve_ = reserve_id;  // its lease list is dropped by the next reserve
     reply.ok = true;
     reply.jobs = std::move(reserved->jobs);
     reply.ready_left = reserved->ready_left;

@@ -84,6 +84,7 @@ class ShardWorker {
   CURLM* multi_;
   std::string reserve_prefix_;
   uint64_t reserve_seq_ = 0;
+  std::string answered_reserve_;  // the last reserve whose reply arrived
   JobStore store_;
   DeadLetterAlerts alerts_;
 

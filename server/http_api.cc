@@ -7,8 +7,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include "common/clock.h"
+#include "common/json_span.h"
 #include "common/log.h"
 #include "server/http_reply.h"
 
@@ -32,7 +35,9 @@ const char* method_name(evhttp_cmd_type method) {
   }
 }
 
-// Splits "/v1/topics/a/jobs" into {"v1","topics","a","jobs"}, percent-decoded.
+// Splits "/v1/topics/a/jobs" into {"v1","topics","a","jobs"}, then
+// percent-decodes each part: "/jobs/a%2Fb" names the id "a/b". A '+' stays a
+// '+' (only query strings use it for a space).
 std::vector<std::string> split_path(const char* path) {
   std::vector<std::string> parts;
   std::string text = path == nullptr ? "" : path;
@@ -72,20 +77,20 @@ std::string query_value(evhttp_request* request, const char* name) {
   return result;
 }
 
-Json job_json(const Job& job) {
+// A job as JSON text. The body goes in as stored, byte for byte (see
+// common/json_span.h), after the other fields.
+std::string job_json(const Job& job) {
   Json out{{"topic", job.topic},
            {"id", job.id},
            {"state", state_name(job.state)},
            {"attempts", job.attempts},
            {"due_at_ms", job.due_at_ms},
            {"created_at_ms", job.created_at_ms}};
-  out["body"] = Json::parse(job.body, nullptr, false);
-  if (out["body"].is_discarded()) out["body"] = job.body;
   if (!job.last_error.empty()) {
     out["last_error"] = job.last_error;
     out["last_error_at_ms"] = job.last_error_at_ms;
   }
-  return out;
+  return with_raw_member(dump_json(out), "body", embeddable_json(job.body));
 }
 
 // 201 added; 200 the same job was held already (a retried add); else the error's.
@@ -163,10 +168,15 @@ void HttpApi::on_request(evhttp_request* request, void* arg) {
 
 void HttpApi::finish(evhttp_request* request, const std::string& route, int status,
                      const Json& body) {
+  finish_text(request, route, status, status == 204 ? std::string() : dump_json(body));
+}
+
+void HttpApi::finish_text(evhttp_request* request, const std::string& route, int status,
+                          const std::string& json_text) {
   if (stopping_)
     evhttp_add_header(evhttp_request_get_output_headers(request), "Connection", "close");
   ++answered_[route + " " + std::to_string(status)];
-  reply_json(request, status, body);
+  reply_json_text(request, status, json_text);
   --active_;
 }
 
@@ -220,7 +230,7 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   Json job;
   std::string error;
   if (!parse_body(text, &job, &error)) return finish(request, "add", 400, Json{{"error", error}});
-  auto built = build_add_request(topic, job, topics_, config_, now_ms());
+  auto built = build_add_request(topic, job, text, topics_, config_, now_ms());
   if (!built.is_ok()) {
     std::string id = job.is_object() && job.contains("id") ? job["id"].dump() : "-";
     request_log().info("add {} {} -> {} {}", topic, id, http_status_of(built.status().code()),
@@ -244,12 +254,18 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
 void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
   Json batch;
   std::string error;
-  if (!parse_body(body_of(request), &batch, &error))
+  std::string text = body_of(request);
+  if (!parse_body(text, &batch, &error))
     return finish(request, "batch", 400, Json{{"error", error}});
   if (!batch.is_object() || !batch.contains("jobs") || !batch["jobs"].is_array()) {
     return finish(request, "batch", 400, Json{{"error", "expected {\"jobs\": [...]}"}});
   }
   Json& list = batch["jobs"];
+  // Each job's raw text, so its body is stored byte for byte.
+  std::optional<std::vector<std::string_view>> job_texts;
+  if (auto jobs_text = json_member_span(text, "jobs")) job_texts = json_array_spans(*jobs_text);
+  if (!job_texts || job_texts->size() != list.size())
+    return finish(request, "batch", 500, Json{{"error", "cannot find the jobs in the batch text"}});
   if (list.size() > static_cast<size_t>(config_.max_batch_jobs)) {
     return finish(
         request, "batch", 413,
@@ -276,7 +292,7 @@ void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
   for (size_t i = 0; i < list.size(); ++i) {
     Json& slot = state->results[i];
     slot["id"] = list[i].is_object() && list[i].contains("id") ? list[i]["id"] : Json();
-    auto built = build_add_request(topic, list[i], topics_, config_, now);
+    auto built = build_add_request(topic, list[i], (*job_texts)[i], topics_, config_, now);
     if (!built.is_ok()) {
       slot["status"] = http_status_of(built.status().code());
       slot["error"] = built.status().message();
@@ -308,7 +324,7 @@ void HttpApi::get_job(evhttp_request* request, const std::string& topic, const s
     request_log().info("get {} {} -> {}", topic, id, status);
     if (!job.is_ok())
       return finish(request, "get", status, Json{{"error", job.status().message()}});
-    finish(request, "get", 200, job_json(*job));
+    finish_text(request, "get", 200, job_json(*job));
   });
 }
 
@@ -351,10 +367,11 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
         blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
     if (!list.is_ok()) return fail(list.status());
     auto total = blocking_store().dead_count(topic);
-    Json jobs = Json::array();
-    for (const auto& dead : *list) jobs.push_back(job_json(dead.job));
-    return finish(request, "dead", 200,
-                  Json{{"topic", topic}, {"total", total.is_ok() ? *total : -1}, {"jobs", jobs}});
+    std::string jobs = "[";
+    for (const auto& dead : *list) jobs += (jobs.size() > 1 ? "," : "") + job_json(dead.job);
+    jobs += "]";
+    Json head{{"topic", topic}, {"total", total.is_ok() ? *total : -1}};
+    return finish_text(request, "dead", 200, with_raw_member(dump_json(head), "jobs", jobs));
   }
   if (path.size() == 4 && method == EVHTTP_REQ_DELETE) {
     auto purged = blocking_store().dead_purge(topic);
@@ -366,8 +383,7 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
   if ((requeue_all || requeue_one) && method == EVHTTP_REQ_POST) {
     std::string id = requeue_one ? path[4] : "";
-    if (requeue_one && !valid_id(id))
-      return fail(Status(Code::kInvalid, "id '" + id + "' is not valid"));
+    if (requeue_one && !check_id(id).is_ok()) return fail(check_id(id));
     auto requeued = blocking_store().dead_requeue(topic, id);
     if (!requeued.is_ok()) return fail(requeued.status());
     if (requeue_one && *requeued == 0)

@@ -53,6 +53,9 @@ class HttpApi {
   void metrics(evhttp_request* request);
   // Replies and does the bookkeeping every answer needs (counts, Connection).
   void finish(evhttp_request* request, const std::string& route, int status, const Json& body);
+  // The same with the JSON already serialized (replies that embed raw bodies).
+  void finish_text(evhttp_request* request, const std::string& route, int status,
+                   const std::string& json_text);
   JobStore& blocking_store();
 
   event_base* base_;

@@ -70,10 +70,16 @@ void reply_text(evhttp_request* request, int status, const std::string& content_
   evbuffer_free(buffer);
 }
 
+std::string dump_json(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void reply_json_text(evhttp_request* request, int status, const std::string& json_text) {
+  reply_text(request, status, "application/json", status == 204 ? std::string() : json_text + "\n");
+}
+
 void reply_json(evhttp_request* request, int status, const Json& body) {
-  reply_text(request, status, "application/json",
-             status == 204 ? std::string()
-                           : body.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n");
+  reply_json_text(request, status, status == 204 ? std::string() : dump_json(body));
 }
 
 void reply_error(evhttp_request* request, int status, const std::string& message) {

@@ -1,9 +1,11 @@
 #include "server/job_request.h"
 
 #include <cmath>
+#include <optional>
 
 #include "common/clock.h"
 #include "common/job.h"
+#include "common/json_span.h"
 
 namespace dq {
 namespace {
@@ -47,22 +49,31 @@ Status check_topic(const std::string& topic, TopicCache& topics) {
     return Status(Code::kInvalid,
                   "topic '" + topic + "' is not valid: use 1-64 of A-Z a-z 0-9 _ . -");
   }
-  const Topic* found = topics.find_or_reload(topic);
-  if (found == nullptr) return Status(Code::kNotFound, "unknown topic '" + topic + "'");
-  if (!found->online) return Status(Code::kNotFound, "topic '" + topic + "' is offline");
+  // An offline topic only pauses delivery: its jobs can still be added, read
+  // and deleted (docs/decisions.md).
+  if (topics.find_or_reload(topic) == nullptr)
+    return Status(Code::kNotFound, "unknown topic '" + topic + "'");
   return Status::ok();
+}
+
+Status check_id(const std::string& id) {
+  if (valid_id(id)) return Status::ok();
+  // A long id is not echoed whole; the reply's JSON replaces bytes that are not UTF-8.
+  std::string shown =
+      id.size() <= 64 ? "'" + id + "'" : "of " + std::to_string(id.size()) + " bytes";
+  return Status(Code::kInvalid, "id " + shown +
+                                    " is not valid: an id is 1-256 bytes of UTF-8 text "
+                                    "without control characters");
 }
 
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
   if (!status.is_ok()) return status;
-  if (!valid_id(id))
-    return Status(Code::kInvalid,
-                  "id '" + id + "' is not valid: use 1-128 of A-Z a-z 0-9 _ . : @ -");
-  return Status::ok();
+  return check_id(id);
 }
 
-Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
+                                     std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {
   if (!job.is_object())
     return Status(Code::kInvalid, "a job must be a JSON object with id and body");
@@ -77,13 +88,15 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job, 
                     "unknown field '" + item.key() + "' (expected id, body, delay or at)");
     }
   }
-  auto body = job.find("body");
-  if (body == job.end()) return Status(Code::kInvalid, "body is required (any JSON value)");
+  if (job.find("body") == job.end())
+    return Status(Code::kInvalid, "body is required (any JSON value)");
+  std::optional<std::string_view> body = json_member_span(job_text, "body");
+  if (!body) return Status(Code::kInternal, "the job's JSON text has no body member");
 
   AddRequest request;
   request.topic = topic;
   request.id = id->get<std::string>();
-  request.body = body->dump();
+  request.body.assign(*body);
   if (request.body.size() > config.max_body_bytes) {
     return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) +
                                        " bytes, over the limit of " +

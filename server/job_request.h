@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/config.h"
 #include "common/json.h"
@@ -16,19 +17,25 @@ namespace dq {
 struct AddRequest {
   std::string topic;
   std::string id;
-  std::string body;  // compact JSON text
+  std::string body;  // the body's JSON text exactly as the client sent it
   DueTime due;       // relative to Redis's clock, or a fixed epoch time
 };
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
 // unix seconds or "YYYY-MM-DD HH:MM:SS" (server local time). Neither: the
-// topic's default delay. Errors: kInvalid (400), kNotFound for an unknown or
-// offline topic (404), kTooLarge (413).
-Result<AddRequest> build_add_request(const std::string& topic, const Json& job, TopicCache& topics,
+// topic's default delay. `job_text` is JSON text with a top-level "body"
+// member equal to job's (the text `job` was parsed from, or the legacy
+// request it was built from): the body is stored as that member's raw text,
+// byte for byte. Errors: kInvalid (400), kNotFound for an unknown topic
+// (404), kTooLarge (413). An offline topic takes jobs; they wait.
+Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
+                                     std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
 
-// Topic must be valid, known and online; id must be valid. For get/del.
+// Topic must be valid and known (online or offline); id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);
+// kInvalid, saying what an id may be, unless valid_id(id).
+Status check_id(const std::string& id);
 
 }  // namespace dq

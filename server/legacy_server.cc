@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/json_span.h"
 #include "common/log.h"
 #include "server/legacy_frame.h"
 
@@ -41,6 +42,18 @@ std::string text_field(const Json& request, const char* name) {
   if (found->is_string()) return found->get<std::string>();
   if (found->is_number_integer()) return found->dump();
   return {};
+}
+
+// legacy_success_frame with the data already JSON text (a stored body, sent
+// back byte for byte). Keys in the order nlohmann writes them: code, data, msg.
+std::string success_frame_with_raw_data(const std::string& data_json) {
+  std::string json = "{\"code\":1,\"data\":" + data_json + ",\"msg\":\"succ\"}";
+  if (json.size() > kLegacyMaxJsonBytes) {
+    return legacy_failure_frame("reply too large for the legacy framing (" +
+                                std::to_string(json.size()) +
+                                " bytes of JSON, at most 9999): use the HTTP API for this job");
+  }
+  return frame_legacy_json(json);
 }
 
 }  // namespace
@@ -141,15 +154,17 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     std::string cmd = text_field(request, "cmd");
     std::string topic = text_field(request, "topic");
     std::string id = text_field(request, "id");
-    if (cmd == "add") return add(request, topic, id);
+    if (cmd == "add") return add(request, text, topic, id);
     if (cmd == "get") return get(topic, id);
     if (cmd == "del") return del(topic, id);
     reply_failure(cmd.empty() ? "-" : cmd, topic, id,
                   "unknown cmd '" + cmd + "': expected add, get or del");
   }
 
-  void add(const Json& request, const std::string& topic, const std::string& id) {
-    // The same job object the HTTP API takes, so both accept the same input.
+  void add(const Json& request, const std::string& text, const std::string& topic,
+           const std::string& id) {
+    // The same job object the HTTP API takes, so both accept the same input;
+    // the body is stored as its raw text in the request.
     Json job{{"id", id}};
     auto body = request.find("body");
     if (body != request.end()) job["body"] = *body;
@@ -157,7 +172,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     bool has_time = fix_time != request.end() && !fix_time->is_null() &&
                     !(fix_time->is_string() && fix_time->get<std::string>().empty());
     if (has_time) job["at"] = *fix_time;  // absent or empty: the topic's default delay
-    auto built = build_add_request(topic, job, server_.topics_, server_.config_, now_ms());
+    auto built = build_add_request(topic, job, text, server_.topics_, server_.config_, now_ms());
     if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
     begin();
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
@@ -178,8 +193,8 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
       auto self = weak.lock();
       if (!self) return;
       if (!job.is_ok()) return self->finish_failure("get", topic, id, job.status().message());
-      Json body = Json::parse(job->body, nullptr, false);
-      self->finish_success("get", topic, id, body.is_discarded() ? Json(job->body) : body);
+      self->finish_success_frame("get", topic, id,
+                                 success_frame_with_raw_data(embeddable_json(job->body)));
     });
   }
 
@@ -212,8 +227,13 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   // Answers the request in flight, then goes on with the next one (may delete this).
   void finish_success(const char* cmd, const std::string& topic, const std::string& id,
                       const Json& data) {
+    finish_success_frame(cmd, topic, id, legacy_success_frame(data));
+  }
+
+  void finish_success_frame(const char* cmd, const std::string& topic, const std::string& id,
+                            const std::string& frame) {
     log_request(cmd, topic, id, 1, "succ");
-    send(legacy_success_frame(data));
+    send(frame);
     busy_ = false;
     pump();
   }

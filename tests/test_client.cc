@@ -101,7 +101,7 @@ TEST_CASE("add, get, del and add_batch return typed values") {
   std::string a = unique_id("batch");
   std::string b = unique_id("batch");
   auto batch = client.add_batch("orders", {{a, R"({"n":1})", dc::When::delay(60)},
-                                           {"bad id!", "1", dc::When()},
+                                           {"bad\x01id", "1", dc::When()},
                                            {b, "[1,2]", dc::When::at(at)},
                                            {a, "2", dc::When()}});
   REQUIRE_MESSAGE(batch.ok(), batch.error().message);
@@ -118,6 +118,31 @@ TEST_CASE("add, get, del and add_batch return typed values") {
   auto read_back = client.get("orders", b);
   REQUIRE(read_back.ok());
   CHECK(read_back->body_json == "[1,2]");
+}
+
+TEST_CASE("ids are percent-encoded in paths, and bodies are sent as written") {
+  dc::Client client(first_only());
+  const std::string body = "{\"z\":1, \"a\":1e2, \"s\":\"\\u00e9\"}";
+  for (std::string id :
+       {"订单-" + unique_id("u"), "a/b #1?x=" + unique_id("p"), "user|42+" + unique_id("q")}) {
+    CAPTURE(id);
+    auto added = client.add("orders", id, body, dc::When::delay(600));
+    REQUIRE_MESSAGE(added.ok(), added.error().message);
+    CHECK(added->id == id);
+    auto job = client.get("orders", id);
+    REQUIRE_MESSAGE(job.ok(), job.error().message);
+    CHECK(job->id == id);
+    CHECK(job->raw_json.find("\"body\":" + body) != std::string::npos);  // byte for byte
+    CHECK(client.del("orders", id).ok());
+    CHECK(client.get("orders", id).error().code == dc::ErrorCode::NotFound);
+  }
+  std::string batched = "a/b " + unique_id("batch");
+  auto batch = client.add_batch("orders", {{batched, body, dc::When::delay(600)}});
+  REQUIRE(batch.ok());
+  CHECK((*batch)[0].status == 201);
+  auto job = client.get("orders", batched);
+  REQUIRE(job.ok());
+  CHECK(job->raw_json.find("\"body\":" + body) != std::string::npos);
 }
 
 TEST_CASE("errors are typed, with the HTTP status and the server's message") {
@@ -138,7 +163,7 @@ TEST_CASE("errors are typed, with the HTTP status and the server's message") {
   CHECK(duplicate.error().code == dc::ErrorCode::Conflict);
   CHECK(duplicate.error().http_status == 409);
 
-  auto bad_id = client.add("orders", "bad id!", "1");
+  auto bad_id = client.add("orders", "bad\x01id", "1");
   REQUIRE_FALSE(bad_id.ok());
   CHECK(bad_id.error().code == dc::ErrorCode::InvalidArgument);
   CHECK(bad_id.error().http_status == 400);

@@ -7,12 +7,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
+#include "common/job_store.h"
 #include "common/json.h"
 #include "common/registry.h"
+#include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
 using dq::test::contains;
@@ -20,14 +25,16 @@ using dq::test::RunResult;
 
 namespace {
 
-// A temp dir with dq.ini ([sqlite] path = var/dq.db, [log] dir = log).
+// A temp dir with dq.ini ([sqlite] path = var/dq.db, [log] dir = log, and
+// the Redis shards `topic del` asks; by default one nothing listens on).
 struct CtlFixture {
-  CtlFixture() {
+  explicit CtlFixture(const std::string& shards = "127.0.0.1:1") {
     char pattern[] = "/tmp/dq-dqctl-XXXXXX";
     REQUIRE(mkdtemp(pattern) != nullptr);
     dir = pattern;
     config = dir + "/dq.ini";
-    std::ofstream(config) << "[sqlite]\npath = var/dq.db\n[log]\ndir = log\n";
+    std::ofstream(config) << "[sqlite]\npath = var/dq.db\n[log]\ndir = log\n[redis]\nshards = "
+                          << shards << "\nstart_local = no\nconnect_timeout_ms = 500\n";
   }
   ~CtlFixture() { std::filesystem::remove_all(dir); }
 
@@ -169,7 +176,8 @@ TEST_CASE("add, list, show: human and JSON output") {
 }
 
 TEST_CASE("set, online, offline, del") {
-  CtlFixture ctl;
+  dq::test::TestRedis redis;
+  CtlFixture ctl(redis.address());
   REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
 
   RunResult set =
@@ -340,7 +348,7 @@ TEST_CASE("default config is conf/dq.ini in the current folder") {
 }
 
 TEST_CASE("callback URLs to Redis, to dq itself or to link-local addresses are refused") {
-  CtlFixture ctl;
+  CtlFixture ctl("127.0.0.1:6379");
   // The default config: shard 127.0.0.1:6379, API 127.0.0.1:6780, legacy 127.0.0.1:6789.
   struct Case {
     const char* url;
@@ -393,4 +401,112 @@ TEST_CASE("[consumer] callback_allow_hosts: only the hosts listed") {
                  "host 'other.example.com' is not in [consumer] callback_allow_hosts "
                  "(hooks.example.com, 10.0.0.7)"));
   CHECK_FALSE(ctl.registry()->get_topic("c").is_ok());
+}
+
+namespace {
+
+// What a shard holds of `topic`, from `TestRedis::dump_all` (a line per key,
+// then one per hash field, set or list member): keys named after the topic
+// ("{dq}:ready:orders") and fields or members of its jobs or counters
+// ("orders:o-1", "orders:added").
+std::vector<std::string> traces_of(dq::test::TestRedis& redis, const std::string& topic) {
+  std::vector<std::string> found;
+  std::istringstream dump(redis.dump_all());
+  std::string line;
+  while (std::getline(dump, line)) {
+    bool is_item = line.rfind("  ", 0) == 0;
+    if (is_item ? line.rfind("  " + topic + ":", 0) == 0 : contains(line, ":" + topic + " ("))
+      found.push_back(line);
+  }
+  return found;
+}
+
+// One job of `topic` in each state: delayed, ready, working, retrying (with
+// an error) and dead.
+void add_jobs_in_every_state(dq::JobStore& store, const std::string& topic) {
+  const dq::DueTime now{true, 0};
+  for (const char* id : {"working", "retrying", "dead"})
+    REQUIRE(store.add(topic, id, "{\"n\":1}", now).is_ok());
+  REQUIRE(store.promote(0, 100).is_ok());
+  auto reserved = store.reserve(0, "r-every-state", {{topic, 60000, 3, 3, 5}}, 3, 1 << 20);
+  REQUIRE(reserved.is_ok());
+  REQUIRE(store.forget_reserve(0, "r-every-state").is_ok());  // as a consumer does later
+  REQUIRE(reserved->jobs.size() == 3);
+  std::map<std::string, dq::Lease> leases;
+  for (const auto& job : reserved->jobs) leases[job.job.id] = job.lease;
+  REQUIRE(store.fail(0, topic, "retrying", leases["retrying"], 600000, 5, "HTTP 500").is_ok());
+  REQUIRE(*store.fail(0, topic, "dead", leases["dead"], 1000, 1, "HTTP 500") ==
+          dq::FailOutcome::kDead);
+  REQUIRE(store.add(topic, "ready", "1", now).is_ok());
+  REQUIRE(store.promote(0, 100).is_ok());
+  REQUIRE(store.add(topic, "delayed", "[1, 2.50]", dq::DueTime{true, 600000}).is_ok());
+  std::map<std::string, dq::JobState> states = {{"working", dq::JobState::kWorking},
+                                                {"retrying", dq::JobState::kRetrying},
+                                                {"dead", dq::JobState::kDead},
+                                                {"ready", dq::JobState::kReady},
+                                                {"delayed", dq::JobState::kDelayed}};
+  for (const auto& [id, state] : states) {
+    CAPTURE(id);
+    REQUIRE(store.get(topic, id)->state == state);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("topic del is refused while the topic holds jobs; --purge deletes them too") {
+  dq::test::TestRedis redis;
+  CtlFixture ctl(redis.address());
+  dq::JobStore store({redis.shard()}, 1000, 1000);
+  for (const char* name : {"orders", "orders2", "billing"})
+    REQUIRE(ctl.run({"topic", "add", name, "--callback", "http://a/cb"}).exit_code == 0);
+  add_jobs_in_every_state(store, "orders");
+  // Neighbours that must survive: a name sharing the prefix, and another topic.
+  REQUIRE(store.add("orders2", "keep", "1", dq::DueTime{true, 600000}).is_ok());
+  REQUIRE(store.add("billing", "orders:1", "1", dq::DueTime{true, 600000}).is_ok());
+  REQUIRE_FALSE(traces_of(redis, "orders").empty());
+
+  RunResult refused = ctl.run({"topic", "del", "orders"});
+  CHECK(refused.exit_code == 1);
+  CHECK(contains(refused.err, "still holds 5 job(s)"));
+  CHECK(contains(refused.err, "--purge"));
+  CHECK(refused.out.empty());
+  CHECK(ctl.registry()->get_topic("orders").is_ok());
+  CHECK(store.get("orders", "dead").is_ok());
+
+  dq::Json purged = ctl.json({"topic", "del", "orders", "--purge"});
+  CHECK(purged["deleted"] == "orders");
+  CHECK(purged["purged_jobs"] == 5);
+  CHECK(ctl.registry()->get_topic("orders").status().code() == dq::Code::kNotFound);
+  std::vector<std::string> left = traces_of(redis, "orders");
+  CHECK_MESSAGE(left.empty(), left.front());
+  CHECK(store.get("orders2", "keep").is_ok());
+  CHECK(store.get("billing", "orders:1").is_ok());
+  CHECK(ctl.registry()->get_topic("orders2").is_ok());
+
+  // Empty now: a plain del goes through.
+  REQUIRE(store.del("orders2", "keep").is_ok());
+  RunResult del = ctl.run({"topic", "del", "orders2"});
+  CHECK_MESSAGE(del.exit_code == 0, del.err);
+  CHECK(contains(del.out, "topic orders2 deleted"));
+}
+
+TEST_CASE("topic del refuses when a shard cannot be reached, and names it") {
+  dq::test::TestRedis redis;
+  int dead_port = dq::test::free_port();
+  std::string dead = "127.0.0.1:" + std::to_string(dead_port);
+  CtlFixture ctl(redis.address() + "," + dead);
+  REQUIRE(ctl.run({"topic", "add", "orders", "--callback", "http://a/cb"}).exit_code == 0);
+  dq::JobStore store({redis.shard()}, 1000, 1000);
+  REQUIRE(store.add("orders", "o-1", "1", dq::DueTime{true, 600000}).is_ok());
+
+  for (bool purge : {false, true}) {
+    CAPTURE(purge);
+    std::vector<std::string> args = {"topic", "del", "orders"};
+    if (purge) args.push_back("--purge");
+    RunResult result = ctl.run(args);
+    CHECK(result.exit_code == 3);  // cannot reach Redis: dqctl's exit code for that
+    CHECK(contains(result.err, dead));
+    CHECK(ctl.registry()->get_topic("orders").is_ok());
+    CHECK(store.get("orders", "o-1").is_ok());
+  }
 }

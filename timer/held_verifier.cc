@@ -55,7 +55,7 @@ int HeldVerifier::settle_against(const std::string& against, bool in_config) {
   for (const HeldCopy& copy : *copies) {
     std::string verdict = "ok";
     if (in_config) {
-      auto claimed = store_.shard(asked).run(claim_call(copy.key, names_[shard_]));
+      auto claimed = store_.shard(asked).run(claim_call(copy.key, names_[shard_], copy.created_ms));
       if (!claimed.is_ok()) return settled;  // still unreachable: try again later
       verdict = (*claimed)->type == REDIS_REPLY_INTEGER && (*claimed)->integer == 1 ? "dup" : "ok";
     }

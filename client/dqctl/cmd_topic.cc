@@ -3,6 +3,8 @@
 // children pick changes up on their next refresh ([master] registry_refresh_ms).
 // A callback URL given to add or set is held to the callback URL rules of the
 // config (common/callback_url.h): no Redis shard, no dq listener, the allowlist.
+// `del` also asks the Redis shards: a topic that still holds jobs is kept
+// unless --purge deletes its jobs too.
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -16,8 +18,10 @@
 
 #include "client/dqctl/command.h"
 #include "common/callback_url.h"
+#include "common/job_store.h"
 #include "common/json.h"
 #include "common/registry.h"
+#include "common/topic_jobs.h"
 
 namespace dq::ctl {
 namespace {
@@ -32,7 +36,7 @@ constexpr const char* kUsage =
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
-    "topic del NAME";
+    "topic del NAME [--purge]   (refused while the topic holds jobs, unless --purge)";
 
 // Options of `add` and `set`; only the given ones are applied.
 struct TopicOptions {
@@ -259,11 +263,46 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   return print_changed(options, registry, name, message);
 }
 
-int run_delete(const CtlOptions& options, Registry& registry, const std::string& name) {
+// Deletes the topic when it holds no job, or with --purge after deleting
+// its jobs. Every shard must answer: an unreachable one might hold jobs.
+int run_delete(const CtlOptions& options, Registry& registry, const std::string& name, bool purge) {
+  auto topic = registry.get_topic(name);
+  if (!topic.is_ok()) return report_failure(topic.status());
+  Config config;
+  int exit_code = kExitOk;
+  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  JobStore store(config);
+  int64_t purged = 0;
+  if (purge) {
+    auto deleted = purge_topic_jobs(store, name);
+    if (!deleted.is_ok()) return report_failure(deleted.status());
+    purged = *deleted;
+  } else {
+    auto held = count_topic_jobs(store, name);
+    if (!held.is_ok()) return report_failure(held.status());
+    if (*held > 0) {
+      return report_failure(Status(
+          Code::kConflict, "topic " + name + " still holds " + std::to_string(*held) +
+                               " job(s) (pending or dead); not deleted. Wait for them, delete "
+                               "them, or use `dqctl topic del " +
+                               name + " --purge` to delete the topic with its jobs"));
+    }
+  }
   Status status = registry.delete_topic(name);
   if (!status.is_ok()) return report_failure(status);
+  if (purge) {
+    // A producer whose server had not yet seen the deletion may have added
+    // a job meanwhile: sweep once more.
+    auto late = purge_topic_jobs(store, name);
+    if (!late.is_ok()) return report_failure(late.status());
+    purged += *late;
+  }
   if (options.json) {
-    print_json(Json{{"deleted", name}});
+    Json out{{"deleted", name}};
+    if (purge) out["purged_jobs"] = purged;
+    print_json(out);
+  } else if (purge) {
+    printf("topic %s deleted with %lld job(s)\n", name.c_str(), static_cast<long long>(purged));
   } else {
     printf("topic %s deleted\n", name.c_str());
   }
@@ -294,6 +333,7 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   const std::string& sub = args[0];
   std::string name;
   TopicOptions edits;
+  bool purge = false;
   if (sub == "list") {
     if (args.size() > 1) return usage_error(kCommand, "topic list takes no arguments");
   } else if (sub == "add" || sub == "set") {
@@ -302,7 +342,17 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
       return usage_error(kCommand, "topic add needs --callback URL");
     if (sub == "set" && !edits.any())
       return usage_error(kCommand, "topic set needs at least one option");
-  } else if (sub == "show" || sub == "online" || sub == "offline" || sub == "del") {
+  } else if (sub == "del") {
+    std::vector<std::string> rest;
+    for (const auto& arg : args) {
+      if (arg == "--purge") {
+        purge = true;
+      } else {
+        rest.push_back(arg);
+      }
+    }
+    if (!parse_args(sub, rest, &name, nullptr)) return kExitUsage;
+  } else if (sub == "show" || sub == "online" || sub == "offline") {
     if (!parse_args(sub, args, &name, nullptr)) return kExitUsage;
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
@@ -327,7 +377,7 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
   if (sub == "offline")
     return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
-  return run_delete(options, *registry, name);
+  return run_delete(options, *registry, name, purge);
 }
 
 const CommandRegistration kRegistered(kCommand, kUsage, &run_topic);

@@ -83,16 +83,27 @@ void put_when(const When& when, Json* job) {
   }
 }
 
-// Parses a job body given by the caller; nullopt when it is not JSON.
-std::optional<Json> parse_body_json(const std::string& body_json) {
-  Json parsed = Json::parse(body_json, nullptr, false);
-  if (parsed.is_discarded()) return std::nullopt;
-  return parsed;
+// A job object as JSON text: `fields` (id, delay or at) with the caller's
+// body text spliced in as it is, so the server stores it byte for byte
+// (parsing and dumping it would reorder keys and respell numbers). nullopt
+// when the body is not JSON text or the id is not UTF-8.
+std::optional<std::string> job_text(const Json& fields, const std::string& body_json) {
+  if (!Json::accept(body_json)) return std::nullopt;
+  std::string text;
+  try {
+    text = fields.dump();
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+  text.pop_back();  // the closing '}': fields is never empty (it has the id)
+  return text + ",\"body\":" + body_json + "}";
 }
 
 Error body_not_json(const std::string& id) {
   return Error{ErrorCode::InvalidArgument, 0,
-               "body of job '" + id + "' must be JSON text, e.g. '\"text\"' or '{\"a\":1}'", ""};
+               "body of job '" + id +
+                   "' must be JSON text, e.g. '\"text\"' or '{\"a\":1}', and its id UTF-8 text",
+               ""};
 }
 
 JobState state_from_name(const std::string& name) {
@@ -231,11 +242,11 @@ Client& Client::operator=(Client&&) noexcept = default;
 
 Result<Added> Client::add(const std::string& topic, const std::string& id,
                           const std::string& body_json, const When& when) {
-  std::optional<Json> body = parse_body_json(body_json);
-  if (!body) return body_not_json(id);
-  Json job{{"id", id}, {"body", std::move(*body)}};
-  put_when(when, &job);
-  auto called = impl_->call("POST", impl_->jobs_path(topic), job.dump());
+  Json fields{{"id", id}};
+  put_when(when, &fields);
+  std::optional<std::string> job = job_text(fields, body_json);
+  if (!job) return body_not_json(id);
+  auto called = impl_->call("POST", impl_->jobs_path(topic), *job);
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
   // 200 is the same job pending already (a retry whose first answer was lost).
@@ -295,16 +306,16 @@ Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
 
 Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
                                                        const std::vector<BatchJob>& jobs) {
-  Json list = Json::array();
+  std::string list;
   for (const auto& job : jobs) {
-    std::optional<Json> body = parse_body_json(job.body_json);
-    if (!body) return body_not_json(job.id);
-    Json entry{{"id", job.id}, {"body", std::move(*body)}};
-    put_when(job.when, &entry);
-    list.push_back(std::move(entry));
+    Json fields{{"id", job.id}};
+    put_when(job.when, &fields);
+    std::optional<std::string> entry = job_text(fields, job.body_json);
+    if (!entry) return body_not_json(job.id);
+    list += (list.empty() ? "" : ",") + *entry;
   }
   auto called =
-      impl_->call("POST", impl_->jobs_path(topic) + "/batch", Json{{"jobs", list}}.dump());
+      impl_->call("POST", impl_->jobs_path(topic) + "/batch", "{\"jobs\":[" + list + "]}");
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
   if (answer.status != 200) return error_from_answer(answer, called->server);

@@ -1,6 +1,8 @@
 -- reserve: lease ready jobs to a consumer under one reserve id.
 -- KEYS[1] jobs  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
 -- reserve id  KEYS[5] cancel marker of this reserve id  KEYS[6] bodies
+-- KEYS[7] lease list of an earlier reserve whose reply arrived (dropped now:
+-- it is only needed while a reply may be lost)
 -- ARGV[1] reserve id  ARGV[2] ready key prefix  ARGV[3] most jobs in all
 -- ARGV[4] stop adding jobs once their bodies exceed this many bytes
 -- ARGV[5] how long the lease list outlives the longest lease, ms
@@ -13,6 +15,7 @@
 -- command sat in a stalled Redis), it takes nothing.
 -- Returns {ready jobs left in these topics, Redis's now ms, then six entries
 -- per job: key, attempt, due ms, created ms, incarnation, body}.
+redis.call('DEL', KEYS[7])
 if redis.call('EXISTS', KEYS[5]) == 1 then
   return {0, 0}
 end

@@ -22,11 +22,11 @@ struct DqdOptions {
   int registry_refresh_ms = 200;
   int drain_timeout_ms = 5000;
   bool legacy = true;
-  // Runs dqd through this command, e.g. {"faketime", "+10s"} for a host
-  // whose clock is ahead.
-  std::vector<std::string> wrapper;
   std::string extra_ini;  // appended verbatim (e.g. "[server]\nmax_body_bytes = 100\n" — sections
                           // may repeat)
+  // Runs dqd through this command, e.g. {"faketime", "-f", "+10s"} for a
+  // host whose clock is ahead.
+  std::vector<std::string> wrapper;
 };
 
 class DqdProcess {

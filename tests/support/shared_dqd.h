@@ -17,6 +17,8 @@ struct TopicSpec {
   std::string name;
   std::string callback_url = "http://127.0.0.1:9/none";
   int64_t default_delay_s = 0;
+  std::string method = "POST";  // or "GET": the callback gets query parameters
+  bool online = true;
 };
 
 struct SharedDqd {

@@ -32,7 +32,7 @@ namespace dq::client {
 
 enum class ErrorCode {
   InvalidArgument,  // 400, or refused before sending (e.g. body is not JSON)
-  NotFound,         // 404: unknown or offline topic, or no such job
+  NotFound,         // 404: unknown topic, or no such job
   Conflict,         // 409: the id is still pending
   TooLarge,         // 413: body or batch over the server's limit
   Unavailable,      // 503 from every server, or no server could be reached
