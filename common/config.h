@@ -25,7 +25,9 @@ struct Config {
   std::vector<ShardAddress> shards;
   int redis_connect_timeout_ms = 1000;
   int redis_command_timeout_ms = 2000;
-  bool start_local_redis = true;  // start a redis-server when a loopback shard is down at start
+  bool start_local_redis = true;    // start a redis-server when a loopback shard is down at start
+  bool allow_unsafe_redis = false;  // use shards that could silently drop jobs (no persistence,
+                                    // an evicting maxmemory-policy)
 
   // [sqlite]
   std::string sqlite_path;  // default: <config dir>/dq.db
@@ -47,6 +49,17 @@ struct Config {
   // [consumer]
   int consumer_processes = 2;
   int consumer_concurrency = 64;
+
+  // [checker]
+  int checker_interval_ms = 1000;  // how often every shard is pinged
+  int checker_down_after = 3;      // failed checks in a row before a shard is down
+  int checker_up_after = 2;        // good checks in a row before it is up again
+  int memory_warn_percent = 90;    // used_memory above this share of maxmemory is reported
+
+  // [alert]
+  int alert_group_window_s = 60;      // dead letters of one topic within this go in one mail
+  int alert_send_timeout_ms = 10000;  // one SMTP or webhook attempt
+  int alert_retry_max_s = 300;        // longest pause between attempts of a failed send
 
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid
