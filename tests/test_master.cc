@@ -181,11 +181,11 @@ TEST_CASE("dqd forks every role with its process title and count") {
   DqdProcess dqd(options_for(redis, 2, 1, 2));
   dqd.start();
   std::map<std::string, pid_t> titles;
-  REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 6; }, 3000));
   std::set<std::string> names;
   for (const auto& entry : titles) names.insert(entry.first);
   CHECK(names == std::set<std::string>{"dq-server_0", "dq-server_1", "dq-timer_0", "dq-consume_0",
-                                       "dq-consume_1"});
+                                       "dq-consume_1", "dq-redis-checker"});
   // The kernel's short name is set too (top, /proc/PID/comm).
   CHECK(read_text("/proc/" + std::to_string(titles["dq-timer_0"]) + "/comm") == "dq-timer_0\n");
   // No child of a child: every role is a direct child of the master.
@@ -197,9 +197,10 @@ TEST_CASE("kill -9 of any child: back within 1 s while the service keeps answeri
   TestRedis redis;
   DqdProcess dqd(options_for(redis, 2, 1, 1));
   dqd.start();
-  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 4; }, 3000));
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 5; }, 3000));
   RequestLoop loop = healthz_loop(dqd);
-  for (const std::string title : {"dq-server_0", "dq-timer_0", "dq-consume_0", "dq-server_1"}) {
+  for (const std::string title :
+       {"dq-server_0", "dq-timer_0", "dq-consume_0", "dq-server_1", "dq-redis-checker"}) {
     CAPTURE(title);
     pid_t old_pid = dq_children(dqd.pid())[title];
     REQUIRE(old_pid > 0);
@@ -230,7 +231,7 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   dqd.add_topic("reload");
   dqd.start();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 6; }, 3000));
   pid_t master = dqd.pid();
 
   std::string jobs = dqd.jobs_url("reload");
@@ -271,7 +272,7 @@ TEST_CASE("a bad config is rejected on reload and the old generation keeps runni
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 4; }, 3000));
 
   {
     std::ofstream out(dqd.config_path(), std::ios::app);
@@ -292,14 +293,14 @@ TEST_CASE("a changed config file reloads on its own") {
   DqdOptions options = options_for(redis, 1, 0, 0);
   DqdProcess dqd(options);
   dqd.start();
-  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 1; }, 3000));
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 2; }, 3000));
   options.workers = 2;
   options.timers = 1;
   dqd.rewrite_config(options);
   bool reloaded = wait_until(
       [&] {
         auto now = dq_children(dqd.pid());
-        return now.size() == 3 && now.count("dq-server_1") && now.count("dq-timer_0");
+        return now.size() == 4 && now.count("dq-server_1") && now.count("dq-timer_0");
       },
       4000);
   CHECK(reloaded);
@@ -312,7 +313,7 @@ TEST_CASE("SIGTERM: every child gone within the drain deadline, exit 0, pid file
   DqdProcess dqd(options_for(redis, 2, 1, 2));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 6; }, 3000));
   std::string pid_file = dqd.dir() + "/dqd.pid";
   CHECK(std::filesystem::exists(pid_file));
   int64_t started = dq::monotonic_ms();
@@ -331,7 +332,7 @@ TEST_CASE("children exit when the master is killed (no orphans)") {
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 4; }, 3000));
   dqd.kill9();
   bool gone = wait_until(
       [&] {
@@ -390,7 +391,7 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
               .status == 201);
   REQUIRE(callback.wait_for(1, 5000));
   auto before_hup = dq_children(dqd.pid());
-  REQUIRE(before_hup.size() == 3);
+  REQUIRE(before_hup.size() == 4);
   // Every child reopens its files on SIGHUP: a log file removed (as logrotate
   // would move it) is written again, and no child is killed or replaced.
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
@@ -435,7 +436,7 @@ TEST_CASE("dqctl status lists the master and its children") {
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 4; }, 3000));
   std::string dqctl = std::string(DQ_BUILD_DIR) + "/dqctl";
   std::string output;
   REQUIRE(dq::test::run_command({dqctl, "-c", dqd.config_path(), "status"}, &output) == 0);
@@ -455,7 +456,7 @@ TEST_CASE("dqctl status lists the master and its children") {
   Json status = Json::parse(output);
   CHECK(status["alive"] == true);
   CHECK(status["master_pid"] == dqd.pid());
-  REQUIRE(status["children"].size() == 3);
+  REQUIRE(status["children"].size() == 4);
   for (const auto& child : status["children"]) {
     CHECK(child["pid"] == dq_children(dqd.pid())[child["title"].get<std::string>()]);
     CHECK(child["restarts"] == (child["title"] == "dq-timer_0" ? 1 : 0));
@@ -503,7 +504,7 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
   dqd.start();
   pid_t master = dqd.pid();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(master)).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(master)).size() == 6; }, 3000));
 
   std::string jobs = dqd.jobs_url("stream");
   std::atomic<int> added{0};
