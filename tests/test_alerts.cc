@@ -71,6 +71,19 @@ TEST_CASE("send_mail: the SMTP server gets envelope, headers and body, and its a
   CHECK(received.raw.find("\r\n\r\nline one\r\n.line with a leading dot\r\nline three") !=
         std::string::npos);
 
+  // TLS is required when asked for: a server without STARTTLS (or TLS on
+  // connect) gets nothing in plain text.
+  dq::AlertSettings starttls = settings;
+  starttls.smtp_security = "starttls";
+  auto no_starttls = dq::send_mail(starttls, mail, 3000);
+  REQUIRE_FALSE(no_starttls.is_ok());
+  dq::AlertSettings tls = settings;
+  tls.smtp_security = "tls";
+  auto no_tls = dq::send_mail(tls, mail, 3000);
+  REQUIRE_FALSE(no_tls.is_ok());
+  CHECK(no_tls.status().message().find("smtps://") != std::string::npos);
+  CHECK(smtp.mails().size() == 1);
+
   smtp.stop();
   auto refused = dq::send_mail(settings, mail, 2000);
   REQUIRE_FALSE(refused.is_ok());
