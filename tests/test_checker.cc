@@ -183,6 +183,7 @@ TEST_CASE(
   CHECK(down_mails[0].subject.find(victim.address()) != std::string::npos);
   CHECK(down_mails[0].envelope_to == std::vector<std::string>{"ops@example.com"});
   CHECK(down_mails[0].raw.find("Reason: ") != std::string::npos);
+  for (const auto& mail : world.smtp.mails()) MESSAGE("mail: " << mail.subject);
   CHECK(world.smtp.mails().size() == 1);
   auto down_hooks = hooks_of_kind(world.hook, "shard_down");
   REQUIRE(down_hooks.size() == 1);
