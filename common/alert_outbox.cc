@@ -17,6 +17,24 @@ AlertMail dead_letter_mail(const Topic& topic, const std::string& job_id, int at
               "  dqctl dead requeue " +
               topic.name + " " + job_id +
               "\nor from the admin page once the callback works again.\n";
+  mail.attempts = attempts;
+  mail.error = last_error;
+  mail.created_at_ms = now_ms;
+  return mail;
+}
+
+AlertMail crash_loop_alert(const std::string& title, const std::string& detail, int64_t now_ms) {
+  AlertMail mail;
+  mail.kind = "crash_loop";
+  mail.job_id = title;
+  mail.subject = "[dq] " + title + " is in a crash loop";
+  mail.text = title +
+              " keeps dying soon after it starts; the master respawns it with a growing "
+              "pause.\nLast exit: " +
+              detail +
+              "\n\nSee err_YYYYMMDD.log in the log dir for why, and `dqctl status` for its "
+              "restarts.\n";
+  mail.error = detail;
   mail.created_at_ms = now_ms;
   return mail;
 }
@@ -34,15 +52,18 @@ Result<std::unique_ptr<AlertOutbox>> AlertOutbox::open(const std::string& sqlite
 Result<int64_t> AlertOutbox::queue(const AlertMail& mail) {
   auto statement = Statement::prepare(
       db_.get(),
-      "INSERT INTO alert_outbox (topic, job_id, recipients, subject, text, created_at_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?)");
+      "INSERT INTO alert_outbox (topic, job_id, recipients, subject, text, created_at_ms, kind, "
+      "attempts, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (!statement.is_ok()) return statement.status();
   statement->bind(1, mail.topic)
       .bind(2, mail.job_id)
       .bind(3, mail.recipients)
       .bind(4, mail.subject)
       .bind(5, mail.text)
-      .bind(6, mail.created_at_ms);
+      .bind(6, mail.created_at_ms)
+      .bind(7, mail.kind)
+      .bind(8, int64_t{mail.attempts})
+      .bind(9, mail.error);
   Status status = statement->run();
   if (!status.is_ok()) return status;
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_.get()));
@@ -66,6 +87,9 @@ Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit
     mail.text = statement->column_text(5);
     mail.created_at_ms = statement->column_int(6);
     if (!statement->column_text(7).empty()) mail.sent_at_ms = statement->column_int(7);
+    mail.kind = statement->column_text(8);
+    mail.attempts = static_cast<int>(statement->column_int(9));
+    mail.error = statement->column_text(10);
     mails.push_back(std::move(mail));
   }
   return mails;
@@ -73,15 +97,15 @@ Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit
 
 Result<std::vector<AlertMail>> AlertOutbox::unsent(size_t limit) {
   return select(
-      "SELECT id, topic, job_id, recipients, subject, text, created_at_ms, sent_at_ms "
-      "FROM alert_outbox WHERE sent_at_ms IS NULL ORDER BY id LIMIT ?",
+      "SELECT id, topic, job_id, recipients, subject, text, created_at_ms, sent_at_ms, "
+      "kind, attempts, error FROM alert_outbox WHERE sent_at_ms IS NULL ORDER BY id LIMIT ?",
       limit);
 }
 
 Result<std::vector<AlertMail>> AlertOutbox::recent(size_t limit) {
   return select(
-      "SELECT id, topic, job_id, recipients, subject, text, created_at_ms, sent_at_ms "
-      "FROM alert_outbox ORDER BY id DESC LIMIT ?",
+      "SELECT id, topic, job_id, recipients, subject, text, created_at_ms, sent_at_ms, "
+      "kind, attempts, error FROM alert_outbox ORDER BY id DESC LIMIT ?",
       limit);
 }
 

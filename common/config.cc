@@ -107,6 +107,13 @@ Result<Config> load_config(const std::string& path) {
   number("timer.max_sleep_ms", 1, 60000, &config.timer_max_sleep_ms);
   number("consumer.processes", 0, 64, &config.consumer_processes);
   number("consumer.concurrency", 1, 10000, &config.consumer_concurrency);
+  number("checker.interval_ms", 50, 600000, &config.checker_interval_ms);
+  number("checker.down_after", 1, 1000, &config.checker_down_after);
+  number("checker.up_after", 1, 1000, &config.checker_up_after);
+  number("checker.memory_warn_percent", 1, 100, &config.memory_warn_percent);
+  number("alert.group_window_s", 0, 86400, &config.alert_group_window_s);
+  number("alert.send_timeout_ms", 100, 600000, &config.alert_send_timeout_ms);
+  number("alert.retry_max_s", 1, 86400, &config.alert_retry_max_s);
   number("master.drain_timeout_ms", 0, 3600000, &config.drain_timeout_ms);
   number("master.registry_refresh_ms", 100, 600000, &config.registry_refresh_ms);
   text("sqlite.path", &config.sqlite_path);
@@ -138,6 +145,12 @@ Result<Config> load_config(const std::string& path) {
     if (!status.is_ok()) return status;
   }
 
+  auto allow_unsafe = values.find("redis.allow_unsafe");
+  if (allow_unsafe != values.end()) {
+    status = parse_bool("redis.allow_unsafe", allow_unsafe->second, &config.allow_unsafe_redis);
+    if (!status.is_ok()) return status;
+  }
+
   static const std::set<std::string> kKnown = {"server.listen",
                                                "server.workers",
                                                "server.legacy_listen",
@@ -148,6 +161,14 @@ Result<Config> load_config(const std::string& path) {
                                                "redis.command_timeout_ms",
                                                "redis.probe_timeout_ms",
                                                "redis.start_local",
+                                               "redis.allow_unsafe",
+                                               "checker.interval_ms",
+                                               "checker.down_after",
+                                               "checker.up_after",
+                                               "checker.memory_warn_percent",
+                                               "alert.group_window_s",
+                                               "alert.send_timeout_ms",
+                                               "alert.retry_max_s",
                                                "sqlite.path",
                                                "log.dir",
                                                "log.level",

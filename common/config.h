@@ -27,7 +27,9 @@ struct Config {
   int redis_command_timeout_ms = 2000;
   // How long an add waits for another shard to say whether it holds the id.
   int redis_probe_timeout_ms = 200;
-  bool start_local_redis = true;  // start a redis-server when a loopback shard is down at start
+  bool start_local_redis = true;    // start a redis-server when a loopback shard is down at start
+  bool allow_unsafe_redis = false;  // use shards that could silently drop jobs (no persistence,
+                                    // an evicting maxmemory-policy)
 
   // [sqlite]
   std::string sqlite_path;  // default: <config dir>/dq.db
@@ -51,6 +53,17 @@ struct Config {
   int consumer_concurrency = 64;
   // When not empty, callbacks may only go to these hosts (common/callback_url.h).
   std::vector<std::string> callback_allow_hosts;
+
+  // [checker]
+  int checker_interval_ms = 1000;  // how often every shard is pinged
+  int checker_down_after = 3;      // failed checks in a row before a shard is down
+  int checker_up_after = 2;        // good checks in a row before it is up again
+  int memory_warn_percent = 90;    // used_memory above this share of maxmemory is reported
+
+  // [alert]
+  int alert_group_window_s = 60;      // dead letters of one topic within this go in one mail
+  int alert_send_timeout_ms = 10000;  // one SMTP or webhook attempt
+  int alert_retry_max_s = 300;        // longest pause between attempts of a failed send
 
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid

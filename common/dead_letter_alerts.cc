@@ -8,7 +8,8 @@ namespace dq {
 void DeadLetterAlerts::report(const Topic& topic, const std::string& job_id, int attempts,
                               const std::string& error) {
   err_log().warn("{}/{} is dead after {} attempts: {}", topic.name, job_id, attempts, error);
-  if (topic.alert_emails.empty()) return;
+  // Queued even when the topic names no recipients: the checker also sends
+  // to the global ones and to the webhook.
   if (!outbox_) {
     auto opened = AlertOutbox::open(sqlite_path_);
     if (!opened.is_ok()) {

@@ -55,16 +55,16 @@ Status validate_retry_ms(const std::string& retry_ms) {
   return Status::ok();
 }
 
-Status validate_alert_emails(const std::string& emails) {
+Status validate_emails(const std::string& field, const std::string& emails) {
   if (emails.empty()) return Status::ok();
-  if (emails.size() > kMaxTextBytes) return invalid("alert_emails", "longer than 1024 bytes");
+  if (emails.size() > kMaxTextBytes) return invalid(field, "longer than 1024 bytes");
   for (const std::string& email : split_commas(emails)) {
     size_t at = email.find('@');
     bool bad_char = false;
     for (unsigned char c : email) bad_char = bad_char || c <= ' ' || c == 0x7f;
     if (at == std::string::npos || at == 0 || at + 1 == email.size() ||
         email.find('@', at + 1) != std::string::npos || bad_char) {
-      return invalid("alert_emails", "'" + email + "' is not an email address (name@host)");
+      return invalid(field, "'" + email + "' is not an email address (name@host)");
     }
   }
   return Status::ok();
@@ -145,10 +145,14 @@ Status validate_topic(const Topic& topic) {
   }
   status = validate_retry_ms(topic.retry_ms);
   if (!status.is_ok()) return status;
-  status = validate_alert_emails(topic.alert_emails);
+  status = validate_emails("alert_emails", topic.alert_emails);
   if (!status.is_ok()) return status;
   if (topic.creator.size() > kMaxTextBytes) return invalid("creator", "longer than 1024 bytes");
   return Status::ok();
+}
+
+Status validate_email_list(const std::string& field, const std::string& emails) {
+  return validate_emails(field, emails);
 }
 
 Registry::~Registry() { SqliteHandle close(db_); }

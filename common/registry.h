@@ -37,6 +37,10 @@ struct Topic {
 // Status names the first bad field.
 Status validate_topic(const Topic& topic);
 
+// Checks a comma-separated list of email addresses (empty is fine); the
+// Status names `field` and the first bad address.
+Status validate_email_list(const std::string& field, const std::string& emails);
+
 class Registry {
  public:
   ~Registry();

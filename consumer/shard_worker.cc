@@ -32,7 +32,16 @@ ShardWorker::ShardWorker(const Config& config, size_t shard, CURLM* multi,
 }
 
 ShardWorker::~ShardWorker() {
-  stop(monotonic_ms());
+  {
+    // A stop asked for earlier keeps its deadline: the outcomes still queued
+    // get until then to be recorded.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!stopping_) {
+      stopping_ = true;
+      stop_deadline_ms_ = monotonic_ms();
+    }
+    changed_.notify_all();
+  }
   if (thread_.joinable()) thread_.join();
 }
 
@@ -82,7 +91,7 @@ void ShardWorker::run() {
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait_for(lock, std::chrono::milliseconds(kTickMs), [&] {
-        return stopping_ || reserve_request_ || !outcomes_.empty();
+        return reserve_request_ || !outcomes_.empty() || (stopping_ && unrecorded_ == 0);
       });
       if (stopping_ && (unrecorded_ == 0 || monotonic_ms() >= stop_deadline_ms_)) {
         if (unrecorded_ > 0)

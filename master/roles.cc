@@ -1,6 +1,7 @@
 // The roles dqd forks, with their counts from the config and entry points.
 #include "master/roles.h"
 
+#include "checker/checker.h"
 #include "consumer/consumer.h"
 #include "server/server.h"
 #include "timer/timer.h"
@@ -17,6 +18,8 @@ const std::vector<RoleSpec>& all_roles() {
       {"consumer", "dq-consume", true, [](const Config& c) { return c.consumer_processes; },
        [](const Config& c, int i, const ListenSockets&) { return run_consumer(c, i); }, false,
        true},
+      {"checker", "dq-redis-checker", false, [](const Config&) { return 1; },
+       [](const Config& c, int i, const ListenSockets&) { return run_checker(c, i); }, false, true},
   };
   return kRoles;
 }

@@ -11,11 +11,14 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/alert_outbox.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/master_status.h"
 #include "common/stop_flag.h"
+#include "common/shard_health.h"
 #include "master/process_title.h"
+#include "master/shard_gate.h"
 
 namespace dq {
 namespace {
@@ -56,6 +59,8 @@ void log_previous_master(const std::string& pid_file) {
       "the previous master (pid {}) did not stop cleanly{}", pid,
       draining.empty() ? std::string() : "; its children finish their work and exit: " + draining);
 }
+// This many quick deaths in a row make a crash loop, alerted once.
+constexpr int kCrashLoopDeaths = 3;
 
 }  // namespace
 
@@ -80,6 +85,12 @@ int Supervisor::run() {
   }
   sockets_ = *opened;
   local_redis_.ensure_started(config_);
+  Status safe = check_shards_before_start(config_);
+  if (!safe.is_ok()) {
+    err_log().critical("cannot start: {}", safe.message());
+    local_redis_.stop_all(5000);
+    return 1;
+  }
   generation_ = 1;
   err_log().info("master started (pid {}), config {}", master_pid_, config_.path);
   spawn_generation();
@@ -97,6 +108,7 @@ int Supervisor::run() {
   local_redis_.stop_all(5000);
   close_listen_sockets(&sockets_);
   unlink(master_status_path(config_.pid_file).c_str());
+  unlink(shard_health_path(config_.pid_file).c_str());
   err_log().info("master stopped");
   return 0;
 }
@@ -180,11 +192,28 @@ void Supervisor::on_child_exit(pid_t pid, int wait_status) {
                              : "it keeps dying: respawning in " + std::to_string(delay) + " ms");
   child->pid = -1;
   child->respawn_at_ms = monotonic_ms() + delay;
+  if (child->quick_deaths == kCrashLoopDeaths) queue_crash_loop_alert(*child, wait_status);
   if (delay == 0) {
     child->restarts++;
     spawn(static_cast<size_t>(child - table_.children().data()));
   }
   write_status();
+}
+
+void Supervisor::queue_crash_loop_alert(const Child& child, int wait_status) {
+  std::string detail = describe_exit(wait_status) + ", " + std::to_string(child.quick_deaths) +
+                       " times in a row within " + std::to_string(kQuickDeathMs / 1000) +
+                       " s of starting";
+  Status status;
+  auto outbox = AlertOutbox::open(config_.sqlite_path);
+  if (outbox.is_ok()) {
+    status = (*outbox)->queue(crash_loop_alert(child.title, detail, now_ms())).status();
+  } else {
+    status = outbox.status();
+  }
+  if (!status.is_ok()) {
+    err_log().error("cannot queue the crash-loop alert for {}: {}", child.title, status.message());
+  }
 }
 
 void Supervisor::handle_signal(int signal_number) {
@@ -252,6 +281,12 @@ void Supervisor::reload(const std::string& why) {
     return;
   }
   Config next = *loaded;
+  Status safe = check_shards_before_start(next);
+  if (!safe.is_ok()) {
+    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
+                    safe.message());
+    return;
+  }
   if (next.pid_file != config_.pid_file) {
     err_log().warn(
         "reload: [master] pid_file changed to {}; it takes effect only at the next start",

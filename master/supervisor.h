@@ -39,6 +39,8 @@ class Supervisor {
   [[noreturn]] void run_child(const Child& child);
   void reap();
   void on_child_exit(pid_t pid, int wait_status);
+  // Queues one alert (sent by the redis checker) for a child in a crash loop.
+  void queue_crash_loop_alert(const Child& child, int wait_status);
   void handle_signal(int signal_number);
   void reload(const std::string& why);
   Status reopen_sockets(const Config& next, ListenSockets* next_sockets);

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/json_span.h"
 #include "common/log.h"
+#include "common/shard_health.h"
 #include "server/http_reply.h"
 
 namespace dq {
@@ -401,15 +402,24 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
 void HttpApi::healthz(evhttp_request* request) {
   Json shards = Json::array();
   bool any_up = false;
+  // The redis checker's view (state, reason, since when, safety) beside this
+  // process's own connection state; absent while no checker has reported.
+  auto checked = read_shard_health(config_.pid_file);
   for (const auto& shard : jobs_.health()) {
     Json entry{{"name", shard.name}, {"up", shard.up}};
     if (!shard.up) entry["error"] = shard.error;
+    const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
+    if (seen != nullptr) entry["checker"] = seen->to_json();
     shards.push_back(entry);
     any_up = any_up || shard.up;
   }
+  Json body{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}};
+  if (checked.is_ok()) {
+    body["checker"] = {{"updated_at_ms", checked->updated_at_ms},
+                       {"stale", checked->stale(now_ms())}};
+  }
   // 200 while any shard can take jobs: a down shard only delays its own jobs.
-  finish(request, "healthz", any_up ? 200 : 503,
-         Json{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}});
+  finish(request, "healthz", any_up ? 200 : 503, body);
 }
 
 void HttpApi::metrics(evhttp_request* request) {
@@ -428,6 +438,8 @@ void HttpApi::metrics(evhttp_request* request) {
   for (const auto& shard : jobs_.health()) {
     text += "dq_redis_shard_up{shard=\"" + shard.name + "\"} " + (shard.up ? "1" : "0") + "\n";
   }
+  auto checked = read_shard_health(config_.pid_file);
+  if (checked.is_ok() && !checked->stale(now_ms())) text += shard_health_metrics(*checked);
   text +=
       "# HELP dq_http_requests_in_flight Requests being answered.\n# TYPE "
       "dq_http_requests_in_flight gauge\n";

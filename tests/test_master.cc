@@ -186,11 +186,11 @@ TEST_CASE("dqd forks every role with its process title and count") {
   DqdProcess dqd(options_for(redis, 2, 1, 2));
   dqd.start();
   std::map<std::string, pid_t> titles;
-  REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 6; }, 3000));
   std::set<std::string> names;
   for (const auto& entry : titles) names.insert(entry.first);
   CHECK(names == std::set<std::string>{"dq-server_0", "dq-server_1", "dq-timer_0", "dq-consume_0",
-                                       "dq-consume_1"});
+                                       "dq-consume_1", "dq-redis-checker"});
   // The kernel's short name is set too (top, /proc/PID/comm).
   CHECK(read_text("/proc/" + std::to_string(titles["dq-timer_0"]) + "/comm") == "dq-timer_0\n");
   // No child of a child: every role is a direct child of the master.
@@ -202,9 +202,10 @@ TEST_CASE("kill -9 of any child: back within 1 s while the service keeps answeri
   TestRedis redis;
   DqdProcess dqd(options_for(redis, 2, 1, 1));
   dqd.start();
-  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 4; }, 3000));
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 5; }, 3000));
   RequestLoop loop = healthz_loop(dqd);
-  for (const std::string title : {"dq-server_0", "dq-timer_0", "dq-consume_0", "dq-server_1"}) {
+  for (const std::string title :
+       {"dq-server_0", "dq-timer_0", "dq-consume_0", "dq-server_1", "dq-redis-checker"}) {
     CAPTURE(title);
     pid_t old_pid = dq_children(dqd.pid())[title];
     REQUIRE(old_pid > 0);
@@ -235,7 +236,7 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   dqd.add_topic("reload");
   dqd.start();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 6; }, 3000));
   pid_t master = dqd.pid();
 
   std::string jobs = dqd.jobs_url("reload");
@@ -276,7 +277,7 @@ TEST_CASE("a bad config is rejected on reload and the old generation keeps runni
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 4; }, 3000));
 
   {
     std::ofstream out(dqd.config_path(), std::ios::app);
@@ -297,14 +298,14 @@ TEST_CASE("a changed config file reloads on its own") {
   DqdOptions options = options_for(redis, 1, 0, 0);
   DqdProcess dqd(options);
   dqd.start();
-  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 1; }, 3000));
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 2; }, 3000));
   options.workers = 2;
   options.timers = 1;
   dqd.rewrite_config(options);
   bool reloaded = wait_until(
       [&] {
         auto now = dq_children(dqd.pid());
-        return now.size() == 3 && now.count("dq-server_1") && now.count("dq-timer_0");
+        return now.size() == 4 && now.count("dq-server_1") && now.count("dq-timer_0");
       },
       4000);
   CHECK(reloaded);
@@ -317,7 +318,7 @@ TEST_CASE("SIGTERM: every child gone within the drain deadline, exit 0, pid file
   DqdProcess dqd(options_for(redis, 2, 1, 2));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 6; }, 3000));
   std::string pid_file = dqd.dir() + "/dqd.pid";
   CHECK(std::filesystem::exists(pid_file));
   int64_t started = dq::monotonic_ms();
@@ -336,7 +337,7 @@ TEST_CASE("children exit when the master is killed (no orphans)") {
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 4; }, 3000));
   dqd.kill9();
   bool gone = wait_until(
       [&] {
@@ -395,7 +396,7 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
               .status == 201);
   REQUIRE(callback.wait_for(1, 5000));
   auto before_hup = dq_children(dqd.pid());
-  REQUIRE(before_hup.size() == 3);
+  REQUIRE(before_hup.size() == 4);
   // Every child reopens its files on SIGHUP: a log file removed (as logrotate
   // would move it) is written again, and no child is killed or replaced.
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
@@ -440,7 +441,7 @@ TEST_CASE("dqctl status lists the master and its children") {
   DqdProcess dqd(options_for(redis, 1, 1, 1));
   dqd.start();
   std::map<std::string, pid_t> children;
-  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 3; }, 3000));
+  REQUIRE(wait_until([&] { return (children = dq_children(dqd.pid())).size() == 4; }, 3000));
   std::string dqctl = std::string(DQ_BUILD_DIR) + "/dqctl";
   std::string output;
   REQUIRE(dq::test::run_command({dqctl, "-c", dqd.config_path(), "status"}, &output) == 0);
@@ -460,7 +461,7 @@ TEST_CASE("dqctl status lists the master and its children") {
   Json status = Json::parse(output);
   CHECK(status["alive"] == true);
   CHECK(status["master_pid"] == dqd.pid());
-  REQUIRE(status["children"].size() == 3);
+  REQUIRE(status["children"].size() == 4);
   for (const auto& child : status["children"]) {
     CHECK(child["pid"] == dq_children(dqd.pid())[child["title"].get<std::string>()]);
     CHECK(child["restarts"] == (child["title"] == "dq-timer_0" ? 1 : 0));
@@ -508,7 +509,7 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
   dqd.start();
   pid_t master = dqd.pid();
   std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(master)).size() == 5; }, 3000));
+  REQUIRE(wait_until([&] { return (before = dq_children(master)).size() == 6; }, 3000));
 
   std::string jobs = dqd.jobs_url("stream");
   std::atomic<int> added{0};
@@ -616,7 +617,8 @@ TEST_CASE("only the API servers hold the listening sockets; no child holds the p
   options.extra_ini = "[redis]\nstart_local = yes\n";
   DqdProcess dqd(options);
   dqd.start();
-  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 3; }, 3000));
+  // server, timer, consumer, checker
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 4; }, 3000));
   std::set<std::string> sockets = listening_inodes(dqd.http_port());
   std::set<std::string> legacy = listening_inodes(dqd.legacy_port());
   REQUIRE(sockets.size() == 1);
@@ -627,7 +629,7 @@ TEST_CASE("only the API servers hold the listening sockets; no child holds the p
   CHECK(open_files(dqd.pid()).count(pid_file) == 1);  // the check sees what it looks for
 
   std::vector<ProcInfo> children = children_of(dqd.pid());
-  REQUIRE(children.size() == 4);  // server, timer, consumer, redis-server
+  REQUIRE(children.size() == 5);  // server, timer, consumer, checker, redis-server
   bool saw_redis = false;
   for (const auto& child : children) {
     CAPTURE(child.title);
@@ -681,7 +683,8 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
     std::string tag = "r" + std::to_string(round);
     pid_t master = dqd.pid();
     std::map<std::string, pid_t> old_children;
-    REQUIRE(wait_until([&] { return (old_children = dq_children(master)).size() == 4; }, 3000));
+    // two servers, timer, consumer, checker
+    REQUIRE(wait_until([&] { return (old_children = dq_children(master)).size() == 5; }, 3000));
     for (int i = 0; i < 3; ++i) REQUIRE(add(http, tag + "-slow-" + std::to_string(i), 0) == 201);
     for (int i = 0; i < 10; ++i) REQUIRE(add(http, tag + "-now-" + std::to_string(i), 0) == 201);
     for (int i = 0; i < 10; ++i)

@@ -3,7 +3,10 @@
 // is checked with kill(pid, 0), so a stale file is reported as not running.
 //   status            a table: master pid, uptime, generation; per child
 //                     role, title, pid, uptime and restarts
-//   --json status     the status file plus "alive"
+//                     then per Redis shard, as the redis checker sees it:
+//                     state, since when, persistence, memory, reason/problems
+//   --json status     the status file plus "alive" and "shards" (the
+//                     checker's report, common/shard_health.h)
 #include <signal.h>
 
 #include <cerrno>
@@ -14,6 +17,7 @@
 #include "client/dqctl/command.h"
 #include "common/clock.h"
 #include "common/master_status.h"
+#include "common/shard_health.h"
 
 namespace dq::ctl {
 namespace {
@@ -45,6 +49,41 @@ std::string format_uptime(int64_t ms) {
   return text;
 }
 
+std::string format_bytes(int64_t bytes) {
+  char text[32];
+  if (bytes < 1024 * 1024) {
+    std::snprintf(text, sizeof(text), "%lldK", static_cast<long long>(bytes / 1024));
+  } else {
+    std::snprintf(text, sizeof(text), "%.1fM", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  }
+  return text;
+}
+
+// The shard table under the children: one line per shard, then its problems.
+void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
+  if (!report.is_ok()) {
+    std::printf("\nshards: no report from dq-redis-checker yet\n");
+    return;
+  }
+  std::printf("\n%-22s %-5s %10s %-12s %-16s  %s\n", "SHARD", "STATE", "FOR", "PERSISTENCE",
+              "MEMORY", "REASON");
+  for (const auto& shard : report->shards) {
+    std::string memory = shard.persistence.empty()
+                             ? "-"
+                             : format_bytes(shard.used_memory) +
+                                   (shard.maxmemory > 0 ? "/" + format_bytes(shard.maxmemory) : "");
+    std::printf("%-22s %-5s %10s %-12s %-16s  %s\n", shard.name.c_str(), shard.up ? "up" : "DOWN",
+                format_uptime(now - shard.since_ms).c_str(),
+                shard.persistence.empty() ? "-" : shard.persistence.c_str(), memory.c_str(),
+                shard.reason.c_str());
+    for (const auto& problem : shard.problems) std::printf("  ! %s\n", problem.c_str());
+  }
+  if (report->stale(now)) {
+    std::printf("(the checker's last report is %s old: it may not be running)\n",
+                format_uptime(now - report->updated_at_ms).c_str());
+  }
+}
+
 int run_status(const CtlOptions& options, const std::vector<std::string>& args) {
   if (!args.empty()) return usage_error(kCommand, "takes no arguments");
   Config config;
@@ -60,6 +99,8 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
   if (options.json) {
     Json out = *status;
     out["alive"] = alive;
+    auto shards = read_shard_health(config.pid_file);
+    if (shards.is_ok()) out["shards"] = shards->to_json();
     std::printf("%s\n", out.dump(2).c_str());
     return alive ? kExitOk : kExitUnavailable;
   }
@@ -85,6 +126,7 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
                 child.value("restarts", 0), child.value("generation", 0),
                 child.value("state", std::string()).c_str());
   }
+  print_shards(read_shard_health(config.pid_file), now);
   return kExitOk;
 }
 

@@ -1,0 +1,144 @@
+// Builds alert texts and payloads (see alert_compose.h).
+#include "checker/alert_compose.h"
+
+#include <ctime>
+#include <set>
+
+#include "common/smtp_mail.h"
+
+namespace dq {
+namespace {
+
+constexpr size_t kListedJobs = 100;  // jobs named in one dead-letter mail
+constexpr size_t kErrorChars = 300;  // of each job's last error
+
+std::string shorten(const std::string& text, size_t limit) {
+  std::string line = text;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return line.size() <= limit ? line : line.substr(0, limit) + "...";
+}
+
+}  // namespace
+
+std::string format_duration(int64_t ms) {
+  if (ms < 1000) return std::to_string(ms) + " ms";
+  int64_t s = ms / 1000;
+  char text[32];
+  if (s < 60) {
+    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(s));
+  } else if (s < 3600) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(s / 60),
+                  static_cast<long long>(s % 60));
+  } else {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(s / 3600),
+                  static_cast<long long>(s / 60 % 60));
+  }
+  return text;
+}
+
+std::string format_time(int64_t ms) {
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+AlertMessage shard_change_alert(const std::string& shard, const ShardChange& change,
+                                int failures_needed, int interval_ms) {
+  AlertMessage message;
+  message.created_at_ms = change.at_ms;
+  if (!change.up) {
+    message.kind = "shard_down";
+    message.subject = "[dq] Redis shard " + shard + " is DOWN";
+    message.text = "Redis shard " + shard + " is down since " + format_time(change.down_since_ms) +
+                   " (" + std::to_string(failures_needed) + " failed checks in a row, one every " +
+                   std::to_string(interval_ms) + " ms).\nReason: " + change.reason +
+                   "\n\nProducers are not affected: new jobs go to the other shards.\n"
+                   "Jobs already on this shard wait, and are delivered once it is back.\n"
+                   "You get one more mail when it is up again.\n";
+  } else {
+    int64_t down_for = change.at_ms - change.down_since_ms;
+    message.kind = "shard_up";
+    message.subject =
+        "[dq] Redis shard " + shard + " is back UP after " + format_duration(down_for);
+    message.text = "Redis shard " + shard + " is up again since " + format_time(change.at_ms) +
+                   ".\nIt was down for " + format_duration(down_for) + ", from " +
+                   format_time(change.down_since_ms) + ".\nLast reason: " + change.reason +
+                   "\n\nIts jobs are being delivered again.\n";
+    message.payload["down_for_ms"] = down_for;
+  }
+  message.payload["kind"] = message.kind;
+  message.payload["shard"] = shard;
+  message.payload["reason"] = change.reason;
+  message.payload["since_ms"] = change.up ? change.at_ms : change.down_since_ms;
+  message.payload["subject"] = message.subject;
+  message.payload["text"] = message.subject + "\n" + message.text;
+  return message;
+}
+
+AlertMessage dead_letters_alert(const std::string& topic, const std::string& callback_url,
+                                const std::vector<AlertMail>& events, int64_t now_ms) {
+  AlertMessage message;
+  message.kind = "dead_letters";
+  message.created_at_ms = now_ms;
+  size_t count = events.size();
+  message.subject =
+      count == 1 ? "[dq] job " + topic + "/" + events[0].job_id + " dead-lettered"
+                 : "[dq] " + std::to_string(count) + " jobs of topic " + topic + " dead-lettered";
+  std::set<std::string> recipients;
+  for (const auto& event : events) {
+    for (const auto& address : split_addresses(event.recipients)) recipients.insert(address);
+  }
+  for (const auto& address : recipients) {
+    message.recipients += (message.recipients.empty() ? "" : ",") + address;
+  }
+  std::string text = "Topic: " + topic + "\n";
+  if (!callback_url.empty()) text += "Callback: " + callback_url + "\n";
+  text += "Dead-lettered: " + std::to_string(count) + " job" + (count == 1 ? "" : "s") +
+          " between " + format_time(events.front().created_at_ms) + " and " +
+          format_time(events.back().created_at_ms) + "\n\n";
+  Json jobs = Json::array();
+  for (size_t i = 0; i < count && i < kListedJobs; ++i) {
+    const AlertMail& event = events[i];
+    text += "  " + event.job_id + "  (" + std::to_string(event.attempts) +
+            " attempts)  last error: " + shorten(event.error, kErrorChars) + "\n";
+    jobs.push_back({{"id", event.job_id},
+                    {"attempts", event.attempts},
+                    {"error", shorten(event.error, kErrorChars)}});
+  }
+  if (count > kListedJobs) {
+    text += "  ... and " + std::to_string(count - kListedJobs) + " more\n";
+  }
+  text += "\nThe jobs are kept in the topic's dead letters. See them with\n  dqctl dead list " +
+          topic + "\nand requeue them once the callback works again with\n  dqctl dead requeue " +
+          topic + " --all\n";
+  message.text = text;
+  message.payload = {{"kind", message.kind},
+                     {"topic", topic},
+                     {"count", count},
+                     {"jobs", jobs},
+                     {"subject", message.subject},
+                     {"text", message.subject + "\n" + text}};
+  return message;
+}
+
+AlertMessage crash_loop_message(const AlertMail& event, int64_t now_ms) {
+  AlertMessage message;
+  message.kind = "crash_loop";
+  message.created_at_ms = now_ms;
+  message.subject = event.subject;
+  message.text = event.text;
+  message.recipients = event.recipients;
+  message.payload = {{"kind", message.kind},
+                     {"child", event.job_id},
+                     {"detail", event.error},
+                     {"subject", event.subject},
+                     {"text", event.subject + "\n" + event.text}};
+  return message;
+}
+
+}  // namespace dq

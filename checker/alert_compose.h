@@ -1,0 +1,30 @@
+// The words of each alert: subject, mail text and webhook payload, built
+// from a shard change, a group of dead-letter events or a crash-loop event.
+// Every payload has "kind", "subject" and "text" (chat bots show "text").
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checker/shard_tracker.h"
+#include "common/alert_messages.h"
+#include "common/alert_outbox.h"
+
+namespace dq {
+
+AlertMessage shard_change_alert(const std::string& shard, const ShardChange& change,
+                                int failures_needed, int interval_ms);
+
+// One mail for all of `events` (dead letters of one topic, oldest first).
+// `callback_url` may be "" when the topic is gone.
+AlertMessage dead_letters_alert(const std::string& topic, const std::string& callback_url,
+                                const std::vector<AlertMail>& events, int64_t now_ms);
+
+AlertMessage crash_loop_message(const AlertMail& event, int64_t now_ms);
+
+// "1h02m", "3m05s", "12s", "450 ms".
+std::string format_duration(int64_t ms);
+// "2024-05-01 12:00:03" in local time.
+std::string format_time(int64_t ms);
+
+}  // namespace dq

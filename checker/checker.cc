@@ -1,0 +1,43 @@
+// dq-redis-checker: starts the shard watch thread and runs the alert loop
+// on the main thread until stopped (see checker.h).
+#include "checker/checker.h"
+
+#include <chrono>
+#include <thread>
+
+#include "checker/alert_loop.h"
+#include "checker/shard_watch.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/stop_flag.h"
+
+namespace dq {
+namespace {
+
+constexpr int kAlertTurnMs = 250;
+constexpr const char* kTitle = "dq-redis-checker";
+
+}  // namespace
+
+int run_checker(const Config& config, int /*index*/) {
+  install_stop_handlers();
+  err_log().info("{} starting: {} shard(s) every {} ms, down after {}, up after {}", kTitle,
+                 config.shards.size(), config.checker_interval_ms, config.checker_down_after,
+                 config.checker_up_after);
+  ShardWatch watch(config);
+  std::thread watching([&watch] { watch.run(); });
+  AlertLoop alerts(config);
+  while (!stop_requested()) {
+    reopen_logs_if_asked(config.log_dir, config.log_level, kTitle);
+    alerts.turn();
+    int64_t next = monotonic_ms() + kAlertTurnMs;
+    while (!stop_requested() && monotonic_ms() < next) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+  }
+  watching.join();
+  err_log().info("{} stopped", kTitle);
+  return 0;
+}
+
+}  // namespace dq

@@ -1,0 +1,32 @@
+// ShardProbe: one check of one shard over a connection kept between checks:
+// PING within the timeout, and, when asked, the safety check (persistence,
+// eviction policy, memory; common/shard_safety.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/redis_sync.h"
+#include "common/shard_safety.h"
+
+namespace dq {
+
+struct ProbeResult {
+  bool ok = false;
+  std::string error;  // why the check failed
+  std::optional<ShardSafety> safety;
+};
+
+class ShardProbe {
+ public:
+  ShardProbe(const ShardAddress& address, int connect_timeout_ms, int timeout_ms);
+
+  ProbeResult probe(bool with_safety, int memory_warn_percent);
+
+ private:
+  RedisConnection connection_;
+  int timeout_ms_;
+};
+
+}  // namespace dq

@@ -1,0 +1,139 @@
+// Implements the shard checking rounds (see shard_watch.h).
+#include "checker/shard_watch.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "checker/alert_compose.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/shard_health.h"
+#include "common/stop_flag.h"
+
+namespace dq {
+namespace {
+
+constexpr int64_t kSafetyEveryMs = 5000;
+
+// The state a checker published before (a reload or restart), so an outage
+// already alerted is not alerted again; else up since now.
+CheckedShard initial_health(const ShardAddress& shard, const Result<ShardHealthReport>& earlier,
+                            int64_t now) {
+  if (earlier.is_ok()) {
+    const CheckedShard* known = earlier->find(shard.name());
+    if (known != nullptr) return *known;
+  }
+  CheckedShard health;
+  health.name = shard.name();
+  health.since_ms = now;
+  return health;
+}
+
+}  // namespace
+
+ShardWatch::ShardWatch(const Config& config)
+    : config_(config),
+      timeout_ms_(std::min(config.redis_command_timeout_ms, config.checker_interval_ms)) {
+  auto earlier = read_shard_health(config.pid_file);
+  int64_t now = now_ms();
+  int connect_ms = std::min(config.redis_connect_timeout_ms, config.checker_interval_ms);
+  for (const auto& shard : config.shards) {
+    probes_.push_back(std::make_unique<ShardProbe>(shard, connect_ms, timeout_ms_));
+    trackers_.emplace_back(initial_health(shard, earlier, now), config.checker_down_after,
+                           config.checker_up_after);
+  }
+}
+
+void ShardWatch::run() {
+  while (!stop_requested()) {
+    int64_t started = monotonic_ms();
+    round();
+    int64_t next = started + config_.checker_interval_ms;
+    while (!stop_requested() && monotonic_ms() < next) {
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(50, next - monotonic_ms())));
+    }
+  }
+}
+
+void ShardWatch::round() {
+  bool with_safety = monotonic_ms() >= next_safety_mono_ms_;
+  if (with_safety) next_safety_mono_ms_ = monotonic_ms() + kSafetyEveryMs;
+  std::vector<std::future<ProbeResult>> pending;
+  for (size_t i = 0; i < probes_.size(); ++i) {
+    // A shard that just came back (or was never looked at) is checked for
+    // safety at once, not at the next 5 s mark.
+    bool safety =
+        with_safety || trackers_[i].health().persistence.empty() || !trackers_[i].health().up;
+    ShardProbe* probe = probes_[i].get();
+    int warn = config_.memory_warn_percent;
+    pending.push_back(std::async(std::launch::async,
+                                 [probe, safety, warn] { return probe->probe(safety, warn); }));
+  }
+  ShardHealthReport report;
+  report.interval_ms = config_.checker_interval_ms;
+  report.checker_pid = getpid();
+  for (size_t i = 0; i < pending.size(); ++i) {
+    ProbeResult result = pending[i].get();
+    int64_t now = now_ms();
+    ShardTracker& tracker = trackers_[i];
+    std::optional<ShardChange> change =
+        result.ok ? tracker.record_ok(now) : tracker.record_failure(result.error, now);
+    if (result.safety) note_safety(tracker.health(), *result.safety);
+    if (change) queue_alert(config_.shards[i], *change);
+    report.shards.push_back(tracker.health());
+  }
+  report.updated_at_ms = now_ms();
+  Status written = write_shard_health(config_.pid_file, report);
+  if (!written.is_ok()) err_log().warn("checker: {}", written.message());
+}
+
+void ShardWatch::note_safety(CheckedShard& health, const ShardSafety& safety) {
+  std::vector<std::string> problems = safety.unsafe;
+  problems.insert(problems.end(), safety.warnings.begin(), safety.warnings.end());
+  for (const auto& problem : problems) {
+    if (std::find(health.problems.begin(), health.problems.end(), problem) ==
+        health.problems.end()) {
+      err_log().warn("checker: {}", problem);
+    }
+  }
+  if (!health.problems.empty() && problems.empty()) {
+    err_log().info("checker: shard {} has no safety problem any more", health.name);
+  }
+  health.persistence = safety.persistence;
+  health.eviction_policy = safety.eviction_policy;
+  health.used_memory = safety.used_memory;
+  health.maxmemory = safety.maxmemory;
+  health.problems = problems;
+}
+
+void ShardWatch::queue_alert(const ShardAddress& shard, const ShardChange& change) {
+  if (change.up) {
+    err_log().info("checker: Redis shard {} is up again after {}", shard.name(),
+                   format_duration(change.at_ms - change.down_since_ms));
+  } else {
+    err_log().error("checker: Redis shard {} is down: {}", shard.name(), change.reason);
+  }
+  if (!messages_) {
+    auto opened = AlertMessages::open(config_.sqlite_path);
+    if (!opened.is_ok()) {
+      err_log().error("checker: cannot queue the alert for shard {}: {}", shard.name(),
+                      opened.status().message());
+      return;
+    }
+    messages_ = std::move(*opened);
+  }
+  auto added = messages_->add(shard_change_alert(shard.name(), change, config_.checker_down_after,
+                                                 config_.checker_interval_ms));
+  if (!added.is_ok()) {
+    err_log().error("checker: cannot queue the alert for shard {}: {}", shard.name(),
+                    added.status().message());
+    messages_.reset();
+  }
+}
+
+}  // namespace dq

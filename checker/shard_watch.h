@@ -1,0 +1,39 @@
+// ShardWatch: checks every shard each [checker] interval_ms (all shards at
+// once, each bounded by min(interval, [redis] command_timeout_ms)), keeps
+// each one's up/down state (shard_tracker.h), publishes the states in the
+// shard health file after every round, logs safety problems when they
+// appear, and queues one alert per up/down change.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "checker/shard_probe.h"
+#include "checker/shard_tracker.h"
+#include "common/alert_messages.h"
+#include "common/config.h"
+
+namespace dq {
+
+class ShardWatch {
+ public:
+  explicit ShardWatch(const Config& config);
+
+  // Runs rounds until stop_requested().
+  void run();
+  // One round: check, update, publish, queue alerts.
+  void round();
+
+ private:
+  void queue_alert(const ShardAddress& shard, const ShardChange& change);
+  void note_safety(CheckedShard& health, const ShardSafety& safety);
+
+  const Config& config_;
+  int timeout_ms_;
+  std::vector<std::unique_ptr<ShardProbe>> probes_;
+  std::vector<ShardTracker> trackers_;
+  int64_t next_safety_mono_ms_ = 0;
+  std::unique_ptr<AlertMessages> messages_;
+};
+
+}  // namespace dq

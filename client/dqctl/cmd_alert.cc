@@ -1,0 +1,194 @@
+// `dqctl alert ...`: the alert settings kept in SQLite (common/alert_settings.h)
+// and a test send. The redis checker reads the settings before every send,
+// so a change takes effect without a restart.
+//   alert show    settings (password hidden) and the latest alerts with
+//                 what became of each
+//   alert set     --smtp-host H --smtp-port N --smtp-security none|starttls|tls
+//                 --smtp-user U --smtp-password P --from ADDR --to a@x,b@y
+//                 --webhook URL (only the given ones change; "" clears)
+//   alert test    sends a test mail to the global recipients and a test
+//                 webhook call now, and prints what each server answered
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "client/dqctl/command.h"
+#include "common/alert_messages.h"
+#include "common/alert_settings.h"
+#include "common/clock.h"
+#include "common/smtp_mail.h"
+#include "common/webhook.h"
+
+namespace dq::ctl {
+namespace {
+
+constexpr const char* kCommand = "alert";
+constexpr const char* kUsage =
+    "alert show\n"
+    "alert set [--smtp-host H] [--smtp-port N] [--smtp-security none|starttls|tls]\n"
+    "          [--smtp-user U] [--smtp-password P] [--from ADDR] [--to a@x,b@y]\n"
+    "          [--webhook URL]\n"
+    "alert test   send a test mail and webhook call; print what the servers answered";
+constexpr size_t kRecentShown = 10;
+
+const std::map<std::string, std::string>& option_keys() {
+  static const std::map<std::string, std::string> kKeys = {{"--smtp-host", "smtp_host"},
+                                                           {"--smtp-port", "smtp_port"},
+                                                           {"--smtp-security", "smtp_security"},
+                                                           {"--smtp-user", "smtp_user"},
+                                                           {"--smtp-password", "smtp_password"},
+                                                           {"--from", "mail_from"},
+                                                           {"--to", "to"},
+                                                           {"--webhook", "webhook_url"}};
+  return kKeys;
+}
+
+int show(const CtlOptions& options, Registry& registry, const Config& config) {
+  auto settings = load_alert_settings(registry);
+  if (!settings.is_ok()) return report_failure(settings.status());
+  auto messages = AlertMessages::open(config.sqlite_path);
+  if (!messages.is_ok()) return report_failure(messages.status());
+  auto recent = (*messages)->recent(kRecentShown);
+  if (!recent.is_ok()) return report_failure(recent.status());
+  if (options.json) {
+    Json list = Json::array();
+    for (const auto& message : *recent) {
+      list.push_back({{"id", message.id},
+                      {"kind", message.kind},
+                      {"subject", message.subject},
+                      {"mail_state", message.mail_state},
+                      {"webhook_state", message.webhook_state},
+                      {"attempts", message.attempts},
+                      {"last_error", message.last_error},
+                      {"created_at_ms", message.created_at_ms},
+                      {"sent_at_ms", message.sent_at_ms ? Json(*message.sent_at_ms) : Json()}});
+    }
+    std::printf("%s\n", Json{{"settings", settings->to_json()}, {"recent", list}}.dump(2).c_str());
+    return kExitOk;
+  }
+  Json shown = settings->to_json();
+  for (const auto& key : alert_setting_keys()) {
+    std::string value = shown[key].is_string() ? shown[key].get<std::string>() : shown[key].dump();
+    std::printf("%-14s %s\n", key.c_str(), value.empty() ? "-" : value.c_str());
+  }
+  if (!settings->mail_on()) std::printf("(mail is off: no smtp_host)\n");
+  if (!settings->webhook_on()) std::printf("(webhook is off: no webhook_url)\n");
+  std::printf("\nlatest alerts:\n");
+  if (recent->empty()) std::printf("  none\n");
+  for (const auto& message : *recent) {
+    std::printf("  #%lld %-12s mail %-7s webhook %-7s %s\n", static_cast<long long>(message.id),
+                message.kind.c_str(), message.mail_state.c_str(), message.webhook_state.c_str(),
+                message.subject.c_str());
+    if (!message.last_error.empty()) {
+      std::printf("      attempt %d failed: %s\n", message.attempts, message.last_error.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+int set(const std::vector<std::string>& args, Registry& registry) {
+  auto settings = load_alert_settings(registry);
+  if (!settings.is_ok()) return report_failure(settings.status());
+  if (args.size() < 2) return usage_error(kCommand, "alert set needs at least one option");
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string arg = args[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return usage_error(kCommand, arg + " needs a value");
+    }
+    auto key = option_keys().find(arg);
+    if (key == option_keys().end()) return usage_error(kCommand, "unknown option " + arg);
+    Status applied = apply_alert_setting(&*settings, key->second, value);
+    if (!applied.is_ok()) return report_failure(applied);
+  }
+  Status saved = save_alert_settings(registry, *settings);
+  if (!saved.is_ok()) return report_failure(saved);
+  std::printf("alert settings saved\n");
+  return kExitOk;
+}
+
+int test(const CtlOptions& options, Registry& registry, const Config& config) {
+  auto settings = load_alert_settings(registry);
+  if (!settings.is_ok()) return report_failure(settings.status());
+  std::vector<std::string> to = split_addresses(settings->to);
+  bool mail = settings->mail_on() && !to.empty();
+  if (!mail && !settings->webhook_on()) {
+    return report_failure(Status(Code::kInvalid,
+                                 "nothing to test: set --smtp-host and --to, or --webhook, with "
+                                 "dqctl alert set"));
+  }
+  char host[256] = "localhost";
+  gethostname(host, sizeof(host) - 1);
+  std::string subject = std::string("[dq] test alert from ") + host;
+  std::string text = "This is a test of dq's alerts, sent by `dqctl alert test` at " +
+                     std::to_string(now_ms()) +
+                     " ms.\nShard outages, recoveries, dead letters and crash loops are "
+                     "reported the same way.\n";
+  Json out = Json::object();
+  bool failed = false;
+  if (mail) {
+    auto sent = send_mail(*settings, {to, subject, text}, config.alert_send_timeout_ms);
+    failed = failed || !sent.is_ok();
+    out["mail"] = sent.is_ok()
+                      ? Json{{"ok", true}, {"to", to}, {"answer", *sent}}
+                      : Json{{"ok", false}, {"to", to}, {"error", sent.status().message()}};
+  } else if (settings->mail_on()) {
+    out["mail"] = {{"ok", false}, {"error", "no recipient: set one with dqctl alert set --to"}};
+    failed = true;
+  }
+  if (settings->webhook_on()) {
+    Json payload = {{"kind", "test"}, {"subject", subject}, {"text", subject + "\n" + text}};
+    auto posted = post_webhook(settings->webhook_url, payload, config.alert_send_timeout_ms);
+    failed = failed || !posted.is_ok();
+    out["webhook"] = posted.is_ok()
+                         ? Json{{"ok", true}, {"url", settings->webhook_url}, {"answer", *posted}}
+                         : Json{{"ok", false},
+                                {"url", settings->webhook_url},
+                                {"error", posted.status().message()}};
+  }
+  if (options.json) {
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    for (const char* channel : {"mail", "webhook"}) {
+      if (!out.contains(channel)) continue;
+      const Json& result = out[channel];
+      std::printf(
+          "%s: %s: %s\n", channel, result["ok"].get<bool>() ? "accepted" : "FAILED",
+          result.value(result["ok"].get<bool>() ? "answer" : "error", std::string()).c_str());
+    }
+  }
+  return failed ? kExitFailed : kExitOk;
+}
+
+int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error(kCommand, "needs show, set or test");
+  const std::string& sub = args[0];
+  if (sub != "show" && sub != "set" && sub != "test") {
+    return usage_error(kCommand, "unknown subcommand '" + sub + "'");
+  }
+  if (sub != "set" && args.size() != 1) {
+    return usage_error(kCommand, "alert " + sub + " takes no arguments");
+  }
+  int exit_code = kExitOk;
+  Config config;
+  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  auto registry = open_ctl_registry(options, &exit_code);
+  if (!registry) return exit_code;
+  if (sub == "show") return show(options, *registry, config);
+  if (sub == "set") return set(args, *registry);
+  return test(options, *registry, config);
+}
+
+const CommandRegistration kRegistered(kCommand, kUsage, &run_alert);
+
+}  // namespace
+}  // namespace dq::ctl

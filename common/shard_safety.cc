@@ -1,0 +1,135 @@
+// Implements the shard safety check (see shard_safety.h) from INFO fields.
+#include "common/shard_safety.h"
+
+#include <map>
+#include <sstream>
+
+namespace dq {
+namespace {
+
+using InfoFields = std::map<std::string, std::string>;
+
+// "key:value" lines of an INFO reply; "# Section" and blank lines skipped.
+InfoFields parse_info(const std::string& text) {
+  InfoFields fields;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.find(':');
+    if (colon != std::string::npos) fields[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return fields;
+}
+
+Result<InfoFields> info(RedisConnection& connection, const char* section) {
+  auto reply = connection.command({"INFO", section});
+  if (!reply.is_ok()) return reply.status();
+  if ((*reply)->type != REDIS_REPLY_STRING) {
+    return Status(Code::kInternal, "INFO " + std::string(section) + " is not text");
+  }
+  return parse_info(std::string((*reply)->str, (*reply)->len));
+}
+
+int64_t to_int(const InfoFields& fields, const std::string& key) {
+  auto it = fields.find(key);
+  if (it == fields.end()) return 0;
+  try {
+    return std::stoll(it->second);
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string mib(int64_t bytes) {
+  std::ostringstream out;
+  out.precision(1);
+  out << std::fixed << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return out.str();
+}
+
+}  // namespace
+
+Json ShardSafety::to_json() const {
+  return Json{{"persistence", persistence}, {"eviction_policy", eviction_policy},
+              {"used_memory", used_memory}, {"maxmemory", maxmemory},
+              {"unsafe", unsafe},           {"warnings", warnings}};
+}
+
+Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
+  const std::string shard = connection.address().name();
+  const std::string cli = "redis-cli -h " + connection.address().host + " -p " +
+                          std::to_string(connection.address().port);
+  auto persistence = info(connection, "persistence");
+  if (!persistence.is_ok()) return persistence.status();
+  auto memory = info(connection, "memory");
+  if (!memory.is_ok()) return memory.status();
+
+  ShardSafety safety;
+  bool aof = to_int(*persistence, "aof_enabled") == 1;
+  bool rdb_known = true;
+  bool rdb = false;
+  auto save = connection.command({"CONFIG", "GET", "save"});
+  if (save.is_ok() && (*save)->type == REDIS_REPLY_ARRAY && (*save)->elements == 2) {
+    const redisReply* value = (*save)->element[1];
+    rdb = value->type == REDIS_REPLY_STRING && value->len > 0;
+  } else {
+    rdb_known = false;
+    if (!save.is_ok() && save.status().code() == Code::kUnavailable) return save.status();
+    if (!aof) {
+      safety.warnings.push_back("shard " + shard +
+                                ": cannot tell whether RDB snapshots are on (CONFIG GET save "
+                                "refused) and AOF is off; fix: turn AOF on (appendonly yes in "
+                                "redis.conf)");
+    }
+  }
+  if (aof && rdb) {
+    safety.persistence = "aof+rdb";
+  } else if (aof) {
+    safety.persistence = "aof";
+  } else if (rdb) {
+    safety.persistence = "rdb";
+  } else {
+    safety.persistence = rdb_known ? "off" : "unknown";
+  }
+  if (safety.persistence == "off") {
+    safety.unsafe.push_back("shard " + shard +
+                            " has persistence off (neither AOF nor RDB): a restart loses every "
+                            "job; fix: " +
+                            cli +
+                            " CONFIG SET appendonly yes, then CONFIG REWRITE (or appendonly yes "
+                            "in redis.conf)");
+  }
+
+  safety.used_memory = to_int(*memory, "used_memory");
+  safety.maxmemory = to_int(*memory, "maxmemory");
+  auto policy = memory->find("maxmemory_policy");
+  safety.eviction_policy = policy == memory->end() ? "unknown" : policy->second;
+  if (safety.eviction_policy != "noeviction") {
+    safety.unsafe.push_back(
+        "shard " + shard + " has maxmemory-policy " + safety.eviction_policy +
+        ": Redis deletes jobs when memory is full; fix: " + cli +
+        " CONFIG SET maxmemory-policy noeviction, then CONFIG REWRITE (or maxmemory-policy "
+        "noeviction in redis.conf)");
+  }
+  if (safety.maxmemory > 0 &&
+      safety.used_memory * 100 > safety.maxmemory * static_cast<int64_t>(memory_warn_percent)) {
+    safety.warnings.push_back("shard " + shard + " uses " + mib(safety.used_memory) +
+                              " of maxmemory " + mib(safety.maxmemory) + " (" +
+                              std::to_string(safety.used_memory * 100 / safety.maxmemory) +
+                              "%, warning above " + std::to_string(memory_warn_percent) +
+                              "%): adds fail once it is full; fix: raise maxmemory (" + cli +
+                              " CONFIG SET maxmemory <bytes>, then CONFIG REWRITE) or add a shard");
+  }
+  return safety;
+}
+
+std::string describe_problems(const ShardSafety& safety) {
+  std::string text;
+  for (const auto& problem : safety.unsafe) text += (text.empty() ? "" : "; ") + problem;
+  for (const auto& warning : safety.warnings) text += (text.empty() ? "" : "; ") + warning;
+  return text;
+}
+
+}  // namespace dq

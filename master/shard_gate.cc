@@ -1,0 +1,37 @@
+// Implements the master's start-time shard safety check (see shard_gate.h).
+#include "master/shard_gate.h"
+
+#include "common/log.h"
+#include "common/redis_sync.h"
+#include "common/shard_safety.h"
+
+namespace dq {
+
+Status check_shards_before_start(const Config& config) {
+  std::string refused;
+  for (const auto& shard : config.shards) {
+    RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                               config.redis_command_timeout_ms);
+    auto safety = check_shard_safety(connection, config.memory_warn_percent);
+    if (!safety.is_ok()) {
+      err_log().warn(
+          "cannot check Redis shard {} now ({}); the redis checker reports its safety "
+          "once it answers",
+          shard.name(), safety.status().message());
+      continue;
+    }
+    for (const auto& warning : safety->warnings) err_log().warn("{}", warning);
+    for (const auto& problem : safety->unsafe) {
+      if (config.allow_unsafe_redis) {
+        err_log().warn("{} (used anyway: [redis] allow_unsafe = yes)", problem);
+      } else {
+        refused += "\n  " + problem;
+      }
+    }
+  }
+  if (refused.empty()) return Status::ok();
+  return Status(Code::kInvalid, "refusing Redis shards that would silently drop jobs:" + refused +
+                                    "\n(to use them anyway, set allow_unsafe = yes in [redis])");
+}
+
+}  // namespace dq

@@ -1,0 +1,178 @@
+// Shard safety: the check itself against a real redis-server reconfigured
+// with CONFIG SET, and dqd refusing an unsafe shard at start (with the fix in
+// its message) unless [redis] allow_unsafe = yes.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "common/clock.h"
+#include "common/redis_sync.h"
+#include "common/shard_health.h"
+#include "common/shard_safety.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::TestRedis;
+
+namespace {
+
+dq::ShardSafety check(const TestRedis& redis, int warn_percent = 90) {
+  dq::RedisConnection connection(redis.shard(), 1000, 2000);
+  auto safety = dq::check_shard_safety(connection, warn_percent);
+  REQUIRE_MESSAGE(safety.is_ok(), safety.status().message());
+  return *safety;
+}
+
+bool has(const std::vector<std::string>& lines, const std::string& part) {
+  for (const auto& line : lines) {
+    if (line.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
+DqdOptions options_for(const TestRedis& redis, const std::string& extra = "") {
+  DqdOptions options;
+  options.shards = {redis.address()};
+  options.extra_ini = extra;
+  return options;
+}
+
+// Runs build/dqd in the foreground; returns its exit code and output.
+int run_dqd(const DqdProcess& dqd, std::string* output) {
+  return dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path()},
+                               output);
+}
+
+}  // namespace
+
+TEST_CASE("the test harness's Redis is safe: AOF on, noeviction") {
+  TestRedis redis;
+  dq::ShardSafety safety = check(redis);
+  CHECK(safety.safe());
+  CHECK(safety.persistence == "aof");
+  CHECK(safety.eviction_policy == "noeviction");
+  CHECK(safety.warnings.empty());
+  CHECK(safety.used_memory > 0);
+}
+
+TEST_CASE(
+    "persistence off, an evicting policy and nearly full memory are each reported with "
+    "their fix") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "save", "900 1"});
+  redis.command({"CONFIG", "SET", "appendonly", "no"});
+  CHECK(check(redis).persistence == "rdb");
+  CHECK(check(redis).safe());  // RDB alone is persistence
+
+  redis.command({"CONFIG", "SET", "save", ""});
+  dq::ShardSafety off = check(redis);
+  CHECK(off.persistence == "off");
+  CHECK_FALSE(off.safe());
+  CHECK(has(off.unsafe, "persistence off"));
+  CHECK(has(off.unsafe, "CONFIG SET appendonly yes"));
+
+  redis.command({"CONFIG", "SET", "appendonly", "yes"});
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+  dq::ShardSafety lru = check(redis);
+  CHECK(lru.persistence == "aof");
+  REQUIRE(lru.unsafe.size() == 1);
+  CHECK(has(lru.unsafe, "maxmemory-policy allkeys-lru"));
+  CHECK(has(lru.unsafe, "CONFIG SET maxmemory-policy noeviction"));
+
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "noeviction"});
+  int64_t used = check(redis).used_memory;
+  // maxmemory just above what is used: over 50%, under 100%.
+  redis.command({"CONFIG", "SET", "maxmemory", std::to_string(used + used / 4)});
+  dq::ShardSafety full = check(redis, 50);
+  CHECK(full.safe());
+  REQUIRE(full.warnings.size() == 1);
+  CHECK(has(full.warnings, "warning above 50%"));
+  CHECK(has(full.warnings, "CONFIG SET maxmemory"));
+  CHECK(check(redis, 100).warnings.empty());
+  redis.command({"CONFIG", "SET", "maxmemory", "0"});
+}
+
+TEST_CASE(
+    "dqd refuses a shard with maxmemory-policy allkeys-lru at start, with the fix, and "
+    "accepts it with allow_unsafe = yes") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "maxmemory-policy", "allkeys-lru"});
+  {
+    DqdProcess dqd(options_for(redis));
+    std::string output;
+    CHECK(run_dqd(dqd, &output) == 1);
+    CHECK(output.find("maxmemory-policy allkeys-lru") != std::string::npos);
+    CHECK(output.find("CONFIG SET maxmemory-policy noeviction") != std::string::npos);
+    CHECK(output.find("allow_unsafe = yes") != std::string::npos);
+  }
+  DqdProcess dqd(options_for(redis, "[redis]\nallow_unsafe = yes\n"));
+  dqd.start();
+  // The checker keeps reporting it.
+  bool reported = false;
+  for (int waited = 0; waited < 5000 && !reported; waited += 50) {
+    auto health = dq::test::http_request("GET", dqd.base_url() + "/healthz").json();
+    for (const auto& shard : health["shards"]) {
+      if (!shard.contains("checker")) continue;
+      for (const auto& problem : shard["checker"]["problems"]) {
+        reported = reported || problem.get<std::string>().find("allkeys-lru") != std::string::npos;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(reported);
+  auto metrics = dq::test::http_request("GET", dqd.base_url() + "/metrics");
+  CHECK(metrics.body.find("dq_redis_shard_safe{shard=\"" + redis.address() + "\"} 0") !=
+        std::string::npos);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("dqd refuses a shard with persistence off at start, and accepts it with allow_unsafe") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "appendonly", "no"});
+  redis.command({"CONFIG", "SET", "save", ""});
+  {
+    DqdProcess dqd(options_for(redis));
+    std::string output;
+    CHECK(run_dqd(dqd, &output) == 1);
+    CHECK(output.find("persistence off") != std::string::npos);
+    CHECK(output.find("CONFIG SET appendonly yes") != std::string::npos);
+  }
+  DqdProcess dqd(options_for(redis, "[redis]\nallow_unsafe = yes\n"));
+  dqd.start();
+  CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("a reload that brings in an unsafe shard is rejected; the running generation stays") {
+  TestRedis safe;
+  TestRedis unsafe;
+  unsafe.command({"CONFIG", "SET", "maxmemory-policy", "volatile-lru"});
+  DqdProcess dqd(options_for(safe));
+  dqd.start();
+  DqdOptions next = options_for(safe);
+  next.shards.push_back(unsafe.address());
+  dqd.rewrite_config(next);
+  kill(dqd.pid(), SIGUSR2);
+  std::string log;
+  for (int waited = 0; waited < 5000; waited += 50) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    log = dq::test::http_request("GET", dqd.base_url() + "/healthz").body;
+    std::ifstream in(dqd.dir() + "/dqd.out");
+    std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (out.find("reload (SIGUSR2) rejected") != std::string::npos) {
+      log = out;
+      break;
+    }
+  }
+  CHECK(log.find("maxmemory-policy volatile-lru") != std::string::npos);
+  auto health = dq::test::http_request("GET", dqd.base_url() + "/healthz").json();
+  CHECK(health["shards"].size() == 1);
+  CHECK(dqd.stop() == 0);
+}
