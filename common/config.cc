@@ -94,7 +94,7 @@ Result<Config> load_config(const std::string& path) {
   text("server.listen", &config.server_listen);
   number("server.workers", 1, 64, &config.server_workers);
   text("server.legacy_listen", &config.legacy_listen);
-  number("server.max_body_bytes", 1, 64 * 1024 * 1024, &config.max_body_bytes);
+  number("server.max_body_bytes", 1, kMaxBodyBytesLimit, &config.max_body_bytes);
   number("server.max_batch_jobs", 1, 100000, &config.max_batch_jobs);
   number("redis.connect_timeout_ms", 1, 600000, &config.redis_connect_timeout_ms);
   number("redis.command_timeout_ms", 1, 600000, &config.redis_command_timeout_ms);

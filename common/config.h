@@ -11,6 +11,12 @@
 
 namespace dq {
 
+// The largest [server] max_body_bytes accepted. Measured (tests/test_flow.cc,
+// docs/decisions.md): 20 jobs of this size go through while small adds keep
+// answering; bodies are stored once and never copied by state changes, and a
+// reserve stops adding jobs past 4 MiB of bodies.
+inline constexpr size_t kMaxBodyBytesLimit = 4 * 1024 * 1024;
+
 struct Config {
   std::string path;  // the ini file itself (absolute)
 

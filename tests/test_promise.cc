@@ -16,6 +16,7 @@
 #include "common/json.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
@@ -29,46 +30,18 @@ using dq::test::HttpClient;
 using dq::test::RecordedRequest;
 using dq::test::TestRedis;
 
+using dq::test::register_topic;
+using dq::test::sleep_ms;
+using dq::test::wait_until;
+
 namespace {
 
-void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string job(const std::string& id, const Json& body, double delay) {
-  return Json{{"id", id}, {"body", body}, {"delay", delay}}.dump();
+  return dq::test::job_doc(id, body, delay);
 }
 
-// Deliveries per job id, from the X-DQ-Id header.
 std::map<std::string, int> deliveries(const CallbackServer& callback) {
-  std::map<std::string, int> count;
-  for (const auto& request : callback.requests()) ++count[request.header("x-dq-id")];
-  return count;
-}
-
-void register_topic(DqdProcess& dqd, const std::string& name, const std::string& url,
-                    int timeout_ms = 5000, int max_attempts = 0) {
-  dq::Topic topic;
-  topic.name = name;
-  topic.callback_url = url;
-  topic.timeout_ms = timeout_ms;
-  topic.max_attempts = max_attempts;
-  dq::Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
-}
-
-// Waits until `done()` or timeout_ms; returns done().
-template <typename Done>
-bool wait_until(int timeout_ms, Done done) {
-  for (int waited = 0; waited < timeout_ms; waited += 20) {
-    if (done()) return true;
-    sleep_ms(20);
-  }
-  return done();
+  return dq::test::deliveries_by_id(callback);
 }
 
 }  // namespace
@@ -295,7 +268,6 @@ TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
     CAPTURE(id);
     CHECK(times == 1);
   }
-  (void)wall_ms;
 }
 
 TEST_CASE("a job whose consumer is killed during every attempt ends dead after its maximum") {

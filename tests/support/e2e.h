@@ -1,0 +1,70 @@
+// Small helpers of the end-to-end suites (test_promise, test_flow): topics
+// with settings, job documents, counting deliveries, waiting.
+#pragma once
+
+#include <chrono>
+#include <algorithm>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "common/json.h"
+#include "common/registry.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+
+namespace dq::test {
+
+inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+inline int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// {"id", "body", "delay"} as the HTTP API takes it.
+inline std::string job_doc(const std::string& id, const Json& body, double delay_s) {
+  return Json{{"id", id}, {"body", body}, {"delay", delay_s}}.dump();
+}
+
+// Deliveries per job id, from the X-DQ-Id header.
+inline std::map<std::string, int> deliveries_by_id(const CallbackServer& callback) {
+  std::map<std::string, int> count;
+  for (const auto& request : callback.requests()) ++count[request.header("x-dq-id")];
+  return count;
+}
+
+inline void register_topic(DqdProcess& dqd, const std::string& name, const std::string& url,
+                           int timeout_ms = 5000, int max_attempts = 0) {
+  Topic topic;
+  topic.name = name;
+  topic.callback_url = url;
+  topic.timeout_ms = timeout_ms;
+  topic.max_attempts = max_attempts;
+  Status added = dqd.registry().add_topic(topic);
+  REQUIRE_MESSAGE(added.is_ok(), added.message());
+}
+
+// Waits until done() or timeout_ms; returns done().
+template <typename Done>
+bool wait_until(int timeout_ms, Done done) {
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (done()) return true;
+    sleep_ms(20);
+  }
+  return done();
+}
+
+// The value below which `share` of the samples fall (0.99: p99).
+inline int64_t percentile(std::vector<int64_t> samples, double share) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t at = static_cast<size_t>(share * static_cast<double>(samples.size() - 1));
+  return samples[at];
+}
+
+}  // namespace dq::test
