@@ -43,7 +43,8 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
       title_(std::move(title)),
       topics_(config.sqlite_path),
       multi_(curl_multi_init()),
-      shards_(config.shards.size()) {
+      shards_(config.shards.size()),
+      checker_(config.pid_file) {
   long connections = std::max(1, config.consumer_concurrency);
   // At most `concurrency` transfers run, so a per-host cap equal to it never
   // queues one topic's transfer behind another topic's on the same host.
@@ -116,7 +117,8 @@ void ConsumerLoop::request_reserves() {
     size_t shard = (round_ + i) % shards_.size();
     const ShardState& state = shards_[shard];
     if (!state.maybe_ready || state.empty_at_turn == changes_ || now < state.retry_at_ms ||
-        workers_[shard]->reserving() || held_elsewhere(shard)) {
+        workers_[shard]->reserving() || held_elsewhere(shard) ||
+        checker_.is_down(config_.shards[shard].name())) {
       continue;
     }
     wanting.push_back(shard);

@@ -20,6 +20,7 @@
 #include "common/config.h"
 #include "common/curl_handle.h"
 #include "common/job_store.h"
+#include "common/shard_health.h"
 #include "common/topic_cache.h"
 #include "consumer/delivery.h"
 
@@ -61,6 +62,7 @@ class ConsumerLoop {
   std::unique_ptr<WakeWaiter> waiter_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<ShardState> shards_;
+  ShardHealthView checker_;  // a shard dq-redis-checker marks down is not reserved on
 
   std::unordered_map<CURL*, std::unique_ptr<Delivery>> deliveries_;
   std::map<std::string, int> in_flight_;  // per topic

@@ -60,7 +60,8 @@ JobService::JobService(event_base* base, const Config& config)
     : base_(base),
       addresses_(config.shards),
       names_(shard_names(config.shards)),
-      probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)) {
+      probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
+      checker_(config.pid_file) {
   for (const auto& address : addresses_) {
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
@@ -83,7 +84,7 @@ void JobService::add(const AddRequest& request, std::function<void(Result<Added>
   state->done = std::move(done);
   state->order = shard_order(addresses_, job_key(request.topic, request.id));
   state->reachable.resize(shards_.size());
-  for (size_t i = 0; i < shards_.size(); ++i) state->reachable[i] = shards_[i]->up();
+  for (size_t i = 0; i < shards_.size(); ++i) state->reachable[i] = usable(i);
   add_round(std::move(state));
 }
 
@@ -170,7 +171,7 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
   lookup->id = id;
   std::vector<size_t> asked;
   for (size_t index = 0; index < shards_.size(); ++index) {
-    if (shards_[index]->up()) {
+    if (usable(index)) {
       asked.push_back(index);
     } else {
       lookup->unreachable.push_back(names_[index]);
@@ -214,7 +215,7 @@ void JobService::get(const std::string& topic, const std::string& id,
 void JobService::find_job(const std::string& topic, const std::string& id,
                           std::vector<size_t> order, size_t next, bool saw_down,
                           std::function<void(Result<Job>)> done) {
-  while (next < order.size() && !shards_[order[next]]->up()) {
+  while (next < order.size() && !usable(order[next])) {
     saw_down = true;
     ++next;
   }
@@ -301,6 +302,10 @@ void JobService::del(const std::string& topic, const std::string& id,
           });
     }
   });
+}
+
+bool JobService::usable(size_t shard) {
+  return shards_[shard]->up() && !checker_.is_down(names_[shard]);
 }
 
 std::vector<ShardHealth> JobService::health() const {

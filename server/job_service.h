@@ -15,6 +15,7 @@
 #include "common/config.h"
 #include "common/job.h"
 #include "common/placement.h"
+#include "common/shard_health.h"
 #include "common/status.h"
 #include "server/async_shard.h"
 #include "server/job_request.h"
@@ -59,12 +60,15 @@ class JobService {
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, bool saw_down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, std::function<void(Result<Job>)> done);
+  // Connected, and not marked down by dq-redis-checker.
+  bool usable(size_t shard);
 
   event_base* base_;
   std::vector<ShardAddress> addresses_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<AsyncShard>> shards_;
   int probe_timeout_ms_;
+  ShardHealthView checker_;  // dq-redis-checker's verdicts, beside each connection's own
 };
 
 }  // namespace dq
