@@ -140,6 +140,7 @@ void ConsumerLoop::request_reserves() {
     std::vector<ReserveSlot> slots = plan_slots(input);
     if (slots.empty()) continue;
     shards_[shard].promised = most;
+    shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
     workers_[shard]->reserve(std::move(slots), most);
   }
@@ -158,7 +159,9 @@ void ConsumerLoop::take_reserved() {
     }
     // Jobs left, or a full batch: ask again as soon as slots allow.
     state.maybe_ready = reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
-    if (reply->jobs.empty()) state.empty_at_turn = changes_;
+    // Slots freed while it was in flight count as a change: compare with the
+    // turn it was asked at, or those would wait for the next sweep.
+    if (reply->jobs.empty()) state.empty_at_turn = state.asked_at_turn;
     for (auto& job : reply->jobs) {
       const Topic* topic = topics_.find(job.job.topic);
       Topic fallback;

@@ -206,5 +206,7 @@ TEST_CASE("20 jobs at the largest allowed body are delivered while small adds ke
           ", p50 ", percentile(small_ms, 0.5), " ms, p99 ", percentile(small_ms, 0.99),
           " ms, max ", percentile(small_ms, 1.0), " ms");
   CHECK(small_failed == 0);
-  CHECK(percentile(small_ms, 0.99) < 1000);
+  // Answering all along: no small add waits behind the big ones for long
+  // (generous for sanitizer builds; the measured figures are in decisions.md).
+  CHECK(percentile(small_ms, 0.99) < 2500);
 }

@@ -341,7 +341,7 @@ TEST_CASE("a topic registered while dqd runs takes jobs at once") {
 TEST_CASE("stopped while Redis hangs: waiting requests are answered and the server exits cleanly") {
   TestRedis redis;
   DqdOptions options = one_shard(redis);
-  options.drain_timeout_ms = 300;  // shorter than the Redis command timeout below
+  options.drain_timeout_ms = 1000;  // shorter than the Redis command timeout below
   options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
   DqdProcess dqd(options);
   dqd.add_topic("orders");

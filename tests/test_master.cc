@@ -395,8 +395,8 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
   REQUIRE(http.post(dqd.jobs_url("logged"), Json{{"id", "log-1"}, {"body", 1}, {"delay", 0}}.dump())
               .status == 201);
   REQUIRE(callback.wait_for(1, 5000));
-  auto before_hup = dq_children(dqd.pid());
-  REQUIRE(before_hup.size() == 4);
+  std::map<std::string, pid_t> before_hup;
+  REQUIRE(wait_until([&] { return (before_hup = dq_children(dqd.pid())).size() == 4; }, 5000));
   // Every child reopens its files on SIGHUP: a log file removed (as logrotate
   // would move it) is written again, and no child is killed or replaced.
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
