@@ -18,8 +18,8 @@
 // Each case appends one line per figure to $BENCH_RESULTS (when set), which
 // bench/deliver_bench.sh turns into one summary table. See bench/README.md.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <curl/curl.h>
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -33,8 +33,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <curl/curl.h>
 
 #include "common/json.h"
 #include "common/keys.h"
@@ -57,13 +55,12 @@ int env_int(const char* name, int fallback) {
 void report(const std::string& name, long jobs, double rate, long p50, long p99, long max,
             const std::string& note = "") {
   std::printf("  => %s: %ld jobs, %.0f jobs/s, lateness p50 %ld ms, p99 %ld ms, max %ld ms%s%s\n",
-              name.c_str(), jobs, rate, p50, p99, max, note.empty() ? "" : "; ",
-              note.c_str());
+              name.c_str(), jobs, rate, p50, p99, max, note.empty() ? "" : "; ", note.c_str());
   const char* path = std::getenv("BENCH_RESULTS");
   if (!path) return;
   if (FILE* out = std::fopen(path, "a")) {
-    std::fprintf(out, "%s\t%ld\t%.0f\t%ld\t%ld\t%ld\t%s\n", name.c_str(), jobs, rate, p50, p99,
-                 max, note.c_str());
+    std::fprintf(out, "%s\t%ld\t%.0f\t%ld\t%ld\t%ld\t%s\n", name.c_str(), jobs, rate, p50, p99, max,
+                 note.c_str());
     std::fclose(out);
   }
 }
@@ -246,7 +243,8 @@ Figures drain_with_idle_topics(int idle, const std::string& name) {
   if (std::getenv("VERBOSE")) {
     sampler = std::thread([&] {
       while (!done.load()) {
-        auto counts = world.redis().command({"HMGET", dq::keys::counts(), "bench:d", "bench:r", "bench:w"});
+        auto counts =
+            world.redis().command({"HMGET", dq::keys::counts(), "bench:d", "bench:r", "bench:w"});
         auto text = [&](size_t i) {
           auto* e = counts->element[i];
           return e->type == REDIS_REPLY_STRING ? std::string(e->str, e->len) : std::string("-");
@@ -405,9 +403,8 @@ TEST_CASE("drain: one shard of two stalled") {
   Figures h = figures(healthy);
   Figures s = figures(stalled);
   report("drain: one shard of two stalled, healthy shard", h.jobs, h.rate, h.p50, h.p99, h.max,
-         join("span " + std::to_string(h.span_ms) + " ms; " +
-                  std::to_string(healthy_during_stall) + " arrived during the " +
-                  std::to_string(stall_ms) + " ms stall",
+         join("span " + std::to_string(h.span_ms) + " ms; " + std::to_string(healthy_during_stall) +
+                  " arrived during the " + std::to_string(stall_ms) + " ms stall",
               note));
   report("drain: one shard of two stalled, stalled shard", s.jobs, s.rate, s.p50, s.p99, s.max,
          std::to_string(stalled_after_cont) + " of " + std::to_string(on_stalled) +
@@ -440,7 +437,8 @@ TEST_CASE("lateness at a steady rate") {
   for (const auto& request : world.callback().requests()) {
     int64_t due = dq::Json::parse(request.body)["due_at_ms"].get<int64_t>();
     lateness.push_back(request.arrived_ms - due);
-    size_t second = std::min<size_t>(worst_per_second.size() - 1, std::max<int64_t>(0, due - start) / 1000);
+    size_t second =
+        std::min<size_t>(worst_per_second.size() - 1, std::max<int64_t>(0, due - start) / 1000);
     worst_per_second[second] = std::max(worst_per_second[second], request.arrived_ms - due);
   }
   if (std::getenv("VERBOSE")) {

@@ -5,11 +5,6 @@
 namespace dq {
 namespace {
 
-bool parse_int64(std::string_view text, int64_t* out) {
-  if (text.empty()) return false;
-  auto result = std::from_chars(text.data(), text.data() + text.size(), *out);
-  return result.ec == std::errc() && result.ptr == text.data() + text.size();
-}
 
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -49,15 +44,6 @@ bool split_job_key(std::string_view key, std::string* topic, std::string* id) {
   topic->assign(key.substr(0, colon));
   id->assign(key.substr(colon + 1));
   return true;
-}
-
-void parse_error_entry(std::string_view entry, Job* job) {
-  size_t bar = entry.find('|');
-  if (bar == std::string_view::npos || !parse_int64(entry.substr(0, bar), &job->last_error_at_ms)) {
-    job->last_error.assign(entry);
-    return;
-  }
-  job->last_error.assign(entry.substr(bar + 1));
 }
 
 bool valid_topic(std::string_view topic) {

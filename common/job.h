@@ -37,9 +37,6 @@ struct Job {
 std::string job_key(std::string_view topic, std::string_view id);
 bool split_job_key(std::string_view key, std::string* topic, std::string* id);
 
-// Error entries in the errors hash: "<ms>|<text>".
-void parse_error_entry(std::string_view entry, Job* job);
-
 // Topic: [A-Za-z0-9_.-]{1,64}. Id: any UTF-8 text of 1-256 bytes without
 // control characters (C0, DEL, C1): business ids such as "订单1", "a b",
 // "a/b" or "user|42" are kept as they are (URLs percent-encode them).

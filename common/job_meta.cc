@@ -64,4 +64,13 @@ bool parse_job_meta(std::string_view text, Job* job, std::string* lease) {
   return true;
 }
 
+void parse_error_entry(std::string_view entry, Job* job) {
+  size_t bar = entry.find('|');
+  if (bar == std::string_view::npos || !parse_int64(entry.substr(0, bar), &job->last_error_at_ms)) {
+    job->last_error.assign(entry);
+    return;
+  }
+  job->last_error.assign(entry.substr(bar + 1));
+}
+
 }  // namespace dq

@@ -14,6 +14,9 @@ namespace dq {
 // gets the reserve id of a working job. False when the record is malformed.
 bool parse_job_meta(std::string_view text, Job* job, std::string* lease = nullptr);
 
+// Error entries in the errors hash: "<ms>|<text>".
+void parse_error_entry(std::string_view entry, Job* job);
+
 // State letter -> state; false for an unknown letter.
 bool state_of_letter(char letter, JobState* state);
 

@@ -74,8 +74,8 @@ Result<Added> read_copy_elsewhere(const Job& held, const redisReply* body_reply,
     added.held = held.state == JobState::kHeld;
     return added;
   }
-  return Status(Code::kConflict,
-                conflict_message(held.topic, held.id, held.state) + " (on shard " + shard_name + ")");
+  return Status(Code::kConflict, conflict_message(held.topic, held.id, held.state) + " (on shard " +
+                                     shard_name + ")");
 }
 
 DeletePlan plan_delete(const std::vector<CopySeen>& copies,

@@ -48,9 +48,8 @@ Status RedisConnection::ensure_connected() {
     auto reply = command({"AUTH", address_.password});
     if (!reply.is_ok()) {
       context_.reset();
-      return Status(
-          Code::kUnavailable,
-          "Redis shard " + address_.name() + ": AUTH failed: " + reply.status().message());
+      return Status(Code::kUnavailable, "Redis shard " + address_.name() +
+                                            ": AUTH failed: " + reply.status().message());
     }
   }
   return Status::ok();
@@ -101,8 +100,8 @@ std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptC
     if (!context_ || redisGetReply(context_.get(), &raw) != REDIS_OK) {
       std::string error = context_ && context_->errstr[0] ? context_->errstr : "connection lost";
       context_.reset();
-      results.emplace_back(Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
-                                                      error + "; outcome unknown"));
+      results.emplace_back(Status(
+          Code::kUnknown, "Redis shard " + address_.name() + ": " + error + "; outcome unknown"));
       continue;
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));

@@ -111,8 +111,8 @@ ScriptCall release_call(const std::string& reserve_id) {
           {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
 }
 
-ScriptCall ack_call(const std::string& topic, const std::string& id,
-                    const std::string& incarnation, const std::string& reserve_id) {
+ScriptCall ack_call(const std::string& topic, const std::string& id, const std::string& incarnation,
+                    const std::string& reserve_id) {
   return {&kAckScript,
           {keys::jobs(), keys::bodies(), keys::working(), keys::delayed(), keys::ready(topic),
            keys::dead(topic), keys::errors(), today_stats(), keys::counts()},

@@ -56,8 +56,8 @@ ScriptCall requeue_expired_call(int limit);
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
 ScriptCall release_call(const std::string& reserve_id);
-ScriptCall ack_call(const std::string& topic, const std::string& id,
-                    const std::string& incarnation, const std::string& reserve_id);
+ScriptCall ack_call(const std::string& topic, const std::string& id, const std::string& incarnation,
+                    const std::string& reserve_id);
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error);

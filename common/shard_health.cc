@@ -1,6 +1,8 @@
 // Implements the shard health file (write, read) and the cached view.
 #include "common/shard_health.h"
 
+#include "common/json_file.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,31 +112,13 @@ std::string shard_health_metrics(const ShardHealthReport& report) {
 std::string shard_health_path(const std::string& pid_file) { return pid_file + ".shards.json"; }
 
 Status write_shard_health(const std::string& pid_file, const ShardHealthReport& report) {
-  std::string path = shard_health_path(pid_file);
-  std::string temp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(temp, std::ios::trunc);
-    out << report.to_json().dump(2) << "\n";
-    if (!out) return Status(Code::kUnavailable, "cannot write " + temp);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::string reason = std::strerror(errno);
-    unlink(temp.c_str());
-    return Status(Code::kUnavailable, "cannot rename " + temp + " to " + path + ": " + reason);
-  }
-  return Status::ok();
+  return write_json_file(shard_health_path(pid_file), report.to_json());
 }
 
 Result<ShardHealthReport> read_shard_health(const std::string& pid_file) {
-  std::string path = shard_health_path(pid_file);
-  std::ifstream in(path);
-  if (!in) return Status(Code::kNotFound, "no shard health file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  Json parsed = Json::parse(text.str(), nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return Status(Code::kInternal, "shard health file " + path + " is not a JSON object");
-  }
+  auto read = read_json_object_file(shard_health_path(pid_file), "shard health file");
+  if (!read.is_ok()) return read.status();
+  const Json& parsed = *read;
   ShardHealthReport report;
   report.updated_at_ms = parsed.value("updated_at_ms", int64_t{0});
   report.interval_ms = parsed.value("interval_ms", 1000);

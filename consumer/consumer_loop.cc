@@ -107,8 +107,7 @@ void ConsumerLoop::request_reserves() {
   }
   int promised = 0;
   for (const auto& state : shards_) promised += state.promised;
-  int free_slots =
-      config_.consumer_concurrency - static_cast<int>(deliveries_.size()) - promised;
+  int free_slots = config_.consumer_concurrency - static_cast<int>(deliveries_.size()) - promised;
   if (free_slots <= 0) return;
   // Shards that want a reserve now share the free slots, so a stalled shard
   // holds at most its part while its reserve waits.
@@ -158,7 +157,8 @@ void ConsumerLoop::take_reserved() {
       continue;
     }
     // Jobs left, or a full batch: ask again as soon as slots allow.
-    state.maybe_ready = reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
+    state.maybe_ready =
+        reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
     // Slots freed while it was in flight count as a change: compare with the
     // turn it was asked at, or those would wait for the next sweep.
     if (reply->jobs.empty()) state.empty_at_turn = state.asked_at_turn;
@@ -199,8 +199,8 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     outcome.lease = raw->lease;
     outcome.topic = raw->topic;
     outcome.result = std::move(result);
-    outcome.give_up_at_ms = monotonic_ms() + raw->topic.timeout_ms + config_.lease_margin_ms +
-                            kRecordGraceMs;
+    outcome.give_up_at_ms =
+        monotonic_ms() + raw->topic.timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
     workers_[raw->shard]->record(std::move(outcome));
     if (--in_flight_[raw->job.topic] <= 0) in_flight_.erase(raw->job.topic);
     spare_easy_.push_back(std::move(raw->easy));

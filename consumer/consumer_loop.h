@@ -41,11 +41,11 @@ class ConsumerLoop {
  private:
   // Per shard, the loop's view.
   struct ShardState {
-    bool maybe_ready = true;      // it may hold ready jobs
-    uint64_t empty_at_turn = 0;   // changes_ when a reserve that took nothing was asked for
-    uint64_t asked_at_turn = 0;   // changes_ when the reserve in flight was asked for
-    int promised = 0;             // slots asked for by the reserve in flight
-    int64_t retry_at_ms = 0;      // after a Redis error
+    bool maybe_ready = true;     // it may hold ready jobs
+    uint64_t empty_at_turn = 0;  // changes_ when a reserve that took nothing was asked for
+    uint64_t asked_at_turn = 0;  // changes_ when the reserve in flight was asked for
+    int promised = 0;            // slots asked for by the reserve in flight
+    int64_t retry_at_ms = 0;     // after a Redis error
   };
 
   void request_reserves();

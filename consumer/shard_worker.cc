@@ -95,9 +95,10 @@ void ShardWorker::run() {
       });
       if (stopping_ && (unrecorded_ == 0 || monotonic_ms() >= stop_deadline_ms_)) {
         if (unrecorded_ > 0)
-          err_log().error("consumer: {} outcome(s) on shard {} not recorded at stop; their jobs "
-                          "are delivered again after their lease",
-                          unrecorded_, config_.shards[shard_].name());
+          err_log().error(
+              "consumer: {} outcome(s) on shard {} not recorded at stop; their jobs "
+              "are delivered again after their lease",
+              unrecorded_, config_.shards[shard_].name());
         return;
       }
       request = std::move(reserve_request_);
@@ -186,8 +187,7 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
                                                                    : "ok (already gone)";
         log_attempt(outcome, what);
         ++recorded;
-      } else if (is_unreachable(results[i].status()) &&
-                 monotonic_ms() < outcome.give_up_at_ms) {
+      } else if (is_unreachable(results[i].status()) && monotonic_ms() < outcome.give_up_at_ms) {
         again.push_back(std::move(outcome));
       } else {
         err_log().error(
@@ -244,9 +244,8 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
 void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
   const Job& job = outcome.job;
   notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}",
-                    job.topic, job.id, job.attempts, outcome.result.http_status,
-                    outcome.latency_ms, what,
-                    outcome.result.error.empty() ? "-" : outcome.result.error);
+                    job.topic, job.id, job.attempts, outcome.result.http_status, outcome.latency_ms,
+                    what, outcome.result.error.empty() ? "-" : outcome.result.error);
 }
 
 void ShardWorker::refresh_held_report() {

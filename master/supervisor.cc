@@ -15,8 +15,8 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/master_status.h"
-#include "common/stop_flag.h"
 #include "common/shard_health.h"
+#include "common/stop_flag.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
 

@@ -178,8 +178,8 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
         event_free(self->deadline);
         self->deadline = nullptr;
         self->answered = true;
-        self->callback(Status(Code::kUnavailable,
-                              "redis shard " + self->shard + " did not answer in time"));
+        self->callback(
+            Status(Code::kUnavailable, "redis shard " + self->shard + " did not answer in time"));
       },
       probe.get());
   timeval wait{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
@@ -218,11 +218,10 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {
     // Dropped after it was handed to hiredis: it may have run.
-    pending->callback(
-        Status(Code::kUnknown,
-               "redis shard " + self->address_.name() + ": " +
-                   (self->last_error_.empty() ? "connection lost" : self->last_error_) +
-                   "; outcome unknown"));
+    pending->callback(Status(
+        Code::kUnknown, "redis shard " + self->address_.name() + ": " +
+                            (self->last_error_.empty() ? "connection lost" : self->last_error_) +
+                            "; outcome unknown"));
     return;
   }
   if (reply->type == REDIS_REPLY_ERROR) {

@@ -242,10 +242,9 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   AddRequest add = std::move(*built);
   jobs_.add(add, [this, request, add, started](Result<Added> added) {
     int status = added_status(added);
-    request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status,
-                       monotonic_ms() - started,
-                       added.is_ok() ? "due_at_ms=" + std::to_string(added->due_ms)
-                                     : added.status().message());
+    request_log().info(
+        "add {} {} -> {} {}ms {}", add.topic, add.id, status, monotonic_ms() - started,
+        added.is_ok() ? "due_at_ms=" + std::to_string(added->due_ms) : added.status().message());
     if (!added.is_ok())
       return finish(request, "add", status, Json{{"error", added.status().message()}});
     finish(request, "add", status, added_json(add, *added));

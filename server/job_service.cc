@@ -184,26 +184,25 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
   }
   const std::string key = job_key(topic, id);
   for (size_t index : asked) {
-    shards_[index]->probe(
-        {"HGET", keys::jobs(), key}, probe_timeout_ms_,
-        [this, lookup, index, done](Result<const redisReply*> reply) {
-          if (!reply.is_ok()) {
-            if (is_unreachable(reply.status())) {
-              lookup->unreachable.push_back(names_[index]);
-            } else {
-              lookup->error = reply.status();
-            }
-          } else if ((*reply)->type == REDIS_REPLY_STRING) {
-            Job job;
-            job.topic = lookup->topic;
-            job.id = lookup->id;
-            if (parse_job_meta(reply_text(*reply), &job)) {
-              lookup->copies.push_back({index, job.state});
-              lookup->metas.push_back(std::move(job));
-            }
-          }
-          if (--lookup->left == 0) done(lookup);
-        });
+    shards_[index]->probe({"HGET", keys::jobs(), key}, probe_timeout_ms_,
+                          [this, lookup, index, done](Result<const redisReply*> reply) {
+                            if (!reply.is_ok()) {
+                              if (is_unreachable(reply.status())) {
+                                lookup->unreachable.push_back(names_[index]);
+                              } else {
+                                lookup->error = reply.status();
+                              }
+                            } else if ((*reply)->type == REDIS_REPLY_STRING) {
+                              Job job;
+                              job.topic = lookup->topic;
+                              job.id = lookup->id;
+                              if (parse_job_meta(reply_text(*reply), &job)) {
+                                lookup->copies.push_back({index, job.state});
+                                lookup->metas.push_back(std::move(job));
+                              }
+                            }
+                            if (--lookup->left == 0) done(lookup);
+                          });
   }
 }
 
@@ -288,18 +287,18 @@ void JobService::del(const std::string& topic, const std::string& id,
     deleting->left = lookup->copies.size();
     deleting->done = done;
     for (const auto& copy : lookup->copies) {
-      shards_[copy.shard]->run(
-          del_call(lookup->topic, lookup->id, plan.tomb, names_),
-          [deleting](Result<const redisReply*> reply) {
-            // A copy that did not answer may still be there: say so.
-            if (!reply.is_ok() && deleting->status.is_ok()) {
-              deleting->status = reply.status().code() == Code::kUnavailable
-                                     ? Status(Code::kUnknown, reply.status().message() +
-                                                                  "; delete outcome unknown")
-                                     : reply.status();
-            }
-            if (--deleting->left == 0) deleting->done(deleting->status);
-          });
+      shards_[copy.shard]->run(del_call(lookup->topic, lookup->id, plan.tomb, names_),
+                               [deleting](Result<const redisReply*> reply) {
+                                 // A copy that did not answer may still be there: say so.
+                                 if (!reply.is_ok() && deleting->status.is_ok()) {
+                                   deleting->status =
+                                       reply.status().code() == Code::kUnavailable
+                                           ? Status(Code::kUnknown, reply.status().message() +
+                                                                        "; delete outcome unknown")
+                                           : reply.status();
+                                 }
+                                 if (--deleting->left == 0) deleting->done(deleting->status);
+                               });
     }
   });
 }

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/json.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/json.h"
 #include "common/keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
@@ -203,8 +203,8 @@ TEST_CASE("20 jobs at the largest allowed body are delivered while small adds ke
     CHECK(request.body.size() > kLargest);  // the body inside the callback document
   }
   MESSAGE("small adds while 20 bodies of ", kLargest, " bytes went through: ", small_ms.size(),
-          ", p50 ", percentile(small_ms, 0.5), " ms, p99 ", percentile(small_ms, 0.99),
-          " ms, max ", percentile(small_ms, 1.0), " ms");
+          ", p50 ", percentile(small_ms, 0.5), " ms, p99 ", percentile(small_ms, 0.99), " ms, max ",
+          percentile(small_ms, 1.0), " ms");
   CHECK(small_failed == 0);
   // Answering all along: no small add waits behind the big ones for long
   // (generous for sanitizer builds; the measured figures are in decisions.md).

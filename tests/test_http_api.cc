@@ -113,8 +113,17 @@ TEST_CASE("fixed times, default delay and batch add") {
 
 TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unchanged") {
   TestRedis redis;
-  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 200, 5000, true,
-                            "[server]\nmax_body_bytes = 1024\n", {}});
+  DqdProcess dqd(DqdOptions{one_shard(redis).shards,
+                            1,
+                            0,
+                            0,
+                            64,
+                            300,
+                            200,
+                            5000,
+                            true,
+                            "[server]\nmax_body_bytes = 1024\n",
+                            {}});
   dqd.add_topic("orders");
   dqd.start();
   HttpClient http;

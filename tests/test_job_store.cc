@@ -32,9 +32,9 @@ void require_own_server(TestRedis& server) {
   if (!server.running()) return;  // stopped on purpose
   auto reply = server.command({"INFO", "server"});
   std::string info(reply->str, reply->len);
-  REQUIRE_MESSAGE(info.find("process_id:" + std::to_string(server.pid()) + "\r") !=
-                      std::string::npos,
-                  "port " << server.port() << " is answered by another test's redis-server");
+  REQUIRE_MESSAGE(
+      info.find("process_id:" + std::to_string(server.pid()) + "\r") != std::string::npos,
+      "port " << server.port() << " is answered by another test's redis-server");
 }
 
 // TestRedis::start on the same port, checked to be ours again: the port was
@@ -74,8 +74,8 @@ Result<AckOutcome> ack(JobStore& store, size_t shard, const std::string& topic,
 ReservedJob reserve_one(JobStore& store, const std::string& topic, int64_t lease_ms,
                         const std::string& reserve_id, int max_attempts = 5, size_t shard = 0) {
   REQUIRE(store.promote(shard, 100).is_ok());
-  auto batch = store.reserve(shard, reserve_id, {slot(topic, lease_ms, 1, 1, max_attempts)}, 1,
-                             1 << 20);
+  auto batch =
+      store.reserve(shard, reserve_id, {slot(topic, lease_ms, 1, 1, max_attempts)}, 1, 1 << 20);
   REQUIRE(batch.is_ok());
   REQUIRE(batch->jobs.size() == 1);
   return batch->jobs.front();
@@ -125,8 +125,7 @@ std::optional<std::string> hget(TestRedis& redis, const std::string& key,
   return text(reply.get());
 }
 
-std::optional<int64_t> zscore(TestRedis& redis, const std::string& key,
-                              const std::string& member) {
+std::optional<int64_t> zscore(TestRedis& redis, const std::string& key, const std::string& member) {
   auto reply = redis.command({"ZSCORE", key, member});
   if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
   return static_cast<int64_t>(std::stod(text(reply.get())));
@@ -547,8 +546,8 @@ TEST_CASE("reserve: shares first, then caps, within the job budget; leases each 
 
   int64_t before = redis_time_ms(redis);
   auto batch = store->reserve(
-      0, "r1", {slot("a", 10000, 2, 3, 4), slot("b", 30000, 1, 5, 4), slot("none", 1000, 5, 5)},
-      6, 1 << 20);
+      0, "r1", {slot("a", 10000, 2, 3, 4), slot("b", 30000, 1, 5, 4), slot("none", 1000, 5, 5)}, 6,
+      1 << 20);
   int64_t after = redis_time_ms(redis);
   REQUIRE(batch.is_ok());
   std::vector<std::string> taken;
@@ -583,8 +582,8 @@ TEST_CASE("reserve: shares first, then caps, within the job budget; leases each 
   CHECK(integer(redis, {"PTTL", keys::lease("r1")}) > 30000);
   CHECK(llen(redis, keys::ready("a")) == 2);
   CHECK(llen(redis, keys::ready("b")) == 2);
-  CHECK(counts(redis) == std::map<std::string, int64_t>{{"a:r", 2}, {"a:w", 3}, {"b:r", 2},
-                                                        {"b:w", 3}});
+  CHECK(counts(redis) ==
+        std::map<std::string, int64_t>{{"a:r", 2}, {"a:w", 3}, {"b:r", 2}, {"b:w", 3}});
   check_consistent(redis);
 
   auto none = store->reserve(0, "r2", {}, 10, 1 << 20);
@@ -753,7 +752,8 @@ TEST_CASE("a stale fail changes nothing") {
 TEST_CASE("release gives the jobs back to the front of the ready list, no attempt counted") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (int i = 0; i < 4; ++i) REQUIRE(store->add("t", std::to_string(i), "{}", in_ms(-10 + i)).is_ok());
+  for (int i = 0; i < 4; ++i)
+    REQUIRE(store->add("t", std::to_string(i), "{}", in_ms(-10 + i)).is_ok());
   REQUIRE(store->promote(0, 100)->moved == 4);
   auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 2, 1 << 20);
   REQUIRE(batch->jobs.size() == 2);
@@ -812,7 +812,8 @@ TEST_CASE("release leaves jobs alone that moved on since the reserve") {
   auto batch = store->reserve(0, "r1", {slot("t", 50)}, 10, 1 << 20);
   REQUIRE(batch->jobs.size() == 2);
   for (const auto& job : batch->jobs)
-    if (job.job.id == "acked") REQUIRE(*ack(*store, 0, "t", "acked", job.lease) == AckOutcome::kAcked);
+    if (job.job.id == "acked")
+      REQUIRE(*ack(*store, 0, "t", "acked", job.lease) == AckOutcome::kAcked);
   sleep_ms(120);
   REQUIRE(store->requeue_expired(0, 100)->requeued == 1);
   ReservedJob again = reserve_one(*store, "t", 30000, "r2");
@@ -1191,7 +1192,8 @@ TEST_CASE("two shards: spread, one down, back up") {
   check_consistent(two);
 }
 
-TEST_CASE("a shard that died under an open connection: the add is unknown or placed, a retry is placed") {
+TEST_CASE(
+    "a shard that died under an open connection: the add is unknown or placed, a retry is placed") {
   TestRedis one, two;
   auto store = store_over({&one, &two});
   std::string id = id_homed_on(*store, "t", 1, "k");
@@ -1411,13 +1413,14 @@ TEST_CASE("adding a third shard keeps every job reachable and makes no duplicate
     REQUIRE(same.is_ok());
     CHECK(same->existing);
   }
-  CHECK(moved_home > 20);  // some homes did move to the new shard
+  CHECK(moved_home > 20);                                // some homes did move to the new shard
   CHECK(integer(three, {"EXISTS", keys::jobs()}) == 0);  // no duplicate was made
   for (const auto& id : ids) CHECK(store->del("grow", id).is_ok());
   CHECK(integer(one, {"EXISTS", keys::jobs()}) == 0);
   CHECK(integer(two, {"EXISTS", keys::jobs()}) == 0);
   // New jobs do use the new shard.
-  for (int i = 0; i < 60; ++i) REQUIRE(store->add("grow", "new" + std::to_string(i), "{}", kNow).is_ok());
+  for (int i = 0; i < 60; ++i)
+    REQUIRE(store->add("grow", "new" + std::to_string(i), "{}", kNow).is_ok());
   CHECK(hlen(three, keys::jobs()) > 5);
 }
 

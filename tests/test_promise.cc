@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <thread>
@@ -67,8 +67,9 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
   HttpClient http;
   const int kJobs = 100;
   for (int i = 0; i < kJobs; ++i) {
-    REQUIRE(http.post(dqd.jobs_url("remind"), job("r" + std::to_string(i), Json{{"v", 1}}, 0))
-                .status == 201);
+    REQUIRE(
+        http.post(dqd.jobs_url("remind"), job("r" + std::to_string(i), Json{{"v", 1}}, 0)).status ==
+        201);
   }
   REQUIRE(callback.wait_for(kJobs, 10000));
   // Every first callback is in flight now: reschedule each job.
@@ -105,8 +106,9 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
   HttpClient http;
   const int kJobs = 60;
   for (int i = 0; i < kJobs; ++i) {
-    REQUIRE(http.post(dqd.jobs_url("orders"), job("o" + std::to_string(i), Json{{"n", i}}, 6))
-                .status == 201);
+    REQUIRE(
+        http.post(dqd.jobs_url("orders"), job("o" + std::to_string(i), Json{{"n", i}}, 6)).status ==
+        201);
   }
   sleep_ms(1200);  // AOF everysec: the adds are on disk
   first.kill9();
@@ -126,8 +128,8 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
       if (removed.status == 204) deleted.insert(id);
     }
   }
-  MESSAGE("re-adds held while the home shard was down: ", held, "; deletes answered 204: ",
-          deleted.size());
+  MESSAGE("re-adds held while the home shard was down: ", held,
+          "; deletes answered 204: ", deleted.size());
   CHECK(held > 0);
   first.start();
   // Every job is due 6 s after its add; give them time to arrive.
@@ -163,8 +165,8 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
     HttpClient http;
     for (int i = 0; adding.load() && i < 5000; ++i) {
       std::string id = "p" + std::to_string(i);
-      answers[id] = http.request("POST", dqd.jobs_url("pay"), job(id, Json{{"i", i}}, 2), 3000)
-                        .status;
+      answers[id] =
+          http.request("POST", dqd.jobs_url("pay"), job(id, Json{{"i", i}}, 2), 3000).status;
     }
   });
   sleep_ms(300);
@@ -195,7 +197,8 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
       ++unknown;
       CHECK((got == 200 || got == 404));
       // A retry is safe: the same job answers 200 (existing) or 201.
-      auto retried = http.post(dqd.jobs_url("pay"), job(id, Json{{"i", std::stoi(id.substr(1))}}, 2));
+      auto retried =
+          http.post(dqd.jobs_url("pay"), job(id, Json{{"i", std::stoi(id.substr(1))}}, 2));
       CHECK((retried.status == 200 || retried.status == 201));
       if (got == 200) CHECK(retried.status == 200);
     } else {

@@ -11,8 +11,8 @@
 namespace dq {
 namespace {
 
-constexpr int kIdleMs = 200;               // between passes with nothing to settle
-constexpr int kBatch = 200;                // copies looked at per shard per pass
+constexpr int kIdleMs = 200;                // between passes with nothing to settle
+constexpr int kBatch = 200;                 // copies looked at per shard per pass
 constexpr int64_t kHousekeepingMs = 10000;  // unknown shards, tombstones
 constexpr int64_t kTombKeepMs = 7LL * 24 * 3600 * 1000;
 
@@ -59,13 +59,14 @@ int HeldVerifier::settle_against(const std::string& against, bool in_config) {
       if (!claimed.is_ok()) return settled;  // still unreachable: try again later
       verdict = (*claimed)->type == REDIS_REPLY_INTEGER && (*claimed)->integer == 1 ? "dup" : "ok";
     }
-    auto reply = store_.shard(shard_).run(
-        settle_call(copy.key, copy.incarnation, verdict, against, names_));
+    auto reply =
+        store_.shard(shard_).run(settle_call(copy.key, copy.incarnation, verdict, against, names_));
     if (!reply.is_ok()) return settled;
     if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 2) {
-      err_log().warn("job {} was added on shard {} while shard {} was unreachable, and {} holds "
-                     "it: the later copy is dropped as a duplicate",
-                     copy.key, names_[shard_], against, against);
+      err_log().warn(
+          "job {} was added on shard {} while shard {} was unreachable, and {} holds "
+          "it: the later copy is dropped as a duplicate",
+          copy.key, names_[shard_], against, against);
     }
     ++settled;
   }
@@ -79,8 +80,7 @@ void HeldVerifier::release_unknown_shards() {
   if (!found.is_ok() || (*found)->type != REDIS_REPLY_ARRAY) return;
   for (size_t i = 0; i < (*found)->elements; ++i) {
     const redisReply* key = (*found)->element[i];
-    std::string name =
-        std::string(key->str, key->len).substr(keys::held_prefix().size());
+    std::string name = std::string(key->str, key->len).substr(keys::held_prefix().size());
     bool known = false;
     for (const auto& each : names_) known = known || each == name;
     if (!known) settle_against(name, false);

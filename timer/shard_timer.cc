@@ -61,8 +61,7 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
                        expired->requeued, config_.shards[shard_].name());
       }
       report_dead(expired->dead);
-      if (expired->requeued + static_cast<int>(expired->dead.size()) < batch ||
-          stop_requested()) {
+      if (expired->requeued + static_cast<int>(expired->dead.size()) < batch || stop_requested()) {
         break;
       }
     }

@@ -316,8 +316,8 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   } else {
     printf("%s %s/%s, due %s (due_at_ms=%lld)%s\n",
            added->existing ? "already pending (same body)" : "added", added->topic.c_str(),
-           added->id.c_str(),
-           local_time(added->due_at_ms).c_str(), static_cast<long long>(added->due_at_ms),
+           added->id.c_str(), local_time(added->due_at_ms).c_str(),
+           static_cast<long long>(added->due_at_ms),
            added->held ? "; held until an unreachable shard is asked" : "");
   }
   return kExitOk;

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "http_transport.h"
 #include "server_list.h"
@@ -202,10 +202,10 @@ class Client::Impl {
           servers_.mark_down(index, monotonic_ms());
           bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
           if (timed_out && unsure) *unsure = true;
-          last = Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
-                       server + ": " + (timed_out ? "timed out: " : "unreachable: ") +
-                           answer.curl_error,
-                       server};
+          last = Error{
+              timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
+              server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error,
+              server};
         } else if (answer.status == 503 || answer.status == 504) {
           servers_.mark_up(index);
           if (answer.status == 504 && unsure) *unsure = true;
@@ -250,16 +250,17 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   if (!called) return called.error();
   const HttpAnswer& answer = called->answer;
   // 200 is the same job pending already (a retry whose first answer was lost).
-  if (answer.status != 201 && answer.status != 200) return error_from_answer(answer, called->server);
+  if (answer.status != 201 && answer.status != 200)
+    return error_from_answer(answer, called->server);
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("due_at_ms") ||
       !reply["due_at_ms"].is_number_integer()) {
-    return protocol_error("add answered " + std::to_string(answer.status) +
-                              " without due_at_ms: " + answer.body,
-                          answer, called->server);
+    return protocol_error(
+        "add answered " + std::to_string(answer.status) + " without due_at_ms: " + answer.body,
+        answer, called->server);
   }
-  Added added{reply.value("topic", topic), reply.value("id", id),
-              reply["due_at_ms"].get<int64_t>(), answer.body};
+  Added added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(),
+              answer.body};
   added.existing = reply.value("existing", false);
   added.held = reply.value("held", false);
   return added;
@@ -293,8 +294,8 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
 
 Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   bool unsure = false;
-  auto called = impl_->call(
-      "DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "", &unsure);
+  auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),
+                            "", &unsure);
   if (!called) return called.error();
   // An earlier attempt may have deleted it before its answer was lost.
   if (called->answer.status == 404 && unsure) return Deleted{};

@@ -1,7 +1,5 @@
 #include "tests/support/dqd_process.h"
 
-#include <cstdlib>
-
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -10,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 

@@ -2,14 +2,14 @@
 // with settings, job documents, counting deliveries, waiting.
 #pragma once
 
-#include <chrono>
+#include <doctest/doctest.h>
+
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "common/json.h"
 #include "common/registry.h"
