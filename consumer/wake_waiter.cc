@@ -40,11 +40,6 @@ bool WakeWaiter::take(size_t shard) {
   return true;
 }
 
-void WakeWaiter::keep(size_t shard) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  pending_[shard] = 1;
-}
-
 void WakeWaiter::wait_loop(size_t shard) {
   JobStore store(config_.shards, config_.redis_connect_timeout_ms,
                  config_.redis_command_timeout_ms);

@@ -27,8 +27,6 @@ class WakeWaiter {
 
   // True once per wake of the shard: the consumer should try to reserve.
   bool take(size_t shard);
-  // The consumer could not act on a wake (no free slot): keep it pending.
-  void keep(size_t shard);
   void stop();
 
  private:
