@@ -4,20 +4,13 @@
 #include <cstdint>
 
 #include "common/config.h"
+#include "common/text_list.h"
 
 namespace dq {
 
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
   std::vector<ShardAddress> shards;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    start = comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : split_list(text)) {
     ShardAddress shard;
     // host:port[:password]; the password may itself contain ':'.
     size_t first = item.find(':');

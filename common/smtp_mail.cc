@@ -8,6 +8,7 @@
 #include <ctime>
 
 #include "common/curl_handle.h"
+#include "common/text_list.h"
 
 namespace dq {
 namespace {
@@ -99,15 +100,8 @@ size_t keep_reply(char* data, size_t size, size_t count, void* user) {
 
 std::vector<std::string> split_addresses(const std::string& text) {
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    std::string item = text.substr(start, comma - start);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
-    start = comma + 1;
+  for (std::string& item : split_list(text)) {
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
   }
   return out;
 }
