@@ -115,6 +115,14 @@ std::string read_logs(const std::string& dir, const std::string& kind) {
   return all;
 }
 
+// A line a process logs right after the event a test waited for can land a
+// moment later on a loaded machine: wait for it rather than read once.
+bool logged(const std::string& dir, const std::string& kind, const std::string& text,
+            int timeout_ms = 2000) {
+  return wait_until([&] { return read_logs(dir, kind).find(text) != std::string::npos; },
+                    timeout_ms);
+}
+
 std::set<std::string> log_files(const std::string& dir) {
   std::set<std::string> names;
   std::error_code error;
@@ -226,7 +234,7 @@ TEST_CASE("kill -9 of any child: back within 1 s while the service keeps answeri
   loop.stop();
   CHECK(loop.ok() > 0);
   CHECK(loop.failed() == 0);
-  CHECK(read_logs(dqd.log_dir(), "err").find("dq-server_0 (pid") != std::string::npos);
+  CHECK(logged(dqd.log_dir(), "err", "dq-server_0 (pid"));
   CHECK(dqd.stop() == 0);
 }
 
@@ -267,8 +275,7 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   CHECK(health.failed() == 0);
   CHECK(dqd.pid() == master);
   CHECK(dqd.running());
-  CHECK(read_logs(dqd.log_dir(), "err").find("reload (SIGUSR2): generation 2 started") !=
-        std::string::npos);
+  CHECK(logged(dqd.log_dir(), "err", "reload (SIGUSR2): generation 2 started"));
   CHECK(dqd.stop() == 0);
 }
 
@@ -309,7 +316,7 @@ TEST_CASE("a changed config file reloads on its own") {
       },
       4000);
   CHECK(reloaded);
-  CHECK(read_logs(dqd.log_dir(), "err").find("reload (config file changed)") != std::string::npos);
+  CHECK(logged(dqd.log_dir(), "err", "reload (config file changed)"));
   CHECK(dqd.stop() == 0);
 }
 
