@@ -3,6 +3,7 @@
 // common/lua/lib/prelude.lua and docs/decisions.md.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -34,7 +35,15 @@ inline std::string lease(std::string_view reserve_id) {
 inline std::string cancel(std::string_view reserve_id) {
   return kPrefix + "cancel:" + std::string(reserve_id);
 }
+// Event counters "topic:event" (added, delivered, failed, dead, deleted,
+// expired, requeued, duplicate): per day (YYYYMMDD, 40 days), since the shard
+// began (totals), and per minute of Redis's clock (unix minute, 2 hours).
 inline std::string stats(std::string_view day) { return kPrefix + "stats:" + std::string(day); }
+inline std::string totals() { return kPrefix + "totals"; }
+inline std::string minute_prefix() { return kPrefix + "minute:"; }
+inline std::string minute(int64_t unix_minute) {
+  return minute_prefix() + std::to_string(unix_minute);
+}
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
 inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
 

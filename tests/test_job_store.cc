@@ -1092,6 +1092,45 @@ TEST_CASE("stats keys always carry a TTL, and counts follow every transition") {
   CHECK(hlen(redis, keys::jobs()) == 0);
 }
 
+TEST_CASE("totals and per-minute counters follow the day's stats, minutes expire") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  REQUIRE(store->add("t", "a", "{}", kNow).is_ok());
+  REQUIRE(store->add("t", "b", "{}", kNow).is_ok());
+  REQUIRE(store->promote(0, 100)->moved == 2);
+  auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 2, 1 << 20);
+  REQUIRE(batch->jobs.size() == 2);
+  REQUIRE(*ack(*store, 0, "t", batch->jobs[0].job.id, batch->jobs[0].lease) == AckOutcome::kAcked);
+  REQUIRE(*store->fail(0, "t", batch->jobs[1].job.id, batch->jobs[1].lease, 60000, 1, "x") ==
+          FailOutcome::kDead);
+
+  std::map<std::string, int64_t> expected{
+      {"t:added", 2}, {"t:delivered", 1}, {"t:failed", 1}, {"t:dead", 1}};
+  auto read_hash = [&](const std::string& key, std::map<std::string, int64_t>& into) {
+    auto reply = redis.command({"HGETALL", key});
+    for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+      into[text(reply->element[i])] += std::stoll(text(reply->element[i + 1]));
+    }
+  };
+  std::map<std::string, int64_t> totals;
+  read_hash(keys::totals(), totals);
+  CHECK(totals == expected);
+  CHECK(integer(redis, {"TTL", keys::totals()}) == -1);  // counters never expire
+
+  // The run may straddle a minute: the minutes together hold every event.
+  std::map<std::string, int64_t> minutes;
+  auto minute_keys = redis.command({"KEYS", keys::minute_prefix() + "*"});
+  REQUIRE(minute_keys->elements >= 1);
+  for (size_t i = 0; i < minute_keys->elements; ++i) {
+    std::string key = text(minute_keys->element[i]);
+    read_hash(key, minutes);
+    int64_t ttl = integer(redis, {"TTL", key});
+    CHECK(ttl > 7000);
+    CHECK(ttl <= 7500);
+  }
+  CHECK(minutes == expected);
+}
+
 // ====================================================================== wake lists
 
 TEST_CASE("wake lists get tokens and BLPOP waits for them") {

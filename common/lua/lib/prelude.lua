@@ -44,11 +44,19 @@ local function count(counts_key, topic, state, delta)
   redis.call('HINCRBY', counts_key, topic .. ':' .. state, delta)
 end
 
--- Per topic daily counters; the TTL is set after the write, so the key never
--- exists without one (40 days).
+-- Per topic event counters ("topic:event"), kept three ways:
+--   stats_key          the day's counters (KEYS, named by the caller), 40 days
+--   {dq}:totals        since the shard was created, for Prometheus counters
+--   {dq}:minute:<m>    per minute of Redis's clock, 2 hours, for the charts
+-- A TTL is set after each write, so a dated key never exists without one.
 local function stat(stats_key, topic, what, n)
-  redis.call('HINCRBY', stats_key, topic .. ':' .. what, n)
+  local field = topic .. ':' .. what
+  redis.call('HINCRBY', stats_key, field, n)
   redis.call('EXPIRE', stats_key, 3456000)
+  redis.call('HINCRBY', '{dq}:totals', field, n)
+  local minute = '{dq}:minute:' .. string.format('%d', math.floor(redis_now() / 60000))
+  redis.call('HINCRBY', minute, field, n)
+  redis.call('EXPIRE', minute, 7500)
 end
 
 -- Wakes a sleeping timer when `due` is earlier than everything delayed.
