@@ -119,6 +119,8 @@ Result<Config> load_config(const std::string& path) {
   text("sqlite.path", &config.sqlite_path);
   text("log.dir", &config.log_dir);
   text("log.level", &config.log_level);
+  text("log.format", &config.log_format);
+  number("log.keep_days", 0, 36500, &config.log_keep_days);
   text("master.pid_file", &config.pid_file);
   if (!status.is_ok()) return status;
 
@@ -172,6 +174,8 @@ Result<Config> load_config(const std::string& path) {
                                                "sqlite.path",
                                                "log.dir",
                                                "log.level",
+                                               "log.format",
+                                               "log.keep_days",
                                                "delivery.backoff_unit_ms",
                                                "delivery.default_max_attempts",
                                                "delivery.lease_margin_ms",
@@ -211,6 +215,11 @@ Result<Config> load_config(const std::string& path) {
   if (kLevels.count(config.log_level) == 0) {
     return Status(Code::kInvalid, "log.level = '" + config.log_level +
                                       "' is not one of trace|debug|info|warn|error|critical|off");
+  }
+
+  if (config.log_format != "text" && config.log_format != "json") {
+    return Status(Code::kInvalid,
+                  "log.format = '" + config.log_format + "' is not one of text|json");
   }
 
   config.sqlite_path = resolve(base, config.sqlite_path.empty() ? "dq.db" : config.sqlite_path);

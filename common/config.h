@@ -43,6 +43,8 @@ struct Config {
   // [log]
   std::string log_dir;  // default: <config dir>/logs
   std::string log_level = "info";
+  std::string log_format = "text";  // text | json (one object per line)
+  int log_keep_days = 30;           // daily files kept, today included; 0 keeps all
 
   // [delivery]
   int64_t backoff_unit_ms = 60000;

@@ -1,11 +1,14 @@
 #include "common/log.h"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/daily_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <regex>
 
 namespace dq {
 namespace {
@@ -18,6 +21,45 @@ std::shared_ptr<spdlog::logger> g_err;
 // reference from request_log()/notify_log()/err_log(). A SIGHUP leaks three
 // small objects, which is cheaper than a lock on every log line.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
+LogFormat g_format = LogFormat::kText;
+
+// %Q in a pattern: the message as the inside of a JSON string.
+class JsonEscapedMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    static const char* kHex = "0123456789abcdef";
+    for (char c : msg.payload) {
+      auto byte = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (byte < 0x20) {
+        const char escaped[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 15]};
+        dest.append(escaped, escaped + sizeof(escaped));
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonEscapedMessage>();
+  }
+};
+
+// Titles are ours ("dq-server_0"): nothing in them needs escaping.
+std::unique_ptr<spdlog::formatter> line_formatter(const std::string& title,
+                                                  const std::string& kind) {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  if (g_format == LogFormat::kJson) {
+    formatter->add_flag<JsonEscapedMessage>('Q').set_pattern(
+        "{\"time\":\"%Y-%m-%dT%H:%M:%S.%e%z\",\"log\":\"" + kind + "\",\"process\":\"" + title +
+        "\",\"pid\":%P,\"level\":\"%l\",\"msg\":\"%Q\"}");
+  } else {
+    formatter->set_pattern("%Y-%m-%d %H:%M:%S.%e [" + title + " %P] %l %v");
+  }
+  return formatter;
+}
 
 std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::string& dir,
                                             bool echo_to_stderr) {
@@ -50,10 +92,9 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
   auto request = make_logger("request", usable_dir, false);
   auto notify = make_logger("notify", usable_dir, false);
   auto err = make_logger("err", usable_dir, true);
-  std::string pattern = "%Y-%m-%d %H:%M:%S.%e [" + title + " %P] %l %v";
   spdlog::level::level_enum parsed = spdlog::level::from_str(level);
   for (auto* logger : {&request, &notify, &err}) {
-    (*logger)->set_pattern(pattern);
+    (*logger)->set_formatter(line_formatter(title, (*logger)->name()));
     (*logger)->set_level(parsed);
     (*logger)->flush_on(spdlog::level::trace);
   }
@@ -64,6 +105,30 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
   g_request = request;
   g_notify = notify;
   g_err = err;
+}
+
+void set_log_format(LogFormat format) { g_format = format; }
+
+int remove_old_logs(const std::string& dir, int keep_days, const std::string& today) {
+  if (keep_days <= 0 || dir.empty()) return 0;
+  std::tm day{};
+  if (strptime(today.c_str(), "%Y%m%d", &day) == nullptr) return 0;
+  day.tm_mday -= keep_days - 1;  // today is one of the days kept
+  day.tm_hour = 12;              // away from DST edges
+  mktime(&day);
+  char oldest_kept[16];
+  strftime(oldest_kept, sizeof(oldest_kept), "%Y%m%d", &day);
+  static const std::regex kDaily("^(request|notify|err)_([0-9]{8})\\.log(\\..*)?$");
+  int removed = 0;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    std::smatch match;
+    std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, match, kDaily)) continue;
+    if (match[2].str() >= oldest_kept) continue;
+    if (std::filesystem::remove(entry.path(), error)) ++removed;
+  }
+  return removed;
 }
 
 spdlog::logger& request_log() { return *fallback(g_request, "request"); }

@@ -4,6 +4,8 @@
 //   notify_YYYYMMDD.log   every delivery attempt
 //   err_YYYYMMDD.log      errors and warnings of any process
 // Each line carries the process title (dq-server_0, dq-consume_1, ...).
+// [log] format = json writes one JSON object per line instead, for log
+// shippers; [log] keep_days makes the master remove older daily files.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -15,6 +17,18 @@ namespace dq {
 // Creates the log dir when needed. Safe to call again (e.g. after fork or on
 // SIGHUP) to reopen the files. With an empty dir, logs go to stderr only.
 void init_logging(const std::string& dir, const std::string& level, const std::string& title);
+
+// How lines are written, for init_logging calls from now on in this process
+// and its forked children. The master sets it from the config (and again on
+// reload, before it starts the new generation).
+enum class LogFormat { kText, kJson };
+void set_log_format(LogFormat format);
+
+// Keeps the daily files of the last keep_days days, today included (1: today
+// only): removes older request_/notify_/err_YYYYMMDD.log files in `dir` and
+// their rotated copies (.1, .gz). keep_days <= 0 keeps everything. Returns how many files were
+// removed.
+int remove_old_logs(const std::string& dir, int keep_days, const std::string& today);
 
 spdlog::logger& request_log();
 spdlog::logger& notify_log();

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/redis_argv.h"
+#include "common/shared_metrics.h"
 
 namespace dq {
 namespace {
@@ -55,9 +56,21 @@ Status RedisConnection::ensure_connected() {
   return Status::ok();
 }
 
+namespace {
+
+// Counted per shard in /metrics (dq_redis_command_errors_total).
+void count_command_error(const ShardAddress& address) {
+  SharedMetrics::instance().add(SharedMetrics::key({"redis_error", address.name()}));
+}
+
+}  // namespace
+
 Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, int timeout_ms) {
   Status connected = ensure_connected();
-  if (!connected.is_ok()) return connected;
+  if (!connected.is_ok()) {
+    count_command_error(address_);
+    return connected;
+  }
 
   RedisArgv args(argv);
 
@@ -69,14 +82,16 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
     // The command may have reached Redis and run: only the answer is missing.
     std::string error = context_->errstr;
     context_.reset();
+    count_command_error(address_);
     return Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
                                       (error.empty() ? "connection lost" : error) +
                                       "; outcome unknown");
   }
   if (overridden) redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
   if (reply->type == REDIS_REPLY_ERROR) {
-    return Status(Code::kInternal,
-                  "Redis shard " + address_.name() + ": " + std::string(reply->str, reply->len));
+    std::string error(reply->str, reply->len);
+    if (error.rfind("NOSCRIPT", 0) != 0) count_command_error(address_);  // run() loads it
+    return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
   }
   return reply;
 }

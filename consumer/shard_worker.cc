@@ -1,12 +1,14 @@
 // The consumer's per-shard Redis thread (see shard_worker.h).
 #include "consumer/shard_worker.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/clock.h"
 #include "common/keys.h"
 #include "common/log.h"
 #include "common/retry_policy.h"
+#include "common/shared_metrics.h"
 
 namespace dq {
 namespace {
@@ -246,6 +248,14 @@ void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
   notify_log().info("topic={} id={} attempt={} status={} latency_ms={} result={} error={}",
                     job.topic, job.id, job.attempts, outcome.result.http_status, outcome.latency_ms,
                     what, outcome.result.error.empty() ? "-" : outcome.result.error);
+  // Lateness by this host's clock against the due time set by Redis's: a
+  // host whose clock is skewed shows the skew here.
+  int64_t started_ms = now_ms() - outcome.latency_ms;
+  double late_s = static_cast<double>(std::max<int64_t>(0, started_ms - job.due_at_ms)) / 1000.0;
+  SharedMetrics& metrics = SharedMetrics::instance();
+  metrics.observe(SharedMetrics::key({"delivery", job.topic}),
+                  static_cast<double>(outcome.latency_ms) / 1000.0);
+  metrics.observe(SharedMetrics::key({"lateness", job.topic}), late_s);
 }
 
 void ShardWorker::refresh_held_report() {

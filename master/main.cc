@@ -1,26 +1,37 @@
 // dqd: the dq master. Reads the config, takes the pid file, opens the
 // listening sockets and supervises the children (see supervisor.h).
-//   dqd -c CONF [--daemon] [--test-config]
+//   dqd -c CONF [--daemon] [--test-config] | dqd --check -c CONF | dqd --version
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "common/config.h"
 #include "common/log.h"
+#include "master/config_check.h"
 #include "master/daemon.h"
 #include "master/pid_file.h"
 #include "master/process_title.h"
 #include "master/signal_pipe.h"
 #include "master/supervisor.h"
 
+#ifndef DQ_VERSION
+#define DQ_VERSION "unknown"
+#endif
+
 namespace {
 
 void usage(FILE* out) {
   std::fprintf(out,
                "usage: dqd -c CONF [--daemon] [--test-config]\n"
+               "       dqd --check -c CONF\n"
+               "       dqd --version | --help\n"
                "  -c, --config CONF  the ini file (see conf/dq.ini)\n"
                "  -d, --daemon       detach from the terminal\n"
-               "  -t, --test-config  check the config and exit\n"
+               "  -t, --test-config  check the config file's syntax and values, and exit\n"
+               "      --check        also reach the SQLite file and every Redis shard,\n"
+               "                     print a report, exit 1 on any problem\n"
+               "  -v, --version      print the version\n"
+               "  -h, --help         this help\n"
                "signals: TERM/INT stop, USR2 reload, HUP reopen logs\n");
 }
 
@@ -31,6 +42,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   bool daemon = false;
   bool test_config = false;
+  bool check = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "-c" || arg == "--config") && i + 1 < argc) {
@@ -41,6 +53,11 @@ int main(int argc, char** argv) {
       daemon = true;
     } else if (arg == "-t" || arg == "--test-config") {
       test_config = true;
+    } else if (arg == "--check") {
+      check = true;
+    } else if (arg == "-v" || arg == "--version") {
+      std::printf("dqd %s\n", DQ_VERSION);
+      return 0;
     } else if (arg == "-h" || arg == "--help") {
       usage(stdout);
       return 0;
@@ -54,6 +71,8 @@ int main(int argc, char** argv) {
     usage(stderr);
     return 2;
   }
+
+  if (check) return dq::run_config_check(config_path, stdout);
 
   auto config = dq::load_config(config_path);
   if (!config.is_ok()) {
@@ -82,6 +101,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "dqd: %s\n", written.message().c_str());
     return 1;
   }
+  dq::set_log_format(config->log_format == "json" ? dq::LogFormat::kJson : dq::LogFormat::kText);
   dq::init_logging(config->log_dir, config->log_level, dq::kMasterTitle);
 
   dq::SignalPipe signals;

@@ -15,10 +15,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/master_status.h"
+#include "common/script_calls.h"  // day_of
 #include "common/shard_health.h"
+#include "common/shared_metrics.h"
 #include "common/stop_flag.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
+#include "master/systemd_notify.h"
 
 namespace dq {
 namespace {
@@ -92,9 +95,11 @@ int Supervisor::run() {
     return 1;
   }
   generation_ = 1;
+  SharedMetrics::instance();  // mapped before the first fork, so every child shares it
   err_log().info("master started (pid {}), config {}", master_pid_, config_.path);
   spawn_generation();
   write_status();
+  notify_systemd_ready("generation 1 running");
 
   while (!(stopping_ && table_.children().empty())) {
     struct pollfd wake {};
@@ -195,6 +200,7 @@ void Supervisor::on_child_exit(pid_t pid, int wait_status) {
   if (child->quick_deaths == kCrashLoopDeaths) queue_crash_loop_alert(*child, wait_status);
   if (delay == 0) {
     child->restarts++;
+    restarts_by_role_[child->role->name]++;
     spawn(static_cast<size_t>(child - table_.children().data()));
   }
   write_status();
@@ -302,7 +308,9 @@ void Supervisor::reload(const std::string& why) {
   }
   sockets_ = next_sockets;
   config_ = next;
+  set_log_format(config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
   init_logging(config_.log_dir, config_.log_level, kMasterTitle);
+  next_log_prune_ms_ = 0;
   local_redis_.ensure_started(config_);
 
   // Retire the running generation: children waiting for a respawn are simply
@@ -320,11 +328,13 @@ void Supervisor::reload(const std::string& why) {
     ++retiring;
   }
   ++generation_;
+  notify_systemd_reloading();
   spawn_generation();
   err_log().info(
       "reload ({}): generation {} started; {} children of the old generation finish and exit", why,
       generation_, retiring);
   write_status();
+  notify_systemd_ready("generation " + std::to_string(generation_) + " running");
 }
 
 void Supervisor::begin_stop(int signal_number) {
@@ -335,6 +345,7 @@ void Supervisor::begin_stop(int signal_number) {
     return;
   }
   stopping_ = true;
+  notify_systemd_stopping();
   stop_deadline_ms_ = monotonic_ms() + config_.drain_timeout_ms;
   auto& children = table_.children();
   children.erase(std::remove_if(children.begin(), children.end(),
@@ -376,6 +387,7 @@ void Supervisor::tick() {
       }
     } else if (child.pid <= 0 && child.respawn_at_ms >= 0 && now >= child.respawn_at_ms) {
       child.restarts++;
+      restarts_by_role_[child.role->name]++;
       spawn(slot);
       write_status();
     }
@@ -384,6 +396,14 @@ void Supervisor::tick() {
   if (now >= next_watch_ms_) {
     next_watch_ms_ = now + 1000;
     if (watch_.changed()) reload("config file changed");
+  }
+  if (now >= next_log_prune_ms_) {
+    next_log_prune_ms_ = now + 3600 * 1000;
+    int removed = remove_old_logs(config_.log_dir, config_.log_keep_days, day_of(now_ms()));
+    if (removed > 0) {
+      err_log().info("removed {} log files older than {} days ([log] keep_days)", removed,
+                     config_.log_keep_days);
+    }
   }
 }
 
@@ -402,10 +422,15 @@ void Supervisor::write_status() {
                         {"state", state}});
   }
   local_redis_.append_status(&children);
-  Json status = {{"master_pid", master_pid_},    {"started_at_ms", started_at_ms_},
-                 {"generation", generation_},    {"config", config_.path},
-                 {"pid_file", config_.pid_file}, {"stopping", stopping_},
-                 {"updated_at_ms", now_ms()},    {"children", children}};
+  Json status = {{"master_pid", master_pid_},
+                 {"started_at_ms", started_at_ms_},
+                 {"generation", generation_},
+                 {"config", config_.path},
+                 {"pid_file", config_.pid_file},
+                 {"stopping", stopping_},
+                 {"updated_at_ms", now_ms()},
+                 {"children", children},
+                 {"restarts_by_role", restarts_by_role_}};
   Status written = write_master_status(config_.pid_file, status);
   if (!written.is_ok()) err_log().warn("{}", written.message());
 }

@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <map>
 #include <string>
 
 #include "common/config.h"
@@ -62,6 +63,9 @@ class Supervisor {
   int64_t stop_deadline_ms_ = -1;
   bool stragglers_killed_ = false;
   int64_t next_watch_ms_ = 0;
+  int64_t next_log_prune_ms_ = 0;  // [log] keep_days, checked hourly
+  // Respawns since the master started, across generations (for /metrics).
+  std::map<std::string, int64_t> restarts_by_role_;
 };
 
 }  // namespace dq

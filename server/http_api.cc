@@ -14,7 +14,9 @@
 #include "common/json_span.h"
 #include "common/log.h"
 #include "common/shard_health.h"
+#include "common/shared_metrics.h"
 #include "server/http_reply.h"
+#include "server/metrics_page.h"
 
 namespace dq {
 namespace {
@@ -163,6 +165,7 @@ void HttpApi::stop_accepting() {
 void HttpApi::on_request(evhttp_request* request, void* arg) {
   auto* self = static_cast<HttpApi*>(arg);
   ++self->active_;
+  self->started_[request] = std::chrono::steady_clock::now();
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
   self->route(request, split_path(uri ? evhttp_uri_get_path(uri) : "/"));
 }
@@ -176,7 +179,7 @@ void HttpApi::finish_text(evhttp_request* request, const std::string& route, int
                           const std::string& json_text) {
   if (stopping_)
     evhttp_add_header(evhttp_request_get_output_headers(request), "Connection", "close");
-  ++answered_[route + " " + std::to_string(status)];
+  record_answer(request, route, status);
   reply_json_text(request, status, json_text);
   --active_;
 }
@@ -422,30 +425,22 @@ void HttpApi::healthz(evhttp_request* request) {
 }
 
 void HttpApi::metrics(evhttp_request* request) {
-  std::string text =
-      "# HELP dq_http_responses_total HTTP answers of this API server process, by route and "
-      "status.\n"
-      "# TYPE dq_http_responses_total counter\n";
-  for (const auto& entry : answered_) {
-    size_t space = entry.first.find(' ');
-    text += "dq_http_responses_total{route=\"" + entry.first.substr(0, space) + "\",code=\"" +
-            entry.first.substr(space + 1) + "\"} " + std::to_string(entry.second) + "\n";
-  }
-  text +=
-      "# HELP dq_redis_shard_up 1 when this process's connection to the shard is up.\n# TYPE "
-      "dq_redis_shard_up gauge\n";
-  for (const auto& shard : jobs_.health()) {
-    text += "dq_redis_shard_up{shard=\"" + shard.name + "\"} " + (shard.up ? "1" : "0") + "\n";
-  }
-  auto checked = read_shard_health(config_.pid_file);
-  if (checked.is_ok() && !checked->stale(now_ms())) text += shard_health_metrics(*checked);
-  text +=
-      "# HELP dq_http_requests_in_flight Requests being answered.\n# TYPE "
-      "dq_http_requests_in_flight gauge\n";
-  text += "dq_http_requests_in_flight " + std::to_string(active_ - 1) + "\n";
-  ++answered_["metrics 200"];
-  reply_text(request, 200, "text/plain; version=0.0.4", text);
+  std::string text = render_metrics(blocking_store(), topics_, config_);
+  record_answer(request, "metrics", 200);
+  reply_text(request, 200, "text/plain; version=0.0.4; charset=utf-8", text);
   --active_;
+}
+
+void HttpApi::record_answer(evhttp_request* request, const std::string& route, int status) {
+  double seconds = 0;
+  auto started = started_.find(request);
+  if (started != started_.end()) {
+    seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started->second).count();
+    started_.erase(started);
+  }
+  SharedMetrics::instance().observe(SharedMetrics::key({"http", route, std::to_string(status)}),
+                                    seconds);
 }
 
 }  // namespace dq

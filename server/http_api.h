@@ -14,9 +14,11 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/config.h"
@@ -57,6 +59,8 @@ class HttpApi {
   void finish_text(evhttp_request* request, const std::string& route, int status,
                    const std::string& json_text);
   JobStore& blocking_store();
+  // Counts the answer in the host's shared metrics (route, code, latency).
+  void record_answer(evhttp_request* request, const std::string& route, int status);
 
   event_base* base_;
   JobService& jobs_;
@@ -66,7 +70,8 @@ class HttpApi {
   std::vector<evhttp_bound_socket*> bound_;
   bool stopping_ = false;
   size_t active_ = 0;
-  std::map<std::string, uint64_t> answered_;  // "route code" -> count, for /metrics
+  // When each request not yet answered arrived, for the latency histograms.
+  std::unordered_map<evhttp_request*, std::chrono::steady_clock::time_point> started_;
   std::unique_ptr<JobStore> blocking_store_;  // dead-letter admin calls only
 };
 

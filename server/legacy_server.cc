@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/json_span.h"
 #include "common/log.h"
+#include "common/shared_metrics.h"
 #include "server/legacy_frame.h"
 
 namespace dq {
@@ -248,8 +249,11 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 
   void log_request(const std::string& cmd, const std::string& topic, const std::string& id,
                    int code, const std::string& msg) {
+    int64_t took_ms = monotonic_ms() - started_ms_;
     request_log().info("legacy {} {} {} -> code {} {}ms {}", cmd, topic.empty() ? "-" : topic,
-                       id.empty() ? "-" : id, code, monotonic_ms() - started_ms_, msg);
+                       id.empty() ? "-" : id, code, took_ms, msg);
+    SharedMetrics::instance().observe(SharedMetrics::key({"legacy", cmd, std::to_string(code)}),
+                                      static_cast<double>(took_ms) / 1000.0);
   }
 
   void close() { server_.closed(this); }  // deletes this

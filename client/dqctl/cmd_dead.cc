@@ -89,6 +89,8 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
   Config config;
   int exit_code = kExitOk;
   if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  exit_code = require_known_topic(options, topic);
+  if (exit_code != kExitOk) return exit_code;
   JobStore store(config);
 
   if (sub == "list") return run_list(options, store, topic, offset, limit);

@@ -68,6 +68,20 @@ std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit
   return std::move(*opened);
 }
 
+int require_known_topic(const CtlOptions& options, const std::string& topic) {
+  int exit_code = kExitOk;
+  auto registry = open_ctl_registry(options, &exit_code);
+  if (!registry) return exit_code;
+  auto found = registry->get_topic(topic);
+  if (found.is_ok()) return kExitOk;
+  if (found.status().code() == Code::kNotFound) {
+    fprintf(stderr, "dqctl: unknown topic '%s' (dqctl topic list shows the registered ones)\n",
+            topic.c_str());
+    return kExitFailed;
+  }
+  return report_failure(found.status());
+}
+
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out) {
   if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) return false;
   errno = 0;

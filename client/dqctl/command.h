@@ -60,6 +60,12 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
 // prints why and sets *exit_code (2 for a bad config, 3 for the database).
 std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code);
 
+// Whether `topic` is registered: kExitOk, or prints "unknown topic" and
+// returns kExitFailed (kExitUnavailable / kExitUsage when the registry or
+// config cannot be read). For commands that name a topic without going
+// through the API (which answers 404 itself).
+int require_known_topic(const CtlOptions& options, const std::string& topic);
+
 // Parses a whole decimal integer in [min, max]; false on anything else.
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out);
 

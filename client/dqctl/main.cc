@@ -83,6 +83,40 @@ bool takes_value(const std::string& arg) {
   return arg != "--all" && arg != "--help";
 }
 
+// `dqctl COMMAND [SUB] --help`: the command's usage lines, only those of SUB
+// when it names one of them.
+int print_command_help(const std::string& command, const std::string& usage,
+                       const std::vector<std::string>& args_before) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= usage.size()) {
+    size_t end = usage.find('\n', start);
+    if (end == std::string::npos) end = usage.size();
+    lines.push_back(usage.substr(start, end - start));
+    start = end + 1;
+  }
+  std::string prefix = args_before.empty() ? "" : command + " " + args_before.front() + " ";
+  std::string exact = args_before.empty() ? "" : command + " " + args_before.front();
+  // A line starting with a space continues the one before it.
+  auto print_lines = [&](bool only_sub) {
+    bool printing = false;
+    bool printed = false;
+    for (const auto& line : lines) {
+      bool continuation = !line.empty() && line[0] == ' ';
+      if (!continuation) {
+        printing = !only_sub || line.rfind(prefix, 0) == 0 || line == exact;
+      }
+      if (!printing) continue;
+      printf(continuation ? "%s\n" : "usage: dqctl %s\n", line.c_str());
+      printed = true;
+    }
+    return printed;
+  };
+  if (prefix.empty() || !print_lines(true)) print_lines(false);
+  printf("global options: -c CONF, -s HOST:PORT, --json (see dqctl --help)\n");
+  return kExitOk;
+}
+
 int run(int argc, char** argv) {
   CtlOptions options;
   int i = 1;
@@ -152,6 +186,8 @@ int run(int argc, char** argv) {
     } else if (arg == "--") {
       args.insert(args.end(), argv + i, argv + argc);
       break;
+    } else if (arg == "--help" || arg == "-h") {
+      return print_command_help(command, it->second.usage, args);
     } else if (arg == "--json") {
       options.json = true;
       continue;

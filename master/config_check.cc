@@ -1,0 +1,101 @@
+// Implements `dqd --check` (see config_check.h).
+#include "master/config_check.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/config.h"
+#include "common/redis_sync.h"
+#include "common/registry.h"
+#include "common/shard_safety.h"
+
+namespace dq {
+namespace {
+
+class Report {
+ public:
+  explicit Report(FILE* out) : out_(out) {}
+  void ok(const std::string& what, const std::string& detail) {
+    std::fprintf(out_, "ok    %-28s %s\n", what.c_str(), detail.c_str());
+  }
+  void fail(const std::string& what, const std::string& detail) {
+    std::fprintf(out_, "FAIL  %-28s %s\n", what.c_str(), detail.c_str());
+    ++failures_;
+  }
+  int failures() const { return failures_; }
+
+ private:
+  FILE* out_;
+  int failures_ = 0;
+};
+
+void check_log_dir(const Config& config, Report& report) {
+  std::error_code error;
+  std::filesystem::create_directories(config.log_dir, error);
+  if (error) {
+    report.fail("log folder", config.log_dir + ": " + error.message());
+  } else if (access(config.log_dir.c_str(), W_OK) != 0) {
+    report.fail("log folder", config.log_dir + ": not writable");
+  } else {
+    report.ok("log folder", config.log_dir);
+  }
+}
+
+void check_shard(const Config& config, const ShardAddress& shard, Report& report) {
+  RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                             config.redis_command_timeout_ms);
+  std::string what = "shard " + shard.name();
+  auto safety = check_shard_safety(connection, config.memory_warn_percent);
+  if (!safety.is_ok()) {
+    report.fail(what, "cannot reach it: " + safety.status().message());
+    return;
+  }
+  std::string detail =
+      "persistence " + safety->persistence + ", maxmemory-policy " + safety->eviction_policy;
+  if (!safety->safe() && !config.allow_unsafe_redis) {
+    report.fail(what, describe_problems(*safety));
+    return;
+  }
+  if (!safety->unsafe.empty() || !safety->warnings.empty()) {
+    detail += " (" + describe_problems(*safety) + ")";
+  }
+  report.ok(what, detail);
+}
+
+}  // namespace
+
+int run_config_check(const std::string& config_path, FILE* out) {
+  Report report(out);
+  auto config = load_config(config_path);
+  if (!config.is_ok()) {
+    report.fail("config " + config_path, config.status().message());
+    return 1;
+  }
+  report.ok("config", config->path);
+  check_log_dir(*config, report);
+
+  auto registry = Registry::open(config->sqlite_path);
+  if (!registry.is_ok()) {
+    report.fail("sqlite", config->sqlite_path + ": " + registry.status().message());
+  } else {
+    auto topics = (*registry)->list_topics();
+    if (topics.is_ok()) {
+      report.ok("sqlite", config->sqlite_path + " (" + std::to_string(topics->size()) + " topics)");
+    } else {
+      report.fail("sqlite", config->sqlite_path + ": " + topics.status().message());
+    }
+  }
+  const auto& shards = config->shards;
+  if (shards.empty()) report.fail("shards", "no Redis shard is configured ([redis] shards)");
+  for (const auto& shard : shards) check_shard(*config, shard, report);
+
+  if (report.failures() == 0) {
+    std::fprintf(out, "dqd --check: all checks passed\n");
+    return 0;
+  }
+  std::fprintf(out, "dqd --check: %d problem(s)\n", report.failures());
+  return 1;
+}
+
+}  // namespace dq

@@ -1,0 +1,188 @@
+// Implements the /metrics page (see metrics_page.h).
+#include "server/metrics_page.h"
+
+#include <map>
+
+#include "common/clock.h"
+#include "common/master_status.h"
+#include "common/prometheus_text.h"
+#include "common/shard_health.h"
+#include "common/shared_metrics.h"
+#include "common/topic_stats.h"
+
+namespace dq {
+namespace {
+
+void queue_metrics(JobStore& store, const TopicCache& topics, PrometheusText& out) {
+  std::vector<std::string> names;
+  for (const auto& entry : topics.all()) names.push_back(entry.first);
+  auto stats = all_topic_stats(store, names, false);
+  out.family("dq_metrics_queue_scrape_ok", "gauge",
+             "1 when every shard answered for the queue series below, 0 when some did not "
+             "(their jobs are missing from the numbers; see dq_redis_shard_checked_up).");
+  bool complete = stats.is_ok();
+  if (stats.is_ok()) {
+    for (const auto& topic : *stats) complete = complete && topic.unreachable_shards.empty();
+  }
+  out.sample("dq_metrics_queue_scrape_ok", {}, complete ? 1 : 0);
+  if (!stats.is_ok()) return;
+
+  struct Counter {
+    const char* name;
+    const char* help;
+    int64_t EventCounts::*field;
+  };
+  static const Counter kCounters[] = {
+      {"dq_jobs_added_total", "Jobs accepted (adds), all hosts.", &EventCounts::added},
+      {"dq_jobs_delivered_total", "Jobs whose callback answered success.", &EventCounts::delivered},
+      {"dq_delivery_failures_total", "Failed delivery attempts (each retry counts).",
+       &EventCounts::failed},
+      {"dq_jobs_dead_total", "Jobs moved to the dead letters.", &EventCounts::dead},
+      {"dq_jobs_deleted_total", "Jobs deleted by a producer or an operator.",
+       &EventCounts::deleted},
+      {"dq_leases_expired_total", "Leases that expired (a consumer died or hung).",
+       &EventCounts::expired},
+      {"dq_dead_requeued_total", "Dead letters requeued.", &EventCounts::requeued},
+      {"dq_duplicates_settled_total", "Second copies of one id found and removed.",
+       &EventCounts::duplicate},
+  };
+  for (const auto& counter : kCounters) {
+    out.family(counter.name, "counter", counter.help);
+    for (const auto& topic : *stats) {
+      out.sample(counter.name, {{"topic", topic.topic}},
+                 static_cast<double>(topic.total.*counter.field));
+    }
+  }
+  out.family("dq_jobs", "gauge", "Jobs now held, by topic and state.");
+  for (const auto& topic : *stats) {
+    const StateCounts& now = topic.now;
+    const std::pair<const char*, int64_t> states[] = {
+        {"delayed", now.delayed},   {"ready", now.ready}, {"working", now.working},
+        {"retrying", now.retrying}, {"dead", now.dead},   {"held", now.held}};
+    for (const auto& [state, value] : states) {
+      out.sample("dq_jobs", {{"topic", topic.topic}, {"state", state}}, static_cast<double>(value));
+    }
+  }
+}
+
+// Splits a SharedMetrics key back into its parts.
+std::vector<std::string> key_parts(std::string_view key) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t separator = key.find('\x1f', start);
+    parts.emplace_back(key.substr(start, separator - start));
+    if (separator == std::string_view::npos) return parts;
+    start = separator + 1;
+  }
+}
+
+void host_metrics(PrometheusText& out) {
+  struct Series {
+    Labels labels;
+    HistogramView view;
+  };
+  std::map<std::string, std::vector<Series>> by_kind;
+  SharedMetrics::instance().for_each([&](std::string_view key, const HistogramView& view) {
+    auto parts = key_parts(key);
+    const std::string& kind = parts[0];
+    Labels labels;
+    if ((kind == "http" || kind == "legacy") && parts.size() == 3) {
+      labels = {{kind == "http" ? "route" : "command", parts[1]}, {"code", parts[2]}};
+    } else if ((kind == "delivery" || kind == "lateness") && parts.size() == 2) {
+      labels = {{"topic", parts[1]}};
+    } else if (kind == "redis_error" && parts.size() == 2) {
+      labels = {{"shard", parts[1]}};
+    } else {
+      return;
+    }
+    by_kind[kind].push_back({labels, view});
+  });
+  auto requests = [&](const std::string& kind, const std::string& prefix, const std::string& what) {
+    out.family(prefix + "_requests_total", "counter", what + " answered by this host.");
+    for (const auto& series : by_kind[kind]) {
+      out.sample(prefix + "_requests_total", series.labels, static_cast<double>(series.view.count));
+    }
+    out.family(prefix + "_request_duration_seconds", "histogram",
+               "Time to answer " + what + " on this host.");
+    for (const auto& series : by_kind[kind]) {
+      out.histogram(prefix + "_request_duration_seconds", series.labels, series.view);
+    }
+  };
+  requests("http", "dq_http", "HTTP requests");
+  requests("legacy", "dq_legacy", "legacy protocol requests");
+  out.family("dq_delivery_duration_seconds", "histogram",
+             "Callback time of delivery attempts made by this host's consumers.");
+  for (const auto& series : by_kind["delivery"]) {
+    out.histogram("dq_delivery_duration_seconds", series.labels, series.view);
+  }
+  out.family("dq_delivery_lateness_seconds", "histogram",
+             "How long after its due time a delivery attempt started (this host).");
+  for (const auto& series : by_kind["lateness"]) {
+    out.histogram("dq_delivery_lateness_seconds", series.labels, series.view);
+  }
+  out.family("dq_redis_command_errors_total", "counter",
+             "Redis commands of this host that failed or whose outcome is unknown.");
+  for (const auto& series : by_kind["redis_error"]) {
+    out.sample("dq_redis_command_errors_total", series.labels,
+               static_cast<double>(series.view.count));
+  }
+  out.family("dq_metrics_series_dropped_total", "counter",
+             "Observations not recorded because the shared metrics table is full.");
+  out.sample("dq_metrics_series_dropped_total", {},
+             static_cast<double>(SharedMetrics::instance().overflow()));
+}
+
+void shard_metrics(const Config& config, PrometheusText& out) {
+  auto checked = read_shard_health(config.pid_file);
+  if (!checked.is_ok() || checked->stale(now_ms())) return;
+  out.family("dq_redis_shard_persistence_info", "gauge",
+             "1 for the persistence mode the checker last saw (aof, rdb, aof+rdb, off).");
+  for (const auto& shard : checked->shards) {
+    out.sample("dq_redis_shard_persistence_info",
+               {{"shard", shard.name},
+                {"mode", shard.persistence.empty() ? "unknown" : shard.persistence}},
+               1);
+  }
+}
+
+void children_metrics(const Config& config, PrometheusText& out) {
+  auto status = read_master_status(config.pid_file);
+  if (!status.is_ok() || !status->contains("children")) return;
+  std::map<std::string, int> running;
+  std::map<std::string, int64_t> restarts;
+  for (const auto& child : (*status)["children"]) {
+    std::string role = child.value("role", "");
+    running[role] += child.value("state", "") == "running" ? 1 : 0;
+    restarts[role] += 0;  // every role appears, with 0 until one respawns
+  }
+  if (status->contains("restarts_by_role")) {
+    for (const auto& [role, count] : (*status)["restarts_by_role"].items()) {
+      restarts[role] = count.get<int64_t>();
+    }
+  }
+  out.family("dq_children_running", "gauge", "Children of the master running, by role.");
+  for (const auto& [role, count] : running)
+    out.sample("dq_children_running", {{"role", role}}, count);
+  out.family("dq_child_restarts_total", "counter",
+             "Children respawned after they died, by role, since the master started.");
+  for (const auto& [role, count] : restarts) {
+    out.sample("dq_child_restarts_total", {{"role", role}}, static_cast<double>(count));
+  }
+}
+
+}  // namespace
+
+std::string render_metrics(JobStore& store, const TopicCache& topics, const Config& config) {
+  PrometheusText out;
+  queue_metrics(store, topics, out);
+  host_metrics(out);
+  shard_metrics(config, out);
+  children_metrics(config, out);
+  auto checked = read_shard_health(config.pid_file);
+  std::string text = out.text();
+  if (checked.is_ok() && !checked->stale(now_ms())) text += shard_health_metrics(*checked);
+  return text;
+}
+
+}  // namespace dq
