@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "common/json.h"
@@ -123,6 +124,25 @@ TEST_CASE("100 adds, 90 delivered, 10 dead: the same counts on every scrape, acr
     return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200;
   }));
   for (int n = 0; n < 6; ++n) check_counts(scrape(dqd));
+
+  // dqctl stats shows the same numbers.
+  auto stats = dq::test::run_dqctl({"-c", dqd.config_path(), "--json", "stats"}, dqd.dir());
+  REQUIRE(stats.exit_code == 0);
+  std::map<std::string, Json> by_topic;
+  for (const auto& topic : Json::parse(stats.out)) by_topic[topic["topic"]] = topic;
+  CAPTURE(stats.out);
+  REQUIRE(by_topic.count("good") == 1);
+  REQUIRE(by_topic.count("bad") == 1);
+  CHECK(by_topic["good"]["total"]["delivered"] == 90);
+  CHECK(by_topic["bad"]["total"]["dead"] == 10);
+  CHECK(by_topic["bad"]["now"]["dead"] == 10);
+  auto table = dq::test::run_dqctl({"-c", dqd.config_path(), "stats", "bad"}, dqd.dir());
+  CHECK(table.exit_code == 0);
+  CHECK(table.out.find("DELIVERED") != std::string::npos);
+  CHECK(table.out.find("bad ") != std::string::npos);
+  CHECK(table.out.find("good ") == std::string::npos);
+  auto unknown = dq::test::run_dqctl({"-c", dqd.config_path(), "stats", "nosuchtopic"}, dqd.dir());
+  CHECK(unknown.exit_code == 1);
   CHECK(dqd.stop() == 0);
 }
 
