@@ -139,8 +139,8 @@ TEST_CASE("100 adds, 90 delivered, 10 dead: the same counts on every scrape, acr
   auto table = dq::test::run_dqctl({"-c", dqd.config_path(), "stats", "bad"}, dqd.dir());
   CHECK(table.exit_code == 0);
   CHECK(table.out.find("DELIVERED") != std::string::npos);
-  CHECK(table.out.find("bad ") != std::string::npos);
-  CHECK(table.out.find("good ") == std::string::npos);
+  CHECK(table.out.find("topic bad") != std::string::npos);
+  CHECK(table.out.find("good") == std::string::npos);
   auto unknown = dq::test::run_dqctl({"-c", dqd.config_path(), "stats", "nosuchtopic"}, dqd.dir());
   CHECK(unknown.exit_code == 1);
   CHECK(dqd.stop() == 0);

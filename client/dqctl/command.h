@@ -66,6 +66,15 @@ std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit
 // through the API (which answers 404 itself).
 int require_known_topic(const CtlOptions& options, const std::string& topic);
 
+// The registered topic `name`; kNotFound says "unknown topic 'name'".
+Result<Topic> registered_topic(Registry& registry, const std::string& name);
+
+// Prints rows as a table: columns padded to their widest cell, two spaces apart.
+void print_rows(const std::vector<std::vector<std::string>>& rows);
+
+// "YYYY-MM-DD HH:MM:SS" in local time; "-" for 0 or less.
+std::string format_time(int64_t ms);
+
 // Parses a whole decimal integer in [min, max]; false on anything else.
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out);
 
