@@ -28,7 +28,9 @@ struct RecordedRequest {
 
 struct CallbackAnswer {
   int status = 200;
-  int delay_ms = 0;  // answer this much later (the server keeps serving others)
+  int delay_ms = 0;      // answer this much later (the server keeps serving others)
+  bool hang_up = false;  // close the connection without any answer
+  std::string location;  // a Location header (for 3xx answers)
 };
 
 // Called on the server thread, in arrival order; n counts from 0.
