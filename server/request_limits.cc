@@ -40,7 +40,7 @@ bool in_rewrite = false;  // our own edits of an output buffer call on_output ag
 
 }  // namespace
 
-bool rewrite_canned_error(evbuffer* output, const std::string& explain) {
+bool rewrite_canned_error(evbuffer* output, const std::map<int, std::string>& explain) {
   size_t length = evbuffer_get_length(output);
   size_t tail = sizeof(kCannedTail) - 1;
   if (length < tail || copy_range(output, length - tail, tail) != kCannedTail) return false;
@@ -56,9 +56,9 @@ bool rewrite_canned_error(evbuffer* output, const std::string& explain) {
   if (status < 400 || status > 599) return false;
   std::string reason =
       title.substr(title.find(' ') == std::string::npos ? title.size() : title.find(' ') + 1);
+  auto why = explain.find(status);
   std::string body =
-      Json{{"error", reason + (status == 413 && !explain.empty() ? ": " + explain : "")}}.dump() +
-      "\n";
+      Json{{"error", reason + (why != explain.end() ? ": " + why->second : "")}}.dump() + "\n";
   std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason +
                        "\r\nContent-Type: application/json\r\nConnection: close\r\n"
                        "Content-Length: " +
@@ -76,6 +76,12 @@ bool rewrite_canned_error(evbuffer* output, const std::string& explain) {
 
 RequestLimits::RequestLimits(event_base* base, evhttp* http, const Config& config)
     : base_(base), config_(config) {
+  // libevent answers 413 for a body over its limit, 400 for a head over it
+  // (and for anything that is not HTTP).
+  explain_[413] = "a request body is at most " + std::to_string(config.max_request_bytes) +
+                  " bytes ([server] max_request_bytes)";
+  explain_[400] = "not a valid HTTP request, or its request line and headers are over " +
+                  std::to_string(config.max_header_bytes) + " bytes ([server] max_header_bytes)";
   evhttp_set_max_body_size(http, static_cast<ev_ssize_t>(config.max_request_bytes));
   evhttp_set_max_headers_size(http, static_cast<ev_ssize_t>(config.max_header_bytes));
   timeval idle{config.idle_timeout_ms / 1000, (config.idle_timeout_ms % 1000) * 1000};
@@ -111,12 +117,7 @@ void RequestLimits::on_input(evbuffer* input, const evbuffer_cb_info* info, void
 
 void RequestLimits::on_output(evbuffer* output, const evbuffer_cb_info* info, void* arg) {
   if (in_rewrite || info->n_added == 0) return;
-  auto* self = static_cast<RequestLimits*>(arg);
-  std::string explain =
-      "a request body is at most " + std::to_string(self->config_.max_request_bytes) +
-      " bytes ([server] max_request_bytes) and its head at most " +
-      std::to_string(self->config_.max_header_bytes) + " bytes ([server] max_header_bytes)";
-  rewrite_canned_error(output, explain);
+  rewrite_canned_error(output, static_cast<RequestLimits*>(arg)->explain_);
 }
 
 std::optional<RequestLimits::Refusal> RequestLimits::admit(evhttp_request* request) {

@@ -57,11 +57,12 @@ class RequestLimits {
   // before a request got through stays until that address is reused.
   std::map<evbuffer*, Watch> watches_;
   size_t connections_ = 0;
+  std::map<int, std::string> explain_;  // what each canned error status means here
 };
 
 // libevent's canned HTML error answer at the end of `output` turned into a
-// JSON one; false when `output` does not end with one. `explain` adds what
-// dq's limits are. Exposed for the fuzz target and tests.
-bool rewrite_canned_error(evbuffer* output, const std::string& explain);
+// JSON one; false when `output` does not end with one. `explain` adds, per
+// status, what dq's limits are.
+bool rewrite_canned_error(evbuffer* output, const std::map<int, std::string>& explain);
 
 }  // namespace dq
