@@ -138,7 +138,7 @@ HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const C
       http_(evhttp_new(base)),
       // Sizes, connections and timeouts; single adds are checked against
       // max_body_bytes below.
-      limits_(std::make_unique<RequestLimits>(base, http_, config)) {
+      limits_(std::make_unique<RequestLimits>(http_, config)) {
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
                                         EVHTTP_REQ_PUT | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(http_, &HttpApi::on_request, this);

@@ -74,8 +74,7 @@ bool rewrite_canned_error(evbuffer* output, const std::map<int, std::string>& ex
   return true;
 }
 
-RequestLimits::RequestLimits(event_base* base, evhttp* http, const Config& config)
-    : base_(base), config_(config) {
+RequestLimits::RequestLimits(evhttp* http, const Config& config) : config_(config) {
   // libevent answers 413 for a body over its limit, 400 for a head over it
   // (and for anything that is not HTTP).
   explain_[413] = "a request body is at most " + std::to_string(config.max_request_bytes) +

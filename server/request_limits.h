@@ -26,7 +26,7 @@ namespace dq {
 
 class RequestLimits {
  public:
-  RequestLimits(event_base* base, evhttp* http, const Config& config);  // installs the limits
+  RequestLimits(evhttp* http, const Config& config);  // installs the limits
   RequestLimits(const RequestLimits&) = delete;
   RequestLimits& operator=(const RequestLimits&) = delete;
 
@@ -51,7 +51,6 @@ class RequestLimits {
   static void on_output(evbuffer* output, const evbuffer_cb_info* info, void* arg);
   static void on_connection_closed(evhttp_connection* connection, void* arg);
 
-  event_base* base_;
   const Config& config_;
   // Per connection, by its input buffer. An entry whose connection closed
   // before a request got through stays until that address is reused.
