@@ -57,8 +57,16 @@ bool rewrite_canned_error(evbuffer* output, const std::map<int, std::string>& ex
   std::string reason =
       title.substr(title.find(' ') == std::string::npos ? title.size() : title.find(' ') + 1);
   auto why = explain.find(status);
+  // The reason comes from the page: bytes that are not UTF-8 must not throw
+  // (found by fuzz/fuzz_canned_error.cc).
   std::string body =
-      Json{{"error", reason + (why != explain.end() ? ": " + why->second : "")}}.dump() + "\n";
+      Json{{"error", reason + (why != explain.end() ? ": " + why->second : "")}}.dump(
+          -1, ' ', false, Json::error_handler_t::replace) +
+      "\n";
+  // Only printable ASCII in the status line, whatever the page said.
+  for (char& c : reason) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
   std::string answer = "HTTP/1.1 " + std::to_string(status) + " " + reason +
                        "\r\nContent-Type: application/json\r\nConnection: close\r\n"
                        "Content-Length: " +
