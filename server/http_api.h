@@ -30,6 +30,8 @@
 
 namespace dq {
 
+class RequestLimits;
+
 class HttpApi {
  public:
   HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config);
@@ -74,6 +76,7 @@ class HttpApi {
   size_t active_ = 0;
   std::map<std::string, uint64_t> answered_;  // "route code" -> count, for /metrics
   std::unique_ptr<JobStore> blocking_store_;  // dead letters and listings only
+  std::unique_ptr<RequestLimits> limits_;
 };
 
 }  // namespace dq
