@@ -105,6 +105,8 @@ void ShardWatch::note_safety(CheckedShard& health, const ShardSafety& safety) {
     err_log().info("checker: shard {} has no safety problem any more", health.name);
   }
   health.persistence = safety.persistence;
+  health.appendfsync = safety.appendfsync;
+  health.rdb_save = safety.rdb_save;
   health.eviction_policy = safety.eviction_policy;
   health.used_memory = safety.used_memory;
   health.maxmemory = safety.maxmemory;

@@ -96,6 +96,11 @@ Result<Config> load_config(const std::string& path) {
   text("server.legacy_listen", &config.legacy_listen);
   number("server.max_body_bytes", 1, kMaxBodyBytesLimit, &config.max_body_bytes);
   number("server.max_batch_jobs", 1, 100000, &config.max_batch_jobs);
+  number("server.max_connections", 1, 1000000, &config.max_connections);
+  number("server.max_header_bytes", 1024, 1 << 20, &config.max_header_bytes);
+  number("server.max_request_bytes", 1024, int64_t{1} << 30, &config.max_request_bytes);
+  number("server.request_timeout_ms", 100, 3600000, &config.request_timeout_ms);
+  number("server.idle_timeout_ms", 100, 86400000, &config.idle_timeout_ms);
   number("redis.connect_timeout_ms", 1, 600000, &config.redis_connect_timeout_ms);
   number("redis.command_timeout_ms", 1, 600000, &config.redis_command_timeout_ms);
   number("redis.probe_timeout_ms", 1, 600000, &config.redis_probe_timeout_ms);
@@ -123,6 +128,13 @@ Result<Config> load_config(const std::string& path) {
   number("log.keep_days", 0, 36500, &config.log_keep_days);
   text("master.pid_file", &config.pid_file);
   if (!status.is_ok()) return status;
+  // One add carries a body and its id and fields: the request limit must let it in.
+  if (config.max_request_bytes < config.max_body_bytes + 4096) {
+    return Status(Code::kInvalid, "server.max_request_bytes (" +
+                                      std::to_string(config.max_request_bytes) +
+                                      ") must be at least server.max_body_bytes + 4096 (" +
+                                      std::to_string(config.max_body_bytes + 4096) + ")");
+  }
 
   auto allow_hosts = values.find("consumer.callback_allow_hosts");
   if (allow_hosts != values.end()) {
@@ -158,6 +170,11 @@ Result<Config> load_config(const std::string& path) {
                                                "server.legacy_listen",
                                                "server.max_body_bytes",
                                                "server.max_batch_jobs",
+                                               "server.max_connections",
+                                               "server.max_header_bytes",
+                                               "server.max_request_bytes",
+                                               "server.request_timeout_ms",
+                                               "server.idle_timeout_ms",
                                                "redis.shards",
                                                "redis.connect_timeout_ms",
                                                "redis.command_timeout_ms",

@@ -26,6 +26,12 @@ struct Config {
   std::string legacy_listen = "127.0.0.1:6789";  // empty: legacy protocol off
   size_t max_body_bytes = 64 * 1024;
   int max_batch_jobs = 1000;
+  // HTTP API limits (server/request_limits.h); each is answered with JSON.
+  int max_connections = 10000;                  // open connections per API server process
+  size_t max_header_bytes = 64 * 1024;          // request line and headers
+  size_t max_request_bytes = 16 * 1024 * 1024;  // a request body (a batch carries many jobs)
+  int request_timeout_ms = 30000;  // a request must arrive whole within this from its first byte
+  int idle_timeout_ms = 120000;    // a connection that sends nothing is closed after this
 
   // [redis]
   std::vector<ShardAddress> shards;

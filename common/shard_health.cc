@@ -1,8 +1,6 @@
 // Implements the shard health file (write, read) and the cached view.
 #include "common/shard_health.h"
 
-#include "common/json_file.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <sstream>
 
 #include "common/clock.h"
+#include "common/json_file.h"
 
 namespace dq {
 
@@ -25,6 +24,8 @@ Json CheckedShard::to_json() const {
               {"checked_at_ms", checked_at_ms},
               {"failures", failures},
               {"persistence", persistence},
+              {"appendfsync", appendfsync},
+              {"rdb_save", rdb_save},
               {"eviction_policy", eviction_policy},
               {"used_memory", used_memory},
               {"maxmemory", maxmemory},
@@ -40,6 +41,8 @@ CheckedShard CheckedShard::from_json(const Json& json) {
   health.checked_at_ms = json.value("checked_at_ms", int64_t{0});
   health.failures = json.value("failures", 0);
   health.persistence = json.value("persistence", std::string());
+  health.appendfsync = json.value("appendfsync", std::string());
+  health.rdb_save = json.value("rdb_save", std::string());
   health.eviction_policy = json.value("eviction_policy", std::string());
   health.used_memory = json.value("used_memory", int64_t{0});
   health.maxmemory = json.value("maxmemory", int64_t{0});

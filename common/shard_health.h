@@ -4,7 +4,8 @@
 // and `dqctl status` read it without asking Redis:
 //   {"updated_at_ms", "interval_ms", "checker_pid",
 //    "shards": [{"name", "up", "reason", "since_ms", "checked_at_ms",
-//                "failures", "persistence", "eviction_policy",
+//                "failures", "persistence", "appendfsync", "rdb_save",
+//                "eviction_policy",
 //                "used_memory", "maxmemory", "problems": [...]}]}
 // `up` changes only after [checker] down_after failed (up_after good) checks
 // in a row; `since_ms` is when it last changed; `reason` says why a shard is
@@ -30,6 +31,8 @@ struct CheckedShard {
   int64_t checked_at_ms = 0;  // wall clock of the last check
   int failures = 0;           // failed checks in a row
   std::string persistence;    // "aof", "rdb", "aof+rdb", "off", "unknown", "" (not checked yet)
+  std::string appendfsync;    // with AOF: "always", "everysec", "no" ("?" when CONFIG is refused)
+  std::string rdb_save;       // with RDB: the save rule, e.g. "3600 1 300 100"
   std::string eviction_policy;
   int64_t used_memory = 0;
   int64_t maxmemory = 0;

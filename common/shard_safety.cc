@@ -52,7 +52,8 @@ std::string mib(int64_t bytes) {
 }  // namespace
 
 Json ShardSafety::to_json() const {
-  return Json{{"persistence", persistence}, {"eviction_policy", eviction_policy},
+  return Json{{"persistence", persistence}, {"appendfsync", appendfsync},
+              {"rdb_save", rdb_save},       {"eviction_policy", eviction_policy},
               {"used_memory", used_memory}, {"maxmemory", maxmemory},
               {"unsafe", unsafe},           {"warnings", warnings}};
 }
@@ -74,14 +75,26 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   if (save.is_ok() && (*save)->type == REDIS_REPLY_ARRAY && (*save)->elements == 2) {
     const redisReply* value = (*save)->element[1];
     rdb = value->type == REDIS_REPLY_STRING && value->len > 0;
+    if (rdb) safety.rdb_save.assign(value->str, value->len);
   } else {
     rdb_known = false;
+    safety.rdb_save = "?";
     if (!save.is_ok() && save.status().code() == Code::kUnavailable) return save.status();
     if (!aof) {
       safety.warnings.push_back("shard " + shard +
                                 ": cannot tell whether RDB snapshots are on (CONFIG GET save "
                                 "refused) and AOF is off; fix: turn AOF on (appendonly yes in "
                                 "redis.conf)");
+    }
+  }
+  if (aof) {
+    // What a crash of the machine can lose: up to a second of writes with
+    // everysec, none with always (docs/RELIABILITY.md).
+    auto fsync = connection.command({"CONFIG", "GET", "appendfsync"});
+    safety.appendfsync = "?";
+    if (fsync.is_ok() && (*fsync)->type == REDIS_REPLY_ARRAY && (*fsync)->elements == 2 &&
+        (*fsync)->element[1]->type == REDIS_REPLY_STRING) {
+      safety.appendfsync.assign((*fsync)->element[1]->str, (*fsync)->element[1]->len);
     }
   }
   if (aof && rdb) {

@@ -18,11 +18,13 @@
 namespace dq {
 
 struct ShardSafety {
-  std::string persistence;          // "aof", "rdb", "aof+rdb", "off"; "aof?" when CONFIG is refused
-  std::string eviction_policy;      // maxmemory-policy, e.g. "noeviction"
-  int64_t used_memory = 0;          // bytes
-  int64_t maxmemory = 0;            // bytes; 0: no limit
-  std::vector<std::string> unsafe;  // would drop jobs silently; each with its fix
+  std::string persistence;      // "aof", "rdb", "aof+rdb", "off"; "aof?" when CONFIG is refused
+  std::string eviction_policy;  // maxmemory-policy, e.g. "noeviction"
+  std::string appendfsync;      // "always", "everysec", "no" while AOF is on; "" off; "?" refused
+  std::string rdb_save;         // CONFIG GET save, e.g. "3600 1 300 100"; "" off; "?" refused
+  int64_t used_memory = 0;      // bytes
+  int64_t maxmemory = 0;        // bytes; 0: no limit
+  std::vector<std::string> unsafe;    // would drop jobs silently; each with its fix
   std::vector<std::string> warnings;  // worth an operator's look; each with its fix
 
   bool safe() const { return unsafe.empty(); }

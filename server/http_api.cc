@@ -18,6 +18,7 @@
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
 #include "server/query_params.h"
+#include "server/request_limits.h"
 
 namespace dq {
 namespace {
@@ -118,12 +119,14 @@ bool parse_body(const std::string& text, Json* out, std::string* error) {
 }  // namespace
 
 HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config)
-    : base_(base), jobs_(jobs), topics_(topics), config_(config), http_(evhttp_new(base)) {
-  // A batch carries many bodies; single adds are checked against max_body_bytes below.
-  size_t batch_limit = std::max<size_t>(config.max_body_bytes * 4, 16u << 20);
-  evhttp_set_max_body_size(http_, static_cast<ev_ssize_t>(batch_limit));
-  evhttp_set_max_headers_size(http_, 64 * 1024);
-  evhttp_set_timeout(http_, 120);
+    : base_(base),
+      jobs_(jobs),
+      topics_(topics),
+      config_(config),
+      http_(evhttp_new(base)),
+      // Sizes, connections and timeouts; single adds are checked against
+      // max_body_bytes below.
+      limits_(std::make_unique<RequestLimits>(http_, config)) {
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
                                         EVHTTP_REQ_PUT | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(http_, &HttpApi::on_request, this);
@@ -152,6 +155,9 @@ void HttpApi::on_request(evhttp_request* request, void* arg) {
   auto* self = static_cast<HttpApi*>(arg);
   ++self->active_;
   self->started_[request] = std::chrono::steady_clock::now();
+  if (auto refused = self->limits_->admit(request)) {
+    return self->finish(request, "refused", refused->status, Json{{"error", refused->error}});
+  }
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
   self->route(request, split_path(uri ? evhttp_uri_get_path(uri) : "/"));
 }
@@ -412,7 +418,15 @@ void HttpApi::healthz(evhttp_request* request) {
     Json entry{{"name", shard.name}, {"up", shard.up}};
     if (!shard.up) entry["error"] = shard.error;
     const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
-    if (seen != nullptr) entry["checker"] = seen->to_json();
+    if (seen != nullptr) {
+      entry["checker"] = seen->to_json();
+      // How the shard keeps jobs across a crash (docs/RELIABILITY.md).
+      if (!seen->persistence.empty()) {
+        entry["persistence"] = {{"appendonly", seen->persistence.rfind("aof", 0) == 0},
+                                {"appendfsync", seen->appendfsync},
+                                {"rdb_save", seen->rdb_save}};
+      }
+    }
     shards.push_back(entry);
     any_up = any_up || shard.up;
   }

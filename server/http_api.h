@@ -32,6 +32,8 @@
 
 namespace dq {
 
+class RequestLimits;
+
 class HttpApi {
  public:
   HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config);
@@ -79,6 +81,7 @@ class HttpApi {
   // When each request not yet answered arrived, for the latency histograms.
   std::unordered_map<evhttp_request*, std::chrono::steady_clock::time_point> started_;
   std::unique_ptr<JobStore> blocking_store_;  // dead letters, listings and /metrics
+  std::unique_ptr<RequestLimits> limits_;
 };
 
 }  // namespace dq

@@ -176,3 +176,37 @@ TEST_CASE("a reload that brings in an unsafe shard is rejected; the running gene
   CHECK(health["shards"].size() == 1);
   CHECK(dqd.stop() == 0);
 }
+
+TEST_CASE("the persistence mode (appendonly, appendfsync, rdb save) is checked and shown") {
+  TestRedis redis;
+  dq::ShardSafety safety = check(redis);
+  CHECK(safety.persistence == "aof");
+  CHECK(safety.appendfsync == "everysec");
+  CHECK(safety.rdb_save == "");
+  redis.command({"CONFIG", "SET", "appendfsync", "always"});
+  redis.command({"CONFIG", "SET", "save", "3600 1"});
+  safety = check(redis);
+  CHECK(safety.persistence == "aof+rdb");
+  CHECK(safety.appendfsync == "always");
+  CHECK(safety.rdb_save == "3600 1");
+
+  // /healthz and dqctl status show it, from the redis checker's report.
+  DqdProcess dqd(options_for(redis));
+  dqd.start();
+  dq::Json shown;
+  bool seen = false;
+  for (int waited = 0; waited < 8000 && !seen; waited += 100) {
+    shown = dq::test::http_request("GET", dqd.base_url() + "/healthz").json()["shards"][0];
+    seen = shown.contains("persistence");
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(seen);
+  CHECK(shown["persistence"]["appendonly"] == true);
+  CHECK(shown["persistence"]["appendfsync"] == "always");
+  CHECK(shown["persistence"]["rdb_save"] == "3600 1");
+  std::string output;
+  std::string dqctl = std::string(DQ_BUILD_DIR) + "/dqctl";
+  dq::test::run_command({dqctl, "-c", dqd.config_path(), "status"}, &output);
+  CAPTURE(output);
+  CHECK(output.find("aof(always)+rdb(3600 1)") != std::string::npos);
+}

@@ -59,23 +59,36 @@ std::string format_bytes(int64_t bytes) {
   return text;
 }
 
+// "aof(everysec)+rdb(3600 1)": the persistence mode with its fsync and save rules.
+std::string persistence_text(const CheckedShard& shard) {
+  if (shard.persistence.empty()) return "-";
+  std::string text = shard.persistence;
+  if (!shard.appendfsync.empty()) {
+    text.replace(0, 3, "aof(" + shard.appendfsync + ")");
+  }
+  size_t rdb = text.find("rdb");
+  if (rdb != std::string::npos && !shard.rdb_save.empty()) {
+    text.replace(rdb, 3, "rdb(" + shard.rdb_save + ")");
+  }
+  return text;
+}
+
 // The shard table under the children: one line per shard, then its problems.
 void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
   if (!report.is_ok()) {
     std::printf("\nshards: no report from dq-redis-checker yet\n");
     return;
   }
-  std::printf("\n%-22s %-5s %10s %-12s %-16s  %s\n", "SHARD", "STATE", "FOR", "PERSISTENCE",
+  std::printf("\n%-22s %-5s %10s %-24s %-16s  %s\n", "SHARD", "STATE", "FOR", "PERSISTENCE",
               "MEMORY", "REASON");
   for (const auto& shard : report->shards) {
     std::string memory = shard.persistence.empty()
                              ? "-"
                              : format_bytes(shard.used_memory) +
                                    (shard.maxmemory > 0 ? "/" + format_bytes(shard.maxmemory) : "");
-    std::printf("%-22s %-5s %10s %-12s %-16s  %s\n", shard.name.c_str(), shard.up ? "up" : "DOWN",
-                format_uptime(now - shard.since_ms).c_str(),
-                shard.persistence.empty() ? "-" : shard.persistence.c_str(), memory.c_str(),
-                shard.reason.c_str());
+    std::printf("%-22s %-5s %10s %-24s %-16s  %s\n", shard.name.c_str(), shard.up ? "up" : "DOWN",
+                format_uptime(now - shard.since_ms).c_str(), persistence_text(shard).c_str(),
+                memory.c_str(), shard.reason.c_str());
     for (const auto& problem : shard.problems) std::printf("  ! %s\n", problem.c_str());
   }
   if (report->stale(now)) {

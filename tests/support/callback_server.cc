@@ -2,6 +2,7 @@
 #include "tests/support/callback_server.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -43,6 +44,7 @@ struct PendingReply {
   evhttp_request* request = nullptr;
   evhttp_connection* connection = nullptr;
   int status = 200;
+  std::string location;
   bool cancelled = false;
 };
 
@@ -69,10 +71,13 @@ struct CallbackServer::Impl {
 
 namespace {
 
-void send_reply(evhttp_request* request, int status) {
+void send_reply(evhttp_request* request, int status, const std::string& location) {
   evbuffer* body = evbuffer_new();
   evbuffer_add_printf(body, "{\"status\":%d}", status);
   evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
+  if (!location.empty()) {
+    evhttp_add_header(evhttp_request_get_output_headers(request), "Location", location.c_str());
+  }
   evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body);
   evbuffer_free(body);
 }
@@ -110,7 +115,7 @@ void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   reply->impl->unfired.erase(reply.get());
   if (reply->cancelled) return;
   reply->impl->pending.erase(reply->connection);
-  send_reply(reply->request, reply->status);
+  send_reply(reply->request, reply->status, reply->location);
 }
 
 void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
@@ -142,12 +147,19 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   }
   impl->arrived.notify_all();
 
-  if (answer.delay_ms <= 0) {
-    send_reply(request, answer.status);
+  if (answer.hang_up) {
+    // Shut the socket down under evhttp: it sees the connection fail and
+    // frees the request itself, as when a callback host crashes mid-request.
+    bufferevent* stream = evhttp_connection_get_bufferevent(evhttp_request_get_connection(request));
+    shutdown(bufferevent_getfd(stream), SHUT_RDWR);
     return;
   }
-  auto* reply =
-      new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
+  if (answer.delay_ms <= 0) {
+    send_reply(request, answer.status, answer.location);
+    return;
+  }
+  auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request),
+                                 answer.status, answer.location};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);

@@ -27,8 +27,13 @@ struct RecordedRequest {
 };
 
 struct CallbackAnswer {
+  CallbackAnswer() = default;
+  CallbackAnswer(int status_code, int delay = 0) : status(status_code), delay_ms(delay) {}
+
   int status = 200;
-  int delay_ms = 0;  // answer this much later (the server keeps serving others)
+  int delay_ms = 0;      // answer this much later (the server keeps serving others)
+  bool hang_up = false;  // close the connection without any answer
+  std::string location;  // a Location header (for 3xx answers)
 };
 
 // Called on the server thread, in arrival order; n counts from 0.

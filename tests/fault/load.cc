@@ -1,0 +1,77 @@
+// Load (see load.h).
+#include "tests/fault/load.h"
+
+#include <chrono>
+
+#include "common/json.h"
+#include "tests/support/http_client.h"
+
+namespace dq::test {
+namespace {
+
+// How long one add is retried before the producer gives up on it.
+constexpr int kRetryForMs = 20000;
+
+int64_t steady_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Load::Load(std::vector<std::string> hosts, std::vector<std::string> topics, std::string prefix,
+           int threads, int pause_ms)
+    : hosts_(std::move(hosts)),
+      topics_(std::move(topics)),
+      prefix_(std::move(prefix)),
+      threads_(threads),
+      pause_ms_(pause_ms) {}
+
+Load::~Load() { stop(); }
+
+void Load::start() {
+  running_ = true;
+  for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { produce(); });
+}
+
+void Load::stop() {
+  running_ = false;
+  for (auto& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+std::vector<AcceptedJob> Load::accepted() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return accepted_;
+}
+
+void Load::produce() {
+  HttpClient http;
+  while (running_) {
+    int n = next_++;
+    const std::string& topic = topics_[n % topics_.size()];
+    std::string id = prefix_ + std::to_string(n);
+    double delay_s = 0.2 + (n % 19) * 0.1;
+    std::string doc = Json{{"id", id}, {"body", Json{{"n", n}}}, {"delay", delay_s}}.dump();
+    int64_t give_up_at = steady_ms() + kRetryForMs;
+    bool done = false;
+    for (size_t attempt = 0; !done && steady_ms() < give_up_at; ++attempt) {
+      const std::string& host = hosts_[(n + attempt) % hosts_.size()];
+      HttpResult result = http.request("POST", host + "/v1/topics/" + topic + "/jobs", doc, 3000);
+      if (result.status == 200 || result.status == 201) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        accepted_.push_back({topic + "/" + id, result.json()["due_at_ms"].get<int64_t>()});
+        done = true;
+      } else if (result.status == 0 || result.status >= 500) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // unknown: retry
+      } else {
+        break;  // refused (4xx): a bug the tally shows as given up
+      }
+    }
+    if (!done) ++given_up_;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms_));
+  }
+}
+
+}  // namespace dq::test

@@ -1,0 +1,35 @@
+// The fault suite's scenarios: each builds a world (two Redis shards with
+// AOF, one or two dqd hosts with 2 API servers, 2 timers and 3 consumers, a
+// callback server), runs a load, injects its fault while the load runs, lets
+// things settle and counts every job.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/fault/tally.h"
+
+namespace dq::test {
+
+struct World;
+
+struct Scenario {
+  std::string name;
+  std::vector<std::pair<std::string, CallbackFault>> topics;  // at least two
+  bool skewed_host = false;  // a second dqd host whose clock is 10 s ahead
+  bool duplicates_allowed = false;
+  std::string why_duplicates;                             // printed in the row when it has any
+  std::function<void(World& world, int load_ms)> inject;  // runs while the load does
+};
+
+std::vector<Scenario> all_scenarios();
+
+// How long the load runs; shorter under the sanitizers (DQ_SANITIZE set).
+int load_ms_for_this_run();
+
+// Runs one scenario (CHECKs lost = 0, early = 0, and duplicates = 0 unless
+// allowed) and returns its row. `round` keeps ids apart in soak runs.
+TallyRow run_scenario(const Scenario& scenario, int round);
+
+}  // namespace dq::test

@@ -1,0 +1,256 @@
+// The HTTP API's limits (server/request_limits.h): too many connections, an
+// oversized head or body, a malformed request, a batch over max_batch_jobs
+// and clients too slow to send a request are all answered with JSON (or the
+// connection is closed), and nothing is written to Redis.
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include "common/json.h"
+#include "server/request_limits.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+
+using dq::Json;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::TestRedis;
+
+namespace {
+
+// A raw TCP connection to dqd's HTTP port, to send exactly the bytes a test wants.
+class RawHttp {
+ public:
+  explicit RawHttp(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  }
+  ~RawHttp() { close(fd_); }
+
+  bool send_text(const std::string& bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+
+  // Everything the server sends until it closes, or until one whole answer
+  // (head and Content-Length body) arrived, or timeout_ms passed.
+  std::string read_answer(int timeout_ms = 5000) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (std::chrono::steady_clock::now() < deadline && !complete()) {
+      pollfd ready{fd_, POLLIN, 0};
+      if (poll(&ready, 1, 50) <= 0) continue;
+      char chunk[4096];
+      ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
+      if (got <= 0) {
+        closed_ = true;
+        break;
+      }
+      received_.append(chunk, static_cast<size_t>(got));
+    }
+    return received_;
+  }
+
+  // True once the server closed the connection (within timeout_ms).
+  bool closed_by_server(int timeout_ms) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!closed_ && std::chrono::steady_clock::now() < deadline) {
+      pollfd ready{fd_, POLLIN, 0};
+      if (poll(&ready, 1, 50) <= 0) continue;
+      char chunk[4096];
+      ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
+      if (got <= 0) closed_ = true;
+    }
+    return closed_;
+  }
+
+ private:
+  bool complete() const {
+    size_t head_end = received_.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;
+    size_t length_at = received_.find("Content-Length: ");
+    if (length_at == std::string::npos || length_at > head_end) return true;
+    size_t length = std::stoul(received_.substr(length_at + 16));
+    return received_.size() >= head_end + 4 + length;
+  }
+
+  int fd_ = -1;
+  std::string received_;
+  bool closed_ = false;
+};
+
+int status_of(const std::string& answer) {
+  return answer.size() > 12 ? std::atoi(answer.c_str() + 9) : 0;
+}
+
+Json body_of(const std::string& answer) {
+  size_t head_end = answer.find("\r\n\r\n");
+  if (head_end == std::string::npos) return Json();
+  return Json::parse(answer.substr(head_end + 4), nullptr, false);
+}
+
+std::string add_request(const std::string& body, const std::string& extra_headers = "") {
+  return "POST /v1/topics/limits/jobs HTTP/1.1\r\nHost: dq\r\nContent-Type: application/json\r\n" +
+         extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+struct LimitedDqd {
+  explicit LimitedDqd(const std::string& server_ini) {
+    DqdOptions options;
+    options.shards = {redis.address()};
+    options.extra_ini = "[server]\n" + server_ini;
+    dqd = std::make_unique<DqdProcess>(options);
+    dq::test::register_topic(*dqd, "limits", "http://127.0.0.1:9/none");
+    dqd->start();
+    before = redis.dump_all();
+  }
+  TestRedis redis;
+  std::unique_ptr<DqdProcess> dqd;
+  std::string before;
+};
+
+}  // namespace
+
+TEST_CASE("a 16 MB batch gets a JSON 413 (default limits), and nothing is written") {
+  LimitedDqd world("");
+  Json jobs = Json::array();
+  std::string body(4000, 'x');
+  for (int i = 0; i < 4200; ++i)
+    jobs.push_back(Json{{"id", "b" + std::to_string(i)}, {"body", body}});
+  std::string batch = Json{{"jobs", jobs}}.dump();
+  REQUIRE(batch.size() > 16u * 1024 * 1024);
+  HttpClient http;
+  auto answer = http.request("POST", world.dqd->jobs_url("limits") + "/batch", batch, 20000);
+  CHECK(answer.status == 413);
+  CHECK(answer.content_type.find("application/json") != std::string::npos);
+  CHECK(answer.json()["error"].get<std::string>().find("max_request_bytes") != std::string::npos);
+  CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("a body over max_request_bytes sent at once gets a JSON 413 too") {
+  LimitedDqd world("max_request_bytes = 70000\n");
+  RawHttp raw(world.dqd->http_port());
+  std::string body = Json{{"id", "big"}, {"body", std::string(80000, 'y')}}.dump();
+  raw.send_text(add_request(body));
+  std::string answer = raw.read_answer();
+  CAPTURE(answer.substr(0, 300));
+  CHECK(status_of(answer) == 413);
+  CHECK(answer.find("Content-Type: application/json") != std::string::npos);
+  CHECK(body_of(answer)["error"].get<std::string>().find("70000") != std::string::npos);
+  CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("a head over max_header_bytes and a malformed request get JSON errors") {
+  LimitedDqd world("max_header_bytes = 4096\n");
+  {
+    RawHttp raw(world.dqd->http_port());
+    std::string body = Json{{"id", "h1"}, {"body", 1}}.dump();
+    raw.send_text(add_request(body, "X-Padding: " + std::string(6000, 'p') + "\r\n"));
+    std::string answer = raw.read_answer();
+    CAPTURE(answer.substr(0, 300));
+    CHECK(status_of(answer) == 400);  // libevent cannot tell it from a malformed head
+    CHECK(body_of(answer)["error"].get<std::string>().find("max_header_bytes") !=
+          std::string::npos);
+  }
+  {
+    RawHttp raw(world.dqd->http_port());
+    raw.send_text("NOT HTTP AT ALL\r\n\r\n");
+    std::string answer = raw.read_answer();
+    CAPTURE(answer);
+    CHECK(status_of(answer) == 400);
+    CHECK(body_of(answer).contains("error"));
+  }
+  // The server still answers afterwards.
+  HttpClient http;
+  CHECK(http.get(world.dqd->base_url() + "/healthz").status == 200);
+  CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("connections over max_connections get a JSON 503 and are closed") {
+  LimitedDqd world("max_connections = 3\n");
+  std::vector<std::unique_ptr<RawHttp>> open;
+  std::vector<int> statuses;
+  for (int i = 0; i < 5; ++i) {
+    open.push_back(std::make_unique<RawHttp>(world.dqd->http_port()));
+    open.back()->send_text("GET /healthz HTTP/1.1\r\nHost: dq\r\n\r\n");
+    std::string answer = open.back()->read_answer();
+    statuses.push_back(status_of(answer));
+    if (i >= 3) {
+      CHECK(body_of(answer)["error"].get<std::string>().find("max_connections") !=
+            std::string::npos);
+      CHECK(open.back()->closed_by_server(3000));
+    }
+  }
+  CHECK(statuses == std::vector<int>{200, 200, 200, 503, 503});
+  open.clear();  // once they are closed, new connections are served again
+  CHECK(dq::test::wait_until(3000, [&] {
+    return dq::test::http_request("GET", world.dqd->base_url() + "/healthz").status == 200;
+  }));
+  CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("a client sending a byte at a time, or nothing, cannot hold a connection") {
+  LimitedDqd world("request_timeout_ms = 1000\nidle_timeout_ms = 1500\n");
+  std::string request = add_request(Json{{"id", "slow"}, {"body", 1}}.dump());
+  RawHttp slow(world.dqd->http_port());
+  auto started = std::chrono::steady_clock::now();
+  bool sent_all = true;
+  for (char byte : request) {  // the whole request would take 200 ms x ~120 bytes = 24 s
+    if (!slow.send_text(std::string(1, byte)) || slow.closed_by_server(200)) {
+      sent_all = false;
+      break;
+    }
+  }
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - started)
+                  .count();
+  MESSAGE("a byte every 200 ms: closed after ", took, " ms");
+  CHECK_FALSE(sent_all);
+  RawHttp silent(world.dqd->http_port());
+  CHECK(silent.closed_by_server(6000));
+  CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("regression (fuzz): a canned error page whose reason is not UTF-8 becomes JSON") {
+  std::string page =
+      "HTTP/1.1 413 Request Entity Too Large\r\nContent-Type: text/html\r\n\r\n<HTML><HEAD>\n"
+      "<TITLE>413 Request Entity Too L\xff\xff\r\nX: y</TITLE>\n</HEAD><BODY>\n"
+      "<H1>Request Entity Too Large</H1>\n</BODY></HTML>\n";
+  evbuffer* output = evbuffer_new();
+  evbuffer_add(output, page.data(), page.size());
+  REQUIRE(dq::rewrite_canned_error(output, {{413, "limit"}}));
+  std::string answer(evbuffer_get_length(output), '\0');
+  evbuffer_remove(output, answer.data(), answer.size());
+  evbuffer_free(output);
+  CAPTURE(answer);
+  CHECK(answer.rfind("HTTP/1.1 413 Request Entity Too L????X: y\r\n", 0) == 0);
+  CHECK(body_of(answer)["error"].get<std::string>().find("limit") != std::string::npos);
+}
+
+TEST_CASE("a batch over max_batch_jobs gets a JSON 413 and adds nothing") {
+  LimitedDqd world("max_batch_jobs = 5\n");
+  Json jobs = Json::array();
+  for (int i = 0; i < 6; ++i) jobs.push_back(Json{{"id", "j" + std::to_string(i)}, {"body", i}});
+  HttpClient http;
+  auto answer = http.post(world.dqd->jobs_url("limits") + "/batch", Json{{"jobs", jobs}}.dump());
+  CHECK(answer.status == 413);
+  CHECK(answer.json()["error"].get<std::string>().find("5") != std::string::npos);
+  CHECK(world.redis.dump_all() == world.before);
+}
