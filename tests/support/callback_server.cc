@@ -27,6 +27,47 @@ std::string RecordedRequest::header(const std::string& lower_name) const {
   return it == headers.end() ? "" : it->second;
 }
 
+std::vector<std::pair<std::string, std::string>> parse_form(const std::string& text) {
+  auto decode = [](const std::string& part) {
+    std::string out;
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (part[i] == '+') {
+        out.push_back(' ');
+      } else if (part[i] == '%' && i + 2 < part.size() &&
+                 isxdigit(static_cast<unsigned char>(part[i + 1])) &&
+                 isxdigit(static_cast<unsigned char>(part[i + 2]))) {
+        out.push_back(static_cast<char>(std::stoi(part.substr(i + 1, 2), nullptr, 16)));
+        i += 2;
+      } else {
+        out.push_back(part[i]);
+      }
+    }
+    return out;
+  };
+  std::vector<std::pair<std::string, std::string>> fields;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t amp = text.find('&', start);
+    std::string pair =
+        text.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
+    size_t eq = pair.find('=');
+    if (!pair.empty()) {
+      fields.emplace_back(decode(pair.substr(0, eq)),
+                          eq == std::string::npos ? "" : decode(pair.substr(eq + 1)));
+    }
+    if (amp == std::string::npos) break;
+    start = amp + 1;
+  }
+  return fields;
+}
+
+std::string RecordedRequest::form_field(const std::string& name) const {
+  for (const auto& field : parse_form(body)) {
+    if (field.first == name) return field.second;
+  }
+  return {};
+}
+
 std::string RecordedRequest::param(const std::string& name) const {
   struct evkeyvalq params;
   std::string result;
@@ -43,6 +84,7 @@ struct PendingReply {
   evhttp_request* request = nullptr;
   evhttp_connection* connection = nullptr;
   int status = 200;
+  std::string body;
   bool cancelled = false;
 };
 
@@ -69,9 +111,13 @@ struct CallbackServer::Impl {
 
 namespace {
 
-void send_reply(evhttp_request* request, int status) {
+void send_reply(evhttp_request* request, int status, const std::string& text) {
   evbuffer* body = evbuffer_new();
-  evbuffer_add_printf(body, "{\"status\":%d}", status);
+  if (text.empty()) {
+    evbuffer_add_printf(body, "{\"status\":%d}", status);
+  } else {
+    evbuffer_add(body, text.data(), text.size());
+  }
   evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
   evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body);
   evbuffer_free(body);
@@ -110,7 +156,7 @@ void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   reply->impl->unfired.erase(reply.get());
   if (reply->cancelled) return;
   reply->impl->pending.erase(reply->connection);
-  send_reply(reply->request, reply->status);
+  send_reply(reply->request, reply->status, reply->body);
 }
 
 void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
@@ -143,11 +189,11 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   impl->arrived.notify_all();
 
   if (answer.delay_ms <= 0) {
-    send_reply(request, answer.status);
+    send_reply(request, answer.status, answer.body);
     return;
   }
-  auto* reply =
-      new PendingReply{impl, request, evhttp_request_get_connection(request), answer.status};
+  auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request),
+                                 answer.status, answer.body};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
