@@ -94,6 +94,7 @@ Result<Config> load_config(const std::string& path) {
   text("server.listen", &config.server_listen);
   number("server.workers", 1, 64, &config.server_workers);
   text("server.legacy_listen", &config.legacy_listen);
+  number("server.legacy_reply_timeout_ms", 1, 600000, &config.legacy_reply_timeout_ms);
   number("server.max_body_bytes", 1, kMaxBodyBytesLimit, &config.max_body_bytes);
   number("server.max_batch_jobs", 1, 100000, &config.max_batch_jobs);
   number("server.max_connections", 1, 1000000, &config.max_connections);
@@ -168,6 +169,7 @@ Result<Config> load_config(const std::string& path) {
   static const std::set<std::string> kKnown = {"server.listen",
                                                "server.workers",
                                                "server.legacy_listen",
+                                               "server.legacy_reply_timeout_ms",
                                                "server.max_body_bytes",
                                                "server.max_batch_jobs",
                                                "server.max_connections",

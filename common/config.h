@@ -24,6 +24,10 @@ struct Config {
   std::string server_listen = "127.0.0.1:6780";
   int server_workers = 1;
   std::string legacy_listen = "127.0.0.1:6789";  // empty: legacy protocol off
+  // A legacy request not finished by then is answered code 0 "timeout,
+  // outcome unknown" (the PHP client gives up after 1 s and would read every
+  // later reply one call late); its late result is dropped.
+  int legacy_reply_timeout_ms = 900;
   size_t max_body_bytes = 64 * 1024;
   int max_batch_jobs = 1000;
   // HTTP API limits (server/request_limits.h); each is answered with JSON.

@@ -13,6 +13,7 @@
 #include "common/job.h"
 #include "common/sql_migrations.h"
 #include "common/sqlite_db.h"
+#include "common/success_rule.h"
 
 namespace dq {
 namespace {
@@ -73,7 +74,7 @@ Status validate_emails(const std::string& field, const std::string& emails) {
 // Columns in the order read_topic() expects.
 constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
-    "alert_emails, creator, status, created_at_ms, updated_at_ms";
+    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -90,11 +91,13 @@ Topic read_topic(const Statement& row) {
   topic.online = row.column_text(10) == "online";
   topic.created_at_ms = row.column_int(11);
   topic.updated_at_ms = row.column_int(12);
+  topic.callback_format = row.column_text(13);
+  topic.success_json = row.column_text(14);
   return topic;
 }
 
-// Binds ?1..?11 of the INSERT and UPDATE statements, which number the topic's
-// own fields alike; the timestamps come after.
+// Binds ?1..?11, ?14 and ?15 of the INSERT and UPDATE statements, which
+// number the topic's own fields alike; the timestamps are ?12 and ?13.
 Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
   return stmt.bind(1, topic.name)
       .bind(2, topic.callback_url)
@@ -106,7 +109,9 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(8, topic.retry_ms)
       .bind(9, topic.alert_emails)
       .bind(10, topic.creator)
-      .bind(11, std::string(topic.online ? "online" : "offline"));
+      .bind(11, std::string(topic.online ? "online" : "offline"))
+      .bind(14, topic.callback_format)
+      .bind(15, topic.success_json);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -127,6 +132,13 @@ Status validate_topic(const Topic& topic) {
   if (!status.is_ok()) return status;
   if (topic.method != "POST" && topic.method != "GET") {
     return invalid("method", "'" + topic.method + "' must be POST or GET");
+  }
+  if (topic.callback_format != "json" && topic.callback_format != "form") {
+    return invalid("callback_format", "'" + topic.callback_format + "' must be json or form");
+  }
+  if (!topic.success_json.empty()) {
+    auto rule = parse_success_rule(topic.success_json);
+    if (!rule.is_ok()) return invalid("success_json", rule.status().message());
   }
   if (topic.timeout_ms < 1 || topic.timeout_ms > 600000) {
     return invalid("timeout_ms", std::to_string(topic.timeout_ms) + " must be from 1 to 600000");
@@ -250,7 +262,8 @@ Status Registry::add_topic(const Topic& topic) {
       db_,
       "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
-      "updated_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)");
+      "updated_at_ms, callback_format, success_json) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   if (!stmt.is_ok()) return stmt.status();
   bind_topic_fields(*stmt, topic)
       .bind(12, topic.created_at_ms > 0 ? topic.created_at_ms : now)
@@ -265,11 +278,12 @@ Status Registry::add_topic(const Topic& topic) {
 Status Registry::update_topic(const Topic& topic) {
   Status status = validate_topic(topic);
   if (!status.is_ok()) return status;
-  auto stmt = Statement::prepare(
-      db_,
-      "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
-      "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
-      "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12 WHERE name = ?1");
+  auto stmt =
+      Statement::prepare(db_,
+                         "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
+                         "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
+                         "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
+                         "callback_format = ?14, success_json = ?15 WHERE name = ?1");
   if (!stmt.is_ok()) return stmt.status();
   bind_topic_fields(*stmt, topic).bind(12, now_ms());
   status = stmt->run();

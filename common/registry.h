@@ -21,6 +21,12 @@ struct Topic {
   std::string name;
   std::string callback_url;
   std::string method = "POST";  // POST (JSON body) or GET (query parameters)
+  // "json": dq's JSON document; "form": the body's keys as form fields or
+  // query parameters, as the PHP delay queue sent them (consumer/callback_request.h).
+  std::string callback_format = "json";
+  // "" (any 2xx succeeds) or "PATH=VALUE" (common/success_rule.h): a 2xx
+  // whose JSON body does not hold VALUE at PATH is a failed attempt.
+  std::string success_json;
   int timeout_ms = 5000;
   int64_t default_delay_s = 0;
   int max_attempts = 0;      // 0: [delivery] default_max_attempts

@@ -3,6 +3,7 @@
 
 #include "common/json.h"
 #include "common/json_span.h"
+#include "common/php_fields.h"
 
 namespace dq {
 
@@ -39,11 +40,67 @@ std::string callback_json(const Job& job) {
   return out;
 }
 
+namespace {
+
+// `base` without its fragment, with `query` appended after '?' or '&'.
+std::string with_query(const std::string& base, const std::string& query) {
+  size_t hash = base.find('#');
+  std::string url = hash == std::string::npos ? base : base.substr(0, hash);
+  if (url.find('?') == std::string::npos) {
+    url.push_back('?');
+  } else if (!url.empty() && url.back() != '?' && url.back() != '&') {
+    url.push_back('&');
+  }
+  return url + query;
+}
+
+// A field's value as the PHP queue's curl wrapper sent it: a string as its
+// text, a number as written, true as "1", false and null as "", an object or
+// array as its JSON text (PHP sent the useless word "Array").
+std::string form_value(const std::string& json) {
+  if (json == "true") return "1";
+  if (json == "false" || json == "null") return "";
+  if (!json.empty() && json[0] == '"') {
+    Json text = Json::parse(json, nullptr, false);
+    if (text.is_string()) return text.get<std::string>();
+  }
+  return json;
+}
+
+}  // namespace
+
+std::string callback_form(const Job& job) {
+  int failed = job.attempts > 1 ? job.attempts - 1 : 0;
+  auto fields = php_fields(job.body, job.due_at_ms, job.created_at_ms, failed);
+  if (!fields) {
+    // Not an object: the body goes whole as one field beside the PHP ones.
+    fields = php_fields("null", job.due_at_ms, job.created_at_ms, failed);
+    fields->insert(fields->begin(), PhpField{"body", embeddable_json(job.body)});
+  }
+  std::string out;
+  for (const PhpField& field : *fields) {
+    if (!out.empty()) out.push_back('&');
+    out += url_encode(field.name) + "=" + url_encode(form_value(field.json));
+  }
+  return out;
+}
+
 CallbackRequest build_callback_request(const Topic& topic, const Job& job) {
   CallbackRequest request;
   request.post = topic.method != "GET";
   request.headers = {"X-DQ-Topic: " + job.topic, "X-DQ-Id: " + job.id,
                      "X-DQ-Attempt: " + std::to_string(job.attempts), "Expect:"};
+  if (topic.callback_format == "form") {
+    std::string form = callback_form(job);
+    if (request.post) {
+      request.url = topic.callback_url;
+      request.body = std::move(form);
+      request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
+    } else {
+      request.url = with_query(topic.callback_url, form);
+    }
+    return request;
+  }
   if (request.post) {
     request.url = topic.callback_url;
     request.body = callback_json(job);
@@ -55,17 +112,7 @@ CallbackRequest build_callback_request(const Topic& topic, const Job& job) {
                       "&attempt=" + std::to_string(job.attempts) +
                       "&due_at_ms=" + std::to_string(job.due_at_ms) +
                       "&created_at_ms=" + std::to_string(job.created_at_ms);
-  const std::string& base = topic.callback_url;
-  size_t hash = base.find('#');
-  std::string without_fragment = hash == std::string::npos ? base : base.substr(0, hash);
-  char joiner = without_fragment.find('?') == std::string::npos ? '?' : '&';
-  if (!without_fragment.empty() &&
-      (without_fragment.back() == '?' || without_fragment.back() == '&')) {
-    joiner = 0;
-  }
-  request.url = without_fragment;
-  if (joiner) request.url.push_back(joiner);
-  request.url += query;
+  request.url = with_query(topic.callback_url, query);
   return request;
 }
 

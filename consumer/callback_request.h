@@ -2,7 +2,12 @@
 //   POST: JSON {"topic","id","body","attempt","due_at_ms","created_at_ms"}
 //         with the stored body embedded as JSON (not as a string).
 //   GET:  the same fields as query parameters (body as JSON text).
-// Both carry X-DQ-Topic, X-DQ-Id and X-DQ-Attempt headers.
+// A topic with callback_format "form" sends what the PHP delay queue sent:
+//   POST: application/x-www-form-urlencoded, one field per top-level key of
+//         the body, plus notify_time, dq_set_time and, on retries,
+//         exp_notify_nums (common/php_fields.h);
+//   GET:  the same fields as query parameters.
+// All carry X-DQ-Topic, X-DQ-Id and X-DQ-Attempt headers.
 #pragma once
 
 #include <string>
@@ -24,6 +29,9 @@ CallbackRequest build_callback_request(const Topic& topic, const Job& job);
 
 // The JSON document a POST callback receives.
 std::string callback_json(const Job& job);
+
+// The form fields (url-encoded, joined by '&') a "form" callback sends.
+std::string callback_form(const Job& job);
 
 // Percent-encodes everything but RFC 3986 unreserved characters.
 std::string url_encode(const std::string& text);

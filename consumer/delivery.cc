@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/success_rule.h"
+
 namespace dq {
 namespace {
 
-constexpr size_t kResponseHeadBytes = 200;
+constexpr size_t kResponseHeadBytes = 200;        // shown in an attempt's error text
+constexpr size_t kResponseRuleBytes = 64 * 1024;  // read for a topic's success_json
 
 CallbackPolicy& callback_policy() {
   static CallbackPolicy policy;
@@ -15,12 +18,33 @@ CallbackPolicy& callback_policy() {
 }
 
 size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
-  auto* head = static_cast<std::string*>(user);
+  auto* delivery = static_cast<Delivery*>(user);
+  std::string* head = &delivery->response_head;
+  size_t limit = delivery->topic.success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
   size_t bytes = size * count;
-  if (head->size() < kResponseHeadBytes) {
-    head->append(data, std::min(bytes, kResponseHeadBytes - head->size()));
-  }
+  if (head->size() < limit) head->append(data, std::min(bytes, limit - head->size()));
   return bytes;
+}
+
+std::string one_line(std::string text) {
+  if (text.size() > kResponseHeadBytes) text.resize(kResponseHeadBytes);
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
+// A 2xx answer whose body breaks the topic's success_json is a failed attempt.
+void check_success_rule(Delivery* delivery, TransferResult* result) {
+  if (delivery->topic.success_json.empty()) return;
+  auto rule = parse_success_rule(delivery->topic.success_json);
+  if (!rule.is_ok()) return;  // validate_topic refuses such a topic
+  std::string why;
+  if (response_matches(*rule, delivery->response_head, &why)) return;
+  result->ok = false;
+  result->error = "HTTP " + std::to_string(result->http_status) + " but success_json " +
+                  delivery->topic.success_json + " does not hold: " + why;
+  std::string head = one_line(delivery->response_head);
+  if (!head.empty()) result->error += ": " + head;
 }
 
 }  // namespace
@@ -48,7 +72,7 @@ void prepare_transfer(Delivery* delivery) {
   curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, &delivery->response_head);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery);
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
   curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery);
   delivery->guard.arm(easy, callback_policy(), delivery->request.url);
@@ -67,12 +91,11 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   }
   if (result.http_status >= 200 && result.http_status < 300) {
     result.ok = true;
+    check_success_rule(delivery, &result);
     return result;
   }
   result.error = "HTTP " + std::to_string(result.http_status);
-  std::string head = delivery->response_head;
-  std::replace_if(
-      head.begin(), head.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::string head = one_line(delivery->response_head);
   if (!head.empty()) result.error += ": " + head;
   return result;
 }

@@ -23,7 +23,9 @@ struct Delivery {
   CallbackRequest request;
   CurlEasy easy;
   CurlSlist headers;
-  std::string response_head;  // first bytes of the answer, for the error text
+  // First bytes of the answer: 200 for the error text, 64 KiB when the
+  // topic has a success_json rule to check.
+  std::string response_head;
   char error[CURL_ERROR_SIZE] = {0};
   int64_t started_ms = 0;  // monotonic
   CallbackGuard guard;     // checks every address curl connects to

@@ -6,6 +6,8 @@
 #include "common/clock.h"
 #include "common/job.h"
 #include "common/json_span.h"
+#include "common/time_text.h"
+#include "server/legacy_fields.h"
 
 namespace dq {
 namespace {
@@ -23,23 +25,14 @@ Result<DueTime> due_from_delay(const Json& delay) {
 }
 
 // A fixed time is kept as given; one in the past is due at once (as the PHP
-// queue did), as promote compares it with Redis's clock.
+// queue did), as promote compares it with Redis's clock. The forms are those
+// of common/time_text.h, shared with the legacy port's fix_time.
 Result<DueTime> due_from_at(const Json& at, int64_t now_ms) {
-  int64_t due = 0;
-  if (at.is_number()) {
-    double seconds = at.get<double>();
-    if (!std::isfinite(seconds) || seconds < 0)
-      return Status(Code::kInvalid, "at must be unix seconds or \"YYYY-MM-DD HH:MM:SS\"");
-    due = static_cast<int64_t>(std::llround(seconds * 1000));
-  } else if (at.is_string()) {
-    auto parsed = parse_datetime_ms(at.get<std::string>());
-    if (!parsed.is_ok()) return parsed.status();
-    due = *parsed;
-  } else {
-    return Status(Code::kInvalid, "at must be unix seconds or \"YYYY-MM-DD HH:MM:SS\"");
-  }
-  if (due - now_ms > kMaxDelayMs) return Status(Code::kInvalid, "at is more than ten years ahead");
-  return DueTime{false, due};
+  auto due = parse_time_value(at);
+  if (!due.is_ok()) return Status(Code::kInvalid, "at: " + due.status().message());
+  int64_t ahead = due->relative ? due->ms : due->ms - now_ms;
+  if (ahead > kMaxDelayMs) return Status(Code::kInvalid, "at is more than ten years ahead");
+  return *due;
 }
 
 }  // namespace
@@ -77,10 +70,13 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      const Config& config, int64_t now_ms) {
   if (!job.is_object())
     return Status(Code::kInvalid, "a job must be a JSON object with id and body");
-  auto id = job.find("id");
-  if (id == job.end() || !id->is_string())
-    return Status(Code::kInvalid, "id is required and must be a string");
-  Status status = check_topic_and_id(topic, id->get<std::string>(), topics);
+  auto id_field = job.find("id");
+  if (id_field == job.end() || !(id_field->is_string() || id_field->is_number()))
+    return Status(Code::kInvalid, "id is required and must be a string or a number");
+  // A number is taken as the text PHP made of it, as on the legacy port.
+  std::string id =
+      id_field->is_string() ? id_field->get<std::string>() : php_number_text(*id_field);
+  Status status = check_topic_and_id(topic, id, topics);
   if (!status.is_ok()) return status;
   for (const auto& item : job.items()) {
     if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at") {
@@ -95,7 +91,7 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
 
   AddRequest request;
   request.topic = topic;
-  request.id = id->get<std::string>();
+  request.id = id;
   request.body.assign(*body);
   if (request.body.size() > config.max_body_bytes) {
     return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) +

@@ -22,7 +22,8 @@ struct AddRequest {
 };
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
-// unix seconds or "YYYY-MM-DD HH:MM:SS" (server local time). Neither: the
+// any time form of common/time_text.h (server local time unless the text
+// carries an offset). Neither: the
 // topic's default delay. `job_text` is JSON text with a top-level "body"
 // member equal to job's (the text `job` was parsed from, or the legacy
 // request it was built from): the body is stored as that member's raw text,

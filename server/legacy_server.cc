@@ -3,7 +3,9 @@
 // split of TCP reads, runs one request at a time (Redis answers arrive
 // later) and writes replies in request order. A header that is not 4 digits
 // or a frame over the limit gets a code 0 reply and the connection is closed,
-// since where the next frame would start is unknown. No idle timeout.
+// since where the next frame would start is unknown. A request still in
+// Redis after legacy_reply_timeout_ms is answered "timeout, outcome unknown"
+// and its late result dropped, so replies never shift. No idle timeout.
 #include "server/legacy_server.h"
 
 #include <event2/buffer.h>
@@ -18,6 +20,7 @@
 #include "common/json_span.h"
 #include "common/log.h"
 #include "common/shared_metrics.h"
+#include "server/legacy_fields.h"
 #include "server/legacy_frame.h"
 
 namespace dq {
@@ -35,15 +38,12 @@ struct BuffereventDeleter {
 };
 using UniqueBufferevent = std::unique_ptr<bufferevent, BuffereventDeleter>;
 
-// A string field of the request, or "" when absent. Integer ids are taken as
-// their decimal text: PHP producers often send order numbers as numbers.
-std::string text_field(const Json& request, const char* name) {
-  auto found = request.find(name);
-  if (found == request.end()) return {};
-  if (found->is_string()) return found->get<std::string>();
-  if (found->is_number_integer()) return found->dump();
-  return {};
-}
+struct EventDeleter {
+  void operator()(event* timer) const { event_free(timer); }
+};
+using UniqueEvent = std::unique_ptr<event, EventDeleter>;
+
+constexpr const char* kTimeoutReason = "timeout, outcome unknown";
 
 // legacy_success_frame with the data already JSON text (a stored body, sent
 // back byte for byte). Keys in the order nlohmann writes them: code, data, msg.
@@ -61,7 +61,10 @@ std::string success_frame_with_raw_data(const std::string& data_json) {
 
 class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
  public:
-  LegacyConnection(LegacyServer& server, bufferevent* event) : server_(server), event_(event) {}
+  LegacyConnection(LegacyServer& server, bufferevent* event)
+      : server_(server),
+        event_(event),
+        reply_timer_(evtimer_new(server.base_, &LegacyConnection::on_reply_timeout, this)) {}
 
   void start() {
     bufferevent_setcb(event_.get(), &LegacyConnection::on_read, &LegacyConnection::on_write,
@@ -108,6 +111,15 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (what & BEV_EVENT_ERROR) self->close();  // deletes self
   }
 
+  // The request in flight ran out of [server] legacy_reply_timeout_ms: answer
+  // it now so the client (which gives up after 1 s) never reads a late reply
+  // as the answer to its next request. Its result is dropped when it comes.
+  static void on_reply_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
+    auto* self = static_cast<LegacyConnection*>(arg);
+    if (!self->busy_) return;
+    self->finish_failure(self->cmd_, self->topic_, self->id_, kTimeoutReason);  // may delete self
+  }
+
   size_t max_json_bytes() const { return server_.config_.max_body_bytes + kRequestOverheadBytes; }
 
   // Runs every whole request in the input, one at a time, then closes the
@@ -152,9 +164,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (request.is_discarded() || !request.is_object()) {
       return reply_failure("-", "-", "-", "request is not a JSON object");
     }
-    std::string cmd = text_field(request, "cmd");
-    std::string topic = text_field(request, "topic");
-    std::string id = text_field(request, "id");
+    std::string cmd = legacy_text_field(request, "cmd");
+    std::string topic = legacy_text_field(request, "topic");
+    std::string id = legacy_text_field(request, "id");
     if (cmd == "add") return add(request, text, topic, id);
     if (cmd == "get") return get(topic, id);
     if (cmd == "del") return del(topic, id);
@@ -168,18 +180,25 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     // the body is stored as its raw text in the request.
     Json job{{"id", id}};
     auto body = request.find("body");
-    if (body != request.end()) job["body"] = *body;
+    std::string job_text = text;
+    if (body != request.end()) {
+      job["body"] = *body;
+    } else {
+      job["body"] = nullptr;  // the PHP client sends no body when it has none
+      job_text = with_raw_member(text, "body", "null");
+    }
+    // Absent or null: the topic's default delay (PHP's isset()); any other
+    // value, "" (now) included, is a time of common/time_text.h.
     auto fix_time = request.find("fix_time");
-    bool has_time = fix_time != request.end() && !fix_time->is_null() &&
-                    !(fix_time->is_string() && fix_time->get<std::string>().empty());
-    if (has_time) job["at"] = *fix_time;  // absent or empty: the topic's default delay
-    auto built = build_add_request(topic, job, text, server_.topics_, server_.config_, now_ms());
+    if (fix_time != request.end() && !fix_time->is_null()) job["at"] = *fix_time;
+    auto built =
+        build_add_request(topic, job, job_text, server_.topics_, server_.config_, now_ms());
     if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
-    begin();
+    uint64_t number = begin("add", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.add(*built, [weak, topic, id](const Result<Added>& added) {
+    server_.jobs_.add(*built, [weak, number, topic, id](const Result<Added>& added) {
       auto self = weak.lock();
-      if (!self) return;
+      if (!self || !self->current(number)) return;
       if (!added.is_ok()) return self->finish_failure("add", topic, id, added.status().message());
       self->finish_success("add", topic, id, Json::array());
     });
@@ -188,33 +207,50 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   void get(const std::string& topic, const std::string& id) {
     Status ok = check_topic_and_id(topic, id, server_.topics_);
     if (!ok.is_ok()) return reply_failure("get", topic, id, ok.message());
-    begin();
+    uint64_t number = begin("get", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.get(topic, id, [weak, topic, id](Result<Job> job) {
+    server_.jobs_.get(topic, id, [weak, number, topic, id](Result<Job> job) {
       auto self = weak.lock();
-      if (!self) return;
+      if (!self || !self->current(number)) return;
       if (!job.is_ok()) return self->finish_failure("get", topic, id, job.status().message());
       self->finish_success_frame("get", topic, id,
-                                 success_frame_with_raw_data(embeddable_json(job->body)));
+                                 success_frame_with_raw_data(legacy_get_data(*job)));
     });
   }
 
   void del(const std::string& topic, const std::string& id) {
     Status ok = check_topic_and_id(topic, id, server_.topics_);
     if (!ok.is_ok()) return reply_failure("del", topic, id, ok.message());
-    begin();
+    uint64_t number = begin("del", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.del(topic, id, [weak, topic, id](const Status& status) {
+    server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status) {
       auto self = weak.lock();
-      if (!self) return;
+      if (!self || !self->current(number)) return;
       if (!status.is_ok()) return self->finish_failure("del", topic, id, status.message());
       self->finish_success("del", topic, id, Json::array());
     });
   }
 
-  void begin() {
+  // Marks a request in flight and arms its reply timeout; returns its number.
+  uint64_t begin(const char* cmd, const std::string& topic, const std::string& id) {
     busy_ = true;
     started_ms_ = monotonic_ms();
+    cmd_ = cmd;
+    topic_ = topic;
+    id_ = id;
+    int timeout_ms = server_.config_.legacy_reply_timeout_ms;
+    timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    evtimer_add(reply_timer_.get(), &timeout);
+    return ++request_;
+  }
+
+  // False for a request that was already answered (timed out): drop its result.
+  bool current(uint64_t request) const { return busy_ && request == request_; }
+
+  // The request in flight is answered: disarm its timeout.
+  void end() {
+    busy_ = false;
+    evtimer_del(reply_timer_.get());
   }
 
   // Answers a request refused before it reached Redis.
@@ -235,7 +271,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
                             const std::string& frame) {
     log_request(cmd, topic, id, 1, "succ");
     send(frame);
-    busy_ = false;
+    end();
     pump();
   }
 
@@ -243,7 +279,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
                       const std::string& reason) {
     log_request(cmd, topic, id, 0, reason);
     send(legacy_failure_frame(reason));
-    busy_ = false;
+    end();
     pump();
   }
 
@@ -260,7 +296,12 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 
   LegacyServer& server_;
   UniqueBufferevent event_;
-  bool busy_ = false;         // a request is waiting for Redis
+  UniqueEvent reply_timer_;  // [server] legacy_reply_timeout_ms of the request in flight
+  bool busy_ = false;        // a request is waiting for Redis
+  uint64_t request_ = 0;     // number of the latest request sent to Redis
+  const char* cmd_ = "-";    // the request in flight, for its timeout reply and log line
+  std::string topic_;
+  std::string id_;
   bool pumping_ = false;      // inside pump()
   bool closing_ = false;      // close once the output is written
   bool stopping_ = false;     // the server stops: close when idle

@@ -5,8 +5,10 @@
 //   {"cmd":"get","topic","id"}   {"cmd":"del","topic","id"}
 // Replies {"code":1,"msg":"succ","data":...} (data: the body for get, [] else)
 // or {"code":0,"msg":"<reason>","data":[]}.
-// Frames are parsed by server/legacy_frame.h; each connection answers its
-// requests one at a time, in order (see docs/legacy-protocol.md).
+// Frames are parsed by server/legacy_frame.h, fields read as the PHP server
+// read them by server/legacy_fields.h; each connection answers its requests
+// one at a time, in order, each within [server] legacy_reply_timeout_ms
+// (code 0 "timeout, outcome unknown" past it; see docs/legacy-protocol.md).
 #pragma once
 
 #include <event2/event.h>

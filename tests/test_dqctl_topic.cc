@@ -189,6 +189,20 @@ TEST_CASE("set, online, offline, del") {
   CHECK(topic->priority == 3);
   CHECK(topic->method == "POST");  // untouched options stay
 
+  // The PHP delay queue's callback format and success rule (issue 15).
+  RunResult php =
+      ctl.run({"topic", "set", "orders", "--format", "FORM", "--success-json", "data.code=0"});
+  CHECK_MESSAGE(php.exit_code == 0, php.err);
+  CHECK(ctl.registry()->get_topic("orders")->callback_format == "form");
+  CHECK(ctl.registry()->get_topic("orders")->success_json == "data.code=0");
+  dq::Json shown = ctl.json({"topic", "show", "orders"});
+  CHECK(shown["format"] == "form");
+  CHECK(shown["success_json"] == "data.code=0");
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "success_json:    data.code=0"));
+  REQUIRE(ctl.run({"topic", "set", "orders", "--success-json", ""}).exit_code == 0);
+  CHECK(ctl.registry()->get_topic("orders")->success_json.empty());
+  CHECK(ctl.registry()->get_topic("orders")->callback_format == "form");
+
   RunResult offline = ctl.run({"topic", "offline", "orders"});
   CHECK(offline.exit_code == 0);
   CHECK(contains(offline.out, "offline"));
@@ -286,6 +300,9 @@ TEST_CASE("invalid values exit 1, name the field and change nothing") {
       {{"topic", "add", "fresh", "--callback", "http://a/cb", "--email", "nobody"}, "alert_emails"},
       {{"topic", "set", "orders", "--priority", "0"}, "priority"},
       {{"topic", "set", "orders", "--callback", "http://"}, "callback_url"},
+      {{"topic", "set", "orders", "--format", "xml"}, "callback_format"},
+      {{"topic", "set", "orders", "--success-json", "code"}, "success_json"},
+      {{"topic", "set", "orders", "--success-json", "a b=1"}, "success_json"},
   };
   for (const Case& c : cases) {
     RunResult result = ctl.run(c.args);

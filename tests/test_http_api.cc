@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/job_store.h"
+#include "common/time_text.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
@@ -95,7 +96,7 @@ TEST_CASE("fixed times, default delay and batch add") {
       http.post(dqd.jobs_url("remind"),
                 Json{{"id", "m-3"}, {"body", nullptr}, {"at", "2030-12-31 23:59:59"}}.dump());
   REQUIRE(at_text.status == 201);
-  CHECK(at_text.json()["due_at_ms"] == *dq::parse_datetime_ms("2030-12-31 23:59:59"));
+  CHECK(at_text.json()["due_at_ms"] == dq::parse_time_text("2030-12-31 23:59:59")->ms);
 
   Json batch{{"jobs", Json::array({job("b-1", 1, 10), job("b-2", 2, 10), job("m-1", 3, 10),
                                    Json{{"id", "bad\x01id"}, {"body", 4}}})}};
@@ -153,7 +154,7 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
       {"bad time", "POST", orders,
        Json{{"id", "x"}, {"body", 1}, {"at", "2026-02-30 10:00:00"}}.dump(), 400, "valid date"},
       {"junk time", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"at", "tomorrow"}}.dump(), 400,
-       "YYYY-MM-DD"},
+       "Y-m-d H:i:s"},
       {"delay and at", "POST", orders,
        Json{{"id", "x"}, {"body", 1}, {"delay", 1}, {"at", 1}}.dump(), 400, "not both"},
       {"unknown field", "POST", orders, Json{{"id", "x"}, {"body", 1}, {"dealy", 1}}.dump(), 400,

@@ -33,7 +33,7 @@ constexpr const char* kUsage =
     "topic show NAME\n"
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
-    "          [--creator WHO]\n"
+    "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
@@ -51,10 +51,12 @@ struct TopicOptions {
   std::optional<std::string> alert_emails;
   std::optional<std::string> retry_ms;
   std::optional<std::string> creator;
+  std::optional<std::string> callback_format;
+  std::optional<std::string> success_json;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
-           alert_emails || retry_ms || creator;
+           alert_emails || retry_ms || creator || callback_format || success_json;
   }
   void apply(Topic* topic) const {
     if (callback_url) topic->callback_url = *callback_url;
@@ -66,6 +68,8 @@ struct TopicOptions {
     if (alert_emails) topic->alert_emails = *alert_emails;
     if (retry_ms) topic->retry_ms = *retry_ms;
     if (creator) topic->creator = *creator;
+    if (callback_format) topic->callback_format = *callback_format;
+    if (success_json) topic->success_json = *success_json;
   }
 };
 
@@ -123,6 +127,11 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       options->retry_ms = value;
     } else if (arg == "--creator") {
       options->creator = value;
+    } else if (arg == "--format") {
+      for (char& c : value) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      options->callback_format = value;
+    } else if (arg == "--success-json") {
+      options->success_json = value;  // "" turns the rule off
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -142,6 +151,8 @@ Json topic_json(const Topic& topic) {
               {"status", topic.online ? "online" : "offline"},
               {"callback_url", topic.callback_url},
               {"method", topic.method},
+              {"format", topic.callback_format},
+              {"success_json", topic.success_json},
               {"timeout_ms", topic.timeout_ms},
               {"default_delay_s", topic.default_delay_s},
               {"max_attempts", topic.max_attempts},
@@ -163,6 +174,8 @@ void print_topic(const Topic& topic) {
   line("status:", topic.online ? "online" : "offline");
   line("callback_url:", topic.callback_url);
   line("method:", topic.method);
+  line("format:", topic.callback_format);
+  line("success_json:", topic.success_json.empty() ? "(any 2xx)" : topic.success_json);
   line("timeout_ms:", std::to_string(topic.timeout_ms));
   line("default_delay_s:", std::to_string(topic.default_delay_s));
   line("max_attempts:",

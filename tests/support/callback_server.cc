@@ -28,6 +28,47 @@ std::string RecordedRequest::header(const std::string& lower_name) const {
   return it == headers.end() ? "" : it->second;
 }
 
+std::vector<std::pair<std::string, std::string>> parse_form(const std::string& text) {
+  auto decode = [](const std::string& part) {
+    std::string out;
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (part[i] == '+') {
+        out.push_back(' ');
+      } else if (part[i] == '%' && i + 2 < part.size() &&
+                 isxdigit(static_cast<unsigned char>(part[i + 1])) &&
+                 isxdigit(static_cast<unsigned char>(part[i + 2]))) {
+        out.push_back(static_cast<char>(std::stoi(part.substr(i + 1, 2), nullptr, 16)));
+        i += 2;
+      } else {
+        out.push_back(part[i]);
+      }
+    }
+    return out;
+  };
+  std::vector<std::pair<std::string, std::string>> fields;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t amp = text.find('&', start);
+    std::string pair =
+        text.substr(start, amp == std::string::npos ? std::string::npos : amp - start);
+    size_t eq = pair.find('=');
+    if (!pair.empty()) {
+      fields.emplace_back(decode(pair.substr(0, eq)),
+                          eq == std::string::npos ? "" : decode(pair.substr(eq + 1)));
+    }
+    if (amp == std::string::npos) break;
+    start = amp + 1;
+  }
+  return fields;
+}
+
+std::string RecordedRequest::form_field(const std::string& name) const {
+  for (const auto& field : parse_form(body)) {
+    if (field.first == name) return field.second;
+  }
+  return {};
+}
+
 std::string RecordedRequest::param(const std::string& name) const {
   struct evkeyvalq params;
   std::string result;
@@ -45,6 +86,7 @@ struct PendingReply {
   evhttp_connection* connection = nullptr;
   int status = 200;
   std::string location;
+  std::string body;
   bool cancelled = false;
 };
 
@@ -71,9 +113,14 @@ struct CallbackServer::Impl {
 
 namespace {
 
-void send_reply(evhttp_request* request, int status, const std::string& location) {
+void send_reply(evhttp_request* request, int status, const std::string& location,
+                const std::string& text) {
   evbuffer* body = evbuffer_new();
-  evbuffer_add_printf(body, "{\"status\":%d}", status);
+  if (text.empty()) {
+    evbuffer_add_printf(body, "{\"status\":%d}", status);
+  } else {
+    evbuffer_add(body, text.data(), text.size());
+  }
   evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
   if (!location.empty()) {
     evhttp_add_header(evhttp_request_get_output_headers(request), "Location", location.c_str());
@@ -115,7 +162,7 @@ void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   reply->impl->unfired.erase(reply.get());
   if (reply->cancelled) return;
   reply->impl->pending.erase(reply->connection);
-  send_reply(reply->request, reply->status, reply->location);
+  send_reply(reply->request, reply->status, reply->location, reply->body);
 }
 
 void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
@@ -155,11 +202,11 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
     return;
   }
   if (answer.delay_ms <= 0) {
-    send_reply(request, answer.status, answer.location);
+    send_reply(request, answer.status, answer.location, answer.body);
     return;
   }
   auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request),
-                                 answer.status, answer.location};
+                                 answer.status, answer.location, answer.body};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);

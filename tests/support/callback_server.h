@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dq::test {
@@ -24,16 +25,23 @@ struct RecordedRequest {
   std::string header(const std::string& lower_name) const;
   // A decoded query parameter ("" when absent).
   std::string param(const std::string& name) const;
+  // A decoded field of an application/x-www-form-urlencoded body ("" when absent).
+  std::string form_field(const std::string& name) const;
 };
 
+// Name/value pairs of a query string or form body, in order, decoded as PHP
+// fills $_GET and $_POST (%XX and '+').
+std::vector<std::pair<std::string, std::string>> parse_form(const std::string& text);
+
 struct CallbackAnswer {
-  CallbackAnswer() = default;
-  CallbackAnswer(int status_code, int delay = 0) : status(status_code), delay_ms(delay) {}
+  CallbackAnswer(int status_code = 200, int delay = 0, std::string answer_body = "")
+      : status(status_code), delay_ms(delay), body(std::move(answer_body)) {}
 
   int status = 200;
   int delay_ms = 0;      // answer this much later (the server keeps serving others)
   bool hang_up = false;  // close the connection without any answer
   std::string location;  // a Location header (for 3xx answers)
+  std::string body;      // the answer's body; empty: {"status":N}
 };
 
 // Called on the server thread, in arrival order; n counts from 0.
