@@ -127,9 +127,8 @@ struct AdminWorld {
     dqd = std::make_unique<DqdProcess>(options);
     std::ofstream(dqd->dir() + "/admin-password") << kPassword << "\n";
     dqd->start();
-    REQUIRE(wait_until(10000, [&] {
-      return http_request("GET", dqd->admin_url() + "/login").status == 200;
-    }));
+    REQUIRE(wait_until(
+        10000, [&] { return http_request("GET", dqd->admin_url() + "/login").status == 200; }));
   }
 
   Browser browser() { return Browser(dqd->admin_url()); }
@@ -152,8 +151,8 @@ void check_safety_headers(const Answer& answer) {
   CHECK(answer.header("referrer-policy") == "no-referrer");
 }
 
-const std::vector<std::string> kPages = {"/", "/topics", "/jobs", "/dead", "/shards", "/alerts",
-                                         "/nowhere"};
+const std::vector<std::string> kPages = {"/",       "/topics", "/jobs",   "/dead",
+                                         "/shards", "/alerts", "/nowhere"};
 const std::vector<std::pair<std::string, std::string>> kApi = {
     {"GET", "/api/session"},
     {"GET", "/api/dashboard"},
@@ -290,9 +289,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
       Answer search = user.call("GET", "/api/topics?q=" + url_escape(evil));
       CHECK(search.status == 200);
       CHECK(search.json()["total"] == 0);
-      Answer bad_name = user.call(
-          "POST", "/api/topics",
-          Json{{"name", evil}, {"callback_url", "http://127.0.0.1:9/cb"}}.dump());
+      Answer bad_name =
+          user.call("POST", "/api/topics",
+                    Json{{"name", evil}, {"callback_url", "http://127.0.0.1:9/cb"}}.dump());
       CHECK(bad_name.status == 400);
       CHECK(bad_name.json()["field"] == "name");
       CHECK(user.login(evil, evil).status == 401);
@@ -312,13 +311,14 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
 
   SUBCASE("validation messages name the field; nothing is stored") {
     Browser user = world.logged_in();
-    Answer url = user.call("POST", "/api/topics",
-                           Json{{"name", "t1"}, {"callback_url", "ftp://x/"}}.dump());
+    Answer url =
+        user.call("POST", "/api/topics", Json{{"name", "t1"}, {"callback_url", "ftp://x/"}}.dump());
     CHECK(url.status == 400);
     CHECK(url.json()["field"] == "callback_url");
     Answer number = user.call(
         "POST", "/api/topics",
-        Json{{"name", "t1"}, {"callback_url", "http://127.0.0.1:9/"}, {"timeout_ms", "soon"}}.dump());
+        Json{{"name", "t1"}, {"callback_url", "http://127.0.0.1:9/"}, {"timeout_ms", "soon"}}
+            .dump());
     CHECK(number.status == 400);
     CHECK(number.json()["field"] == "timeout_ms");
     // dq's own Redis is not a callback target (the dqctl rules).
@@ -334,7 +334,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     Browser user = world.logged_in();
     std::string script = "<script>alert(1)</script>";
     REQUIRE(user.call("POST", "/api/topics",
-                      Json{{"name", "xss"}, {"callback_url", "http://127.0.0.1:9/cb"}, {"creator", script}}
+                      Json{{"name", "xss"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"creator", script}}
                           .dump())
                 .status == 201);
     Answer listed = user.call("GET", "/api/topics");
@@ -344,7 +346,8 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     // inline script or style attribute (CSP default-src 'self' forbids both).
     Answer js = user.call("GET", "/static/app.js");
     REQUIRE(js.status == 200);
-    for (const char* sink : {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("})
+    for (const char* sink :
+         {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("})
       CHECK_MESSAGE(!contains(js.body, sink), sink);
     for (const char* page : {"/", "/login"}) {
       Answer html = user.call("GET", page);
@@ -357,12 +360,14 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
   SUBCASE("a topic holding jobs is deleted only when confirmed; purge needs the typed name") {
     Browser user = world.logged_in();
     REQUIRE(user.call("POST", "/api/topics",
-                      Json{{"name", "orders"}, {"callback_url", "http://127.0.0.1:9/cb"},
+                      Json{{"name", "orders"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
                            {"default_delay_s", 3600}}
                           .dump())
                 .status == 201);
     REQUIRE(wait_until(5000, [&] {
-      return http_request("POST", world.dqd->jobs_url("orders"), job_doc("j1", Json{{"a", 1}}, 3600))
+      return http_request("POST", world.dqd->jobs_url("orders"),
+                          job_doc("j1", Json{{"a", 1}}, 3600))
                  .status == 201;
     }));
     Answer job = user.call("GET", "/api/topics/orders/jobs/j1");
@@ -390,16 +395,18 @@ TEST_CASE("dqctl admin user add|list|del") {
   options.shards = {redis.address()};
   DqdProcess dqd(options);
   std::string config = dqd.config_path();
-  auto added = run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n");
+  auto added =
+      run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n");
   CHECK(added.exit_code == 0);
   CHECK(run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n")
             .exit_code == 1);
   CHECK(run_dqctl({"-c", config, "admin", "user", "add", "short"}, dqd.dir(), "abc\n").exit_code ==
         1);
   std::ofstream(dqd.dir() + "/pw") << "another password\n";
-  CHECK(run_dqctl({"-c", config, "admin", "user", "add", "dev", "--password-file", dqd.dir() + "/pw"},
-                  dqd.dir())
-            .exit_code == 0);
+  CHECK(
+      run_dqctl({"-c", config, "admin", "user", "add", "dev", "--password-file", dqd.dir() + "/pw"},
+                dqd.dir())
+          .exit_code == 0);
   auto listed = run_dqctl({"-c", config, "admin", "user", "list"}, dqd.dir());
   CHECK(listed.exit_code == 0);
   CHECK(listed.out == "dev\nops\n");
