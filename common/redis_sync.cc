@@ -81,21 +81,20 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   return reply;
 }
 
-std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptCall>& calls) {
+std::vector<Result<ReplyPtr>> RedisConnection::command_all(
+    const std::vector<std::vector<std::string>>& commands) {
   std::vector<Result<ReplyPtr>> results;
-  results.reserve(calls.size());
+  results.reserve(commands.size());
   Status connected = ensure_connected();
   if (!connected.is_ok()) {
-    for (size_t i = 0; i < calls.size(); ++i) results.emplace_back(connected);
+    for (size_t i = 0; i < commands.size(); ++i) results.emplace_back(connected);
     return results;
   }
-  for (const auto& call : calls) {
-    std::vector<std::string> argv = call.evalsha_argv();
+  for (const auto& argv : commands) {
     RedisArgv args(argv);
     redisAppendCommandArgv(context_.get(), args.count(), args.pointers(), args.lengths());
   }
-  const std::string noscript = "NOSCRIPT";
-  for (size_t i = 0; i < calls.size(); ++i) {
+  for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
     if (!context_ || redisGetReply(context_.get(), &raw) != REDIS_OK) {
       std::string error = context_ && context_->errstr[0] ? context_->errstr : "connection lost";
@@ -105,19 +104,30 @@ std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptC
       continue;
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));
-    if (reply->type != REDIS_REPLY_ERROR) {
-      results.emplace_back(std::move(reply));
-    } else if (std::string(reply->str, reply->len).compare(0, noscript.size(), noscript) == 0) {
-      results.emplace_back(
-          Status(Code::kNotFound, noscript));  // rerun below, once the pipe is read
-    } else {
+    if (reply->type == REDIS_REPLY_ERROR) {
       results.emplace_back(Status(Code::kInternal, "Redis shard " + address_.name() + ": " +
                                                        std::string(reply->str, reply->len)));
+    } else {
+      results.emplace_back(std::move(reply));
     }
   }
+  return results;
+}
+
+bool RedisConnection::is_noscript(const Status& status) const {
+  const std::string noscript = "Redis shard " + address_.name() + ": NOSCRIPT";
+  return status.code() == Code::kInternal &&
+         status.message().compare(0, noscript.size(), noscript) == 0;
+}
+
+std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptCall>& calls) {
+  std::vector<std::vector<std::string>> commands;
+  commands.reserve(calls.size());
+  for (const auto& call : calls) commands.push_back(call.evalsha_argv());
+  std::vector<Result<ReplyPtr>> results = command_all(commands);
+  // Scripts not cached yet are rerun one by one, once the pipe is read.
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!results[i].is_ok() && results[i].status().code() == Code::kNotFound)
-      results[i] = run(calls[i]);
+    if (!results[i].is_ok() && is_noscript(results[i].status())) results[i] = run(calls[i]);
   }
   return results;
 }
@@ -128,11 +138,7 @@ Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   // Look at the raw reply: a NOSCRIPT error means the script cache is empty
   // (a fresh or restarted Redis); EVAL runs it and caches it for next time.
   auto reply = command(call.evalsha_argv());
-  const std::string noscript = "Redis shard " + address_.name() + ": NOSCRIPT";
-  if (reply.is_ok() || reply.status().code() != Code::kInternal ||
-      reply.status().message().compare(0, noscript.size(), noscript) != 0) {
-    return reply;
-  }
+  if (reply.is_ok() || !is_noscript(reply.status())) return reply;
   return command(call.eval_argv());
 }
 

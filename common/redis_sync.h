@@ -44,6 +44,11 @@ class RedisConnection {
   // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
   Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);
 
+  // Several commands in one round trip (pipelined), one result per command,
+  // in order, each as command() would answer it. A lost connection fails the
+  // commands whose replies did not arrive (kUnknown).
+  std::vector<Result<ReplyPtr>> command_all(const std::vector<std::vector<std::string>>& commands);
+
   // EVALSHA, falling back to EVAL when the script is not cached (NOSCRIPT).
   Result<ReplyPtr> run(const ScriptCall& call);
   // Several scripts in one round trip (pipelined), one result per call, in
@@ -51,6 +56,9 @@ class RedisConnection {
   std::vector<Result<ReplyPtr>> run_all(const std::vector<ScriptCall>& calls);
 
  private:
+  // A Redis NOSCRIPT error reply, as command() reports it.
+  bool is_noscript(const Status& status) const;
+
   ShardAddress address_;
   int connect_timeout_ms_;
   int command_timeout_ms_;
