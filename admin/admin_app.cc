@@ -65,8 +65,7 @@ AdminApp::AdminApp(const Config& config, std::unique_ptr<Registry> registry,
       users_(std::move(users)),
       sessions_(users_->db(), static_cast<int64_t>(config.admin_session_ttl_s) * 1000),
       limiter_(kLoginsPerIp, kLoginsPerUser, kLoginWindowMs),
-      store_(config),
-      health_(config.pid_file) {}
+      store_(config) {}
 
 void AdminApp::housekeeping() {
   auto swept = sessions_.sweep();

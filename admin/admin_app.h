@@ -33,7 +33,6 @@
 #include "common/config.h"
 #include "common/job_store.h"
 #include "common/registry.h"
-#include "common/shard_health.h"
 
 namespace dq {
 
@@ -83,7 +82,6 @@ class AdminApp {
   SessionStore sessions_;
   LoginLimiter limiter_;
   JobStore store_;
-  ShardHealthView health_;
 };
 
 }  // namespace dq

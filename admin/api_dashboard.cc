@@ -5,7 +5,6 @@
 // code as the public HTTP API's GET /v1/topics/{t}/stats and .../jobs.
 #include "admin/admin_app.h"
 #include "common/clock.h"
-#if __has_include("common/topic_stats.h")
 #include "common/job_listing.h"
 #include "common/topic_stats.h"
 
@@ -73,14 +72,3 @@ void AdminApp::jobs_route(Exchange& exchange, const std::string& topic) {
 }
 
 }  // namespace dq
-#else
-namespace dq {
-void AdminApp::dashboard(Exchange& exchange) { exchange.reply_error(503, "not merged yet"); }
-void AdminApp::topic_stats_route(Exchange& exchange, const std::string&) {
-  exchange.reply_error(503, "not merged yet");
-}
-void AdminApp::jobs_route(Exchange& exchange, const std::string&) {
-  exchange.reply_error(503, "not merged yet");
-}
-}  // namespace dq
-#endif
