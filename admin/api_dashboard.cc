@@ -6,6 +6,7 @@
 #include "admin/admin_app.h"
 #include "common/clock.h"
 #include "common/job_listing.h"
+#include "common/shard_health.h"
 #include "common/topic_stats.h"
 
 namespace dq {

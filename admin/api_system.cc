@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/keys.h"
 #include "common/log.h"
+#include "common/shard_health.h"
 
 namespace dq {
 namespace {
