@@ -1,8 +1,9 @@
 // dq-admin end to end: a real dqd (with its dq-admin child) on a real
 // redis-server, spoken to over HTTP with cookies and headers like a browser.
 // Sessions, CSRF, the login rate limit, SQL injection and script in data.
-#include <curl/curl.h>
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+#include <curl/curl.h>
 
 #include <fstream>
 #include <map>
@@ -194,10 +195,11 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
       CHECK_MESSAGE(answer.header("location") == "/login", page);
       check_safety_headers(answer);
     }
-    for (const auto& [method, path] : kApi) {
-      Answer answer = anonymous.call(method, path, "{}");
-      CHECK_MESSAGE(answer.status == 401, method + " " + path);
-      CHECK_MESSAGE(answer.json().contains("error"), method + " " + path);
+    for (const auto& route : kApi) {
+      std::string what = route.first + " " + route.second;
+      Answer answer = anonymous.call(route.first, route.second, "{}");
+      CHECK_MESSAGE(answer.status == 401, what);
+      CHECK_MESSAGE(answer.json().contains("error"), what);
     }
     // A made-up cookie is no session either.
     Browser forged = world.browser();
