@@ -21,7 +21,7 @@ function el(tag, props, ...children) {
     else if (key === 'checked') node.checked = !!value;
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.appendChild(typeof child === 'string' || typeof child === 'number'
       ? document.createTextNode(String(child)) : child);
@@ -168,8 +168,9 @@ function drawChart(canvas, labels, rows) {
   g.scale(ratio, ratio);
   g.clearRect(0, 0, width, height);
   const left = 40, right = 8, top = 8, bottom = 22;
-  let max = 1;
+  let max = 4;  // whole numbers on the 4 grid lines
   for (const row of rows) for (const s of SERIES) max = Math.max(max, row[s.key] || 0);
+  max = Math.ceil(max / 4) * 4;
   const w = width - left - right, h = height - top - bottom;
   g.strokeStyle = '#dde1e8';
   g.fillStyle = '#6a7283';
@@ -361,11 +362,11 @@ async function pageTopics(main) {
             clear(result);
             if (!r.ok) { result.appendChild(el('span', { className: 'error' }, r.data.error)); return; }
             const d = r.data;
-            result.append(
+            result.appendChild(el('div', {},
               el('span', { className: 'badge ' + (d.ok ? 'ok' : 'bad') }, d.reached ? 'HTTP ' + d.status : 'not reached'),
               ' ', el('span', { className: 'muted' }, d.time_ms + ' ms'),
               d.error ? el('div', { className: 'error' }, d.error) : null,
-              d.first_bytes ? el('pre', { className: 'mono' }, d.first_bytes) : null);
+              d.first_bytes ? el('pre', { className: 'mono' }, d.first_bytes) : null));
           } }, 'Test callback'),
           el('a', { href: '/jobs?topic=' + enc(t.name), className: 'small' }, 'Jobs'),
           el('a', { href: '/dead?topic=' + enc(t.name), className: 'small' }, 'Dead letters'),

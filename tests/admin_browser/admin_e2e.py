@@ -31,7 +31,7 @@ import urllib.request
 from selenium import webdriver
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.chrome.service import Service
 
 SCRIPT = "<script>alert(1)</script>"
 PASSWORD = "browser test password"
@@ -134,7 +134,7 @@ def main():
                          "--window-size=1280,900", "--user-data-dir=" + os.path.join(work, "chrome")):
             options.add_argument(argument)
         options.set_capability("unhandledPromptBehavior", "ignore")
-        driver = webdriver.Chrome(service=webdriver.ChromeService(executable_path=shutil.which("chromedriver")),
+        driver = webdriver.Chrome(service=Service(executable_path=shutil.which("chromedriver")),
                                   options=options)
         driver.set_window_size(1280, 900)
 
@@ -284,6 +284,11 @@ def main():
         shot("topics-phone")
         no_alert()
         print("admin browser test passed; screenshots in", shots)
+    except BaseException:
+        if driver is not None:
+            driver.save_screenshot(os.path.join(shots, "failure.png"))
+            print("page at the failure:", driver.current_url, "(screenshot failure.png)")
+        raise
     finally:
         if driver is not None:
             driver.quit()
