@@ -2,8 +2,9 @@
 // redis-server, spoken to over HTTP with cookies and headers like a browser.
 // Sessions, CSRF, the login rate limit, SQL injection and script in data.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
 #include <curl/curl.h>
+#include <doctest/doctest.h>
+#include <signal.h>
 
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
@@ -222,6 +224,19 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     CHECK(user.call("POST", "/api/logout").status == 200);
     CHECK(user.call("GET", "/api/session").status == 401);
     CHECK(user.call("GET", "/topics").status == 302);
+  }
+
+  SUBCASE("a session survives a respawn of dq-admin") {
+    Browser user = world.logged_in();
+    auto admins = children_titled(world.dqd->pid(), "dq-admin");
+    REQUIRE(admins.size() == 1);
+    kill(admins[0], SIGKILL);
+    REQUIRE(wait_until(10000, [&] {
+      auto now = children_titled(world.dqd->pid(), "dq-admin");
+      return now.size() == 1 && now[0] != admins[0] &&
+             user.call("GET", "/api/session").status == 200;
+    }));
+    CHECK(user.call("GET", "/api/session").json()["user"] == "admin");
   }
 
   SUBCASE("the session cookie is HttpOnly and SameSite=Strict; Secure behind https") {
