@@ -268,8 +268,9 @@ Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListS
     on_shard[best].push_back(candidate);
   }
   for (size_t i = 0; i < scans.size(); ++i) {
-    // A shard lost now only leaves its jobs' errors out.
-    if (reachable[i]) (void)fill_errors(store.shard(i), on_shard[i]);
+    // A shard lost now leaves its jobs listed without their errors, and named.
+    if (reachable[i] && !fill_errors(store.shard(i), on_shard[i]).is_ok())
+      page.unreachable_shards.push_back(store.shard(i).address().name());
   }
   for (Candidate* candidate : chosen) page.jobs.push_back(std::move(candidate->job));
   return page;

@@ -11,7 +11,9 @@
 // that changes state meanwhile may be missed or shown twice.
 //
 // A shard that cannot be reached is left out and named in
-// unreachable_shards; when no shard can be reached the call fails.
+// unreachable_shards (also one lost between listing its jobs and reading
+// their last errors: its jobs stay, without errors); when no shard can be
+// reached the call fails.
 #pragma once
 
 #include <cstdint>

@@ -89,7 +89,8 @@ Status delete_jobs(RedisConnection& shard, const std::string& topic,
 }
 
 // Removes the topic's leftovers on one shard: its per-topic keys and its
-// "<topic>:<counter>" fields in the stats hashes.
+// "<topic>:<counter>" fields in the event counter hashes (days, totals,
+// minutes).
 Status delete_leftovers(RedisConnection& shard, const std::string& topic) {
   auto deleted = shard.command({"DEL", keys::ready(topic), keys::dead(topic)});
   if (!deleted.is_ok()) return deleted.status();
@@ -97,9 +98,13 @@ Status delete_leftovers(RedisConnection& shard, const std::string& topic) {
   for (const char* state : {"d", "r", "w", "y", "x", "h"}) counts.push_back(topic + ":" + state);
   auto counted = shard.command(counts);
   if (!counted.is_ok()) return counted.status();
-  auto stats = scan_keys(shard, keys::stats("*"));
-  if (!stats.is_ok()) return stats.status();
-  for (const auto& hash : *stats) {
+  std::vector<std::string> hashes = {keys::totals()};
+  for (const std::string& pattern : {keys::stats("*"), keys::minute_prefix() + "*"}) {
+    auto found = scan_keys(shard, pattern);
+    if (!found.is_ok()) return found.status();
+    hashes.insert(hashes.end(), found->begin(), found->end());
+  }
+  for (const auto& hash : hashes) {
     Status status =
         scan_hash(shard, hash, topic + ":*", [&](const std::vector<std::string>& found) {
           std::vector<std::string> argv = {"HDEL", hash};

@@ -21,8 +21,8 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic);
 
 // Deletes every job of the topic (each through del.lua, in any state, dead
 // letters included), then what may be left of it: stale dead-set members,
-// its ready list and dead set, and its counters in the daily stats hashes
-// (a topic created later under the same name starts from zero). Returns how
+// its ready list and dead set, and its event counters (per day, totals, per
+// minute: a topic created later under the same name starts from zero). Returns how
 // many jobs were deleted. Checks every shard is reachable before deleting
 // anything; a shard lost midway leaves its share and answers kUnavailable.
 Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic);

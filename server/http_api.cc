@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/shard_health.h"
 #include "server/http_reply.h"
+#include "server/query_params.h"
 
 namespace dq {
 namespace {
@@ -66,16 +67,9 @@ std::string body_of(evhttp_request* request) {
   return body;
 }
 
-std::string query_value(evhttp_request* request, const char* name) {
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  const char* query = uri ? evhttp_uri_get_query(uri) : nullptr;
-  if (query == nullptr) return {};
-  evkeyvalq params{};
-  if (evhttp_parse_query_str(query, &params) != 0) return {};
-  const char* value = evhttp_find_header(&params, name);
-  std::string result = value ? value : "";
-  evhttp_clear_headers(&params);
-  return result;
+ListingQuery query_of(evhttp_request* request) {
+  return {query_value(request, "search"), query_value(request, "state"),
+          query_value(request, "offset"), query_value(request, "limit")};
 }
 
 // A job as JSON text. The body goes in as stored, byte for byte (see
@@ -106,14 +100,6 @@ Json added_json(const AddRequest& add, const Added& added) {
   // Kept, but not delivered until a shard that could not be asked is.
   if (added.held) out["held"] = true;
   return out;
-}
-
-// An optional whole number from a query string: empty keeps *out.
-bool parse_count(const std::string& text, long* out) {
-  if (text.empty()) return true;
-  if (text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos) return false;
-  *out = std::strtol(text.c_str(), nullptr, 10);
-  return true;
 }
 
 // Parses the request body as JSON; on failure answers 400 and returns false.
@@ -197,11 +183,21 @@ void HttpApi::route(evhttp_request* request, const std::vector<std::string>& pat
     if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
     return metrics(request);
   }
+  if (path.size() == 2 && path[0] == "v1" && path[1] == "topics") {
+    if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+    return listing(request, "topics", topics_answer(blocking_store(), topics_, query_of(request)));
+  }
   if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
     const std::string& topic = path[2];
     if (path[3] == "jobs" && path.size() == 4) {
-      if (!is(EVHTTP_REQ_POST)) return wrong_method("POST");
-      return add_job(request, topic);
+      if (is(EVHTTP_REQ_POST)) return add_job(request, topic);
+      if (!is(EVHTTP_REQ_GET)) return wrong_method("GET, POST");
+      return listing(request, "list",
+                     topic_jobs_answer(blocking_store(), topics_, topic, query_of(request)));
+    }
+    if (path[3] == "stats" && path.size() == 4) {
+      if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+      return listing(request, "stats", topic_stats_answer(blocking_store(), topics_, topic));
     }
     if (path[3] == "jobs" && path.size() == 5 && path[4] == "batch") {
       if (!is(EVHTTP_REQ_POST)) return wrong_method("POST");
@@ -338,6 +334,11 @@ void HttpApi::delete_job(evhttp_request* request, const std::string& topic, cons
     if (!status.is_ok()) return finish(request, "del", code, Json{{"error", status.message()}});
     finish(request, "del", 204, Json());
   });
+}
+
+void HttpApi::listing(evhttp_request* request, const std::string& route,
+                      const ListingAnswer& answer) {
+  finish(request, route, answer.status, answer.body);
 }
 
 JobStore& HttpApi::blocking_store() {

@@ -1,4 +1,7 @@
 // HttpApi: the HTTP/JSON client API on evhttp.
+//   GET    /v1/topics                         registered topics and their counts
+//   GET    /v1/topics/{topic}/stats           counts, totals, per minute and per day
+//   GET    /v1/topics/{topic}/jobs            list jobs (?state=&offset=&limit=)
 //   POST   /v1/topics/{topic}/jobs            add one job (201)
 //   POST   /v1/topics/{topic}/jobs/batch      add many (200, a result per job)
 //   GET    /v1/topics/{topic}/jobs/{id}       read a job (200)
@@ -23,6 +26,7 @@
 #include "common/job_store.h"
 #include "common/topic_cache.h"
 #include "server/job_service.h"
+#include "server/listing_routes.h"
 
 namespace dq {
 
@@ -49,6 +53,8 @@ class HttpApi {
   void delete_job(evhttp_request* request, const std::string& topic, const std::string& id);
   void dead_letters(evhttp_request* request, const std::string& topic,
                     const std::vector<std::string>& path);
+  // The listing routes (server/listing_routes.h).
+  void listing(evhttp_request* request, const std::string& route, const ListingAnswer& answer);
   void healthz(evhttp_request* request);
   void metrics(evhttp_request* request);
   // Replies and does the bookkeeping every answer needs (counts, Connection).
@@ -67,7 +73,7 @@ class HttpApi {
   bool stopping_ = false;
   size_t active_ = 0;
   std::map<std::string, uint64_t> answered_;  // "route code" -> count, for /metrics
-  std::unique_ptr<JobStore> blocking_store_;  // dead-letter admin calls only
+  std::unique_ptr<JobStore> blocking_store_;  // dead letters and listings only
 };
 
 }  // namespace dq

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/topic_stats_view.h"
 #include "common/callback_url.h"
 #include "common/job_store.h"
 #include "common/json.h"
@@ -36,7 +37,8 @@ constexpr const char* kUsage =
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
-    "topic del NAME [--purge]   (refused while the topic holds jobs, unless --purge)";
+    "topic del NAME [--purge]   (refused while the topic holds jobs, unless --purge)\n"
+    "topic stats [NAME]   (jobs per state now, events in total, per day; all topics without NAME)";
 
 // Options of `add` and `set`; only the given ones are applied.
 struct TopicOptions {
@@ -135,16 +137,6 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
   return true;
 }
 
-std::string format_time(int64_t ms) {
-  if (ms <= 0) return "-";
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm local;
-  localtime_r(&seconds, &local);
-  char text[32];
-  strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
-
 Json topic_json(const Topic& topic) {
   return Json{{"name", topic.name},
               {"status", topic.online ? "online" : "offline"},
@@ -190,18 +182,7 @@ void print_table(const std::vector<Topic>& topics) {
     rows.push_back({topic.name, topic.online ? "online" : "offline", std::to_string(topic.priority),
                     topic.method, topic.callback_url});
   }
-  std::vector<size_t> widths(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  for (const auto& row : rows) {
-    std::string text;
-    for (size_t c = 0; c < row.size(); ++c) {
-      text += row[c];
-      if (c + 1 < row.size()) text += std::string(widths[c] - row[c].size() + 2, ' ');
-    }
-    printf("%s\n", text.c_str());
-  }
+  print_rows(rows);
 }
 
 // Prints the topic as the result of a change: JSON, or a one-line message.
@@ -334,6 +315,7 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   std::string name;
   TopicOptions edits;
   bool purge = false;
+  if (sub == "stats") return run_topic_stats(options, args);
   if (sub == "list") {
     if (args.size() > 1) return usage_error(kCommand, "topic list takes no arguments");
   } else if (sub == "add" || sub == "set") {

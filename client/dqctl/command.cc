@@ -2,9 +2,11 @@
 // the shared error reporting of dqctl commands.
 #include "client/dqctl/command.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 namespace dq::ctl {
 namespace {
@@ -66,6 +68,39 @@ std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit
     return nullptr;
   }
   return std::move(*opened);
+}
+
+Result<Topic> registered_topic(Registry& registry, const std::string& name) {
+  auto topic = registry.get_topic(name);
+  if (!topic.is_ok() && topic.status().code() == Code::kNotFound)
+    return Status(Code::kNotFound, "unknown topic '" + name + "'");
+  return topic;
+}
+
+void print_rows(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string text;
+    for (size_t c = 0; c < row.size(); ++c) {
+      text += row[c];
+      if (c + 1 < row.size()) text += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    printf("%s\n", text.c_str());
+  }
+}
+
+std::string format_time(int64_t ms) {
+  if (ms <= 0) return "-";
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  struct tm local;
+  localtime_r(&seconds, &local);
+  char text[32];
+  strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return text;
 }
 
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out) {

@@ -60,6 +60,15 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
 // prints why and sets *exit_code (2 for a bad config, 3 for the database).
 std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code);
 
+// The registered topic `name`; kNotFound says "unknown topic 'name'".
+Result<Topic> registered_topic(Registry& registry, const std::string& name);
+
+// Prints rows as a table: columns padded to their widest cell, two spaces apart.
+void print_rows(const std::vector<std::vector<std::string>>& rows);
+
+// "YYYY-MM-DD HH:MM:SS" in local time; "-" for 0 or less.
+std::string format_time(int64_t ms);
+
 // Parses a whole decimal integer in [min, max]; false on anything else.
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out);
 

@@ -155,6 +155,9 @@ int run(int argc, char** argv) {
     } else if (arg == "--json") {
       options.json = true;
       continue;
+    } else if (arg == "--help" || arg == "-h") {
+      printf("usage:\n%s\n", it->second.usage.c_str());
+      return kExitOk;
     } else if (value_of(arg, "-c", "--config", &value)) {
       options.config_path = value;
       continue;

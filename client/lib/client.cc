@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <variant>
 
 #include "http_transport.h"
 #include "server_list.h"
@@ -114,6 +115,56 @@ JobState state_from_name(const std::string& name) {
   if (name == "held") return JobState::Held;
   if (name == "dead") return JobState::Dead;
   return JobState::Unknown;
+}
+
+StateCounts state_counts_of(const Json& json) {
+  StateCounts c;
+  if (!json.is_object()) return c;
+  c.delayed = json.value("delayed", int64_t{0});
+  c.ready = json.value("ready", int64_t{0});
+  c.working = json.value("working", int64_t{0});
+  c.retrying = json.value("retrying", int64_t{0});
+  c.dead = json.value("dead", int64_t{0});
+  c.held = json.value("held", int64_t{0});
+  return c;
+}
+
+EventCounts event_counts_of(const Json& json) {
+  EventCounts c;
+  if (!json.is_object()) return c;
+  c.added = json.value("added", int64_t{0});
+  c.delivered = json.value("delivered", int64_t{0});
+  c.failed = json.value("failed", int64_t{0});
+  c.dead = json.value("dead", int64_t{0});
+  c.deleted = json.value("deleted", int64_t{0});
+  c.expired = json.value("expired", int64_t{0});
+  c.requeued = json.value("requeued", int64_t{0});
+  c.duplicate = json.value("duplicate", int64_t{0});
+  return c;
+}
+
+std::vector<std::string> strings_of(const Json& json) {
+  std::vector<std::string> out;
+  if (!json.is_array()) return out;
+  for (const auto& item : json) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// The answer's JSON object when the status is 200 and it has every key in
+// `required`; else the Error to return.
+std::variant<Json, Error> object_answer(const HttpAnswer& answer, const std::string& server,
+                                        const char* what,
+                                        std::initializer_list<const char*> required) {
+  if (answer.status != 200) return error_from_answer(answer, server);
+  Json reply = Json::parse(answer.body, nullptr, false);
+  bool complete = reply.is_object();
+  for (const char* key : required) complete = complete && reply.contains(key);
+  if (!complete)
+    return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
+                          server);
+  return reply;
 }
 
 }  // namespace
@@ -347,6 +398,90 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     results.push_back(std::move(result));
   }
   return results;
+}
+
+Result<TopicList> Client::list_topics(const std::string& search, int64_t offset, int64_t limit) {
+  std::string path = "/v1/topics?search=" + impl_->transport_.escape(search) +
+                     "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
+  auto called = impl_->call("GET", path, "");
+  if (!called) return called.error();
+  auto parsed = object_answer(called->answer, called->server, "list_topics", {"topics", "total"});
+  if (parsed.index() == 1) return std::get<1>(parsed);
+  const Json& reply = std::get<0>(parsed);
+  TopicList list;
+  list.total = reply.value("total", int64_t{0});
+  list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  for (const auto& item : reply["topics"]) {
+    if (!item.is_object()) continue;
+    TopicSummary topic;
+    topic.name = item.value("name", "");
+    topic.online = item.value("online", false);
+    if (item.contains("now")) topic.now = state_counts_of(item["now"]);
+    list.topics.push_back(std::move(topic));
+  }
+  list.raw_json = called->answer.body;
+  return list;
+}
+
+Result<TopicStats> Client::topic_stats(const std::string& topic) {
+  auto called = impl_->call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/stats", "");
+  if (!called) return called.error();
+  auto parsed = object_answer(called->answer, called->server, "topic_stats", {"now", "total"});
+  if (parsed.index() == 1) return std::get<1>(parsed);
+  const Json& reply = std::get<0>(parsed);
+  TopicStats stats;
+  stats.topic = reply.value("topic", topic);
+  stats.now = state_counts_of(reply["now"]);
+  stats.total = event_counts_of(reply["total"]);
+  for (const auto& row : reply.value("per_minute", Json::array())) {
+    if (row.is_object())
+      stats.per_minute.emplace_back(row.value("minute", int64_t{0}), event_counts_of(row));
+  }
+  for (const auto& row : reply.value("per_day", Json::array())) {
+    if (row.is_object()) stats.per_day.emplace_back(row.value("day", ""), event_counts_of(row));
+  }
+  stats.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  stats.raw_json = called->answer.body;
+  return stats;
+}
+
+Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int64_t offset,
+                                  int64_t limit) {
+  if (state != JobState::Delayed && state != JobState::Ready && state != JobState::Working &&
+      state != JobState::Retrying) {
+    return Error{ErrorCode::InvalidArgument, 0,
+                 std::string("cannot list ") + job_state_name(state) +
+                     " jobs; use Delayed, Ready, Working or Retrying",
+                 ""};
+  }
+  std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +
+                     "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
+  auto called = impl_->call("GET", path, "");
+  if (!called) return called.error();
+  auto parsed = object_answer(called->answer, called->server, "list_jobs", {"jobs", "total"});
+  if (parsed.index() == 1) return std::get<1>(parsed);
+  const Json& reply = std::get<0>(parsed);
+  JobList list;
+  list.total = reply.value("total", int64_t{0});
+  list.truncated = reply.value("truncated", false);
+  list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  for (const auto& item : reply["jobs"]) {
+    if (!item.is_object()) continue;
+    ListedJob job;
+    job.id = item.value("id", "");
+    job.state = state_from_name(item.value("state", ""));
+    job.attempts = item.value("attempts", 0);
+    job.due_at_ms = item.value("due_at_ms", int64_t{0});
+    job.created_at_ms = item.value("created_at_ms", int64_t{0});
+    if (item.contains("last_error") && item["last_error"].is_string())
+      job.last_error = item["last_error"].get<std::string>();
+    job.last_error_at_ms = item.value("last_error_at_ms", int64_t{0});
+    job.shard = item.value("shard", "");
+    job.lease_deadline_ms = item.value("lease_deadline_ms", int64_t{0});
+    list.jobs.push_back(std::move(job));
+  }
+  list.raw_json = called->answer.body;
+  return list;
 }
 
 std::vector<Client::ServerState> Client::servers() const {

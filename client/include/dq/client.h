@@ -138,6 +138,60 @@ struct BatchItemResult {
   bool ok() const { return !error.has_value(); }
 };
 
+// Jobs per state now, summed over the Redis shards that answered.
+struct StateCounts {
+  int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
+};
+
+// Event counts: jobs added, delivered, failed attempts, dead-lettered, ...
+struct EventCounts {
+  int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
+          duplicate = 0;
+};
+
+struct TopicSummary {
+  std::string name;
+  bool online = false;
+  std::optional<StateCounts> now;  // absent when no Redis shard could be reached
+};
+
+struct TopicList {
+  std::vector<TopicSummary> topics;  // this page
+  int64_t total = 0;                 // registered topics matching the search
+  std::vector<std::string> unreachable_shards;
+  std::string raw_json;
+};
+
+struct TopicStats {
+  std::string topic;
+  StateCounts now;
+  EventCounts total;                                         // since the shards began
+  std::vector<std::pair<int64_t, EventCounts>> per_minute;   // unix minute, last 60, oldest first
+  std::vector<std::pair<std::string, EventCounts>> per_day;  // "YYYYMMDD", last 30, oldest first
+  std::vector<std::string> unreachable_shards;               // left out of the numbers
+  std::string raw_json;
+};
+
+struct ListedJob {
+  std::string id;
+  JobState state = JobState::Unknown;
+  int attempts = 0;
+  int64_t due_at_ms = 0;
+  int64_t created_at_ms = 0;
+  std::optional<std::string> last_error;
+  int64_t last_error_at_ms = 0;
+  std::string shard;              // "host:port" of the Redis shard holding it
+  int64_t lease_deadline_ms = 0;  // Working only
+};
+
+struct JobList {
+  std::vector<ListedJob> jobs;  // this page, next due first
+  int64_t total = 0;            // jobs in the state (shards that answered)
+  bool truncated = false;       // the server stopped looking before the page was full
+  std::vector<std::string> unreachable_shards;
+  std::string raw_json;
+};
+
 struct Options {
   std::vector<std::string> servers;  // "host:port" or "http://host:port"; tried in this order
   int timeout_ms = 2000;             // each attempt on one server, connect included
@@ -171,6 +225,17 @@ class DQCLIENT_API Client {
   // The call itself fails only when the batch as a whole was refused.
   Result<std::vector<BatchItemResult>> add_batch(const std::string& topic,
                                                  const std::vector<BatchJob>& jobs);
+
+  // GET /v1/topics: registered topics whose name contains `search` (any
+  // case), with their counts. limit 1..500.
+  Result<TopicList> list_topics(const std::string& search = "", int64_t offset = 0,
+                                int64_t limit = 100);
+  // GET /v1/topics/{topic}/stats.
+  Result<TopicStats> topic_stats(const std::string& topic);
+  // GET /v1/topics/{topic}/jobs?state=: state Delayed, Ready, Working or
+  // Retrying (others are refused before sending). limit 1..500.
+  Result<JobList> list_jobs(const std::string& topic, JobState state, int64_t offset = 0,
+                            int64_t limit = 50);
 
   // Per server: whether it is currently skipped after a failure.
   struct ServerState {

@@ -1,0 +1,124 @@
+#include "server/listing_routes.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "common/job_listing.h"
+#include "common/topic_stats.h"
+#include "server/http_reply.h"
+#include "server/query_params.h"
+
+namespace dq {
+namespace {
+
+constexpr long kDefaultTopics = 100;
+constexpr long kDefaultJobs = 50;
+
+ListingAnswer error(int status, const std::string& message) {
+  return {status, Json{{"error", message}}};
+}
+
+ListingAnswer failed(const Status& status) {
+  return error(http_status_of(status.code()), status.message());
+}
+
+// offset >= 0 and 1 <= limit <= kMaxListLimit, or a 400 answer.
+bool parse_page(const ListingQuery& query, long default_limit, long* offset, long* limit,
+                ListingAnswer* answer) {
+  *offset = 0;
+  *limit = default_limit;
+  if (!parse_count(query.offset, offset) || !parse_count(query.limit, limit) || *limit < 1 ||
+      *limit > kMaxListLimit) {
+    *answer = error(
+        400, "offset must be a whole number >= 0 and limit 1.." + std::to_string(kMaxListLimit));
+    return false;
+  }
+  return true;
+}
+
+bool known(TopicCache& topics, const std::string& topic) {
+  return valid_topic(topic) && topics.find_or_reload(topic) != nullptr;
+}
+
+ListingAnswer unknown_topic(const std::string& topic) {
+  return error(404, "unknown topic '" + topic + "'");
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+}  // namespace
+
+ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query) {
+  long offset = 0, limit = 0;
+  ListingAnswer answer;
+  if (!parse_page(query, kDefaultTopics, &offset, &limit, &answer)) return answer;
+  topics.refresh_if_older(200);
+  std::string search = lower(query.search);
+  std::vector<const Topic*> matching;
+  for (const auto& [name, topic] : topics.all()) {
+    if (lower(name).find(search) != std::string::npos) matching.push_back(&topic);
+  }
+  std::vector<std::string> page;
+  for (size_t i = static_cast<size_t>(offset);
+       i < matching.size() && page.size() < static_cast<size_t>(limit); ++i) {
+    page.push_back(matching[i]->name);
+  }
+  // Registered topics answer even when no shard does; their counts then do not.
+  std::map<std::string, StateCounts> counts;
+  std::vector<std::string> unreachable;
+  auto stats = all_topic_stats(store, page, /*with_series=*/false);
+  if (stats.is_ok()) {
+    for (const auto& entry : *stats) counts[entry.topic] = entry.now;
+    if (!stats->empty()) unreachable = stats->front().unreachable_shards;
+  } else {
+    for (const auto& address : store.addresses()) unreachable.push_back(address.name());
+  }
+  Json list = Json::array();
+  for (const std::string& name : page) {
+    Json entry{{"name", name}, {"online", topics.find(name)->online}};
+    if (stats.is_ok()) entry["now"] = to_json(counts[name]);
+    list.push_back(std::move(entry));
+  }
+  return {200, Json{{"total", matching.size()},
+                    {"offset", offset},
+                    {"limit", limit},
+                    {"unreachable_shards", unreachable},
+                    {"topics", std::move(list)}}};
+}
+
+ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic) {
+  if (!known(topics, topic)) return unknown_topic(topic);
+  auto stats = topic_stats(store, topic, /*with_series=*/true);
+  if (!stats.is_ok()) return failed(stats.status());
+  return {200, to_json(*stats)};
+}
+
+ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
+                                const ListingQuery& query) {
+  if (!known(topics, topic)) return unknown_topic(topic);
+  std::optional<ListState> state = parse_list_state(query.state);
+  if (!state) {
+    return error(
+        400, query.state.empty()
+                 ? "state is required: delayed, ready, working or retrying"
+                 : "state must be delayed, ready, working or retrying, not '" + query.state + "'");
+  }
+  long offset = 0, limit = 0;
+  ListingAnswer answer;
+  if (!parse_page(query, kDefaultJobs, &offset, &limit, &answer)) return answer;
+  auto page = list_topic_jobs(store, topic, *state, offset, limit);
+  if (!page.is_ok()) return failed(page.status());
+  Json body = to_json(*page);
+  body["topic"] = topic;
+  body["state"] = list_state_name(*state);
+  body["offset"] = offset;
+  body["limit"] = limit;
+  return {200, std::move(body)};
+}
+
+}  // namespace dq

@@ -1,0 +1,36 @@
+// The read-only listing routes of the HTTP API, over common/topic_stats.h and
+// common/job_listing.h (the same code dqctl and the admin page use):
+//   GET /v1/topics?search=&offset=&limit=          registered topics + counts
+//   GET /v1/topics/{topic}/stats                    counts, totals, minutes, days
+//   GET /v1/topics/{topic}/jobs?state=&offset=&limit=
+// Each takes the request's parameters as text and returns the answer. They
+// block on Redis (the blocking store, as the dead-letter routes do): operator
+// reads, not the job path.
+#pragma once
+
+#include <string>
+
+#include "common/job_store.h"
+#include "common/json.h"
+#include "common/topic_cache.h"
+
+namespace dq {
+
+struct ListingAnswer {
+  int status = 200;
+  Json body;
+};
+
+struct ListingQuery {
+  std::string search;  // topics: substring of the name, any case
+  std::string state;   // jobs: delayed, ready, working or retrying
+  std::string offset;  // "" for the default, 0
+  std::string limit;   // "" for the default: 100 topics, 50 jobs; at most 500
+};
+
+ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query);
+ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic);
+ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
+                                const ListingQuery& query);
+
+}  // namespace dq
