@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -404,6 +405,31 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     CHECK(user.call("DELETE", "/api/topics/orders").status == 200);
     CHECK(world.topic_count() == 0);
   }
+}
+
+TEST_CASE("the first user's missing password file is created with a random password") {
+  TestRedis redis;
+  DqdOptions options;
+  options.shards = {redis.address()};
+  DqdProcess dqd(options);
+  Config config;
+  config.admin_user = "admin";
+  config.admin_password_file = dqd.dir() + "/var/admin-password";
+  auto users = AdminUsers::open(dqd.sqlite_path());
+  REQUIRE(users.is_ok());
+  auto created = (*users)->ensure_first_user(config);
+  REQUIRE(created.is_ok());
+  CHECK(*created);
+  std::string password = read_text_file(config.admin_password_file);
+  REQUIRE(password.size() == 25);  // 24 characters and a line break
+  CHECK(*(*users)->verify("admin", password.substr(0, 24)));
+  struct stat info {};
+  REQUIRE(stat(config.admin_password_file.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  // Only when there is no user yet.
+  auto again = (*users)->ensure_first_user(config);
+  REQUIRE(again.is_ok());
+  CHECK_FALSE(*again);
 }
 
 TEST_CASE("dqctl admin user add|list|del") {
