@@ -375,6 +375,47 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     }
   }
 
+  SUBCASE("shards: registry shards are added, and not removed while they may hold jobs") {
+    Browser user = world.logged_in();
+    Answer bad = user.call("POST", "/api/shards", R"({"address":"nope"})");
+    CHECK(bad.status == 400);
+    CHECK(bad.json()["field"] == "address");
+    CHECK(
+        user.call("POST", "/api/shards", Json{{"address", world.redis.address()}}.dump()).status ==
+        409);
+    CHECK(user.call("POST", "/api/shards", R"({"address":"127.0.0.1:1"})").status == 201);
+    Answer listed = user.call("GET", "/api/shards");
+    REQUIRE(listed.status == 200);
+    REQUIRE(listed.json()["shards"].size() == 2);
+    CHECK(listed.json()["shards"][0]["reachable"] == true);
+    CHECK(listed.json()["shards"][0]["version"] != "");
+    CHECK(listed.json()["shards"][1]["source"] == "registry");
+    CHECK(listed.json()["shards"][1]["reachable"] == false);
+    // A config shard is not removed here; a shard that cannot be asked is kept.
+    CHECK(user.call("DELETE", "/api/shards/" + world.redis.address()).status == 409);
+    CHECK(user.call("DELETE", "/api/shards/127.0.0.1:1").status == 409);
+    CHECK(world.dqd->registry().list_extra_shards()->size() == 1);
+  }
+
+  SUBCASE("alert settings: a bad value names its field and changes nothing") {
+    Browser user = world.logged_in();
+    Answer bad = user.call("PUT", "/api/alerts", R"({"smtp_host":"mail.example","smtp_port":"x"})");
+    CHECK(bad.status == 400);
+    CHECK(bad.json()["field"] == "smtp_port");
+    CHECK(user.call("GET", "/api/alerts").json()["smtp_host"] == "");
+    Answer saved = user.call(
+        "PUT", "/api/alerts",
+        R"({"smtp_host":"mail.example","smtp_port":"2525","smtp_password":"s3cret","to":"ops@example.com"})");
+    CHECK(saved.status == 200);
+    CHECK(saved.json()["smtp_password"] == "***");
+    // "***" sent back keeps the stored password.
+    CHECK(user.call("PUT", "/api/alerts", R"({"smtp_password":"***"})").status == 200);
+    auto stored = world.dqd->registry().alert_settings();
+    REQUIRE(stored.is_ok());
+    CHECK((*stored)["smtp_password"] == "s3cret");
+    CHECK((*stored)["smtp_port"] == "2525");
+  }
+
   SUBCASE("a topic holding jobs is deleted only when confirmed; purge needs the typed name") {
     Browser user = world.logged_in();
     REQUIRE(user.call("POST", "/api/topics",
