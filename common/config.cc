@@ -122,6 +122,10 @@ Result<Config> load_config(const std::string& path) {
   number("alert.retry_max_s", 1, 86400, &config.alert_retry_max_s);
   number("master.drain_timeout_ms", 0, 3600000, &config.drain_timeout_ms);
   number("master.registry_refresh_ms", 100, 600000, &config.registry_refresh_ms);
+  number("admin.session_ttl_s", 60, 30 * 86400, &config.admin_session_ttl_s);
+  text("admin.listen", &config.admin_listen);
+  text("admin.user", &config.admin_user);
+  text("admin.password_file", &config.admin_password_file);
   text("sqlite.path", &config.sqlite_path);
   text("log.dir", &config.log_dir);
   text("log.level", &config.log_level);
@@ -204,6 +208,10 @@ Result<Config> load_config(const std::string& path) {
                                                "consumer.processes",
                                                "consumer.concurrency",
                                                "consumer.callback_allow_hosts",
+                                               "admin.listen",
+                                               "admin.user",
+                                               "admin.password_file",
+                                               "admin.session_ttl_s",
                                                "master.pid_file",
                                                "master.drain_timeout_ms",
                                                "master.registry_refresh_ms"};
@@ -222,6 +230,12 @@ Result<Config> load_config(const std::string& path) {
   if (!config.legacy_listen.empty() && !parse_host_port(config.legacy_listen, &host, &port)) {
     return Status(Code::kInvalid,
                   "server.legacy_listen = '" + config.legacy_listen + "' is not host:port");
+  }
+  if (!config.admin_listen.empty() && !parse_host_port(config.admin_listen, &host, &port)) {
+    return Status(Code::kInvalid, "admin.listen = '" + config.admin_listen + "' is not host:port");
+  }
+  if (config.admin_user.empty() != config.admin_password_file.empty()) {
+    return Status(Code::kInvalid, "admin.user and admin.password_file go together");
   }
   auto shards =
       parse_shard_list(values.count("redis.shards") ? values["redis.shards"] : "127.0.0.1:6379");
@@ -243,6 +257,7 @@ Result<Config> load_config(const std::string& path) {
 
   config.sqlite_path = resolve(base, config.sqlite_path.empty() ? "dq.db" : config.sqlite_path);
   config.log_dir = resolve(base, config.log_dir.empty() ? "logs" : config.log_dir);
+  config.admin_password_file = resolve(base, config.admin_password_file);
   config.pid_file =
       config.pid_file.empty() ? config.log_dir + "/dqd.pid" : resolve(base, config.pid_file);
   return config;

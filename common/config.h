@@ -83,6 +83,12 @@ struct Config {
   int alert_send_timeout_ms = 10000;  // one SMTP or webhook attempt
   int alert_retry_max_s = 300;        // longest pause between attempts of a failed send
 
+  // [admin] (dq-admin, the web page)
+  std::string admin_listen = "127.0.0.1:8088";  // empty: no admin page
+  std::string admin_user;                       // first user, created at start when no user exists
+  std::string admin_password_file;              // its password (first line)
+  int admin_session_ttl_s = 8 * 3600;           // a session ends this long after its last use
+
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid
   int drain_timeout_ms = 10000;

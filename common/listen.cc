@@ -78,6 +78,14 @@ Result<int> listen_on(const std::string& host_port, int wait_in_use_ms) {
   }
 }
 
+int listen_admin(const std::string& host_port) {
+  if (host_port.empty()) return -1;
+  auto admin = listen_on(host_port);
+  if (admin.is_ok()) return *admin;
+  err_log().error("the admin page is off: {}", admin.status().message());
+  return -1;
+}
+
 Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_ms) {
   ListenSockets sockets;
   auto http = listen_on(config.server_listen, wait_in_use_ms);
@@ -91,13 +99,15 @@ Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_
     }
     sockets.legacy_fd = *legacy;
   }
+  sockets.admin_fd = listen_admin(config.admin_listen);
   return sockets;
 }
 
 void close_listen_sockets(ListenSockets* sockets) {
   if (sockets->http_fd >= 0) close(sockets->http_fd);
   if (sockets->legacy_fd >= 0) close(sockets->legacy_fd);
-  sockets->http_fd = sockets->legacy_fd = -1;
+  if (sockets->admin_fd >= 0) close(sockets->admin_fd);
+  sockets->http_fd = sockets->legacy_fd = sockets->admin_fd = -1;
 }
 
 }  // namespace dq

@@ -10,6 +10,7 @@
 
 #include "common/callback_url.h"
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/job.h"
 #include "common/sql_migrations.h"
 #include "common/sqlite_db.h"
@@ -318,6 +319,34 @@ Result<std::vector<std::string>> Registry::list_extra_shards() {
     std::string password = stmt->column_text(1);
     shards.push_back(stmt->column_text(0) + (password.empty() ? "" : ":" + password));
   }
+}
+
+Status Registry::add_extra_shard(const std::string& address, const std::string& password) {
+  std::string host;
+  int port = 0;
+  if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos)
+    return invalid("address", "'" + address + "' is not host:port");
+  if (password.find_first_of(",\r\n") != std::string::npos)
+    return invalid("password", "must not contain a comma or a line break");
+  auto stmt = Statement::prepare(
+      db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, address).bind(2, password).bind(3, now_ms());
+  Status status = stmt->run();
+  if (status.code() == Code::kConflict)
+    return Status(Code::kConflict, "shard " + address + " is listed already");
+  return status;
+}
+
+Status Registry::remove_extra_shard(const std::string& address) {
+  auto stmt = Statement::prepare(db_, "DELETE FROM shards WHERE address = ?1");
+  if (!stmt.is_ok()) return stmt.status();
+  stmt->bind(1, address);
+  Status status = stmt->run();
+  if (!status.is_ok()) return status;
+  if (sqlite3_changes(db_) == 0)
+    return Status(Code::kNotFound, "shard '" + address + "' is not in the registry");
+  return Status::ok();
 }
 
 Result<std::map<std::string, std::string>> Registry::alert_settings() {

@@ -10,13 +10,16 @@
 
 namespace dq {
 
+// Which inherited listening sockets a role keeps (the others are closed after fork).
+enum class ListenUse { kNone, kApi, kAdmin };
+
 struct RoleSpec {
   const char* name;   // in the status file: "server", "timer", ...
   const char* title;  // process title; numbered roles get "_<index>" appended
   bool numbered;      // dq-server_0, dq-server_1 ... vs a single dq-admin
   int (*count)(const Config& config);
   int (*run)(const Config& config, int index, const ListenSockets& sockets);
-  bool uses_listen_sockets;  // other roles close them after fork
+  ListenUse listens;
   bool reopens_logs_on_hup;  // only these get SIGHUP forwarded (default action kills)
 };
 

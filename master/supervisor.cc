@@ -65,6 +65,22 @@ void log_previous_master(const std::string& pid_file) {
 // This many quick deaths in a row make a crash loop, alerted once.
 constexpr int kCrashLoopDeaths = 3;
 
+// Closes the inherited sockets a role does not serve, so a dead master's
+// ports are released by the children that actually serve them.
+void keep_listen_sockets(ListenUse use, ListenSockets* sockets) {
+  ListenSockets drop = *sockets;
+  if (use == ListenUse::kApi) {
+    drop.http_fd = drop.legacy_fd = -1;
+    sockets->admin_fd = -1;
+  } else if (use == ListenUse::kAdmin) {
+    drop.admin_fd = -1;
+    sockets->http_fd = sockets->legacy_fd = -1;
+  } else {
+    *sockets = {};
+  }
+  close_listen_sockets(&drop);
+}
+
 }  // namespace
 
 Supervisor::Supervisor(Config config, PidFile* pid_file, SignalPipe* signals)
@@ -162,7 +178,7 @@ void Supervisor::run_child(const Child& child) {
   signals_->reset_in_child();
   pid_file_->close_in_child();  // else the next master would find the lock held
   ListenSockets sockets = sockets_;
-  if (!child.role->uses_listen_sockets) close_listen_sockets(&sockets);
+  keep_listen_sockets(child.role->listens, &sockets);
   set_process_title(child.title);
   init_logging(config_.log_dir, config_.log_level, child.title);
   const Config config = config_;
@@ -270,6 +286,13 @@ Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_socket
     }
     next_sockets->legacy_fd = *legacy;
   }
+  if (next.admin_listen == config_.admin_listen) {
+    next_sockets->admin_fd = sockets_.admin_fd;
+  } else {
+    next_sockets->admin_fd = listen_admin(next.admin_listen);
+  }
+  if (sockets_.admin_fd >= 0 && sockets_.admin_fd != next_sockets->admin_fd)
+    close(sockets_.admin_fd);
   // The old children keep their own copies; the master drops the ones it no
   // longer hands out, before forking, so the new generation never inherits them.
   if (sockets_.http_fd != next_sockets->http_fd) close(sockets_.http_fd);

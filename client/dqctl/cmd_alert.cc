@@ -8,7 +8,6 @@
 //                 --webhook URL (only the given ones change; "" clears)
 //   alert test    sends a test mail to the global recipients and a test
 //                 webhook call now, and prints what each server answered
-#include <unistd.h>
 
 #include <cstdio>
 #include <map>
@@ -18,9 +17,7 @@
 #include "client/dqctl/command.h"
 #include "common/alert_messages.h"
 #include "common/alert_settings.h"
-#include "common/clock.h"
-#include "common/smtp_mail.h"
-#include "common/webhook.h"
+#include "common/alert_test.h"
 
 namespace dq::ctl {
 namespace {
@@ -119,42 +116,11 @@ int set(const std::vector<std::string>& args, Registry& registry) {
 int test(const CtlOptions& options, Registry& registry, const Config& config) {
   auto settings = load_alert_settings(registry);
   if (!settings.is_ok()) return report_failure(settings.status());
-  std::vector<std::string> to = split_addresses(settings->to);
-  bool mail = settings->mail_on() && !to.empty();
-  if (!mail && !settings->webhook_on()) {
-    return report_failure(Status(Code::kInvalid,
-                                 "nothing to test: set --smtp-host and --to, or --webhook, with "
-                                 "dqctl alert set"));
-  }
-  char host[256] = "localhost";
-  gethostname(host, sizeof(host) - 1);
-  std::string subject = std::string("[dq] test alert from ") + host;
-  std::string text = "This is a test of dq's alerts, sent by `dqctl alert test` at " +
-                     std::to_string(now_ms()) +
-                     " ms.\nShard outages, recoveries, dead letters and crash loops are "
-                     "reported the same way.\n";
-  Json out = Json::object();
   bool failed = false;
-  if (mail) {
-    auto sent = send_mail(*settings, {to, subject, text}, config.alert_send_timeout_ms);
-    failed = failed || !sent.is_ok();
-    out["mail"] = sent.is_ok()
-                      ? Json{{"ok", true}, {"to", to}, {"answer", *sent}}
-                      : Json{{"ok", false}, {"to", to}, {"error", sent.status().message()}};
-  } else if (settings->mail_on()) {
-    out["mail"] = {{"ok", false}, {"error", "no recipient: set one with dqctl alert set --to"}};
-    failed = true;
-  }
-  if (settings->webhook_on()) {
-    Json payload = {{"kind", "test"}, {"subject", subject}, {"text", subject + "\n" + text}};
-    auto posted = post_webhook(settings->webhook_url, payload, config.alert_send_timeout_ms);
-    failed = failed || !posted.is_ok();
-    out["webhook"] = posted.is_ok()
-                         ? Json{{"ok", true}, {"url", settings->webhook_url}, {"answer", *posted}}
-                         : Json{{"ok", false},
-                                {"url", settings->webhook_url},
-                                {"error", posted.status().message()}};
-  }
+  auto sent =
+      send_test_alert(*settings, "`dqctl alert test`", config.alert_send_timeout_ms, &failed);
+  if (!sent.is_ok()) return report_failure(sent.status());
+  const Json& out = *sent;
   if (options.json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {

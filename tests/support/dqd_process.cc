@@ -36,6 +36,8 @@ DqdProcess::DqdProcess(DqdOptions options) : options_(std::move(options)) {
   http_port_ = free_port();
   legacy_port_ = free_port();
   while (legacy_port_ == http_port_) legacy_port_ = free_port();
+  admin_port_ = free_port();
+  while (admin_port_ == http_port_ || admin_port_ == legacy_port_) admin_port_ = free_port();
   write_config(options_);
 }
 
@@ -60,7 +62,9 @@ void DqdProcess::write_config(const DqdOptions& options) {
       << "\n[consumer]\nprocesses = " << options.consumers
       << "\nconcurrency = " << options.consumer_concurrency
       << "\n[master]\npid_file = dqd.pid\ndrain_timeout_ms = " << options.drain_timeout_ms
-      << "\nregistry_refresh_ms = " << options.registry_refresh_ms << "\n"
+      << "\nregistry_refresh_ms = " << options.registry_refresh_ms
+      << "\n[admin]\nlisten = " << (options.admin ? "127.0.0.1:" + std::to_string(admin_port_) : "")
+      << "\n"
       << options.extra_ini << "\n";
   out.close();
   std::rename((config_path_ + ".tmp").c_str(), config_path_.c_str());
@@ -73,6 +77,9 @@ void DqdProcess::rewrite_config(const DqdOptions& options) {
 
 std::string DqdProcess::base_url() const {
   return "http://127.0.0.1:" + std::to_string(http_port_);
+}
+std::string DqdProcess::admin_url() const {
+  return "http://127.0.0.1:" + std::to_string(admin_port_);
 }
 std::string DqdProcess::jobs_url(const std::string& topic) const {
   return base_url() + "/v1/topics/" + topic + "/jobs";

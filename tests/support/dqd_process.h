@@ -22,6 +22,7 @@ struct DqdOptions {
   int registry_refresh_ms = 200;
   int drain_timeout_ms = 5000;
   bool legacy = true;
+  bool admin = false;     // dq-admin on admin_port() (off by default: one child less)
   std::string extra_ini;  // appended verbatim (e.g. "[server]\nmax_body_bytes = 100\n" — sections
                           // may repeat)
   // Runs dqd through this command, e.g. {"faketime", "-f", "+10s"} for a
@@ -44,6 +45,8 @@ class DqdProcess {
 
   int http_port() const { return http_port_; }
   int legacy_port() const { return legacy_port_; }
+  int admin_port() const { return admin_port_; }
+  std::string admin_url() const;                         // http://127.0.0.1:PORT
   std::string base_url() const;                          // http://127.0.0.1:PORT
   std::string jobs_url(const std::string& topic) const;  // .../v1/topics/TOPIC/jobs
   const std::string& dir() const { return dir_; }
@@ -66,6 +69,7 @@ class DqdProcess {
   std::string config_path_;
   int http_port_ = 0;
   int legacy_port_ = 0;
+  int admin_port_ = 0;
   pid_t pid_ = -1;
   std::unique_ptr<Registry> registry_;
 };

@@ -1,0 +1,87 @@
+// AdminApp: everything behind dq-admin's HTTP socket. Pages (one HTML shell
+// whose script draws the page named by the path) and static assets are
+// embedded in the binary (admin/assets/, cmake/embed_assets.cmake); the page
+// reads and changes everything through the JSON API under /api/:
+//   POST   /api/login                 {user, password} -> cookie, {user, csrf}
+//   POST   /api/logout
+//   GET    /api/session               {user, csrf}
+//   GET    /api/dashboard             per-topic counts and series, shard health
+//   GET    /api/topics?q=&offset=&limit=   POST /api/topics
+//   GET|PUT|DELETE /api/topics/{t}    (DELETE ?confirm=yes also deletes its jobs)
+//   POST   /api/topics/{t}/test       a sample delivery to the callback URL
+//   POST   /api/topics/{t}/purge      {confirm: "<topic>"}: delete every job of it
+//   GET    /api/topics/{t}/stats      counts and series of one topic
+//   GET    /api/topics/{t}/jobs?state=&offset=&limit=
+//   GET|DELETE /api/topics/{t}/jobs/{id}
+//   GET    /api/topics/{t}/dead?offset=&limit=    DELETE /api/topics/{t}/dead
+//   POST   /api/topics/{t}/dead/requeue  {ids: [...]} or {all: true}
+//   DELETE /api/topics/{t}/dead/{id}
+//   GET|POST /api/shards             DELETE /api/shards/{host:port}
+//   GET|PUT /api/alerts              POST /api/alerts/test
+// Without a session pages redirect to /login and /api/ answers 401; a
+// POST/PUT/DELETE without the session's X-CSRF-Token answers 403 and changes
+// nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "admin/exchange.h"
+#include "admin/login_limiter.h"
+#include "admin/sessions.h"
+#include "common/admin_users.h"
+#include "common/config.h"
+#include "common/job_store.h"
+#include "common/registry.h"
+
+namespace dq {
+
+class AdminApp {
+ public:
+  // Opens the registry and the users; kUnavailable when the database cannot.
+  static Result<std::unique_ptr<AdminApp>> open(const Config& config);
+
+  void handle(Exchange& exchange);
+  void housekeeping();  // drops expired sessions
+
+ private:
+  AdminApp(const Config& config, std::unique_ptr<Registry> registry,
+           std::unique_ptr<AdminUsers> users);
+
+  void serve_asset(Exchange& exchange, const std::string& name);
+  void login(Exchange& exchange);
+  void logout(Exchange& exchange);
+  void route_api(Exchange& exchange, const Session& session);
+
+  // api_topics.cc
+  void list_topics(Exchange& exchange);
+  void create_topic(Exchange& exchange);
+  void topic_route(Exchange& exchange, const std::string& name);
+  void update_topic(Exchange& exchange, const std::string& name);
+  void delete_topic(Exchange& exchange, const std::string& name);
+  void test_callback(Exchange& exchange, const std::string& name);
+  Status check_callback_url(const std::string& url);
+  // api_jobs.cc
+  void jobs_route(Exchange& exchange, const std::string& topic);
+  void job_route(Exchange& exchange, const std::string& topic, const std::string& id);
+  void purge_topic(Exchange& exchange, const std::string& topic);
+  void dead_route(Exchange& exchange, const std::string& topic);
+  void dead_requeue(Exchange& exchange, const std::string& topic);
+  // api_system.cc
+  void shards_route(Exchange& exchange);
+  void remove_shard(Exchange& exchange, const std::string& address);
+  void alerts_route(Exchange& exchange);
+  void alerts_test(Exchange& exchange);
+  // api_dashboard.cc
+  void dashboard(Exchange& exchange);
+  void topic_stats_route(Exchange& exchange, const std::string& topic);
+
+  const Config& config_;
+  std::unique_ptr<Registry> registry_;
+  std::unique_ptr<AdminUsers> users_;
+  SessionStore sessions_;
+  LoginLimiter limiter_;
+  JobStore store_;
+};
+
+}  // namespace dq

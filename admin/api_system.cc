@@ -1,0 +1,170 @@
+// The shards and alerts parts of the admin API. Shards: the checker's live
+// view (<pid file>.shards.json) of every [redis] shard and registry shard,
+// with each shard's Redis version and jobs held asked directly; adding one
+// to the registry, and removing one while it holds no job. Alerts: the SMTP
+// and webhook settings (common/alert_settings.h) and a test send.
+#include <hiredis/hiredis.h>
+
+#include "admin/admin_app.h"
+#include "common/alert_test.h"
+#include "common/clock.h"
+#include "common/keys.h"
+#include "common/log.h"
+#include "common/shard_health.h"
+
+namespace dq {
+namespace {
+
+constexpr int kProbeConnectMs = 300;
+constexpr int kProbeCommandMs = 500;
+
+struct ShardFacts {
+  bool reachable = false;
+  std::string version;
+  int64_t jobs = -1;  // -1: unknown
+  std::string error;
+};
+
+// Asks the shard itself (a short-lived connection with short timeouts, so a
+// dead shard costs the page well under a second).
+ShardFacts ask_shard(const ShardAddress& address) {
+  ShardFacts facts;
+  RedisConnection connection(address, kProbeConnectMs, kProbeCommandMs);
+  auto info = connection.command({"INFO", "server"});
+  if (!info.is_ok()) {
+    facts.error = info.status().message();
+    return facts;
+  }
+  facts.reachable = true;
+  if ((*info)->type == REDIS_REPLY_STRING) {
+    std::string text((*info)->str, (*info)->len);
+    size_t at = text.find("redis_version:");
+    if (at != std::string::npos) {
+      size_t end = text.find_first_of("\r\n", at);
+      facts.version = text.substr(at + 14, end - at - 14);
+    }
+  }
+  auto held = connection.command({"HLEN", keys::jobs()});
+  if (held.is_ok() && (*held)->type == REDIS_REPLY_INTEGER) facts.jobs = (*held)->integer;
+  return facts;
+}
+
+Json shard_json(const ShardAddress& address, const std::string& source,
+                const ShardHealthReport& report, bool stale) {
+  ShardFacts facts = ask_shard(address);
+  Json out{{"name", address.name()},   {"source", source},   {"reachable", facts.reachable},
+           {"version", facts.version}, {"jobs", facts.jobs}, {"error", facts.error}};
+  const CheckedShard* checked = report.find(address.name());
+  if (checked != nullptr && !stale) {
+    out["checked"] = checked->to_json();
+  } else {
+    out["checked"] = nullptr;  // not watched by the checker (registry-only, or checker not running)
+  }
+  return out;
+}
+
+}  // namespace
+
+void AdminApp::shards_route(Exchange& exchange) {
+  if (exchange.method() == "POST") {
+    auto body = exchange.json_object();
+    if (!body.is_ok()) return exchange.reply_error(body.status());
+    auto address = body->find("address");
+    auto password = body->find("password");
+    if (address == body->end() || !address->is_string())
+      return exchange.reply_json(400, Json{{"error", "address: host:port"}, {"field", "address"}});
+    std::string secret =
+        password != body->end() && password->is_string() ? password->get<std::string>() : "";
+    for (const auto& shard : config_.shards) {
+      if (shard.name() == address->get<std::string>())
+        return exchange.reply_error(409, "shard " + shard.name() + " is in [redis] shards already");
+    }
+    Status added = registry_->add_extra_shard(address->get<std::string>(), secret);
+    if (added.code() == Code::kInvalid)
+      return exchange.reply_json(400, Json{{"error", added.message()}, {"field", "address"}});
+    if (!added.is_ok()) return exchange.reply_error(added);
+    err_log().info("dq-admin: shard {} added to the registry", address->get<std::string>());
+    return exchange.reply_json(201, Json{{"added", address->get<std::string>()}});
+  }
+  if (exchange.method() != "GET") return exchange.reply_error(405, "GET or POST");
+  ShardHealthReport report;
+  auto read = read_shard_health(config_.pid_file);
+  if (read.is_ok()) report = *read;
+  bool stale = !read.is_ok() || report.stale(now_ms());
+  Json shards = Json::array();
+  for (const auto& address : config_.shards)
+    shards.push_back(shard_json(address, "config", report, stale));
+  auto extra = registry_->list_extra_shards();
+  if (!extra.is_ok()) return exchange.reply_error(extra.status());
+  for (const auto& entry : *extra) {
+    auto parsed = parse_shard_list(entry);
+    if (!parsed.is_ok()) continue;
+    for (const auto& address : *parsed)
+      shards.push_back(shard_json(address, "registry", report, stale));
+  }
+  exchange.reply_json(200, Json{{"shards", shards},
+                                {"checker_running", !stale},
+                                {"updated_at_ms", report.updated_at_ms}});
+}
+
+// Only registry shards can be removed here ([redis] shards live in the
+// config file), and only while they hold no job: removing a shard that holds
+// jobs would make them unreachable.
+void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
+  for (const auto& shard : config_.shards) {
+    if (shard.name() == address)
+      return exchange.reply_error(
+          409, "shard " + address + " is in [redis] shards; remove it from the config file");
+  }
+  auto extra = registry_->list_extra_shards();
+  if (!extra.is_ok()) return exchange.reply_error(extra.status());
+  for (const auto& entry : *extra) {
+    auto parsed = parse_shard_list(entry);
+    if (!parsed.is_ok() || parsed->empty() || (*parsed)[0].name() != address) continue;
+    ShardFacts facts = ask_shard((*parsed)[0]);
+    if (!facts.reachable || facts.jobs < 0)
+      return exchange.reply_error(
+          409, "shard " + address + " cannot be asked whether it holds jobs: " + facts.error);
+    if (facts.jobs > 0)
+      return exchange.reply_error(409, "shard " + address + " still holds " +
+                                           std::to_string(facts.jobs) + " job(s); not removed");
+  }
+  Status removed = registry_->remove_extra_shard(address);
+  if (!removed.is_ok()) return exchange.reply_error(removed);
+  err_log().info("dq-admin: shard {} removed from the registry", address);
+  exchange.reply_json(200, Json{{"removed", address}});
+}
+
+void AdminApp::alerts_route(Exchange& exchange) {
+  auto settings = load_alert_settings(*registry_);
+  if (!settings.is_ok()) return exchange.reply_error(settings.status());
+  if (exchange.method() == "GET") return exchange.reply_json(200, settings->to_json());
+  if (exchange.method() != "PUT") return exchange.reply_error(405, "GET or PUT");
+  auto body = exchange.json_object();
+  if (!body.is_ok()) return exchange.reply_error(body.status());
+  for (const auto& [key, value] : body->items()) {
+    // The page shows a stored password as "***": sending that back keeps it.
+    if (key == "smtp_password" && value == "***") continue;
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    Status applied = apply_alert_setting(&*settings, key, text);
+    if (!applied.is_ok())
+      return exchange.reply_json(400, Json{{"error", applied.message()}, {"field", key}});
+  }
+  Status saved = save_alert_settings(*registry_, *settings);
+  if (!saved.is_ok()) return exchange.reply_json(400, Json{{"error", saved.message()}});
+  err_log().info("dq-admin: alert settings saved");
+  exchange.reply_json(200, settings->to_json());
+}
+
+void AdminApp::alerts_test(Exchange& exchange) {
+  auto settings = load_alert_settings(*registry_);
+  if (!settings.is_ok()) return exchange.reply_error(settings.status());
+  bool failed = false;
+  auto sent = send_test_alert(*settings, "the admin page", config_.alert_send_timeout_ms, &failed);
+  if (!sent.is_ok()) return exchange.reply_error(sent.status());
+  Json out = *sent;
+  out["ok"] = !failed;
+  exchange.reply_json(200, out);
+}
+
+}  // namespace dq

@@ -1,0 +1,182 @@
+// Implements admin/exchange.h.
+#include "admin/exchange.h"
+
+#include <event2/buffer.h>
+#include <event2/keyvalq_struct.h>
+
+#include <cstdlib>
+
+namespace dq {
+namespace {
+
+const char* method_name(evhttp_cmd_type method) {
+  switch (method) {
+    case EVHTTP_REQ_GET:
+      return "GET";
+    case EVHTTP_REQ_HEAD:
+      return "HEAD";
+    case EVHTTP_REQ_POST:
+      return "POST";
+    case EVHTTP_REQ_PUT:
+      return "PUT";
+    case EVHTTP_REQ_DELETE:
+      return "DELETE";
+    default:
+      return "OTHER";
+  }
+}
+
+std::vector<std::string> decoded_parts(const char* path) {
+  std::vector<std::string> parts;
+  std::string text = path == nullptr ? "" : path;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t slash = text.find('/', start);
+    if (slash == std::string::npos) slash = text.size();
+    if (slash > start) {
+      std::string part = text.substr(start, slash - start);
+      size_t length = 0;
+      char* decoded = evhttp_uridecode(part.c_str(), 0, &length);
+      parts.emplace_back(decoded ? std::string(decoded, length) : part);
+      free(decoded);
+    }
+    start = slash + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+int http_status_for(Code code) {
+  switch (code) {
+    case Code::kOk:
+      return 200;
+    case Code::kInvalid:
+      return 400;
+    case Code::kNotFound:
+      return 404;
+    case Code::kConflict:
+      return 409;
+    case Code::kTooLarge:
+      return 413;
+    case Code::kUnavailable:
+      return 503;
+    case Code::kTimeout:
+    case Code::kUnknown:
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+Exchange::Exchange(evhttp_request* request)
+    : request_(request), method_(method_name(evhttp_request_get_command(request))) {
+  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
+  path_ = decoded_parts(uri ? evhttp_uri_get_path(uri) : nullptr);
+  evbuffer* input = evhttp_request_get_input_buffer(request);
+  size_t length = evbuffer_get_length(input);
+  body_.resize(length);
+  if (length > 0) evbuffer_copyout(input, body_.data(), length);
+}
+
+std::string Exchange::query(const char* name) const {
+  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request_);
+  const char* query = uri ? evhttp_uri_get_query(uri) : nullptr;
+  if (query == nullptr) return {};
+  evkeyvalq params{};
+  if (evhttp_parse_query_str(query, &params) != 0) return {};
+  const char* value = evhttp_find_header(&params, name);
+  std::string result = value ? value : "";
+  evhttp_clear_headers(&params);
+  return result;
+}
+
+std::string Exchange::header(const char* name) const {
+  const char* value = evhttp_find_header(evhttp_request_get_input_headers(request_), name);
+  return value ? value : "";
+}
+
+std::string Exchange::cookie(const std::string& name) const {
+  std::string cookies = header("Cookie");
+  size_t start = 0;
+  while (start < cookies.size()) {
+    size_t end = cookies.find(';', start);
+    if (end == std::string::npos) end = cookies.size();
+    std::string pair = cookies.substr(start, end - start);
+    pair.erase(0, pair.find_first_not_of(' '));
+    size_t equals = pair.find('=');
+    if (equals != std::string::npos && pair.compare(0, equals, name) == 0 &&
+        equals == name.size()) {
+      return pair.substr(equals + 1);
+    }
+    start = end + 1;
+  }
+  return {};
+}
+
+std::string Exchange::peer_ip() const {
+  evhttp_connection* connection = evhttp_request_get_connection(request_);
+  char* address = nullptr;
+  ev_uint16_t port = 0;
+  if (connection) evhttp_connection_get_peer(connection, &address, &port);
+  return address ? address : "";
+}
+
+bool Exchange::over_https() const { return header("X-Forwarded-Proto") == "https"; }
+
+Result<Json> Exchange::json_object() const {
+  Json parsed = Json::parse(body_, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object())
+    return Status(Code::kInvalid, "the body must be a JSON object");
+  return parsed;
+}
+
+Result<int64_t> Exchange::query_int(const char* name, int64_t fallback, int64_t min,
+                                    int64_t max) const {
+  std::string text = query(name);
+  if (text.empty()) return fallback;
+  if (text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoll(text) < min || std::stoll(text) > max) {
+    return Status(Code::kInvalid, std::string(name) + " must be an integer from " +
+                                      std::to_string(min) + " to " + std::to_string(max));
+  }
+  return std::stoll(text);
+}
+
+void Exchange::set_header(const char* name, const std::string& value) {
+  evhttp_add_header(evhttp_request_get_output_headers(request_), name, value.c_str());
+}
+
+void Exchange::reply(int status, const std::string& content_type, const std::string& bytes) {
+  status_ = status;
+  evkeyvalq* headers = evhttp_request_get_output_headers(request_);
+  evhttp_add_header(headers, "Content-Type", content_type.c_str());
+  evhttp_add_header(headers, "Content-Security-Policy", "default-src 'self'");
+  evhttp_add_header(headers, "X-Frame-Options", "DENY");
+  evhttp_add_header(headers, "X-Content-Type-Options", "nosniff");
+  evhttp_add_header(headers, "Referrer-Policy", "no-referrer");
+  evhttp_add_header(headers, "Cache-Control", "no-store");
+  evbuffer* out = evbuffer_new();
+  evbuffer_add(out, bytes.data(), bytes.size());
+  evhttp_send_reply(request_, status, nullptr, out);
+  evbuffer_free(out);
+}
+
+void Exchange::reply_json(int status, const Json& body) {
+  reply(status, "application/json", body.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void Exchange::reply_error(const Status& status) {
+  reply_error(http_status_for(status.code()), status.message());
+}
+
+void Exchange::reply_error(int http_status, const std::string& message) {
+  reply_json(http_status, Json{{"error", message}});
+}
+
+void Exchange::redirect(const std::string& location) {
+  set_header("Location", location);
+  reply(302, "text/plain; charset=utf-8", "see " + location + "\n");
+}
+
+}  // namespace dq

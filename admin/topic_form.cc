@@ -1,0 +1,93 @@
+// Implements admin/topic_form.h.
+#include "admin/topic_form.h"
+
+#include <limits>
+
+namespace dq {
+namespace {
+
+Status wrong(const std::string& field, const char* what) {
+  return Status(Code::kInvalid, field + ": must be " + what);
+}
+
+template <typename T>
+Status set_int(const Json& value, const std::string& field, T* out) {
+  if (!value.is_number_integer()) return wrong(field, "a whole number");
+  int64_t number = value.get<int64_t>();
+  if (number < std::numeric_limits<T>::min() || number > std::numeric_limits<T>::max())
+    return wrong(field, "a smaller number");
+  *out = static_cast<T>(number);
+  return Status::ok();
+}
+
+Status set_text(const Json& value, const std::string& field, std::string* out) {
+  if (!value.is_string()) return wrong(field, "text");
+  *out = value.get<std::string>();
+  return Status::ok();
+}
+
+}  // namespace
+
+Json topic_to_json(const Topic& topic) {
+  return Json{{"name", topic.name},
+              {"callback_url", topic.callback_url},
+              {"method", topic.method},
+              {"timeout_ms", topic.timeout_ms},
+              {"default_delay_s", topic.default_delay_s},
+              {"max_attempts", topic.max_attempts},
+              {"priority", topic.priority},
+              {"retry_ms", topic.retry_ms},
+              {"alert_emails", topic.alert_emails},
+              {"creator", topic.creator},
+              {"online", topic.online},
+              {"created_at_ms", topic.created_at_ms},
+              {"updated_at_ms", topic.updated_at_ms}};
+}
+
+Status apply_topic_form(const Json& form, Topic* topic) {
+  for (const auto& [key, value] : form.items()) {
+    Status status;
+    if (key == "callback_url") {
+      status = set_text(value, key, &topic->callback_url);
+    } else if (key == "method") {
+      status = set_text(value, key, &topic->method);
+    } else if (key == "retry_ms") {
+      status = set_text(value, key, &topic->retry_ms);
+    } else if (key == "alert_emails") {
+      status = set_text(value, key, &topic->alert_emails);
+    } else if (key == "creator") {
+      status = set_text(value, key, &topic->creator);
+    } else if (key == "timeout_ms") {
+      status = set_int(value, key, &topic->timeout_ms);
+    } else if (key == "default_delay_s") {
+      status = set_int(value, key, &topic->default_delay_s);
+    } else if (key == "max_attempts") {
+      status = set_int(value, key, &topic->max_attempts);
+    } else if (key == "priority") {
+      status = set_int(value, key, &topic->priority);
+    } else if (key == "online") {
+      if (!value.is_boolean()) return wrong(key, "true or false");
+      topic->online = value.get<bool>();
+    } else if (key == "name") {
+      if (!value.is_string() || value.get<std::string>() != topic->name)
+        return Status(Code::kInvalid, "name: a topic cannot be renamed");
+    } else if (key == "created_at_ms" || key == "updated_at_ms") {
+      continue;  // shown, not edited
+    } else {
+      return Status(Code::kInvalid, key + ": no such field");
+    }
+    if (!status.is_ok()) return status;
+  }
+  return Status::ok();
+}
+
+std::string field_of(const Status& status) {
+  const std::string& message = status.message();
+  size_t colon = message.find(": ");
+  if (colon == std::string::npos) return "";
+  std::string field = message.substr(0, colon);
+  if (field.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) return "";
+  return field;
+}
+
+}  // namespace dq

@@ -1,0 +1,506 @@
+// dq-admin end to end: a real dqd (with its dq-admin child) on a real
+// redis-server, spoken to over HTTP with cookies and headers like a browser.
+// Sessions, CSRF, the login rate limit, SQL injection and script in data.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <curl/curl.h>
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "common/admin_users.h"
+#include "common/json.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
+
+namespace dq::test {
+namespace {
+
+constexpr const char* kPassword = "correct horse battery";
+
+struct Answer {
+  long status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // lower-case names
+  Json json() const { return Json::parse(body, nullptr, false); }
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+std::string url_escape(const std::string& text) {
+  char* escaped = curl_easy_escape(nullptr, text.c_str(), static_cast<int>(text.size()));
+  std::string out = escaped;
+  curl_free(escaped);
+  return out;
+}
+
+size_t keep_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+size_t keep_header(char* data, size_t size, size_t count, void* user) {
+  std::string line(data, size * count);
+  size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    value.erase(value.find_last_not_of("\r\n") + 1);
+    (*static_cast<std::map<std::string, std::string>*>(user))[name] = value;
+  }
+  return size * count;
+}
+
+// A browser-like client: keeps the session cookie it is given, sends the
+// CSRF token when it has one and is told to.
+class Browser {
+ public:
+  explicit Browser(std::string base) : base_(std::move(base)) {}
+
+  Answer call(const std::string& method, const std::string& path, const std::string& body = "",
+              bool with_csrf = true) {
+    CURL* curl = curl_easy_init();
+    Answer answer;
+    curl_slist* headers = nullptr;
+    headers = curl_slist_append(headers, "Content-Type: application/json");
+    if (!cookie_.empty()) headers = curl_slist_append(headers, ("Cookie: " + cookie_).c_str());
+    if (with_csrf && !csrf_.empty())
+      headers = curl_slist_append(headers, ("X-CSRF-Token: " + csrf_).c_str());
+    curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (!body.empty() || method == "POST" || method == "PUT") {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    }
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(curl) == CURLE_OK)
+      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+    return answer;
+  }
+
+  Answer login(const std::string& user, const std::string& password) {
+    Answer answer =
+        call("POST", "/api/login", Json{{"user", user}, {"password", password}}.dump(), false);
+    if (answer.status == 200) {
+      std::string set = answer.header("set-cookie");
+      cookie_ = set.substr(0, set.find(';'));
+      csrf_ = answer.json()["csrf"].get<std::string>();
+    }
+    return answer;
+  }
+
+  void forget_csrf() { csrf_.clear(); }
+  void set_csrf(const std::string& csrf) { csrf_ = csrf; }
+  const std::string& cookie() const { return cookie_; }
+
+ private:
+  std::string base_;
+  std::string cookie_;
+  std::string csrf_;
+};
+
+// One dqd with the admin page and a first user from [admin] user and
+// password_file.
+struct AdminWorld {
+  TestRedis redis;
+  std::unique_ptr<DqdProcess> dqd;
+
+  AdminWorld() {
+    DqdOptions options;
+    options.shards = {redis.address()};
+    options.admin = true;
+    options.extra_ini = "[admin]\nuser = admin\npassword_file = admin-password\n";
+    dqd = std::make_unique<DqdProcess>(options);
+    std::ofstream(dqd->dir() + "/admin-password") << kPassword << "\n";
+    dqd->start();
+    REQUIRE(wait_until(
+        10000, [&] { return http_request("GET", dqd->admin_url() + "/login").status == 200; }));
+  }
+
+  Browser browser() { return Browser(dqd->admin_url()); }
+  Browser logged_in() {
+    Browser b = browser();
+    REQUIRE(b.login("admin", kPassword).status == 200);
+    return b;
+  }
+  size_t topic_count() {
+    auto topics = dqd->registry().list_topics();
+    REQUIRE(topics.is_ok());
+    return topics->size();
+  }
+};
+
+void check_safety_headers(const Answer& answer) {
+  CHECK(answer.header("content-security-policy") == "default-src 'self'");
+  CHECK(answer.header("x-frame-options") == "DENY");
+  CHECK(answer.header("x-content-type-options") == "nosniff");
+  CHECK(answer.header("referrer-policy") == "no-referrer");
+}
+
+const std::vector<std::string> kPages = {"/",       "/topics", "/jobs",   "/dead",
+                                         "/shards", "/alerts", "/nowhere"};
+const std::vector<std::pair<std::string, std::string>> kApi = {
+    {"GET", "/api/session"},
+    {"GET", "/api/dashboard"},
+    {"GET", "/api/topics"},
+    {"POST", "/api/topics"},
+    {"GET", "/api/topics/a"},
+    {"PUT", "/api/topics/a"},
+    {"DELETE", "/api/topics/a"},
+    {"POST", "/api/topics/a/test"},
+    {"POST", "/api/topics/a/purge"},
+    {"GET", "/api/topics/a/stats"},
+    {"GET", "/api/topics/a/jobs?state=ready"},
+    {"GET", "/api/topics/a/jobs/j1"},
+    {"DELETE", "/api/topics/a/jobs/j1"},
+    {"GET", "/api/topics/a/dead"},
+    {"DELETE", "/api/topics/a/dead"},
+    {"POST", "/api/topics/a/dead/requeue"},
+    {"DELETE", "/api/topics/a/dead/j1"},
+    {"GET", "/api/shards"},
+    {"POST", "/api/shards"},
+    {"DELETE", "/api/shards/127.0.0.1:1"},
+    {"GET", "/api/alerts"},
+    {"PUT", "/api/alerts"},
+    {"POST", "/api/alerts/test"},
+    {"POST", "/api/logout"},
+    {"GET", "/api/nothing"},
+};
+
+}  // namespace
+
+TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") {
+  AdminWorld world;
+
+  SUBCASE("without a session pages redirect to /login and the API answers 401") {
+    Browser anonymous = world.browser();
+    for (const auto& page : kPages) {
+      Answer answer = anonymous.call("GET", page);
+      CHECK_MESSAGE(answer.status == 302, page);
+      CHECK_MESSAGE(answer.header("location") == "/login", page);
+      check_safety_headers(answer);
+    }
+    for (const auto& route : kApi) {
+      std::string what = route.first + " " + route.second;
+      Answer answer = anonymous.call(route.first, route.second, "{}");
+      CHECK_MESSAGE(answer.status == 401, what);
+      CHECK_MESSAGE(answer.json().contains("error"), what);
+    }
+    // A made-up cookie is no session either.
+    Browser forged = world.browser();
+    CHECK(forged.call("GET", "/api/session").status == 401);
+    Answer login_page = anonymous.call("GET", "/login");
+    CHECK(login_page.status == 200);
+    check_safety_headers(login_page);
+
+    // With a session the same pages are served, and logout ends it.
+    Browser user = world.logged_in();
+    CHECK(contains(user.cookie(), "dq_admin="));
+    for (const auto& page : {"/", "/topics", "/jobs", "/dead", "/shards", "/alerts"}) {
+      Answer answer = user.call("GET", page);
+      CHECK_MESSAGE(answer.status == 200, page);
+      check_safety_headers(answer);
+    }
+    Answer session = user.call("GET", "/api/session");
+    CHECK(session.status == 200);
+    CHECK(session.json()["user"] == "admin");
+    CHECK(user.call("POST", "/api/logout").status == 200);
+    CHECK(user.call("GET", "/api/session").status == 401);
+    CHECK(user.call("GET", "/topics").status == 302);
+  }
+
+  SUBCASE("a session survives a respawn of dq-admin") {
+    Browser user = world.logged_in();
+    auto admins = children_titled(world.dqd->pid(), "dq-admin");
+    REQUIRE(admins.size() == 1);
+    kill(admins[0], SIGKILL);
+    REQUIRE(wait_until(10000, [&] {
+      auto now = children_titled(world.dqd->pid(), "dq-admin");
+      return now.size() == 1 && now[0] != admins[0] &&
+             user.call("GET", "/api/session").status == 200;
+    }));
+    CHECK(user.call("GET", "/api/session").json()["user"] == "admin");
+  }
+
+  SUBCASE("the session cookie is HttpOnly and SameSite=Strict; Secure behind https") {
+    Browser user = world.browser();
+    Answer answer = user.login("admin", kPassword);
+    REQUIRE(answer.status == 200);
+    std::string cookie = answer.header("set-cookie");
+    CHECK(contains(cookie, "HttpOnly"));
+    CHECK(contains(cookie, "SameSite=Strict"));
+    CHECK_FALSE(contains(cookie, "Secure"));
+  }
+
+  SUBCASE("a POST, PUT or DELETE without the CSRF token is refused and changes nothing") {
+    Browser user = world.logged_in();
+    std::string topic = Json{{"name", "orders"}, {"callback_url", "http://127.0.0.1:9/cb"}}.dump();
+    user.forget_csrf();
+    CHECK(user.call("POST", "/api/topics", topic).status == 403);
+    CHECK(world.topic_count() == 0);
+    user.set_csrf("0000000000000000000000000000000000000000000000000000000000000000");
+    CHECK(user.call("POST", "/api/topics", topic).status == 403);
+    CHECK(world.topic_count() == 0);
+
+    Browser real = world.logged_in();
+    REQUIRE(real.call("POST", "/api/topics", topic).status == 201);
+    CHECK(world.topic_count() == 1);
+    CHECK(user.call("PUT", "/api/topics/orders", R"({"creator":"mallory"})").status == 403);
+    CHECK(world.dqd->registry().get_topic("orders")->creator != "mallory");
+    CHECK(user.call("DELETE", "/api/topics/orders").status == 403);
+    CHECK(user.call("PUT", "/api/alerts", R"({"smtp_host":"evil.example"})").status == 403);
+    CHECK(user.call("POST", "/api/logout").status == 403);
+    CHECK(world.topic_count() == 1);
+    CHECK(real.call("GET", "/api/alerts").json()["smtp_host"] == "");
+    // The token of one session is not the token of another.
+    CHECK(real.call("PUT", "/api/topics/orders", R"({"creator":"alice"})").status == 200);
+    CHECK(world.dqd->registry().get_topic("orders")->creator == "alice");
+  }
+
+  SUBCASE("failed logins are rate limited per user and per address") {
+    Browser guesser = world.browser();
+    for (int i = 0; i < 5; ++i) CHECK(guesser.login("admin", "wrong password").status == 401);
+    // Locked for this user now, even with the right password.
+    Answer locked = guesser.login("admin", kPassword);
+    CHECK(locked.status == 429);
+    CHECK_FALSE(locked.header("retry-after").empty());
+    // Another user from the same address is not locked by it yet.
+    REQUIRE(world.dqd->registry().list_topics().is_ok());
+    auto users = AdminUsers::open(world.dqd->sqlite_path());
+    REQUIRE(users.is_ok());
+    REQUIRE((*users)->add("second", kPassword).is_ok());
+    CHECK(guesser.login("second", kPassword).status == 200);
+    // An address that keeps failing is locked for every name.
+    Browser other = world.browser();
+    int refused = 0;
+    for (int i = 0; i < 25 && refused == 0; ++i) {
+      long status = other.login("nobody" + std::to_string(i), "wrong password").status;
+      if (status == 429) ++refused;
+    }
+    CHECK(refused == 1);
+  }
+
+  SUBCASE("SQL injection in search and form fields changes nothing") {
+    Browser user = world.logged_in();
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "orders"}, {"callback_url", "http://127.0.0.1:9/cb"}}.dump())
+                .status == 201);
+    for (const char* evil : {"' OR '1'='1", "x'; DROP TABLE topics; --", "\" OR 1=1 --", "%' --"}) {
+      Answer search = user.call("GET", "/api/topics?q=" + url_escape(evil));
+      CHECK(search.status == 200);
+      CHECK(search.json()["total"] == 0);
+      Answer bad_name =
+          user.call("POST", "/api/topics",
+                    Json{{"name", evil}, {"callback_url", "http://127.0.0.1:9/cb"}}.dump());
+      CHECK(bad_name.status == 400);
+      CHECK(bad_name.json()["field"] == "name");
+      CHECK(user.login(evil, evil).status == 401);
+    }
+    // Stored as text, byte for byte.
+    std::string creator = "x'); DROP TABLE topics; --";
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "shipments"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"creator", creator}}
+                          .dump())
+                .status == 201);
+    CHECK(world.topic_count() == 2);
+    CHECK(world.dqd->registry().get_topic("shipments")->creator == creator);
+    CHECK(world.dqd->registry().get_topic("orders").is_ok());
+  }
+
+  SUBCASE("validation messages name the field; nothing is stored") {
+    Browser user = world.logged_in();
+    Answer url =
+        user.call("POST", "/api/topics", Json{{"name", "t1"}, {"callback_url", "ftp://x/"}}.dump());
+    CHECK(url.status == 400);
+    CHECK(url.json()["field"] == "callback_url");
+    Answer number = user.call(
+        "POST", "/api/topics",
+        Json{{"name", "t1"}, {"callback_url", "http://127.0.0.1:9/"}, {"timeout_ms", "soon"}}
+            .dump());
+    CHECK(number.status == 400);
+    CHECK(number.json()["field"] == "timeout_ms");
+    // dq's own Redis is not a callback target (the dqctl rules).
+    Answer redis = user.call(
+        "POST", "/api/topics",
+        Json{{"name", "t1"}, {"callback_url", "http://" + world.redis.address() + "/"}}.dump());
+    CHECK(redis.status == 400);
+    CHECK(redis.json()["field"] == "callback_url");
+    CHECK(world.topic_count() == 0);
+  }
+
+  SUBCASE("a creator holding a script is returned as data; the page builds no HTML from data") {
+    Browser user = world.logged_in();
+    std::string script = "<script>alert(1)</script>";
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "xss"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"creator", script}}
+                          .dump())
+                .status == 201);
+    Answer listed = user.call("GET", "/api/topics");
+    CHECK(listed.header("content-type") == "application/json");
+    CHECK(listed.json()["topics"][0]["creator"] == script);
+    // The page's script never parses data as HTML, and the pages have no
+    // inline script or style attribute (CSP default-src 'self' forbids both).
+    Answer js = user.call("GET", "/static/app.js");
+    REQUIRE(js.status == 200);
+    for (const char* sink :
+         {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("})
+      CHECK_MESSAGE(!contains(js.body, sink), sink);
+    for (const char* page : {"/", "/login"}) {
+      Answer html = user.call("GET", page);
+      CHECK_FALSE(contains(html.body, "style="));
+      CHECK_FALSE(contains(html.body, "<script>"));
+      CHECK_FALSE(contains(html.body, "onclick="));
+    }
+  }
+
+  SUBCASE("shards: registry shards are added, and not removed while they may hold jobs") {
+    Browser user = world.logged_in();
+    Answer bad = user.call("POST", "/api/shards", R"({"address":"nope"})");
+    CHECK(bad.status == 400);
+    CHECK(bad.json()["field"] == "address");
+    CHECK(
+        user.call("POST", "/api/shards", Json{{"address", world.redis.address()}}.dump()).status ==
+        409);
+    CHECK(user.call("POST", "/api/shards", R"({"address":"127.0.0.1:1"})").status == 201);
+    Answer listed = user.call("GET", "/api/shards");
+    REQUIRE(listed.status == 200);
+    REQUIRE(listed.json()["shards"].size() == 2);
+    CHECK(listed.json()["shards"][0]["reachable"] == true);
+    CHECK(listed.json()["shards"][0]["version"] != "");
+    CHECK(listed.json()["shards"][1]["source"] == "registry");
+    CHECK(listed.json()["shards"][1]["reachable"] == false);
+    // A config shard is not removed here; a shard that cannot be asked is kept.
+    CHECK(user.call("DELETE", "/api/shards/" + world.redis.address()).status == 409);
+    CHECK(user.call("DELETE", "/api/shards/127.0.0.1:1").status == 409);
+    CHECK(world.dqd->registry().list_extra_shards()->size() == 1);
+  }
+
+  SUBCASE("alert settings: a bad value names its field and changes nothing") {
+    Browser user = world.logged_in();
+    Answer bad = user.call("PUT", "/api/alerts", R"({"smtp_host":"mail.example","smtp_port":"x"})");
+    CHECK(bad.status == 400);
+    CHECK(bad.json()["field"] == "smtp_port");
+    CHECK(user.call("GET", "/api/alerts").json()["smtp_host"] == "");
+    Answer saved = user.call(
+        "PUT", "/api/alerts",
+        R"({"smtp_host":"mail.example","smtp_port":"2525","smtp_password":"s3cret","to":"ops@example.com"})");
+    CHECK(saved.status == 200);
+    CHECK(saved.json()["smtp_password"] == "***");
+    // "***" sent back keeps the stored password.
+    CHECK(user.call("PUT", "/api/alerts", R"({"smtp_password":"***"})").status == 200);
+    auto stored = world.dqd->registry().alert_settings();
+    REQUIRE(stored.is_ok());
+    CHECK((*stored)["smtp_password"] == "s3cret");
+    CHECK((*stored)["smtp_port"] == "2525");
+  }
+
+  SUBCASE("a topic holding jobs is deleted only when confirmed; purge needs the typed name") {
+    Browser user = world.logged_in();
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "orders"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"default_delay_s", 3600}}
+                          .dump())
+                .status == 201);
+    REQUIRE(wait_until(5000, [&] {
+      return http_request("POST", world.dqd->jobs_url("orders"),
+                          job_doc("j1", Json{{"a", 1}}, 3600))
+                 .status == 201;
+    }));
+    Answer job = user.call("GET", "/api/topics/orders/jobs/j1");
+    CHECK(job.status == 200);
+    CHECK(job.json()["state"] == "delayed");
+    CHECK(job.json()["body"] == Json{{"a", 1}});
+    Answer refused = user.call("DELETE", "/api/topics/orders");
+    CHECK(refused.status == 409);
+    CHECK(refused.json()["jobs"] == 1);
+    CHECK(world.topic_count() == 1);
+    CHECK(user.call("POST", "/api/topics/orders/purge", R"({"confirm":"order"})").status == 400);
+    CHECK(user.call("GET", "/api/topics/orders/jobs/j1").status == 200);
+    Answer purged = user.call("POST", "/api/topics/orders/purge", R"({"confirm":"orders"})");
+    CHECK(purged.status == 200);
+    CHECK(purged.json()["purged"] == 1);
+    CHECK(user.call("GET", "/api/topics/orders/jobs/j1").status == 404);
+    CHECK(user.call("DELETE", "/api/topics/orders").status == 200);
+    CHECK(world.topic_count() == 0);
+  }
+}
+
+TEST_CASE("the first user's missing password file is created with a random password") {
+  TestRedis redis;
+  DqdOptions options;
+  options.shards = {redis.address()};
+  DqdProcess dqd(options);
+  Config config;
+  config.admin_user = "admin";
+  config.admin_password_file = dqd.dir() + "/var/admin-password";
+  auto users = AdminUsers::open(dqd.sqlite_path());
+  REQUIRE(users.is_ok());
+  auto created = (*users)->ensure_first_user(config);
+  REQUIRE(created.is_ok());
+  CHECK(*created);
+  std::string password = read_text_file(config.admin_password_file);
+  REQUIRE(password.size() == 25);  // 24 characters and a line break
+  CHECK(*(*users)->verify("admin", password.substr(0, 24)));
+  struct stat info {};
+  REQUIRE(stat(config.admin_password_file.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  // Only when there is no user yet.
+  auto again = (*users)->ensure_first_user(config);
+  REQUIRE(again.is_ok());
+  CHECK_FALSE(*again);
+}
+
+TEST_CASE("dqctl admin user add|list|del") {
+  TestRedis redis;
+  DqdOptions options;
+  options.shards = {redis.address()};
+  DqdProcess dqd(options);
+  std::string config = dqd.config_path();
+  auto added =
+      run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n");
+  CHECK(added.exit_code == 0);
+  CHECK(run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n")
+            .exit_code == 1);
+  CHECK(run_dqctl({"-c", config, "admin", "user", "add", "short"}, dqd.dir(), "abc\n").exit_code ==
+        1);
+  std::ofstream(dqd.dir() + "/pw") << "another password\n";
+  CHECK(
+      run_dqctl({"-c", config, "admin", "user", "add", "dev", "--password-file", dqd.dir() + "/pw"},
+                dqd.dir())
+          .exit_code == 0);
+  auto listed = run_dqctl({"-c", config, "admin", "user", "list"}, dqd.dir());
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out == "dev\nops\n");
+  auto users = AdminUsers::open(dqd.sqlite_path());
+  REQUIRE(users.is_ok());
+  CHECK(*(*users)->verify("ops", "secret password"));
+  CHECK_FALSE(*(*users)->verify("ops", "secret passwore"));
+  CHECK(run_dqctl({"-c", config, "admin", "user", "del", "ops"}, dqd.dir()).exit_code == 0);
+  CHECK(run_dqctl({"-c", config, "admin", "user", "del", "ops"}, dqd.dir()).exit_code == 1);
+  CHECK(run_dqctl({"-c", config, "admin", "user", "list"}, dqd.dir()).out == "dev\n");
+}
+
+}  // namespace dq::test
