@@ -123,6 +123,7 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
                             200,
                             5000,
                             true,
+                            false,
                             "[server]\nmax_body_bytes = 1024\n",
                             {}});
   dqd.add_topic("orders");
@@ -338,7 +339,7 @@ TEST_CASE("healthz and metrics") {
 
 TEST_CASE("a topic registered while dqd runs takes jobs at once") {
   TestRedis redis;
-  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 60000, 5000, true, "", {}});
+  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 60000, 5000, true, false, "", {}});
   dqd.start();
   HttpClient http;
   CHECK(http.post(dqd.jobs_url("fresh"), job("f-1", 1, 5).dump()).status == 404);
