@@ -1,8 +1,6 @@
 // Implements the master's status file (atomic write, read).
 #include "common/master_status.h"
 
-#include "common/json_file.h"
-
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "common/json_file.h"
 
 namespace dq {
 

@@ -339,7 +339,8 @@ TEST_CASE("healthz and metrics") {
 
 TEST_CASE("a topic registered while dqd runs takes jobs at once") {
   TestRedis redis;
-  DqdProcess dqd(DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 60000, 5000, true, false, "", {}});
+  DqdProcess dqd(
+      DqdOptions{one_shard(redis).shards, 1, 0, 0, 64, 300, 60000, 5000, true, false, "", {}});
   dqd.start();
   HttpClient http;
   CHECK(http.post(dqd.jobs_url("fresh"), job("f-1", 1, 5).dump()).status == 404);

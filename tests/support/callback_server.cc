@@ -205,8 +205,9 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
     send_reply(request, answer.status, answer.location, answer.body);
     return;
   }
-  auto* reply = new PendingReply{impl, request, evhttp_request_get_connection(request),
-                                 answer.status, answer.location, answer.body};
+  auto* reply =
+      new PendingReply{impl,          request,         evhttp_request_get_connection(request),
+                       answer.status, answer.location, answer.body};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
