@@ -62,16 +62,23 @@ Result<std::optional<Session>> SessionStore::find(const std::string& token) {
   std::string hash = token_hash(token);
   int64_t now = now_ms();
   // The user must still exist: deleting a user ends its sessions at once.
-  auto stmt = Statement::prepare(
-      db_,
-      "SELECT s.user, s.csrf_token FROM admin_sessions s JOIN admin_users u ON u.name = s.user "
-      "WHERE s.token_hash = ?1 AND s.expires_at_ms > ?2");
-  if (!stmt.is_ok()) return stmt.status();
-  stmt->bind(1, hash).bind(2, now);
-  auto row = stmt->step();
-  if (!row.is_ok()) return row.status();
-  if (!*row) return std::optional<Session>();
-  Session session{stmt->column_text(0), stmt->column_text(1), now + ttl_ms_};
+  Session session;
+  {
+    // Scoped: the finished read must end before the write below. A statement
+    // still on its row keeps a read snapshot, and upgrading it to a write after
+    // another process wrote fails at once with "database is locked"
+    // (SQLITE_BUSY_SNAPSHOT: the busy timeout cannot help).
+    auto stmt = Statement::prepare(
+        db_,
+        "SELECT s.user, s.csrf_token FROM admin_sessions s JOIN admin_users u ON u.name = s.user "
+        "WHERE s.token_hash = ?1 AND s.expires_at_ms > ?2");
+    if (!stmt.is_ok()) return stmt.status();
+    stmt->bind(1, hash).bind(2, now);
+    auto row = stmt->step();
+    if (!row.is_ok()) return row.status();
+    if (!*row) return std::optional<Session>();
+    session = Session{stmt->column_text(0), stmt->column_text(1), now + ttl_ms_};
+  }
   auto touch =
       Statement::prepare(db_, "UPDATE admin_sessions SET expires_at_ms = ?2 WHERE token_hash = ?1");
   if (!touch.is_ok()) return touch.status();

@@ -32,6 +32,8 @@ Json topic_to_json(const Topic& topic) {
   return Json{{"name", topic.name},
               {"callback_url", topic.callback_url},
               {"method", topic.method},
+              {"callback_format", topic.callback_format},
+              {"success_json", topic.success_json},
               {"timeout_ms", topic.timeout_ms},
               {"default_delay_s", topic.default_delay_s},
               {"max_attempts", topic.max_attempts},
@@ -51,6 +53,10 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       status = set_text(value, key, &topic->callback_url);
     } else if (key == "method") {
       status = set_text(value, key, &topic->method);
+    } else if (key == "callback_format") {
+      status = set_text(value, key, &topic->callback_format);
+    } else if (key == "success_json") {
+      status = set_text(value, key, &topic->success_json);
     } else if (key == "retry_ms") {
       status = set_text(value, key, &topic->retry_ms);
     } else if (key == "alert_emails") {

@@ -345,7 +345,40 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
         Json{{"name", "t1"}, {"callback_url", "http://" + world.redis.address() + "/"}}.dump());
     CHECK(redis.status == 400);
     CHECK(redis.json()["field"] == "callback_url");
+    Answer format = user.call(
+        "POST", "/api/topics",
+        Json{{"name", "t1"}, {"callback_url", "http://127.0.0.1:9/"}, {"callback_format", "xml"}}
+            .dump());
+    CHECK(format.status == 400);
+    CHECK(format.json()["field"] == "callback_format");
+    Answer rule = user.call("POST", "/api/topics",
+                            Json{{"name", "t1"},
+                                 {"callback_url", "http://127.0.0.1:9/"},
+                                 {"success_json", "no equals sign"}}
+                                .dump());
+    CHECK(rule.status == 400);
+    CHECK(rule.json()["field"] == "success_json");
     CHECK(world.topic_count() == 0);
+  }
+
+  SUBCASE("the PHP queue's settings: form callbacks and a success rule are stored and shown") {
+    Browser user = world.logged_in();
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "legacy"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"callback_format", "form"},
+                           {"success_json", "code=0"}}
+                          .dump())
+                .status == 201);
+    Json shown = user.call("GET", "/api/topics/legacy").json();
+    CAPTURE(shown.dump());
+    Json topic = shown.contains("topic") ? shown["topic"] : shown;
+    CHECK(topic["callback_format"] == "form");
+    CHECK(topic["success_json"] == "code=0");
+    CHECK(user.call("PUT", "/api/topics/legacy", R"({"callback_format":"json"})").status == 200);
+    topic = user.call("GET", "/api/topics/legacy").json();
+    if (topic.contains("topic")) topic = topic["topic"];
+    CHECK(topic["callback_format"] == "json");
   }
 
   SUBCASE("a creator holding a script is returned as data; the page builds no HTML from data") {

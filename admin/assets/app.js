@@ -302,6 +302,8 @@ const TOPIC_FIELDS = [
   { key: 'name', label: 'Name', hint: 'A-Z a-z 0-9 _ . - (at most 64); cannot be changed later' },
   { key: 'callback_url', label: 'Callback URL', hint: 'http:// or https://; where due jobs are delivered' },
   { key: 'method', label: 'Method', options: ['POST', 'GET'], hint: 'POST: JSON body; GET: query parameters' },
+  { key: 'callback_format', label: 'Callback format', options: ['json', 'form'], hint: "json: dq's JSON document; form: the body's keys as form fields or query parameters, as the PHP queue sent them" },
+  { key: 'success_json', label: 'Success rule', hint: 'empty: any 2xx succeeds; PATH=VALUE (e.g. code=0): a 2xx whose JSON body differs is a failed attempt' },
   { key: 'timeout_ms', label: 'Timeout (ms)', number: true, hint: 'per delivery attempt' },
   { key: 'default_delay_s', label: 'Default delay (s)', number: true, hint: 'when a job names neither delay nor at' },
   { key: 'max_attempts', label: 'Max attempts', number: true, hint: '0: the server default; then the job is a dead letter' },
@@ -388,7 +390,7 @@ async function pageTopics(main) {
 
   function showForm(topic) {
     const editing = !!topic;
-    const values = topic || { method: 'POST', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });
