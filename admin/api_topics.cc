@@ -145,7 +145,7 @@ void AdminApp::test_callback(Exchange& exchange, const std::string& name) {
   if (!topic.is_ok()) return exchange.reply_error(topic.status());
   CallbackPolicy policy = CallbackPolicy::from_config(config_);
   Status allowed = check_callback_url(topic->callback_url);
-  ProbeResult probe;
+  CallbackProbeResult probe;
   if (allowed.is_ok()) {
     probe = probe_callback(*topic, policy);
   } else {

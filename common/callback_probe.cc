@@ -30,8 +30,8 @@ std::string escape(CURL* handle, const std::string& text) {
 
 }  // namespace
 
-ProbeResult probe_callback(const Topic& topic, const CallbackPolicy& policy) {
-  ProbeResult result;
+CallbackProbeResult probe_callback(const Topic& topic, const CallbackPolicy& policy) {
+  CallbackProbeResult result;
   Status allowed = policy.check_url(topic.callback_url);
   if (!allowed.is_ok()) {
     result.error = allowed.message();

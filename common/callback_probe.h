@@ -13,7 +13,9 @@
 
 namespace dq {
 
-struct ProbeResult {
+// (Named apart from checker/shard_probe.h's ProbeResult: both link into dqd, and
+// two classes of one name break the one-definition rule.)
+struct CallbackProbeResult {
   bool reached = false;     // an HTTP answer came
   int status = 0;           // its status (0 when not reached)
   int64_t time_ms = 0;      // until the answer (or the failure)
@@ -22,6 +24,6 @@ struct ProbeResult {
   bool ok() const { return status >= 200 && status <= 299; }
 };
 
-ProbeResult probe_callback(const Topic& topic, const CallbackPolicy& policy);
+CallbackProbeResult probe_callback(const Topic& topic, const CallbackPolicy& policy);
 
 }  // namespace dq

@@ -288,6 +288,12 @@ def main():
         if driver is not None:
             driver.save_screenshot(os.path.join(shots, "failure.png"))
             print("page at the failure:", driver.current_url, "(screenshot failure.png)")
+        # What dq said meanwhile: its error log (every process writes there).
+        for name in sorted(os.listdir(os.path.join(work, "log"))) if os.path.isdir(os.path.join(work, "log")) else []:
+            if name.startswith("err_"):
+                with open(os.path.join(work, "log", name), errors="replace") as log:
+                    print("---", name, "(last 40 lines)")
+                    print("".join(log.readlines()[-40:]))
         raise
     finally:
         if driver is not None:
