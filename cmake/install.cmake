@@ -1,6 +1,8 @@
 # Install layout and the Debian package (cpack -G DEB). With the default
-# prefix /usr/local everything lands under it; the package uses /usr, so the
-# config is /etc/dq/dq.ini and the unit /usr/lib/systemd/system/dq.service.
+# prefix /usr/local everything lands under it (config in /usr/local/etc/dq).
+# Configure with -DCMAKE_INSTALL_PREFIX=/usr for the package (as
+# tests/package/check-deb.sh does): the config is then /etc/dq/dq.ini and the
+# unit /usr/lib/systemd/system/dq.service.
 include(GNUInstallDirs)
 
 set(DQ_PACKAGED_INI "${CMAKE_BINARY_DIR}/packaging/dq.ini")

@@ -12,6 +12,8 @@ build=${1:-build}
 [ "$(id -u)" -eq 0 ] || { echo "check-deb: run as root (it installs the package)"; exit 2; }
 
 rm -f "$build"/dq_*.deb
+# The package installs under /usr (and so its config in /etc/dq).
+cmake -S . -B "$build" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 (cd "$build" && cpack -G DEB >/dev/null)
 deb=$(ls "$build"/dq_*.deb)
 echo "check-deb: built $deb"
