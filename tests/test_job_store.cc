@@ -699,7 +699,13 @@ TEST_CASE("a lease's ack after it expired still removes the same job (acked late
     REQUIRE(store->add("t", "1", "{}", kNow).is_ok());
     ReservedJob job = reserve_one(*store, "t", 50, "r1");
     sleep_ms(120);
-    REQUIRE(store->requeue_expired(0, 100)->requeued == 1);
+    // Under a loaded sanitizer run the first look can come a moment early.
+    int requeued = store->requeue_expired(0, 100)->requeued;
+    for (int tries = 0; requeued == 0 && tries < 20; ++tries) {
+      sleep_ms(100);
+      requeued = store->requeue_expired(0, 100)->requeued;
+    }
+    REQUIRE(requeued == 1);
     REQUIRE(store->get("t", "1")->state == JobState::kReady);
     CHECK(*ack(*store, 0, "t", "1", job.lease) == AckOutcome::kAckedLate);
     CHECK(store->get("t", "1").status().code() == Code::kNotFound);
