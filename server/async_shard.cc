@@ -186,8 +186,9 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
   evtimer_add(probe->deadline, &wait);
 }
 
-void AsyncShard::run(const ScriptCall& call, ReplyCallback callback) {
-  send(call.evalsha_argv(), std::make_unique<Pending>(Pending{this, std::move(callback), call}));
+void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
+  std::vector<std::string> argv = call.evalsha_argv();
+  send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
 }
 
 void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
@@ -197,10 +198,10 @@ void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pend
         Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;
   }
-  RedisArgv args(argv);
+  std::string command = resp_command(argv);
   Pending* raw = pending.release();
-  if (redisAsyncCommandArgv(context_, &AsyncShard::on_reply, raw, args.count(), args.pointers(),
-                            args.lengths()) != REDIS_OK) {
+  if (redisAsyncFormattedCommand(context_, &AsyncShard::on_reply, raw, command.data(),
+                                 command.size()) != REDIS_OK) {
     std::unique_ptr<Pending> owned(raw);
     owned->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));

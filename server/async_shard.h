@@ -47,7 +47,7 @@ class AsyncShard {
   // A read that must not wait for a stalled shard: answered by timeout_ms.
   void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
-  void run(const ScriptCall& call, ReplyCallback callback);
+  void run(ScriptCall call, ReplyCallback callback);
 
  private:
   struct Pending;

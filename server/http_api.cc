@@ -119,8 +119,7 @@ bool parse_body(const std::string& text, Json* out, std::string* error) {
 }  // namespace
 
 HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config)
-    : base_(base),
-      jobs_(jobs),
+    : jobs_(jobs),
       topics_(topics),
       config_(config),
       http_(evhttp_new(base)),

@@ -70,7 +70,6 @@ class HttpApi {
   // Counts the answer in the host's shared metrics (route, code, latency).
   void record_answer(evhttp_request* request, const std::string& route, int status);
 
-  event_base* base_;
   JobService& jobs_;
   TopicCache& topics_;
   const Config& config_;

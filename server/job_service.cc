@@ -57,8 +57,7 @@ struct JobService::Lookup {
 };
 
 JobService::JobService(event_base* base, const Config& config)
-    : base_(base),
-      addresses_(config.shards),
+    : addresses_(config.shards),
       names_(shard_names(config.shards)),
       probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
       checker_(config.pid_file) {

@@ -63,7 +63,6 @@ class JobService {
   // Connected, and not marked down by dq-redis-checker.
   bool usable(size_t shard);
 
-  event_base* base_;
   std::vector<ShardAddress> addresses_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<AsyncShard>> shards_;

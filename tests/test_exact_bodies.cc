@@ -57,6 +57,9 @@ const std::vector<std::string>& bodies() {
       R"("\u00e9t\u00e9")",
       "12.0",
       "null",
+      // CRLF whitespace and a string that looks like a Redis command: the
+      // server writes commands in Redis's wire format itself (resp_command).
+      "{\r\n\"resp\": \"*1\\r\\n$4\\r\\nPING\"}",
       "{ \"订单\" : {\"items\": [ {\"名\":\"caf\\u00e9\", \"qty\": 1.50E+1} ],\n"
       "  \"note\": \"日本語 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/\"}, \"empty\":{ }, \"n\": -0 }",
   };

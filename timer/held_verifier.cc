@@ -19,8 +19,7 @@ constexpr int64_t kTombKeepMs = 7LL * 24 * 3600 * 1000;
 }  // namespace
 
 HeldVerifier::HeldVerifier(const Config& config, size_t shard)
-    : config_(config),
-      shard_(shard),
+    : shard_(shard),
       store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
       names_(shard_names(config.shards)) {}
 

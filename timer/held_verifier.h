@@ -31,7 +31,6 @@ class HeldVerifier {
   void release_unknown_shards();
   void trim_tombstones();
 
-  const Config& config_;
   size_t shard_;
   JobStore store_;
   std::vector<std::string> names_;
