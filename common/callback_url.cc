@@ -211,6 +211,8 @@ CallbackPolicy CallbackPolicy::from_config(const Config& config) {
     policy.forbid(host, port, "dq's API listen address " + config.server_listen);
   if (!config.legacy_listen.empty() && parse_host_port(config.legacy_listen, &host, &port))
     policy.forbid(host, port, "dq's legacy protocol listen address " + config.legacy_listen);
+  if (!config.admin_listen.empty() && parse_host_port(config.admin_listen, &host, &port))
+    policy.forbid(host, port, "dq's admin page listen address " + config.admin_listen);
   policy.allow_only(config.callback_allow_hosts);
   return policy;
 }

@@ -2,7 +2,8 @@
 //   - http:// or https:// only, with a host and a valid port;
 //   - never a link-local address (169.254.0.0/16, fe80::/10: the cloud
 //     metadata service lives there);
-//   - never the host:port of a Redis shard or of one of dq's own listeners;
+//   - never the host:port of a Redis shard or of one of dq's own listeners
+//     (API, legacy protocol, admin page);
 //   - with [consumer] callback_allow_hosts set, only the hosts listed.
 // The first two need no config (validate_callback_url, used by the registry
 // for every topic written); the others need a CallbackPolicy built from the

@@ -41,6 +41,7 @@ dq::Config sample_config() {
   config.shards = {dq::ShardAddress{"127.0.0.1", 6379, ""}, dq::ShardAddress{"10.1.2.3", 6380, ""}};
   config.server_listen = "0.0.0.0:6780";
   config.legacy_listen = "127.0.0.1:6789";
+  config.admin_listen = "127.0.0.1:8088";
   return config;
 }
 
@@ -95,6 +96,7 @@ TEST_CASE("with the config: no Redis shard, no dq listener, however the host is 
            Refused{"http://127.0.0.1:6780/v1/topics/x/jobs", "API listen address 0.0.0.0:6780"},
            Refused{"http://0.0.0.0:6780/", "API listen address"},
            Refused{"http://LOCALHOST:6789/", "legacy protocol listen address 127.0.0.1:6789"},
+           Refused{"http://localhost:8088/login", "admin page listen address 127.0.0.1:8088"},
            Refused{"http://169.254.169.254/", "link-local"},
        }) {
     CAPTURE(refused.url);
