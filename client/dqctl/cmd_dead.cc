@@ -65,13 +65,12 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
   std::string id;
   bool all = false;
   if (sub == "list") {
-    for (size_t i = 2; i < args.size(); ++i) {
+    for (size_t i = 2; i < args.size(); i += 2) {  // each option takes a value
       bool has_value = i + 1 < args.size();
       bool parsed = has_value &&
                     ((args[i] == "--offset" && parse_int_arg(args[i + 1], 0, 1LL << 40, &offset)) ||
                      (args[i] == "--limit" && parse_int_arg(args[i + 1], 1, 100000, &limit)));
       if (!parsed) return usage_error(kCommand, "bad argument '" + args[i] + "'");
-      ++i;  // the value
     }
   } else if (sub == "requeue") {
     if (args.size() != 3) return usage_error(kCommand, "dead requeue needs an ID or --all");
