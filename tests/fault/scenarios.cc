@@ -3,11 +3,17 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
+#include "common/job.h"
+#include "common/shard.h"
 #include "tests/fault/world.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
@@ -88,6 +94,130 @@ void reload_in_a_loop(World& world, int load_ms) {
 
 void just_load(World&, int load_ms) { sleep_ms(load_ms); }
 
+// The first shard is slow all along (30 ms each way) and stalls for a while
+// in the middle (every byte held: past the 500 ms command timeout).
+void slow_shard_stalls(World& world, int load_ms) {
+  sleep_ms(load_ms / 3);
+  world.stall_first_shard(true);
+  sleep_ms(load_ms / 3);
+  world.stall_first_shard(false);
+  sleep_ms(load_ms / 3);
+}
+
+// The second host (in its network namespace) loses Redis, the callback
+// server and its producers for 3 s, then comes back.
+void partition_second_host(World& world, int load_ms) {
+  sleep_ms(load_ms / 4);
+  world.ns->cut();
+  sleep_ms(3000);
+  world.ns->restore();
+  sleep_ms(load_ms / 4);
+}
+
+std::vector<pid_t> dq_processes(World& world) {
+  std::vector<pid_t> pids = children_titled(world.master(), "dq-");
+  pids.push_back(world.master());
+  return pids;
+}
+
+void load_on_a_full_log_disk(World& world, int load_ms) {
+  world.noted_pids = dq_processes(world);
+  sleep_ms(load_ms);
+}
+
+// Every first 2xx arrival's time, by key.
+std::map<std::string, int64_t> first_answers(const World& world) {
+  std::map<std::string, int64_t> first;
+  for (const auto& arrival : world.faults.arrivals()) {
+    if (arrival.status < 200 || arrival.status >= 300) continue;
+    auto it = first.find(arrival.key);
+    if (it == first.end() || arrival.arrived_ms < it->second)
+      first[arrival.key] = arrival.arrived_ms;
+  }
+  return first;
+}
+
+// The fast shard's jobs are not held up by the slow one: counts the jobs of
+// each shard (by home shard) answered more than 1 s after their due time.
+void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& accepted,
+                              TallyRow& row) {
+  std::string list;
+  for (const auto& shard : world.shards) list += (list.empty() ? "" : ",") + shard;
+  auto shards = parse_shard_list(list);
+  REQUIRE(shards.is_ok());
+  std::map<std::string, int64_t> answered = first_answers(world);
+  size_t jobs[2] = {0, 0};
+  size_t late[2] = {0, 0};
+  for (const auto& job : accepted) {
+    size_t home = shard_order(*shards, job.key)[0];
+    ++jobs[home];
+    auto it = answered.find(job.key);
+    if (it != answered.end() && it->second - job.due_at_ms > 1000) ++late[home];
+  }
+  std::ostringstream note;
+  note << "by " << world.slowed_by << "; >1 s late: slow shard " << late[0] << "/" << jobs[0]
+       << ", fast shard " << late[1] << "/" << jobs[1];
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK(jobs[1] > 0);
+  CHECK_MESSAGE(late[1] * 20 <= jobs[1], "the slow shard held up the fast one: " << note.str());
+}
+
+void partitioned_host_came_back(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  HttpClient http;
+  bool healthy =
+      wait_until(5000, [&] { return http.get(world.host_urls()[1] + "/healthz").status == 200; });
+  row.note += std::string(row.note.empty() ? "" : "; ") + "cut off 3 s (netns " +
+              world.ns->inside_ip() + ")" + (healthy ? "" : ", NOT BACK");
+  CHECK_MESSAGE(healthy, "the partitioned host did not answer /healthz after the partition");
+}
+
+// CPU seconds used so far by these processes (utime + stime).
+double cpu_seconds(const std::vector<pid_t>& pids) {
+  double ticks = 0;
+  for (pid_t pid : pids) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+      if (i >= 14) ticks += std::stod(field);
+    }
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double dropped_log_lines(World& world) {
+  HttpClient http;
+  std::istringstream page(http.get(world.hosts[0]->base_url() + "/metrics").body);
+  double dropped = 0;
+  for (std::string line; std::getline(page, line);) {
+    if (line.rfind("dq_log_lines_dropped_total{", 0) == 0) {
+      dropped += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return dropped;
+}
+
+// The log disk was full (lines were dropped and counted), no dq process died
+// or was replaced, and none spins: idle CPU over 2 s is printed and bounded.
+void log_disk_full_harmless(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  double dropped = dropped_log_lines(world);
+  std::vector<pid_t> now = dq_processes(world);
+  double before = cpu_seconds(now);
+  sleep_ms(2000);
+  double idle_cpu = cpu_seconds(now) - before;
+  std::set<pid_t> started(world.noted_pids.begin(), world.noted_pids.end());
+  std::set<pid_t> still(now.begin(), now.end());
+  std::ostringstream note;
+  note << "log lines dropped " << dropped << "; processes " << started.size() << " -> "
+       << still.size() << (started == still ? " (same)" : " (CHANGED)") << "; idle cpu " << idle_cpu
+       << " s/2 s";
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK_MESSAGE(dropped > 0, "the log disk was not full: " << note.str());
+  CHECK_MESSAGE(started == still, "a dq process died or was respawned: " << note.str());
+  CHECK_MESSAGE(idle_cpu < 1.0, "a dq process spins: " << note.str());
+}
+
 // Keys of accepted jobs that dq still holds (GET is not 404), asked through
 // the honest host until none is left or 5 s passed (acks may still land).
 std::set<std::string> still_held(World& world, const std::vector<AcceptedJob>& accepted) {
@@ -127,12 +257,19 @@ std::vector<Scenario> all_scenarios() {
   const char* ack_lost =
       "acks to a dead or hung shard fail (outcome unknown): the lease expires, the job goes out "
       "again";
+  const char* cut_off =
+      "a host cut off after a 2xx, before its ack, or with acks in flight: the lease expires, the "
+      "job goes out again";
+  const Setup plain = Setup::plain;
   return {
-      {"kill -9 children", kPlainTopics, false, true, consumer_killed, kill_children_in_turn},
-      {"kill -9 master, restart", kPlainTopics, false, false, "", kill_master_and_restart},
-      {"kill -9 redis, restart", kPlainTopics, false, true, ack_lost, kill_redis_and_restart},
-      {"one shard of 2 down", kPlainTopics, false, true, ack_lost, stop_one_shard_for_a_while},
-      {"one shard of 2 hung", kPlainTopics, false, true, ack_lost, hang_one_shard},
+      {"kill -9 children", kPlainTopics, plain, true, consumer_killed, kill_children_in_turn,
+       nullptr},
+      {"kill -9 master, restart", kPlainTopics, plain, false, "", kill_master_and_restart, nullptr},
+      {"kill -9 redis, restart", kPlainTopics, plain, true, ack_lost, kill_redis_and_restart,
+       nullptr},
+      {"one shard of 2 down", kPlainTopics, plain, true, ack_lost, stop_one_shard_for_a_while,
+       nullptr},
+      {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr},
       {"callbacks misbehave",
        {{"e500", CallbackFault::error500},
         {"e429", CallbackFault::busy429},
@@ -140,18 +277,31 @@ std::vector<Scenario> all_scenarios() {
         {"hangup", CallbackFault::hang_up},
         {"redirect", CallbackFault::redirect},
         {"slow", CallbackFault::slow}},
-       false,
+       plain,
        false,
        "",
-       just_load},
-      {"USR2 reloads in a loop", kPlainTopics, false, false, "", reload_in_a_loop},
-      {"2nd host clock +10s", kPlainTopics, true, false, "", just_load},
+       just_load,
+       nullptr},
+      {"USR2 reloads in a loop", kPlainTopics, plain, false, "", reload_in_a_loop, nullptr},
+      {"2nd host clock +10s", kPlainTopics, Setup::skewed_host, false, "", just_load, nullptr},
+      {"slow shard, stalls", kPlainTopics, Setup::slow_first_shard, true, ack_lost,
+       slow_shard_stalls, fast_shard_stays_on_time},
+      {"2nd host partitioned 3s", kPlainTopics, Setup::partitioned_host, true, cut_off,
+       partition_second_host, partitioned_host_came_back},
+      {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
+       log_disk_full_harmless},
   };
 }
 
 TallyRow run_scenario(const Scenario& scenario, int round) {
   int64_t started = steady_ms();
   World world(scenario);
+  if (!world.skipped.empty()) {
+    TallyRow row;
+    row.scenario = scenario.name;
+    row.note = "SKIPPED: " + world.skipped;
+    return row;
+  }
   std::vector<std::string> topics;
   for (const auto& topic : scenario.topics) topics.push_back(topic.first);
   Load load(world.host_urls(), topics, "r" + std::to_string(round) + "-");
@@ -169,8 +319,9 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
     row.note = scenario.duplicates_allowed ? "dups allowed: " + scenario.why_duplicates
                                            : "DUPLICATES NOT ALLOWED HERE";
   }
-  if (row.lost > 0 || row.early > 0) row.note = "FAILED; " + row.note;
   CAPTURE(scenario.name);
+  if (scenario.check) scenario.check(world, accepted, row);
+  if (row.lost > 0 || row.early > 0) row.note = "FAILED; " + row.note;
   CHECK(row.accepted > 0);
   CHECK(row.lost == 0);
   CHECK(row.early == 0);
