@@ -58,14 +58,14 @@ struct DelayProxy::Direction {
   std::thread reader;
   std::thread writer;
 
-  void read_loop(const std::atomic<bool>& stopping, int delay_ms) {
+  void read_loop(const std::atomic<bool>& stopping, const std::atomic<int>& delay_ms) {
     char buffer[16384];
     while (!stopping) {
       if (!readable(from)) continue;
       ssize_t n = recv(from, buffer, sizeof(buffer), 0);
       if (n <= 0) break;
       std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back({Clock::now() + std::chrono::milliseconds(delay_ms),
+      queue.push_back({Clock::now() + std::chrono::milliseconds(delay_ms.load()),
                        std::string(buffer, static_cast<size_t>(n))});
       changed.notify_one();
     }

@@ -27,6 +27,7 @@ class DelayProxy {
   int port() const { return port_; }
   std::string address() const;  // "127.0.0.1:<port>"
   void stall(bool on);
+  void set_delay(int delay_ms) { delay_ms_ = delay_ms; }  // for bytes read from now on
 
  private:
   struct Direction;
@@ -34,7 +35,7 @@ class DelayProxy {
   void accept_loop();
 
   int upstream_port_;
-  int delay_ms_;
+  std::atomic<int> delay_ms_;
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stalled_{false};

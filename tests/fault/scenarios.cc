@@ -94,14 +94,19 @@ void reload_in_a_loop(World& world, int load_ms) {
 
 void just_load(World&, int load_ms) { sleep_ms(load_ms); }
 
-// The first shard is slow all along (30 ms each way) and stalls for a while
-// in the middle (every byte held: past the 500 ms command timeout).
+// The first shard is slow all along (kSlowShardDelayMs each way) and stalls
+// once (every byte held) for longer than the hosts' 500 ms command timeout.
+// Adds of its ids during the stall are held copies on the other shard, which
+// the timers settle at one slow round trip each once it answers: a longer
+// stall makes the scenario much longer.
+constexpr int kStallMs = 800;
+
 void slow_shard_stalls(World& world, int load_ms) {
-  sleep_ms(load_ms / 3);
+  sleep_ms(load_ms / 5);
   world.stall_first_shard(true);
-  sleep_ms(load_ms / 3);
+  sleep_ms(kStallMs);
   world.stall_first_shard(false);
-  sleep_ms(load_ms / 3);
+  sleep_ms(load_ms * 4 / 5 - kStallMs);
 }
 
 // The second host (in its network namespace) loses Redis, the callback
@@ -149,10 +154,13 @@ void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& acce
   size_t jobs[2] = {0, 0};
   size_t late[2] = {0, 0};
   for (const auto& job : accepted) {
-    size_t home = shard_order(*shards, job.key)[0];
+    size_t slash = job.key.find('/');
+    size_t home =
+        shard_order(*shards, job_key(job.key.substr(0, slash), job.key.substr(slash + 1)))[0];
     ++jobs[home];
     auto it = answered.find(job.key);
     if (it != answered.end() && it->second - job.due_at_ms > 1000) ++late[home];
+                  (long long)job.due_at_ms, (long long)(it->second - job.due_at_ms));
   }
   std::ostringstream note;
   note << "by " << world.slowed_by << "; >1 s late: slow shard " << late[0] << "/" << jobs[0]
@@ -199,23 +207,23 @@ double dropped_log_lines(World& world) {
 }
 
 // The log disk was full (lines were dropped and counted), no dq process died
-// or was replaced, and none spins: idle CPU over 2 s is printed and bounded.
+// or was replaced, and none spins: idle CPU over 1 s is printed and bounded.
 void log_disk_full_harmless(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
   double dropped = dropped_log_lines(world);
   std::vector<pid_t> now = dq_processes(world);
   double before = cpu_seconds(now);
-  sleep_ms(2000);
+  sleep_ms(1000);
   double idle_cpu = cpu_seconds(now) - before;
   std::set<pid_t> started(world.noted_pids.begin(), world.noted_pids.end());
   std::set<pid_t> still(now.begin(), now.end());
   std::ostringstream note;
   note << "log lines dropped " << dropped << "; processes " << started.size() << " -> "
        << still.size() << (started == still ? " (same)" : " (CHANGED)") << "; idle cpu " << idle_cpu
-       << " s/2 s";
+       << " s in 1 s";
   row.note += (row.note.empty() ? "" : "; ") + note.str();
   CHECK_MESSAGE(dropped > 0, "the log disk was not full: " << note.str());
   CHECK_MESSAGE(started == still, "a dq process died or was respawned: " << note.str());
-  CHECK_MESSAGE(idle_cpu < 1.0, "a dq process spins: " << note.str());
+  CHECK_MESSAGE(idle_cpu < 0.5, "a dq process spins: " << note.str());
 }
 
 // Keys of accepted jobs that dq still holds (GET is not 404), asked through
@@ -311,6 +319,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   std::vector<AcceptedJob> accepted = load.accepted();
   wait_until(kSettleMs, [&] { return all_delivered(world, accepted); });
   sleep_ms(700);  // a duplicate on its way shows up by now
+  world.heal();
   std::set<std::string> held = still_held(world, accepted);
   TallyRow row = tally(scenario.name, accepted, world.faults.arrivals(), held);
   row.given_up = static_cast<size_t>(load.given_up());
@@ -321,6 +330,10 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   }
   CAPTURE(scenario.name);
   if (scenario.check) scenario.check(world, accepted, row);
+  if (row.before_answer > 0) {
+    row.note += (row.note.empty() ? "" : "; ") + std::to_string(row.before_answer) +
+                " before their held 201's due_at_ms: an earlier attempt (504) was kept";
+  }
   if (row.lost > 0 || row.early > 0) row.note = "FAILED; " + row.note;
   CHECK(row.accepted > 0);
   CHECK(row.lost == 0);

@@ -78,7 +78,8 @@ void apply_fsync_setting(TestRedis& redis) {
 
 World::World(const Scenario& scenario)
     : ns(namespace_for(scenario.setup, &skipped)), callback(ns ? "0.0.0.0" : "127.0.0.1") {
-  if (wants_namespace(scenario.setup) && !ns) return;  // skipped says why
+  if (scenario.setup == Setup::partitioned_host && !ns) return;  // skipped says why
+  skipped.clear();  // a slow shard without a namespace is slowed by the proxy
   apply_fsync_setting(first);
   apply_fsync_setting(second);
   for (TestRedis* redis : {&first, &second}) {
@@ -134,6 +135,14 @@ std::vector<std::string> World::host_urls() const {
   std::vector<std::string> urls;
   for (const auto& host : hosts) urls.push_back(host->base_url());
   return urls;
+}
+
+void World::heal() {
+  if (proxy) proxy->set_delay(0);
+  if (ns && slowed_by == "netem") {
+    std::string error;
+    CHECK_MESSAGE(ns->netem(first.port(), 0, false, &error), error);
+  }
 }
 
 void World::stall_first_shard(bool on) {
