@@ -160,7 +160,6 @@ void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& acce
     ++jobs[home];
     auto it = answered.find(job.key);
     if (it != answered.end() && it->second - job.due_at_ms > 1000) ++late[home];
-                  (long long)job.due_at_ms, (long long)(it->second - job.due_at_ms));
   }
   std::ostringstream note;
   note << "by " << world.slowed_by << "; >1 s late: slow shard " << late[0] << "/" << jobs[0]
