@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -106,17 +107,18 @@ void slow_shard_stalls(World& world, int load_ms) {
   world.stall_first_shard(true);
   sleep_ms(kStallMs);
   world.stall_first_shard(false);
-  sleep_ms(load_ms * 4 / 5 - kStallMs);
+  sleep_ms(std::max(0, load_ms * 4 / 5 - kStallMs));
 }
 
 // The second host (in its network namespace) loses Redis, the callback
-// server and its producers for 3 s, then comes back.
+// server and its producers for 3 s, then comes back; the load runs on.
+constexpr int kPartitionMs = 3000;
 void partition_second_host(World& world, int load_ms) {
-  sleep_ms(load_ms / 4);
+  sleep_ms(load_ms / 2);
   world.ns->cut();
-  sleep_ms(3000);
+  sleep_ms(kPartitionMs);
   world.ns->restore();
-  sleep_ms(load_ms / 4);
+  sleep_ms(load_ms / 2);
 }
 
 std::vector<pid_t> dq_processes(World& world) {
@@ -125,7 +127,11 @@ std::vector<pid_t> dq_processes(World& world) {
   return pids;
 }
 
+// Notes dq's processes once every child is up (the master starts them just
+// after /healthz answers), then lets the load run.
 void load_on_a_full_log_disk(World& world, int load_ms) {
+  const size_t children = 2 + 2 + 3 + 1;  // API servers, timers, consumers, checker
+  wait_until(5000, [&] { return dq_processes(world).size() == children + 1; });
   world.noted_pids = dq_processes(world);
   sleep_ms(load_ms);
 }
@@ -143,7 +149,8 @@ std::map<std::string, int64_t> first_answers(const World& world) {
 }
 
 // The fast shard's jobs are not held up by the slow one: counts the jobs of
-// each shard (by home shard) answered more than 1 s after their due time.
+// each shard (by home shard) answered more than 0.5 s after their due time
+// (less than the stall; at most 1 in 20 of the fast shard's, for a busy machine).
 void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& accepted,
                               TallyRow& row) {
   std::string list;
@@ -159,10 +166,10 @@ void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& acce
         shard_order(*shards, job_key(job.key.substr(0, slash), job.key.substr(slash + 1)))[0];
     ++jobs[home];
     auto it = answered.find(job.key);
-    if (it != answered.end() && it->second - job.due_at_ms > 1000) ++late[home];
+    if (it != answered.end() && it->second - job.due_at_ms > 500) ++late[home];
   }
   std::ostringstream note;
-  note << "by " << world.slowed_by << "; >1 s late: slow shard " << late[0] << "/" << jobs[0]
+  note << "by " << world.slowed_by << "; >0.5 s late: slow shard " << late[0] << "/" << jobs[0]
        << ", fast shard " << late[1] << "/" << jobs[1];
   row.note += (row.note.empty() ? "" : "; ") + note.str();
   CHECK(jobs[1] > 0);
@@ -270,13 +277,14 @@ std::vector<Scenario> all_scenarios() {
   const Setup plain = Setup::plain;
   return {
       {"kill -9 children", kPlainTopics, plain, true, consumer_killed, kill_children_in_turn,
-       nullptr},
-      {"kill -9 master, restart", kPlainTopics, plain, false, "", kill_master_and_restart, nullptr},
+       nullptr, 1.0},
+      {"kill -9 master, restart", kPlainTopics, plain, false, "", kill_master_and_restart, nullptr,
+       1.0},
       {"kill -9 redis, restart", kPlainTopics, plain, true, ack_lost, kill_redis_and_restart,
-       nullptr},
+       nullptr, 1.0},
       {"one shard of 2 down", kPlainTopics, plain, true, ack_lost, stop_one_shard_for_a_while,
-       nullptr},
-      {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr},
+       nullptr, 1.0},
+      {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr, 1.0},
       {"callbacks misbehave",
        {{"e500", CallbackFault::error500},
         {"e429", CallbackFault::busy429},
@@ -288,15 +296,16 @@ std::vector<Scenario> all_scenarios() {
        false,
        "",
        just_load,
-       nullptr},
-      {"USR2 reloads in a loop", kPlainTopics, plain, false, "", reload_in_a_loop, nullptr},
-      {"2nd host clock +10s", kPlainTopics, Setup::skewed_host, false, "", just_load, nullptr},
+       nullptr,
+       1.0},
+      {"USR2 reloads in a loop", kPlainTopics, plain, false, "", reload_in_a_loop, nullptr, 1.0},
+      {"2nd host clock +10s", kPlainTopics, Setup::skewed_host, false, "", just_load, nullptr, 1.0},
       {"slow shard, stalls", kPlainTopics, Setup::slow_first_shard, true, ack_lost,
-       slow_shard_stalls, fast_shard_stays_on_time},
+       slow_shard_stalls, fast_shard_stays_on_time, 0.5},
       {"2nd host partitioned 3s", kPlainTopics, Setup::partitioned_host, true, cut_off,
-       partition_second_host, partitioned_host_came_back},
+       partition_second_host, partitioned_host_came_back, 0.5},
       {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
-       log_disk_full_harmless},
+       log_disk_full_harmless, 0.5},
   };
 }
 
@@ -313,7 +322,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   for (const auto& topic : scenario.topics) topics.push_back(topic.first);
   Load load(world.host_urls(), topics, "r" + std::to_string(round) + "-");
   load.start();
-  scenario.inject(world, load_ms_for_this_run());
+  scenario.inject(world, static_cast<int>(load_ms_for_this_run() * scenario.load_share));
   load.stop();
   std::vector<AcceptedJob> accepted = load.accepted();
   wait_until(kSettleMs, [&] { return all_delivered(world, accepted); });

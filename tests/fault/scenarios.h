@@ -32,6 +32,9 @@ struct Scenario {
   std::function<void(World& world, int load_ms)> inject;  // runs while the load does
   // More checks once the jobs are counted (may add to the row's note).
   std::function<void(World& world, const std::vector<AcceptedJob>& accepted, TallyRow& row)> check;
+  // The share of load_ms_for_this_run() this scenario's load runs: a fault
+  // that needs less time to show keeps the suite short.
+  double load_share = 1.0;
 };
 
 std::vector<Scenario> all_scenarios();
