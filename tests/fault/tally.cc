@@ -36,7 +36,9 @@ TallyRow tally(const std::string& scenario, const std::vector<AcceptedJob>& acce
   // Lost: never answered 2xx, or answered but still held by dq after the
   // settle time (its ack never landed; the suite does not wait for more).
   for (const auto& [key, due_at] : due) {
-    row.lost += answered_2xx.count(key) == 0 || still_held.count(key) != 0;
+    bool lost = answered_2xx.count(key) == 0 || still_held.count(key) != 0;
+    row.lost += lost;
+    if (lost && row.lost_keys.size() < 10) row.lost_keys.push_back(key);
   }
   row.early = early.size();
   row.before_answer = before_answer.size() - early.size();

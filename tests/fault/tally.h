@@ -24,6 +24,7 @@ struct TallyRow {
                              // them (a held copy's; an earlier attempt's copy was kept)
   size_t attempts = 0;       // every callback arrival, failed ones too
   size_t given_up = 0;       // adds never answered (not accepted, so not counted as lost)
+  std::vector<std::string> lost_keys;  // the first few, to look for in dq's logs
   double seconds = 0;
   std::string note;  // why duplicates are allowed, or what went wrong
 };
