@@ -1,6 +1,8 @@
 // World (see world.h).
 #include "tests/fault/world.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "tests/fault/scenarios.h"
@@ -80,6 +82,10 @@ World::World(const Scenario& scenario)
     : ns(namespace_for(scenario.setup, &skipped)), callback(ns ? "0.0.0.0" : "127.0.0.1") {
   if (scenario.setup == Setup::partitioned_host && !ns) return;  // skipped says why
   skipped.clear();  // a slow shard without a namespace is slowed by the proxy
+  if (scenario.setup == Setup::log_disk_full && geteuid() != 0) {
+    skipped = "not root: cannot mount a tmpfs for the log dir";
+    return;
+  }
   apply_fsync_setting(first);
   apply_fsync_setting(second);
   for (TestRedis* redis : {&first, &second}) {
