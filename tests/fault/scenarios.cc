@@ -309,7 +309,7 @@ std::vector<Scenario> all_scenarios() {
       {"2nd host partitioned 3s", kPlainTopics, Setup::partitioned_host, true, cut_off,
        partition_second_host, partitioned_host_came_back, 0.5},
       {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
-       log_disk_full_harmless, 0.5},
+       log_disk_full_harmless, 0.3},
   };
 }
 
