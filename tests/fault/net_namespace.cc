@@ -100,7 +100,10 @@ bool NetNamespace::netem(int port, int delay_ms, bool stalled, std::string* erro
 }
 
 bool netem_available() {
-  return run_sh("unshare -n tc qdisc add dev lo root netem delay 1ms", nullptr);
+  return run_sh(
+      "unshare -n sh -c 'tc qdisc add dev lo root handle 1: prio && "
+      "tc qdisc add dev lo parent 1:3 handle 30: netem delay 1ms'",
+      nullptr);
 }
 
 }  // namespace dq::test

@@ -44,7 +44,8 @@ class NetNamespace {
   bool netem_added_ = false;
 };
 
-// Whether this kernel has sch_netem (tried in a throwaway namespace).
+// Whether this kernel has sch_netem and sch_prio, which netem() needs
+// (tried in a throwaway namespace).
 bool netem_available();
 
 }  // namespace dq::test
