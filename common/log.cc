@@ -4,11 +4,16 @@
 #include <spdlog/sinks/daily_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <regex>
+
+#include "common/shared_metrics.h"
 
 namespace dq {
 namespace {
@@ -47,6 +52,59 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   }
 };
 
+// Wraps a file sink so that a failed write (the disk is full: fflush gives
+// ENOSPC and spdlog throws) drops that one line and nothing else: the other
+// sinks of the logger (stderr for err) still get it, the process goes on,
+// dq_log_lines_dropped_total{log} counts it, and stderr gets a note at most
+// every 10 s per process.
+class DropOnErrorSink : public spdlog::sinks::sink {
+ public:
+  DropOnErrorSink(std::string kind, spdlog::sink_ptr file)
+      : kind_(std::move(kind)), file_(std::move(file)) {}
+
+  void log(const spdlog::details::log_msg& msg) override {
+    try {
+      file_->log(msg);
+      line_failed_ = false;
+    } catch (const std::exception& error) {
+      line_failed_ = true;
+      dropped(error.what());
+    }
+  }
+  // The logger flushes after every line (flush_on trace): a line whose write
+  // failed already was counted.
+  void flush() override {
+    try {
+      file_->flush();
+    } catch (const std::exception& error) {
+      if (!line_failed_.exchange(false)) dropped(error.what());
+    }
+  }
+  void set_pattern(const std::string& pattern) override { file_->set_pattern(pattern); }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    file_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  void dropped(const char* what) {
+    SharedMetrics::instance().add(SharedMetrics::key({"log_dropped", kind_}));
+    uint64_t count = ++count_;
+    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    int64_t last = last_note_s_.load();
+    if (now - last < 10 || !last_note_s_.compare_exchange_strong(last, now)) return;
+    std::fprintf(stderr, "dq: %s log line dropped (%s); %llu dropped so far by this process\n",
+                 kind_.c_str(), what, static_cast<unsigned long long>(count));
+  }
+
+  std::string kind_;
+  spdlog::sink_ptr file_;
+  std::atomic<bool> line_failed_{false};
+  std::atomic<uint64_t> count_{0};
+  std::atomic<int64_t> last_note_s_{-10};
+};
+
 // Titles are ours ("dq-server_0"): nothing in them needs escaping.
 std::unique_ptr<spdlog::formatter> line_formatter(const std::string& title,
                                                   const std::string& kind) {
@@ -65,10 +123,15 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::
                                             bool echo_to_stderr) {
   std::vector<spdlog::sink_ptr> sinks;
   if (!dir.empty()) {
-    sinks.push_back(std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(
-        dir + "/" + kind + "_%Y%m%d.log", 0, 0));
+    try {
+      auto file = std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(
+          dir + "/" + kind + "_%Y%m%d.log", 0, 0);
+      sinks.push_back(std::make_shared<DropOnErrorSink>(kind, file));
+    } catch (const std::exception& error) {  // cannot even create the file: stderr only
+      std::fprintf(stderr, "dq: %s log file not opened: %s\n", kind.c_str(), error.what());
+    }
   }
-  if (echo_to_stderr || dir.empty())
+  if (echo_to_stderr || sinks.empty())
     sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   return std::make_shared<spdlog::logger>(kind, sinks.begin(), sinks.end());
 }

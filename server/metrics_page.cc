@@ -93,6 +93,8 @@ void host_metrics(PrometheusText& out) {
       labels = {{"topic", parts[1]}};
     } else if (kind == "redis_error" && parts.size() == 2) {
       labels = {{"shard", parts[1]}};
+    } else if (kind == "log_dropped" && parts.size() == 2) {
+      labels = {{"log", parts[1]}};
     } else {
       return;
     }
@@ -126,6 +128,11 @@ void host_metrics(PrometheusText& out) {
   for (const auto& series : by_kind["redis_error"]) {
     out.sample("dq_redis_command_errors_total", series.labels,
                static_cast<double>(series.view.count));
+  }
+  out.family("dq_log_lines_dropped_total", "counter",
+             "Log lines this host could not write to its log files (e.g. the disk is full).");
+  for (const auto& series : by_kind["log_dropped"]) {
+    out.sample("dq_log_lines_dropped_total", series.labels, static_cast<double>(series.view.count));
   }
   out.family("dq_metrics_series_dropped_total", "counter",
              "Observations not recorded because the shared metrics table is full.");

@@ -1,7 +1,9 @@
 // Load (see load.h).
 #include "tests/fault/load.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include "common/json.h"
 #include "tests/support/http_client.h"
@@ -11,6 +13,12 @@ namespace {
 
 // How long one add is retried before the producer gives up on it.
 constexpr int kRetryForMs = 20000;
+
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -52,18 +60,28 @@ void Load::produce() {
     int n = next_++;
     const std::string& topic = topics_[n % topics_.size()];
     std::string id = prefix_ + std::to_string(n);
-    double delay_s = 0.2 + (n % 19) * 0.1;
-    std::string doc = Json{{"id", id}, {"body", Json{{"n", n}}}, {"delay", delay_s}}.dump();
+    int delay_ms = 200 + (n % 19) * 100;
+    std::string doc =
+        Json{{"id", id}, {"body", Json{{"n", n}}}, {"delay", delay_ms / 1000.0}}.dump();
+    int64_t earliest_unknown_ms =
+        INT64_MAX;  // sent time of the first attempt with no known outcome
     int64_t give_up_at = steady_ms() + kRetryForMs;
     bool done = false;
     for (size_t attempt = 0; !done && steady_ms() < give_up_at; ++attempt) {
       const std::string& host = hosts_[(n + attempt) % hosts_.size()];
+      int64_t sent_ms = wall_ms();
       HttpResult result = http.request("POST", host + "/v1/topics/" + topic + "/jobs", doc, 3000);
       if (result.status == 200 || result.status == 201) {
+        int64_t due = result.json()["due_at_ms"].get<int64_t>();
+        int64_t earliest =
+            std::min(due, earliest_unknown_ms == INT64_MAX ? due : earliest_unknown_ms + delay_ms);
         std::lock_guard<std::mutex> lock(mutex_);
-        accepted_.push_back({topic + "/" + id, result.json()["due_at_ms"].get<int64_t>()});
+        accepted_.push_back({topic + "/" + id, due, earliest});
         done = true;
       } else if (result.status == 0 || result.status >= 500) {
+        if (result.status == 0 || result.status == 504) {  // 503: nothing written
+          earliest_unknown_ms = std::min(earliest_unknown_ms, sent_ms);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(100));  // unknown: retry
       } else {
         break;  // refused (4xx): a bug the tally shows as given up

@@ -14,13 +14,27 @@ namespace dq::test {
 
 struct World;
 
+// What the world has besides two shards and one honest dqd host.
+enum class Setup {
+  plain,
+  skewed_host,       // a second dqd host whose clock is 10 s ahead
+  slow_first_shard,  // the first shard's traffic 30 ms late each way (netem, else a proxy)
+  partitioned_host,  // a second dqd host in a network namespace that can be cut off
+  log_disk_full,     // the host's log dir is a full tmpfs
+};
+
 struct Scenario {
   std::string name;
   std::vector<std::pair<std::string, CallbackFault>> topics;  // at least two
-  bool skewed_host = false;  // a second dqd host whose clock is 10 s ahead
+  Setup setup = Setup::plain;
   bool duplicates_allowed = false;
   std::string why_duplicates;                             // printed in the row when it has any
   std::function<void(World& world, int load_ms)> inject;  // runs while the load does
+  // More checks once the jobs are counted (may add to the row's note).
+  std::function<void(World& world, const std::vector<AcceptedJob>& accepted, TallyRow& row)> check;
+  // The share of load_ms_for_this_run() this scenario's load runs: a fault
+  // that needs less time to show keeps the suite short.
+  double load_share = 1.0;
 };
 
 std::vector<Scenario> all_scenarios();

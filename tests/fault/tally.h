@@ -14,13 +14,17 @@ namespace dq::test {
 
 struct TallyRow {
   std::string scenario;
-  size_t accepted = 0;    // adds answered 201 or 200
-  size_t delivered = 0;   // accepted jobs whose callback answered 2xx at least once
-  size_t duplicated = 0;  // accepted jobs answered 2xx more than once
-  size_t lost = 0;        // accepted jobs never answered 2xx, or still held by dq at the end
-  size_t early = 0;       // jobs with a callback before their due_at_ms (callback host clock)
-  size_t attempts = 0;    // every callback arrival, failed ones too
-  size_t given_up = 0;    // adds never answered (not accepted, so not counted as lost)
+  size_t accepted = 0;       // adds answered 201 or 200
+  size_t delivered = 0;      // accepted jobs whose callback answered 2xx at least once
+  size_t duplicated = 0;     // accepted jobs answered 2xx more than once
+  size_t lost = 0;           // accepted jobs never answered 2xx, or still held by dq at the end
+  size_t early = 0;          // jobs with a callback before the earliest due time any add attempt of
+                             // theirs may have set (callback host clock)
+  size_t before_answer = 0;  // not early, but before the due_at_ms of the answer that accepted
+                             // them (a held copy's; an earlier attempt's copy was kept)
+  size_t attempts = 0;       // every callback arrival, failed ones too
+  size_t given_up = 0;       // adds never answered (not accepted, so not counted as lost)
+  std::vector<std::string> lost_keys;  // the first few, to look for in dq's logs
   double seconds = 0;
   std::string note;  // why duplicates are allowed, or what went wrong
 };

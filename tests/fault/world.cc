@@ -1,6 +1,8 @@
 // World (see world.h).
 #include "tests/fault/world.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "tests/fault/scenarios.h"
@@ -13,7 +15,7 @@ constexpr int kTopicTimeoutMs = 1000;
 
 DqdOptions host_options(const World& world) {
   DqdOptions options;
-  options.shards = {world.first.address(), world.second.address()};
+  options.shards = world.shards;
   options.workers = 2;
   options.timers = 2;
   options.consumers = 3;
@@ -34,6 +36,40 @@ std::vector<std::string> ahead_by_10s() {
           "faketime", "-f", "+10s"};
 }
 
+// Runs dqd in a mount namespace of its own where `log_dir` is a 256 KiB
+// tmpfs filled to the last block before dqd starts: every log write fails
+// with ENOSPC, and nothing outside sees the mount (it goes with dqd).
+std::vector<std::string> on_a_full_log_disk(const std::string& log_dir) {
+  return {"unshare",
+          "-m",
+          "--propagation",
+          "private",
+          "sh",
+          "-c",
+          "mkdir -p '" + log_dir + "' && mount -t tmpfs -o size=256k dq-log-full '" + log_dir +
+              "' || exit 97; dd if=/dev/zero of='" + log_dir +
+              "/filler' bs=4k 2>/dev/null; exec \"$@\"",
+          "dq-log-full"};
+}
+
+bool wants_namespace(Setup setup) {
+  static const bool netem = netem_available();
+  return setup == Setup::partitioned_host || (setup == Setup::slow_first_shard && netem);
+}
+
+std::unique_ptr<NetNamespace> namespace_for(Setup setup, std::string* skipped) {
+  if (!wants_namespace(setup)) return nullptr;
+  return NetNamespace::create(skipped);
+}
+
+// Callbacks registered on a host in the namespace go to the outside address.
+std::string reachable_from(const std::string& url, const NetNamespace* ns) {
+  if (!ns) return url;
+  std::string local = "127.0.0.1";
+  return url.substr(0, url.find(local)) + ns->outside_ip() +
+         url.substr(url.find(local) + local.size());
+}
+
 }  // namespace
 
 void apply_fsync_setting(TestRedis& redis) {
@@ -42,18 +78,61 @@ void apply_fsync_setting(TestRedis& redis) {
   }
 }
 
-World::World(const Scenario& scenario) {
+World::World(const Scenario& scenario)
+    : ns(namespace_for(scenario.setup, &skipped)), callback(ns ? "0.0.0.0" : "127.0.0.1") {
+  if (scenario.setup == Setup::partitioned_host && !ns) return;  // skipped says why
+  skipped.clear();  // a slow shard without a namespace is slowed by the proxy
+  if (scenario.setup == Setup::log_disk_full && geteuid() != 0) {
+    skipped = "not root: cannot mount a tmpfs for the log dir";
+    return;
+  }
   apply_fsync_setting(first);
   apply_fsync_setting(second);
+  for (TestRedis* redis : {&first, &second}) {
+    if (ns) {
+      redis->command({"CONFIG", "SET", "bind", "127.0.0.1 " + ns->outside_ip()});
+      shards.push_back(ns->outside_ip() + ":" + std::to_string(redis->port()));
+    } else {
+      shards.push_back(redis->address());
+    }
+  }
+  if (scenario.setup == Setup::slow_first_shard) {
+    if (ns) {
+      std::string error;
+      REQUIRE_MESSAGE(ns->netem(first.port(), kSlowShardDelayMs, false, &error), error);
+      slowed_by = "netem";
+    } else {
+      proxy = std::make_unique<DelayProxy>(first.port(), kSlowShardDelayMs);
+      shards[0] = proxy->address();
+      slowed_by = "proxy";
+    }
+  }
   DqdOptions options = host_options(*this);
+  if (scenario.setup == Setup::slow_first_shard && ns) {
+    options.wrapper = ns->exec_prefix();
+    options.listen_host = ns->inside_ip();
+  }
   hosts.push_back(std::make_unique<DqdProcess>(options));
-  if (scenario.skewed_host) {
+  if (scenario.setup == Setup::log_disk_full) {
+    options.wrapper = on_a_full_log_disk(hosts[0]->log_dir());
+    hosts[0]->rewrite_config(options);
+  }
+  if (scenario.setup == Setup::skewed_host) {
     options.wrapper = ahead_by_10s();
+    hosts.push_back(std::make_unique<DqdProcess>(options));
+  }
+  if (scenario.setup == Setup::partitioned_host) {
+    options.wrapper = ns->exec_prefix();
+    options.listen_host = ns->inside_ip();
     hosts.push_back(std::make_unique<DqdProcess>(options));
   }
   for (const auto& [topic, fault] : scenario.topics) {
     std::string url = faults.url_for(topic, fault);
-    for (auto& host : hosts) register_topic(*host, topic, url, kTopicTimeoutMs);
+    for (auto& host : hosts) {
+      bool inside = host->base_url().find("127.0.0.1") == std::string::npos;
+      register_topic(*host, topic, reachable_from(url, inside ? ns.get() : nullptr),
+                     kTopicTimeoutMs);
+    }
   }
   for (auto& host : hosts) host->start();
 }
@@ -62,6 +141,22 @@ std::vector<std::string> World::host_urls() const {
   std::vector<std::string> urls;
   for (const auto& host : hosts) urls.push_back(host->base_url());
   return urls;
+}
+
+void World::heal() {
+  if (proxy) proxy->set_delay(0);
+  if (ns && slowed_by == "netem") {
+    std::string error;
+    CHECK_MESSAGE(ns->netem(first.port(), 0, false, &error), error);
+  }
+}
+
+void World::stall_first_shard(bool on) {
+  if (proxy) proxy->stall(on);
+  if (ns && slowed_by == "netem") {
+    std::string error;
+    CHECK_MESSAGE(ns->netem(first.port(), kSlowShardDelayMs, on, &error), error);
+  }
 }
 
 }  // namespace dq::test

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "tests/fault/callback_faults.h"
+#include "tests/fault/delay_proxy.h"
+#include "tests/fault/net_namespace.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/redis_server.h"
@@ -18,17 +20,32 @@ struct Scenario;
 // after each restart), to measure what a Redis crash loses under each setting.
 void apply_fsync_setting(TestRedis& redis);
 
-struct World {
-  explicit World(const Scenario& scenario);  // everything started
+// How each slow-shard scenario delays the first shard's traffic.
+constexpr int kSlowShardDelayMs = 30;  // each way
 
+struct World {
+  explicit World(const Scenario& scenario);  // everything started, unless skipped
+
+  std::string skipped;  // why the scenario cannot run here; empty when it runs
+  // For the partition (and netem): made before the callback server, which
+  // then listens on every address so the namespace reaches it.
+  std::unique_ptr<NetNamespace> ns;
   TestRedis first;
   TestRedis second;
   CallbackServer callback;
   CallbackFaults faults{callback};
+  std::unique_ptr<DelayProxy> proxy;               // a slow first shard without netem
+  std::string slowed_by;                           // "netem", "proxy" (slow first shard) or ""
+  std::vector<std::string> shards;                 // the shard list the hosts are given
   std::vector<std::unique_ptr<DqdProcess>> hosts;  // hosts[0] has the honest clock
+  std::vector<pid_t> noted_pids;                   // a scenario's note of dq's processes
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }
+  void stall_first_shard(bool on);  // the slow first shard holds everything
+  // Ends a fault that would slow down the counting (the slow shard's delay:
+  // the suite's GETs of every job would each wait for it).
+  void heal();
 };
 
 }  // namespace dq::test

@@ -215,15 +215,15 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   event_base_once(impl->base, -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
 }
 
-CallbackServer::CallbackServer() : impl_(std::make_unique<Impl>()) {
+CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_unique<Impl>()) {
   evthread_use_pthreads();
   impl_->base = event_base_new();
   impl_->http = evhttp_new(impl_->base);
   evhttp_set_allowed_methods(impl_->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
                                               EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(impl_->http, &Impl::on_request, impl_.get());
-  evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(impl_->http, "127.0.0.1", 0);
-  if (!bound) throw std::runtime_error("CallbackServer: cannot bind 127.0.0.1");
+  evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(impl_->http, bind_host.c_str(), 0);
+  if (!bound) throw std::runtime_error("CallbackServer: cannot bind " + bind_host);
   sockaddr_in address{};
   socklen_t size = sizeof(address);
   getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&address), &size);

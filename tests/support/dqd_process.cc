@@ -52,7 +52,8 @@ void DqdProcess::write_config(const DqdOptions& options) {
   std::string shards;
   for (const auto& shard : options.shards) shards += (shards.empty() ? "" : ",") + shard;
   std::ofstream out(config_path_ + ".tmp");
-  out << "[server]\nlisten = 127.0.0.1:" << http_port_ << "\nworkers = " << options.workers
+  out << "[server]\nlisten = " << options.listen_host << ":" << http_port_
+      << "\nworkers = " << options.workers
       << "\nlegacy_listen = " << (options.legacy ? "127.0.0.1:" + std::to_string(legacy_port_) : "")
       << "\n[redis]\nshards = " << shards
       << "\nstart_local = no\nconnect_timeout_ms = 500\ncommand_timeout_ms = 1000"
@@ -76,7 +77,7 @@ void DqdProcess::rewrite_config(const DqdOptions& options) {
 }
 
 std::string DqdProcess::base_url() const {
-  return "http://127.0.0.1:" + std::to_string(http_port_);
+  return "http://" + options_.listen_host + ":" + std::to_string(http_port_);
 }
 std::string DqdProcess::admin_url() const {
   return "http://127.0.0.1:" + std::to_string(admin_port_);

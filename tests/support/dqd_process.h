@@ -28,6 +28,9 @@ struct DqdOptions {
   // Runs dqd through this command, e.g. {"faketime", "-f", "+10s"} for a
   // host whose clock is ahead.
   std::vector<std::string> wrapper;
+  // The address the HTTP API listens on (and base_url() names), e.g. the
+  // inside end of a veth pair for a dqd run in a network namespace.
+  std::string listen_host = "127.0.0.1";
 };
 
 class DqdProcess {
@@ -47,7 +50,7 @@ class DqdProcess {
   int legacy_port() const { return legacy_port_; }
   int admin_port() const { return admin_port_; }
   std::string admin_url() const;                         // http://127.0.0.1:PORT
-  std::string base_url() const;                          // http://127.0.0.1:PORT
+  std::string base_url() const;                          // http://LISTEN_HOST:PORT
   std::string jobs_url(const std::string& topic) const;  // .../v1/topics/TOPIC/jobs
   const std::string& dir() const { return dir_; }
   const std::string& config_path() const { return config_path_; }
