@@ -149,6 +149,11 @@ bool LocalRedis::launch(Instance* instance) {
                                    instance->dir,
                                    "--appendonly",
                                    "yes",
+                                   // fsync before answering: with everysec a
+                                   // kill -9 of Redis on a busy disk lost
+                                   // acknowledged adds (docs/RELIABILITY.md)
+                                   "--appendfsync",
+                                   "always",
                                    "--save",
                                    "",
                                    "--logfile",
