@@ -93,6 +93,8 @@ void host_metrics(PrometheusText& out) {
       labels = {{"topic", parts[1]}};
     } else if (kind == "redis_error" && parts.size() == 2) {
       labels = {{"shard", parts[1]}};
+    } else if (kind == "auth" && parts.size() == 3) {
+      labels = {{"protocol", parts[1]}, {"reason", parts[2]}};
     } else {
       return;
     }
@@ -126,6 +128,11 @@ void host_metrics(PrometheusText& out) {
   for (const auto& series : by_kind["redis_error"]) {
     out.sample("dq_redis_command_errors_total", series.labels,
                static_cast<double>(series.view.count));
+  }
+  out.family("dq_auth_failures_total", "counter",
+             "Requests refused for a missing or unknown API token, or a topic out of its scope.");
+  for (const auto& series : by_kind["auth"]) {
+    out.sample("dq_auth_failures_total", series.labels, static_cast<double>(series.view.count));
   }
   out.family("dq_metrics_series_dropped_total", "counter",
              "Observations not recorded because the shared metrics table is full.");
