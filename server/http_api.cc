@@ -237,7 +237,8 @@ bool HttpApi::refused_by_auth(evhttp_request* request, const std::vector<std::st
   const std::string* topic = path.size() >= 3 && path[1] == "topics" ? &path[2] : nullptr;
   const char* header =
       evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
-  auto refused = auth_.check(bearer_token(header), topic, "http", scope);
+  // The scope is copied out only for the topic-less routes (GET /v1/topics filters by it).
+  auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope);
   if (!refused) return false;
   request_log().info("{} {} -> {} {}", method_name(evhttp_request_get_command(request)),
                      evhttp_request_get_uri(request), refused->http_status, refused->reason);
