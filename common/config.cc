@@ -102,6 +102,7 @@ Result<Config> load_config(const std::string& path) {
   number("server.max_request_bytes", 1024, int64_t{1} << 30, &config.max_request_bytes);
   number("server.request_timeout_ms", 100, 3600000, &config.request_timeout_ms);
   number("server.idle_timeout_ms", 100, 86400000, &config.idle_timeout_ms);
+  number("server.legacy_idle_timeout_ms", 100, 86400000, &config.legacy_idle_timeout_ms);
   number("redis.connect_timeout_ms", 1, 600000, &config.redis_connect_timeout_ms);
   number("redis.command_timeout_ms", 1, 600000, &config.redis_command_timeout_ms);
   number("redis.probe_timeout_ms", 1, 600000, &config.redis_probe_timeout_ms);
@@ -158,6 +159,11 @@ Result<Config> load_config(const std::string& path) {
     }
   }
 
+  auto require_token = values.find("server.require_token");
+  if (require_token != values.end()) {
+    status = parse_bool("server.require_token", require_token->second, &config.require_token);
+    if (!status.is_ok()) return status;
+  }
   auto start_local = values.find("redis.start_local");
   if (start_local != values.end()) {
     status = parse_bool("redis.start_local", start_local->second, &config.start_local_redis);
@@ -181,6 +187,8 @@ Result<Config> load_config(const std::string& path) {
                                                "server.max_request_bytes",
                                                "server.request_timeout_ms",
                                                "server.idle_timeout_ms",
+                                               "server.legacy_idle_timeout_ms",
+                                               "server.require_token",
                                                "redis.shards",
                                                "redis.connect_timeout_ms",
                                                "redis.command_timeout_ms",

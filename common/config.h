@@ -36,6 +36,12 @@ struct Config {
   size_t max_request_bytes = 16 * 1024 * 1024;  // a request body (a batch carries many jobs)
   int request_timeout_ms = 30000;  // a request must arrive whole within this from its first byte
   int idle_timeout_ms = 120000;    // a connection that sends nothing is closed after this
+  // The legacy port's idle cut: as the PHP server's 300 s, so its producers'
+  // long-lived connections behave as before (docs/security.md).
+  int legacy_idle_timeout_ms = 300000;
+  // Every /v1/ route and legacy request must carry an API token of
+  // common/api_tokens.h (docs/security.md); no: today's open API.
+  bool require_token = false;
 
   // [redis]
   std::vector<ShardAddress> shards;

@@ -22,6 +22,7 @@
 #include "common/registry.h"
 #include "common/shard.h"
 #include "common/topic_cache.h"
+#include "server/api_auth.h"
 #include "server/http_api.h"
 #include "server/job_service.h"
 
@@ -32,6 +33,7 @@ struct World {
   dq::Config config;
   std::unique_ptr<dq::TopicCache> topics;
   std::unique_ptr<dq::JobService> jobs;
+  std::unique_ptr<dq::ApiAuth> auth;  // require_token off: every route is reachable
   std::unique_ptr<dq::HttpApi> http;
   sockaddr_in address{};
 };
@@ -73,7 +75,8 @@ World* make_world() {
   (void)w->topics->refresh();
   w->jobs = std::make_unique<dq::JobService>(w->base, w->config);
   w->jobs->start();
-  w->http = std::make_unique<dq::HttpApi>(w->base, *w->jobs, *w->topics, w->config);
+  w->auth = std::make_unique<dq::ApiAuth>(w->config);
+  w->http = std::make_unique<dq::HttpApi>(w->base, *w->jobs, *w->topics, *w->auth, w->config);
   int fd = listening_socket(&w->address);
   if (!w->http->listen(fd).is_ok()) std::abort();
   close(fd);  // listen() keeps its own copy

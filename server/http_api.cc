@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/shard_health.h"
 #include "common/shared_metrics.h"
+#include "server/api_auth.h"
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
 #include "server/query_params.h"
@@ -118,9 +119,11 @@ bool parse_body(const std::string& text, Json* out, std::string* error) {
 
 }  // namespace
 
-HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config)
+HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+                 const Config& config)
     : jobs_(jobs),
       topics_(topics),
+      auth_(auth),
       config_(config),
       http_(evhttp_new(base)),
       // Sizes, connections and timeouts; single adds are checked against
@@ -191,9 +194,13 @@ void HttpApi::route(evhttp_request* request, const std::vector<std::string>& pat
     if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
     return metrics(request);
   }
+  TokenScope scope{/*all_topics=*/true, {}};
+  if (refused_by_auth(request, path, &scope)) return;
   if (path.size() == 2 && path[0] == "v1" && path[1] == "topics") {
     if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
-    return listing(request, "topics", topics_answer(blocking_store(), topics_, query_of(request)));
+    return listing(request, "topics",
+                   topics_answer(blocking_store(), topics_, query_of(request),
+                                 [&scope](const std::string& name) { return scope.allows(name); }));
   }
   if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
     const std::string& topic = path[2];
@@ -221,6 +228,26 @@ void HttpApi::route(evhttp_request* request, const std::vector<std::string>& pat
   finish(request, "other", 404,
          Json{{"error", std::string("no such route: ") + method_name(method) + " " +
                             evhttp_request_get_uri(request)}});
+}
+
+bool HttpApi::refused_by_auth(evhttp_request* request, const std::vector<std::string>& path,
+                              TokenScope* scope) {
+  if (!auth_.required() || path.empty() || path[0] != "v1") return false;
+  const std::string* topic = path.size() >= 3 && path[1] == "topics" ? &path[2] : nullptr;
+  const char* header =
+      evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
+  // The scope is copied out only for the topic-less routes (GET /v1/topics filters by it).
+  auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope);
+  if (!refused) return false;
+  request_log().info("{} {} -> {} {}", method_name(evhttp_request_get_command(request)),
+                     evhttp_request_get_uri(request), refused->http_status, refused->reason);
+  if (refused->http_status == 401) {
+    evhttp_add_header(evhttp_request_get_output_headers(request), "WWW-Authenticate",
+                      "Bearer realm=\"dq\"");
+  }
+  finish(request, "auth", refused->http_status,
+         Json{{"error", refused->error}, {"reason", refused->reason}});
+  return true;
 }
 
 void HttpApi::add_job(evhttp_request* request, const std::string& topic) {

@@ -12,6 +12,8 @@
 //   DELETE /v1/topics/{topic}/dead            purge dead letters
 //   GET    /healthz                           shard states
 //   GET    /metrics                           Prometheus text format
+// With [server] require_token = yes every /v1/ route needs an API token
+// (server/api_auth.h); /healthz and /metrics stay open.
 #pragma once
 
 #include <event2/event.h>
@@ -24,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/api_tokens.h"
 #include "common/config.h"
 #include "common/job_store.h"
 #include "common/topic_cache.h"
@@ -32,11 +35,13 @@
 
 namespace dq {
 
+class ApiAuth;
 class RequestLimits;
 
 class HttpApi {
  public:
-  HttpApi(event_base* base, JobService& jobs, TopicCache& topics, const Config& config);
+  HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+          const Config& config);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -51,6 +56,10 @@ class HttpApi {
  private:
   static void on_request(evhttp_request* request, void* arg);
   void route(evhttp_request* request, const std::vector<std::string>& path);
+  // A /v1/ request without a token good for its topic is answered 401/403
+  // here (true); *scope is the token's scope otherwise.
+  bool refused_by_auth(evhttp_request* request, const std::vector<std::string>& path,
+                       TokenScope* scope);
   void add_job(evhttp_request* request, const std::string& topic);
   void add_batch(evhttp_request* request, const std::string& topic);
   void get_job(evhttp_request* request, const std::string& topic, const std::string& id);
@@ -72,6 +81,7 @@ class HttpApi {
 
   JobService& jobs_;
   TopicCache& topics_;
+  ApiAuth& auth_;
   const Config& config_;
   evhttp* http_;
   std::vector<evhttp_bound_socket*> bound_;

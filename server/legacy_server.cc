@@ -5,7 +5,11 @@
 // or a frame over the limit gets a code 0 reply and the connection is closed,
 // since where the next frame would start is unknown. A request still in
 // Redis after legacy_reply_timeout_ms is answered "timeout, outcome unknown"
-// and its late result dropped, so replies never shift. No idle timeout.
+// and its late result dropped, so replies never shift. Limits: a connection
+// over max_connections, or whose frame has not arrived whole within
+// request_timeout_ms of its first byte, gets a code 0 reply and is closed; a
+// connection silent for legacy_idle_timeout_ms is closed without a word (an
+// unasked reply would be read as the answer to the client's next request).
 #include "server/legacy_server.h"
 
 #include <event2/buffer.h>
@@ -20,6 +24,7 @@
 #include "common/json_span.h"
 #include "common/log.h"
 #include "common/shared_metrics.h"
+#include "server/api_auth.h"
 #include "server/legacy_fields.h"
 #include "server/legacy_frame.h"
 
@@ -64,13 +69,26 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   LegacyConnection(LegacyServer& server, bufferevent* event)
       : server_(server),
         event_(event),
-        reply_timer_(evtimer_new(server.base_, &LegacyConnection::on_reply_timeout, this)) {}
+        reply_timer_(evtimer_new(server.base_, &LegacyConnection::on_reply_timeout, this)),
+        frame_timer_(evtimer_new(server.base_, &LegacyConnection::on_frame_timeout, this)) {}
 
   void start() {
     bufferevent_setcb(event_.get(), &LegacyConnection::on_read, &LegacyConnection::on_write,
                       &LegacyConnection::on_event, this);
     bufferevent_setwatermark(event_.get(), EV_READ, 0, kMaxBufferedInput);
+    int idle_ms = server_.config_.legacy_idle_timeout_ms;
+    timeval idle{idle_ms / 1000, (idle_ms % 1000) * 1000};
+    bufferevent_set_timeouts(event_.get(), &idle, nullptr);
     bufferevent_enable(event_.get(), EV_READ | EV_WRITE);
+  }
+
+  // Answers the connection's first request with code 0 `reason` (sent at
+  // once: the client reads it as that answer) and closes. May delete this.
+  void refuse(const std::string& reason) {
+    request_log().info("legacy - - - -> code 0 {}", reason);
+    send(legacy_failure_frame(reason));
+    closing_ = true;
+    pump();
   }
 
   // True when nothing is in flight and no whole request waits to be read.
@@ -102,6 +120,17 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 
   static void on_event(bufferevent* /*event*/, short what, void* arg) {
     auto* self = static_cast<LegacyConnection*>(arg);
+    if (what & BEV_EVENT_TIMEOUT) {
+      // Nothing read for legacy_idle_timeout_ms (a request in flight is
+      // answered within legacy_reply_timeout_ms: let it finish first).
+      if (self->busy_) {
+        bufferevent_enable(self->event_.get(), EV_READ);
+        return;
+      }
+      request_log().info("legacy: closing a connection idle for {} ms",
+                         self->server_.config_.legacy_idle_timeout_ms);
+      return self->close();  // deletes self
+    }
     if (what & BEV_EVENT_EOF) {
       // Half-closed: answer the requests already received, then close.
       self->peer_closed_ = true;
@@ -118,6 +147,28 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     auto* self = static_cast<LegacyConnection*>(arg);
     if (!self->busy_) return;
     self->finish_failure(self->cmd_, self->topic_, self->id_, kTimeoutReason);  // may delete self
+  }
+
+  // A frame began request_timeout_ms ago and is still not whole: a client
+  // this slow cannot hold the connection. May delete this.
+  static void on_frame_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
+    auto* self = static_cast<LegacyConnection*>(arg);
+    self->frame_armed_ = false;
+    if (self->closing_) return;
+    if (self->busy_ || !self->partial_frame()) return self->pump();  // re-arms if need be
+    int timeout_ms = self->server_.config_.request_timeout_ms;
+    evbuffer_drain(bufferevent_get_input(self->event_.get()), SIZE_MAX);
+    self->refuse("frame not received whole within " + std::to_string(timeout_ms) +
+                 " ms ([server] request_timeout_ms)");
+  }
+
+  // True when the input holds the start of a frame but not all of it.
+  bool partial_frame() {
+    evbuffer* input = bufferevent_get_input(event_.get());
+    size_t length = evbuffer_get_length(input);
+    if (length == 0) return false;
+    const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
+    return parse_legacy_frame(data, length, max_json_bytes()).result == FrameResult::kNeedMore;
   }
 
   size_t max_json_bytes() const { return server_.config_.max_body_bytes + kRequestOverheadBytes; }
@@ -143,15 +194,29 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
         break;
       }
       evbuffer_drain(input, frame.consumed);
+      disarm_frame_timer();  // the next frame's clock starts at its first byte
       handle(frame.json);
     }
     pumping_ = false;
+    // Bytes of a frame not yet whole: it must be whole within request_timeout_ms.
+    if (!closing_ && !frame_armed_ && evbuffer_get_length(input) > 0) {
+      int timeout_ms = server_.config_.request_timeout_ms;
+      timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+      evtimer_add(frame_timer_.get(), &timeout);
+      frame_armed_ = true;
+    }
     bool done = closing_ || ((stopping_ || peer_closed_) && idle());
     if (done && !busy_) {
       bufferevent_disable(event_.get(), EV_READ);
       // Close once the last reply is written: on_write calls pump() again when the output is empty.
       if (evbuffer_get_length(output) == 0) close();  // deletes this
     }
+  }
+
+  void disarm_frame_timer() {
+    if (!frame_armed_) return;
+    evtimer_del(frame_timer_.get());
+    frame_armed_ = false;
   }
 
   void send(const std::string& frame) {
@@ -167,6 +232,11 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     std::string cmd = legacy_text_field(request, "cmd");
     std::string topic = legacy_text_field(request, "topic");
     std::string id = legacy_text_field(request, "id");
+    // [server] require_token: the token travels in the request's "token" field.
+    if (auto refused = server_.auth_.check(legacy_text_field(request, "token"), &topic, "legacy")) {
+      bool known = cmd == "add" || cmd == "get" || cmd == "del";  // a bounded metrics label
+      return reply_failure(known ? cmd : "-", topic, id, refused->error + ": " + refused->reason);
+    }
     if (cmd == "add") return add(request, text, topic, id);
     if (cmd == "get") return get(topic, id);
     if (cmd == "del") return del(topic, id);
@@ -297,9 +367,11 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   LegacyServer& server_;
   UniqueBufferevent event_;
   UniqueEvent reply_timer_;  // [server] legacy_reply_timeout_ms of the request in flight
-  bool busy_ = false;        // a request is waiting for Redis
-  uint64_t request_ = 0;     // number of the latest request sent to Redis
-  const char* cmd_ = "-";    // the request in flight, for its timeout reply and log line
+  UniqueEvent frame_timer_;  // [server] request_timeout_ms of a frame not yet whole
+  bool frame_armed_ = false;
+  bool busy_ = false;      // a request is waiting for Redis
+  uint64_t request_ = 0;   // number of the latest request sent to Redis
+  const char* cmd_ = "-";  // the request in flight, for its timeout reply and log line
   std::string topic_;
   std::string id_;
   bool pumping_ = false;      // inside pump()
@@ -310,8 +382,8 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 };
 
 LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
-                           const Config& config)
-    : base_(base), jobs_(jobs), topics_(topics), config_(config) {
+                           ApiAuth& auth, const Config& config)
+    : base_(base), jobs_(jobs), topics_(topics), auth_(auth), config_(config) {
   // No LEV_OPT_CLOSE_ON_FREE: the inherited socket outlives this listener.
   // Backlog 0: the master already called listen() (a negative value would call it again with 128).
   listener_ =
@@ -332,8 +404,8 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
     return;
   }
   int on = 1;
-  // No idle cut (the PHP server dropped connections after 300 s); keepalive
-  // finds peers that vanished without closing.
+  // Idle connections are cut after [server] legacy_idle_timeout_ms (300 s,
+  // as the PHP server did); keepalive finds peers that vanished without closing.
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   evutil_make_socket_nonblocking(fd);
@@ -342,9 +414,15 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
     evutil_closesocket(fd);
     return;
   }
+  bool too_many = self->connections_.size() >= static_cast<size_t>(self->config_.max_connections);
   auto connection = std::make_shared<LegacyConnection>(*self, event);
   self->connections_[connection.get()] = connection;
   connection->start();
+  if (too_many) {
+    connection->refuse("too many connections (" + std::to_string(self->connections_.size() - 1) +
+                       " open; [server] max_connections is " +
+                       std::to_string(self->config_.max_connections) + "); try again");
+  }
 }
 
 void LegacyServer::stop_accepting() {

@@ -9,6 +9,9 @@
 // read them by server/legacy_fields.h; each connection answers its requests
 // one at a time, in order, each within [server] legacy_reply_timeout_ms
 // (code 0 "timeout, outcome unknown" past it; see docs/legacy-protocol.md).
+// Limits (docs/security.md): [server] max_connections, a frame whole within
+// request_timeout_ms, legacy_idle_timeout_ms; with require_token = yes each
+// request carries a "token" field (server/api_auth.h).
 #pragma once
 
 #include <event2/event.h>
@@ -23,13 +26,14 @@
 
 namespace dq {
 
+class ApiAuth;
 class LegacyConnection;
 
 class LegacyServer {
  public:
   // listen_fd is inherited from the master and is not closed by this class;
   // after stop_accepting() it is no longer used and the caller may close it.
-  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
+  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, ApiAuth& auth,
                const Config& config);
   ~LegacyServer();
   LegacyServer(const LegacyServer&) = delete;
@@ -49,6 +53,7 @@ class LegacyServer {
   event_base* base_;
   JobService& jobs_;
   TopicCache& topics_;
+  ApiAuth& auth_;
   const Config& config_;
   evconnlistener* listener_ = nullptr;
   bool stopping_ = false;

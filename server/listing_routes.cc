@@ -53,7 +53,8 @@ std::string lower(std::string text) {
 
 }  // namespace
 
-ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query) {
+ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query,
+                            const std::function<bool(const std::string&)>& in_scope) {
   long offset = 0, limit = 0;
   ListingAnswer answer;
   if (!parse_page(query, kDefaultTopics, &offset, &limit, &answer)) return answer;
@@ -61,6 +62,7 @@ ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQu
   std::string search = lower(query.search);
   std::vector<const Topic*> matching;
   for (const auto& [name, topic] : topics.all()) {
+    if (in_scope && !in_scope(name)) continue;
     if (lower(name).find(search) != std::string::npos) matching.push_back(&topic);
   }
   std::vector<std::string> page;

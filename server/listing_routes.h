@@ -8,6 +8,7 @@
 // reads, not the job path.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/job_store.h"
@@ -28,7 +29,9 @@ struct ListingQuery {
   std::string limit;   // "" for the default: 100 topics, 50 jobs; at most 500
 };
 
-ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query);
+// in_scope, when given, leaves out the topics it says no to (an API token's scope).
+ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query,
+                            const std::function<bool(const std::string&)>& in_scope = nullptr);
 ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic);
 ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
                                 const ListingQuery& query);

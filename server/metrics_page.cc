@@ -95,6 +95,8 @@ void host_metrics(PrometheusText& out) {
       labels = {{"shard", parts[1]}};
     } else if (kind == "log_dropped" && parts.size() == 2) {
       labels = {{"log", parts[1]}};
+    } else if (kind == "auth" && parts.size() == 3) {
+      labels = {{"protocol", parts[1]}, {"reason", parts[2]}};
     } else {
       return;
     }
@@ -133,6 +135,11 @@ void host_metrics(PrometheusText& out) {
              "Log lines this host could not write to its log files (e.g. the disk is full).");
   for (const auto& series : by_kind["log_dropped"]) {
     out.sample("dq_log_lines_dropped_total", series.labels, static_cast<double>(series.view.count));
+  }
+  out.family("dq_auth_failures_total", "counter",
+             "Requests refused for a missing or unknown API token, or a topic out of its scope.");
+  for (const auto& series : by_kind["auth"]) {
+    out.sample("dq_auth_failures_total", series.labels, static_cast<double>(series.view.count));
   }
   out.family("dq_metrics_series_dropped_total", "counter",
              "Observations not recorded because the shared metrics table is full.");

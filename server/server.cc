@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/stop_flag.h"
 #include "common/topic_cache.h"
+#include "server/api_auth.h"
 #include "server/http_api.h"
 #include "server/job_service.h"
 #include "server/legacy_server.h"
@@ -35,6 +36,7 @@ struct ServerProcess {
   ListenSockets sockets;  // inherited from the master; closed when stopping
   event_base* base;
   TopicCache topics;
+  ApiAuth auth;  // [server] require_token
   JobService jobs;
   HttpApi http;
   std::unique_ptr<LegacyServer> legacy;
@@ -46,8 +48,9 @@ struct ServerProcess {
         sockets(s),
         base(b),
         topics(c.sqlite_path),
+        auth(c),
         jobs(b, c),
-        http(b, jobs, topics, c) {}
+        http(b, jobs, topics, auth, c) {}
 
   bool drained() const {
     return http.active() == 0 && (legacy == nullptr || legacy->connections() == 0) &&
@@ -89,6 +92,7 @@ void on_reopen_logs(evutil_socket_t /*signal_number*/, short /*what*/, void* arg
 void on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
   process->topics.refresh_if_older(process->config.registry_refresh_ms);
+  process->auth.refresh_if_older(1000);  // a deleted token stops working within a second
   if (process->drain_deadline_ms < 0) return;
   if (process->drained()) {
     event_base_loopbreak(process->base);
@@ -119,7 +123,7 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   }
   if (sockets.legacy_fd >= 0) {
     process.legacy = std::make_unique<LegacyServer>(base.get(), sockets.legacy_fd, process.jobs,
-                                                    process.topics, config);
+                                                    process.topics, process.auth, config);
   }
 
   UniqueEvent on_term(evsignal_new(base.get(), SIGTERM, &on_stop_signal, &process));

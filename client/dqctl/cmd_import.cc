@@ -186,7 +186,7 @@ int import_jobs(const CtlOptions& options, const ImportArgs& args, Counts* count
     fprintf(stderr, "dqctl: skipped %s\n", skipped.c_str());
     ++counts->skipped;
   }
-  dc::Client client({.servers = options.servers});
+  dc::Client client({.servers = options.servers, .token = options.token});
   std::set<std::string> topics_seen;  // topics the servers were asked about
   for (const PhpJob& job : scan->jobs) {
     std::string when = job.ready ? "now" : format_local_datetime(job.due_s * 1000);

@@ -87,7 +87,8 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
 dc::Client make_client(const CtlOptions& options, const JobArgs& args) {
   return dc::Client({.servers = options.servers,
                      .timeout_ms = args.timeout_ms,
-                     .connect_timeout_ms = std::min(args.timeout_ms, 2000)});
+                     .connect_timeout_ms = std::min(args.timeout_ms, 2000),
+                     .token = options.token});
 }
 
 int exit_code_of(const dc::Error& error) {

@@ -26,6 +26,7 @@ struct CtlOptions {
   std::string config_path;           // -c/--config; default conf/dq.ini, else /etc/dq/dq.ini
   std::vector<std::string> servers;  // -s/--server host:port (default 127.0.0.1:6780)
   bool json = false;                 // --json: machine-readable output on stdout
+  std::string token;                 // --token, else env DQ_TOKEN: the API token sent to -s
 };
 
 // args: everything after the command name.

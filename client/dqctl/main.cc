@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ void print_help(FILE* out) {
           "  -s, --server HOST:PORT[,HOST:PORT]\n"
           "                           dq API servers, repeatable (default: %s)\n"
           "      --json               machine-readable JSON on stdout\n"
+          "      --token TOKEN        API token for the servers (default: env DQ_TOKEN);\n"
+          "                           needed when they have [server] require_token = yes\n"
           "  -h, --help               this help\n"
           "      --version            print the version\n"
           "\n"
@@ -113,7 +116,7 @@ int print_command_help(const std::string& command, const std::string& usage,
     return printed;
   };
   if (prefix.empty() || !print_lines(true)) print_lines(false);
-  printf("global options: -c CONF, -s HOST:PORT, --json (see dqctl --help)\n");
+  printf("global options: -c CONF, -s HOST:PORT, --json, --token TOKEN (see dqctl --help)\n");
   return kExitOk;
 }
 
@@ -154,6 +157,8 @@ int run(int argc, char** argv) {
       options.config_path = value;
     } else if (value_of(arg, "-s", "--server", &value)) {
       if (!add_servers(value, &options.servers)) return kExitUsage;
+    } else if (value_of(arg, "--token", "--token", &value)) {
+      options.token = value;
     } else {
       fprintf(stderr, "dqctl: unknown option %s (try dqctl --help)\n", arg.c_str());
       return kExitUsage;
@@ -197,6 +202,9 @@ int run(int argc, char** argv) {
     } else if (value_of(arg, "-s", "--server", &value)) {
       if (!add_servers(value, &options.servers)) return kExitUsage;
       continue;
+    } else if (value_of(arg, "--token", "--token", &value)) {
+      options.token = value;
+      continue;
     } else {
       next_is_value = takes_value(arg);
     }
@@ -204,6 +212,9 @@ int run(int argc, char** argv) {
   }
   if (options.config_path.empty()) options.config_path = default_config_path();
   if (options.servers.empty()) options.servers.push_back(kDefaultServer);
+  // From the environment rather than the command line, where ps would show it.
+  const char* env_token = getenv("DQ_TOKEN");
+  if (options.token.empty() && env_token != nullptr) options.token = env_token;
   return it->second.fn(options, args);
 }
 

@@ -37,6 +37,10 @@ ErrorCode code_for_status(long status) {
       return ErrorCode::NotFound;
     case 409:
       return ErrorCode::Conflict;
+    case 401:
+      return ErrorCode::Unauthorized;
+    case 403:
+      return ErrorCode::Forbidden;
     case 413:
       return ErrorCode::TooLarge;
     case 503:
@@ -52,7 +56,11 @@ ErrorCode code_for_status(long status) {
 std::string server_message(const std::string& body, long status) {
   Json parsed = Json::parse(body, nullptr, false);
   if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
-    return parsed["error"].get<std::string>();
+    std::string message = parsed["error"].get<std::string>();
+    // 401/403: {"error": "unauthorized", "reason": "..."}
+    auto reason = parsed.find("reason");
+    if (reason != parsed.end() && reason->is_string()) message += ": " + reason->get<std::string>();
+    return message;
   }
   if (body.empty()) return "HTTP " + std::to_string(status);
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
@@ -189,6 +197,10 @@ const char* error_code_name(ErrorCode code) {
       return "Protocol";
     case ErrorCode::Server:
       return "Server";
+    case ErrorCode::Unauthorized:
+      return "Unauthorized";
+    case ErrorCode::Forbidden:
+      return "Forbidden";
   }
   return "Unknown";
 }
@@ -217,7 +229,9 @@ class Client::Impl {
  public:
   explicit Impl(Options options)
       : options_(std::move(options)),
-        servers_(options_.servers, options_.down_backoff_ms, options_.max_down_backoff_ms) {}
+        servers_(options_.servers, options_.down_backoff_ms, options_.max_down_backoff_ms) {
+    transport_.set_bearer_token(options_.token);
+  }
 
   // An HTTP answer that is not a failover case, with the server that gave it.
   struct Answered {

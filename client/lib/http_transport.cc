@@ -25,6 +25,10 @@ HttpTransport::HttpTransport() {
   if (!easy_) throw std::runtime_error("dqclient: curl_easy_init failed");
 }
 
+void HttpTransport::set_bearer_token(const std::string& token) {
+  authorization_ = token.empty() ? std::string() : "Authorization: Bearer " + token;
+}
+
 std::string HttpTransport::escape(const std::string& segment) {
   char* escaped = curl_easy_escape(easy_.get(), segment.data(), static_cast<int>(segment.size()));
   std::string out = escaped ? escaped : "";
@@ -51,6 +55,7 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   };
   add_header("Accept: application/json");
   add_header("Expect:");  // no 100-continue round trip for larger bodies
+  if (!authorization_.empty()) add_header(authorization_.c_str());
 
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads

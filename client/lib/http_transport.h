@@ -25,6 +25,9 @@ class HttpTransport {
   HttpAnswer request(const std::string& base_url, const char* method, const std::string& path,
                      const std::string& body, int connect_timeout_ms, int timeout_ms);
 
+  // Sent as "Authorization: Bearer <token>" on every request from now on ("" for none).
+  void set_bearer_token(const std::string& token);
+
   // Percent-encodes one path segment.
   std::string escape(const std::string& segment);
 
@@ -35,6 +38,7 @@ class HttpTransport {
   // One handle for every server: curl keeps a connection cache per handle
   // (keyed by host and port), so each server keeps its own keep-alive connection.
   std::unique_ptr<CURL, EasyDeleter> easy_;
+  std::string authorization_;  // the header line, or ""
 };
 
 }  // namespace dq::client

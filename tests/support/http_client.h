@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 
@@ -33,9 +34,12 @@ class HttpClient {
     return request("POST", url, body);
   }
   HttpResult del(const std::string& url) { return request("DELETE", url); }
+  // A header line ("Authorization: Bearer x") sent with every later request.
+  void add_header(const std::string& line) { extra_headers_.push_back(line); }
 
  private:
   CURL* curl_;
+  std::vector<std::string> extra_headers_;
 };
 
 // One-off request on a fresh connection.

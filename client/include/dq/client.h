@@ -40,6 +40,8 @@ enum class ErrorCode {
   OutcomeUnknown,   // 504: the server could not tell whether the write happened
   Protocol,         // an answer that is not what the API promises
   Server,           // any other HTTP status (5xx, 405, ...)
+  Unauthorized,     // 401: the server requires an API token and got none or an unknown one
+  Forbidden,        // 403: the token's scope does not include the topic
 };
 
 DQCLIENT_API const char* error_code_name(ErrorCode code);  // "NotFound", ...
@@ -203,6 +205,9 @@ struct Options {
   // every call: a retried add of the same body answers 200 (existing).
   int retries = 3;
   int retry_backoff_ms = 100;
+  // An API token (`dqctl token add`), sent as "Authorization: Bearer <token>";
+  // needed when the server has [server] require_token = yes. Empty: none sent.
+  std::string token = "";  // (an initializer: designated initializers may leave it out)
 };
 
 class DQCLIENT_API Client {

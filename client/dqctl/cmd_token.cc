@@ -1,0 +1,124 @@
+// `dqctl token ...`: API tokens of producers (common/api_tokens.h), needed by
+// the API server when [server] require_token = yes (docs/security.md).
+//   token add NAME --topics a,b|*   prints the secret once (it is stored hashed)
+//   token list
+//   token del NAME                  refused within a second by every API server
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "client/dqctl/command.h"
+#include "common/api_tokens.h"
+#include "common/json.h"
+
+namespace dq::ctl {
+namespace {
+
+constexpr const char* kCommand = "token";
+constexpr const char* kUsage =
+    "token add NAME --topics TOPIC[,TOPIC...]|'*'   prints the new token once\n"
+    "token list\n"
+    "token del NAME";
+
+std::unique_ptr<ApiTokens> open_tokens(const CtlOptions& options, int* exit_code) {
+  Config config;
+  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
+  auto tokens = ApiTokens::open(config.sqlite_path);
+  if (!tokens.is_ok()) {
+    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
+            tokens.status().message().c_str());
+    *exit_code = kExitUnavailable;
+    return nullptr;
+  }
+  return std::move(*tokens);
+}
+
+int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& name,
+              const TokenScope& scope) {
+  auto secret = tokens.create(name, scope);
+  if (!secret.is_ok()) return report_failure(secret.status());
+  if (options.json) {
+    printf("%s\n",
+           Json{{"name", name}, {"topics", scope.text()}, {"token", *secret}}.dump(2).c_str());
+    return kExitOk;
+  }
+  printf("%s\n", secret->c_str());
+  fprintf(stderr, "token %s added for topics %s; it is shown only this once\n", name.c_str(),
+          scope.text().c_str());
+  return kExitOk;
+}
+
+int list_tokens(const CtlOptions& options, ApiTokens& tokens) {
+  auto listed = tokens.list();
+  if (!listed.is_ok()) return report_failure(listed.status());
+  if (options.json) {
+    Json out = Json::array();
+    for (const auto& token : *listed) {
+      out.push_back({{"name", token.name},
+                     {"topics", token.scope.text()},
+                     {"created_at_ms", token.created_at_ms}});
+    }
+    printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "CREATED"}};
+  for (const auto& token : *listed)
+    rows.push_back({token.name, token.scope.text(), format_time(token.created_at_ms)});
+  print_rows(rows);
+  return kExitOk;
+}
+
+int run_token_command(const CtlOptions& options, const std::vector<std::string>& args) {
+  if (args.empty()) return usage_error(kCommand, "needs add|list|del");
+  const std::string& sub = args[0];
+  std::string name;
+  std::string topics;
+  bool has_topics = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--topics" && i + 1 < args.size()) {
+      topics = args[++i];
+      has_topics = true;
+    } else if (arg.rfind("--topics=", 0) == 0) {
+      topics = arg.substr(9);
+      has_topics = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return usage_error(kCommand, "unknown option " + arg);
+    } else if (name.empty()) {
+      name = arg;
+    } else {
+      return usage_error(kCommand, "too many arguments");
+    }
+  }
+  TokenScope scope;
+  if (sub == "list") {
+    if (!name.empty() || has_topics) return usage_error(kCommand, "token list takes no arguments");
+  } else if (sub == "add") {
+    if (name.empty()) return usage_error(kCommand, "token add needs NAME");
+    if (!has_topics) return usage_error(kCommand, "token add needs --topics a,b (or '*')");
+    Status valid = validate_token_name(name);
+    if (!valid.is_ok()) return report_failure(valid);
+    auto parsed = parse_token_scope(topics);
+    if (!parsed.is_ok()) return report_failure(parsed.status());
+    scope = *parsed;
+  } else if (sub == "del") {
+    if (name.empty()) return usage_error(kCommand, "token del needs NAME");
+    if (has_topics) return usage_error(kCommand, "--topics is for add");
+  } else {
+    return usage_error(kCommand, "unknown subcommand '" + sub + "'");
+  }
+  int exit_code = kExitOk;
+  auto tokens = open_tokens(options, &exit_code);
+  if (!tokens) return exit_code;
+  if (sub == "add") return add_token(options, *tokens, name, scope);
+  if (sub == "list") return list_tokens(options, *tokens);
+  Status removed = tokens->remove(name);
+  if (!removed.is_ok()) return report_failure(removed);
+  printf("token %s deleted\n", name.c_str());
+  return kExitOk;
+}
+
+const CommandRegistration kRegistered(kCommand, kUsage, &run_token_command);
+
+}  // namespace
+}  // namespace dq::ctl
