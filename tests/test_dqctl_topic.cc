@@ -462,7 +462,9 @@ void add_jobs_in_every_state(dq::JobStore& store, const std::string& topic) {
                                                 {"dead", dq::JobState::kDead},
                                                 {"ready", dq::JobState::kReady},
                                                 {"delayed", dq::JobState::kDelayed}};
-  for (const auto& [id, state] : states) {
+  for (const auto& entry : states) {
+    const auto& id = entry.first;
+    const auto& state = entry.second;
     CAPTURE(id);
     REQUIRE(store.get(topic, id)->state == state);
   }

@@ -148,7 +148,9 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
           " ms, p99 ", p99, " ms, max ", percentile(lateness, 1.0), " ms");
   CHECK(lateness.size() == on_healthy.size());
   CHECK(p99 < 1000);
-  for (const auto& [id, times] : count) {
+  for (const auto& entry : count) {
+    const auto& id = entry.first;
+    const auto& times = entry.second;
     CAPTURE(id);
     CHECK(times == 1);  // answered 200 once: never delivered again
   }

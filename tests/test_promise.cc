@@ -184,7 +184,9 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
   REQUIRE(wait_until(5000, [&] {
     return http.get(dqd.base_url() + "/healthz").json()["shards"][0]["up"] == true;
   }));
-  for (const auto& [id, status] : answers) {
+  for (const auto& entry : answers) {
+    const auto& id = entry.first;
+    const auto& status = entry.second;
     CAPTURE(id);
     CAPTURE(status);
     long got = http.get(dqd.jobs_url("pay") + "/" + id).status;
@@ -219,7 +221,9 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
   for (const auto& [id, status] : answers) expected += status != 503;
   REQUIRE(wait_until(20000, [&] { return deliveries(callback).size() >= expected; }));
   sleep_ms(1000);
-  for (const auto& [id, times] : deliveries(callback)) {
+  for (const auto& entry : deliveries(callback)) {
+    const auto& id = entry.first;
+    const auto& times = entry.second;
     CAPTURE(id);
     CHECK(times == 1);
     CHECK(answers[id] != 503);
@@ -272,7 +276,9 @@ TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
   }
   CHECK(early == 0);
   CHECK(count.size() == static_cast<size_t>(kJobs));
-  for (const auto& [id, times] : count) {
+  for (const auto& entry : count) {
+    const auto& id = entry.first;
+    const auto& times = entry.second;
     CAPTURE(id);
     CHECK(times == 1);
   }
