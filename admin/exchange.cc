@@ -6,6 +6,9 @@
 
 #include <cstdlib>
 
+#include "common/http_status.h"
+#include "common/query_params.h"
+
 namespace dq {
 namespace {
 
@@ -47,28 +50,6 @@ std::vector<std::string> decoded_parts(const char* path) {
 
 }  // namespace
 
-int http_status_for(Code code) {
-  switch (code) {
-    case Code::kOk:
-      return 200;
-    case Code::kInvalid:
-      return 400;
-    case Code::kNotFound:
-      return 404;
-    case Code::kConflict:
-      return 409;
-    case Code::kTooLarge:
-      return 413;
-    case Code::kUnavailable:
-      return 503;
-    case Code::kTimeout:
-    case Code::kUnknown:
-      return 504;
-    default:
-      return 500;
-  }
-}
-
 Exchange::Exchange(evhttp_request* request)
     : request_(request), method_(method_name(evhttp_request_get_command(request))) {
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
@@ -79,17 +60,7 @@ Exchange::Exchange(evhttp_request* request)
   if (length > 0) evbuffer_copyout(input, body_.data(), length);
 }
 
-std::string Exchange::query(const char* name) const {
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request_);
-  const char* query = uri ? evhttp_uri_get_query(uri) : nullptr;
-  if (query == nullptr) return {};
-  evkeyvalq params{};
-  if (evhttp_parse_query_str(query, &params) != 0) return {};
-  const char* value = evhttp_find_header(&params, name);
-  std::string result = value ? value : "";
-  evhttp_clear_headers(&params);
-  return result;
-}
+std::string Exchange::query(const char* name) const { return query_value(request_, name); }
 
 std::string Exchange::header(const char* name) const {
   const char* value = evhttp_find_header(evhttp_request_get_input_headers(request_), name);
@@ -167,7 +138,7 @@ void Exchange::reply_json(int status, const Json& body) {
 }
 
 void Exchange::reply_error(const Status& status) {
-  reply_error(http_status_for(status.code()), status.message());
+  reply_error(http_status_of(status.code()), status.message());
 }
 
 void Exchange::reply_error(int http_status, const std::string& message) {

@@ -13,11 +13,11 @@
 #include "common/clock.h"
 #include "common/json_span.h"
 #include "common/log.h"
+#include "common/query_params.h"
 #include "common/shard_health.h"
 #include "common/shared_metrics.h"
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
-#include "server/query_params.h"
 #include "server/request_limits.h"
 
 namespace dq {
@@ -426,6 +426,8 @@ void HttpApi::healthz(evhttp_request* request) {
                                 {"appendfsync", seen->appendfsync},
                                 {"rdb_save", seen->rdb_save}};
       }
+      // Replicas that could confirm adds ([redis] wait_replicas).
+      if (seen->connected_replicas >= 0) entry["connected_replicas"] = seen->connected_replicas;
     }
     shards.push_back(entry);
     any_up = any_up || shard.up;

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "common/job_listing.h"
+#include "common/query_params.h"
 #include "common/topic_stats.h"
 #include "server/http_reply.h"
-#include "server/query_params.h"
 
 namespace dq {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/query_params.h"
+#include "common/query_params.h"
 
 #include <event2/keyvalq_struct.h>
 

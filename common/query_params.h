@@ -1,4 +1,4 @@
-// Reading query string parameters of an evhttp request.
+// Reading query string parameters of an evhttp request (dq-server, dq-admin).
 #pragma once
 
 #include <event2/http.h>
