@@ -36,14 +36,23 @@ constexpr int kWaitTimeoutMs = 400;
 
 // A primary and one replica of it, in sync.
 struct ReplicatedRedis {
-  TestRedis primary;
+  // Full sync at once, not after Redis's default 5 s diskless-sync delay.
+  TestRedis primary{std::vector<std::string>{"--repl-diskless-sync-delay", "0"}};
   TestRedis replica{
       std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(primary.port())}};
 
   ReplicatedRedis() {
+    // Streaming, not just synced: after a diskless sync the primary sends
+    // writes only after the replica's first ACK (up to 1 s later).
+    // A fresh value each time: one that came with the snapshot does not count.
+    int written = 0;
     bool synced = wait_until(5000, [&] {
-      auto info = replica.command({"INFO", "replication"});
-      return std::string(info->str, info->len).find("master_link_status:up") != std::string::npos;
+      auto seen = replica.command({"GET", "synced"});
+      if (seen->type == REDIS_REPLY_STRING &&
+          std::string(seen->str, seen->len) == std::to_string(written))
+        return true;
+      primary.command({"SET", "synced", std::to_string(++written)});
+      return false;
     });
     REQUIRE_MESSAGE(synced, "the replica did not sync with the primary");
   }
@@ -95,7 +104,8 @@ TEST_CASE("wait_replicas = 1: adds are confirmed by the replica; a stopped repli
 
   // Replica up: 201, and the replica holds the job when the answer comes.
   auto added = http.post(dqd.jobs_url("orders"), job_doc("up-1", Json{{"n", 1}}, 600));
-  CHECK(added.status == 201);
+  CHECK_MESSAGE(added.status == 201, added.body);
+
   CHECK(holds(redis.replica, "orders", "up-1"));
   auto batch = http.post(dqd.jobs_url("orders") + "/batch",
                          Json{{"jobs", Json::array({Json::parse(job_doc("up-2", 1, 600)),
@@ -107,10 +117,13 @@ TEST_CASE("wait_replicas = 1: adds are confirmed by the replica; a stopped repli
   CHECK(legacy.call(legacy_add("up-4"))["code"] == 1);
   CHECK(holds(redis.replica, "orders", "up-4"));
   // /healthz shows the replica once the checker has looked.
-  CHECK(wait_until(8000, [&] {
-    Json health = http.get(dqd.base_url() + "/healthz").json();
-    return health["shards"][0].value("connected_replicas", -1) == 1;
-  }));
+  Json health;
+  CHECK_MESSAGE(wait_until(8000,
+                           [&] {
+                             health = http.get(dqd.base_url() + "/healthz").json();
+                             return health["shards"][0].value("connected_replicas", -1) == 1;
+                           }),
+                health.dump());
 
   // Replica stopped: stored on the primary, not confirmed: 504 after the wait.
   redis.pause();
@@ -157,7 +170,8 @@ TEST_CASE("JobStore (dqctl's blocking path) waits for the replicas the same way"
   dq::JobStore store(config);
   dq::DueTime due;
   due.ms = 600000;
-  CHECK(store.add("orders", "sync-1", "1", due).is_ok());
+  auto confirmed = store.add("orders", "sync-1", "1", due);
+  CHECK_MESSAGE(confirmed.is_ok(), confirmed.status().message());
   CHECK(holds(redis.replica, "orders", "sync-1"));
 
   redis.pause();
