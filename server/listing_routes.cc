@@ -4,8 +4,8 @@
 #include <cctype>
 #include <map>
 
+#include "common/http_request.h"
 #include "common/job_listing.h"
-#include "common/query_params.h"
 #include "common/topic_stats.h"
 #include "server/http_reply.h"
 

@@ -32,7 +32,9 @@ using dq::test::wait_until;
 
 namespace {
 
-constexpr int kWaitTimeoutMs = 400;
+// Long enough for a replica on a busy CI machine; the legacy port's reply
+// timeout is raised above it so its answer is the replication_timeout.
+constexpr int kWaitTimeoutMs = 1000;
 
 // A primary and one replica of it, in sync.
 struct ReplicatedRedis {
@@ -69,7 +71,8 @@ bool holds(TestRedis& redis, const std::string& topic, const std::string& id) {
 
 std::string wait_ini(int replicas) {
   return "[redis]\nwait_replicas = " + std::to_string(replicas) +
-         "\nwait_timeout_ms = " + std::to_string(kWaitTimeoutMs) + "\n";
+         "\nwait_timeout_ms = " + std::to_string(kWaitTimeoutMs) +
+         "\n[server]\nlegacy_reply_timeout_ms = " + std::to_string(2 * kWaitTimeoutMs) + "\n";
 }
 
 DqdOptions dqd_options(const ReplicatedRedis& redis, int replicas) {
