@@ -27,6 +27,10 @@ class ReplicaConfirm {
  public:
   ReplicaConfirm(event_base* base, const ShardAddress& address, int connect_timeout_ms,
                  int command_timeout_ms, int replicas, int wait_timeout_ms);
+  // Fails what still waits while the members its callbacks use still exist.
+  ~ReplicaConfirm() { connection_.stop(); }
+  ReplicaConfirm(const ReplicaConfirm&) = delete;
+  ReplicaConfirm& operator=(const ReplicaConfirm&) = delete;
 
   void start() { connection_.start(); }
   void stop() { connection_.stop(); }
