@@ -115,7 +115,8 @@ TEST_CASE("wait_replicas = 1: adds are confirmed by the replica; a stopped repli
                                                     Json::parse(job_doc("up-3", 2, 600))})}}
                              .dump());
   REQUIRE(batch.status == 200);
-  for (const auto& result : batch.json()["results"]) CHECK(result["status"] == 201);
+  Json results = batch.json()["results"];
+  for (const auto& result : results) CHECK(result["status"] == 201);
   CHECK(holds(redis.replica, "orders", "up-3"));
   CHECK(legacy.call(legacy_add("up-4"))["code"] == 1);
   CHECK(holds(redis.replica, "orders", "up-4"));
