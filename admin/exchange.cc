@@ -6,90 +6,19 @@
 
 #include <cstdlib>
 
+#include "common/http_request.h"
+#include "common/http_status.h"
+
 namespace dq {
-namespace {
-
-const char* method_name(evhttp_cmd_type method) {
-  switch (method) {
-    case EVHTTP_REQ_GET:
-      return "GET";
-    case EVHTTP_REQ_HEAD:
-      return "HEAD";
-    case EVHTTP_REQ_POST:
-      return "POST";
-    case EVHTTP_REQ_PUT:
-      return "PUT";
-    case EVHTTP_REQ_DELETE:
-      return "DELETE";
-    default:
-      return "OTHER";
-  }
-}
-
-std::vector<std::string> decoded_parts(const char* path) {
-  std::vector<std::string> parts;
-  std::string text = path == nullptr ? "" : path;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t slash = text.find('/', start);
-    if (slash == std::string::npos) slash = text.size();
-    if (slash > start) {
-      std::string part = text.substr(start, slash - start);
-      size_t length = 0;
-      char* decoded = evhttp_uridecode(part.c_str(), 0, &length);
-      parts.emplace_back(decoded ? std::string(decoded, length) : part);
-      free(decoded);
-    }
-    start = slash + 1;
-  }
-  return parts;
-}
-
-}  // namespace
-
-int http_status_for(Code code) {
-  switch (code) {
-    case Code::kOk:
-      return 200;
-    case Code::kInvalid:
-      return 400;
-    case Code::kNotFound:
-      return 404;
-    case Code::kConflict:
-      return 409;
-    case Code::kTooLarge:
-      return 413;
-    case Code::kUnavailable:
-      return 503;
-    case Code::kTimeout:
-    case Code::kUnknown:
-      return 504;
-    default:
-      return 500;
-  }
-}
 
 Exchange::Exchange(evhttp_request* request)
     : request_(request), method_(method_name(evhttp_request_get_command(request))) {
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  path_ = decoded_parts(uri ? evhttp_uri_get_path(uri) : nullptr);
-  evbuffer* input = evhttp_request_get_input_buffer(request);
-  size_t length = evbuffer_get_length(input);
-  body_.resize(length);
-  if (length > 0) evbuffer_copyout(input, body_.data(), length);
+  path_ = path_parts(uri ? evhttp_uri_get_path(uri) : nullptr);
+  body_ = request_body(request);
 }
 
-std::string Exchange::query(const char* name) const {
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request_);
-  const char* query = uri ? evhttp_uri_get_query(uri) : nullptr;
-  if (query == nullptr) return {};
-  evkeyvalq params{};
-  if (evhttp_parse_query_str(query, &params) != 0) return {};
-  const char* value = evhttp_find_header(&params, name);
-  std::string result = value ? value : "";
-  evhttp_clear_headers(&params);
-  return result;
-}
+std::string Exchange::query(const char* name) const { return query_value(request_, name); }
 
 std::string Exchange::header(const char* name) const {
   const char* value = evhttp_find_header(evhttp_request_get_input_headers(request_), name);
@@ -167,7 +96,7 @@ void Exchange::reply_json(int status, const Json& body) {
 }
 
 void Exchange::reply_error(const Status& status) {
-  reply_error(http_status_for(status.code()), status.message());
+  reply_error(http_status_of(status.code()), status.message());
 }
 
 void Exchange::reply_error(int http_status, const std::string& message) {

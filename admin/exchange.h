@@ -51,6 +51,4 @@ class Exchange {
   int status_ = 0;
 };
 
-int http_status_for(Code code);
-
 }  // namespace dq

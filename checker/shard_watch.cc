@@ -110,6 +110,7 @@ void ShardWatch::note_safety(CheckedShard& health, const ShardSafety& safety) {
   health.eviction_policy = safety.eviction_policy;
   health.used_memory = safety.used_memory;
   health.maxmemory = safety.maxmemory;
+  health.connected_replicas = safety.connected_replicas;
   health.problems = problems;
 }
 

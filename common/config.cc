@@ -106,6 +106,8 @@ Result<Config> load_config(const std::string& path) {
   number("redis.connect_timeout_ms", 1, 600000, &config.redis_connect_timeout_ms);
   number("redis.command_timeout_ms", 1, 600000, &config.redis_command_timeout_ms);
   number("redis.probe_timeout_ms", 1, 600000, &config.redis_probe_timeout_ms);
+  number("redis.wait_replicas", 0, 100, &config.redis_wait_replicas);
+  number("redis.wait_timeout_ms", 1, 600000, &config.redis_wait_timeout_ms);
   number("delivery.backoff_unit_ms", 1, 86400000, &config.backoff_unit_ms);
   number("delivery.default_max_attempts", 1, 1000, &config.default_max_attempts);
   number("delivery.lease_margin_ms", 0, 3600000, &config.lease_margin_ms);
@@ -193,6 +195,8 @@ Result<Config> load_config(const std::string& path) {
                                                "redis.connect_timeout_ms",
                                                "redis.command_timeout_ms",
                                                "redis.probe_timeout_ms",
+                                               "redis.wait_replicas",
+                                               "redis.wait_timeout_ms",
                                                "redis.start_local",
                                                "redis.allow_unsafe",
                                                "checker.interval_ms",

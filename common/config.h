@@ -49,6 +49,11 @@ struct Config {
   int redis_command_timeout_ms = 2000;
   // How long an add waits for another shard to say whether it holds the id.
   int redis_probe_timeout_ms = 200;
+  // With N > 0 an add is answered 201 only after Redis WAIT N confirms N
+  // replicas hold it; fewer within wait_timeout_ms: 504 replication_timeout
+  // (the job is on the primary). docs/RELIABILITY.md "Durability".
+  int redis_wait_replicas = 0;
+  int redis_wait_timeout_ms = 1000;
   bool start_local_redis = true;    // start a redis-server when a loopback shard is down at start
   bool allow_unsafe_redis = false;  // use shards that could silently drop jobs (no persistence,
                                     // an evicting maxmemory-policy)

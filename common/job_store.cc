@@ -8,6 +8,7 @@
 
 #include "common/job_meta.h"
 #include "common/keys.h"
+#include "common/replica_wait.h"
 
 namespace dq {
 namespace {
@@ -64,7 +65,19 @@ JobStore::JobStore(const std::vector<ShardAddress>& shards, int connect_timeout_
 }
 
 JobStore::JobStore(const Config& config)
-    : JobStore(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms) {}
+    : JobStore(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms) {
+  wait_replicas_ = config.redis_wait_replicas;
+  wait_timeout_ms_ = config.redis_wait_timeout_ms;
+}
+
+Status JobStore::confirm_replicas(size_t shard) {
+  if (wait_replicas_ <= 0) return Status::ok();
+  RedisConnection& connection = shards_[shard];
+  auto reply = connection.command(wait_argv(wait_replicas_, wait_timeout_ms_),
+                                  connection.command_timeout_ms() + wait_timeout_ms_);
+  if (!reply.is_ok()) return wait_failed(reply.status(), addresses_[shard].name());
+  return read_wait_reply(reply->get(), wait_replicas_, wait_timeout_ms_, addresses_[shard].name());
+}
 
 std::vector<size_t> JobStore::order_for(const std::string& key) const {
   return shard_order(addresses_, key);
@@ -122,7 +135,11 @@ Result<Added> JobStore::add(const std::string& topic, const std::string& id,
       reachable[*plan.target] = false;  // it did not run: the next shard takes the job
       continue;
     }
-    return read_add_reply(reply->get(), topic, id);
+    auto added = read_add_reply(reply->get(), topic, id);
+    if (!added.is_ok()) return added;
+    Status replicated = confirm_replicas(*plan.target);
+    if (!replicated.is_ok()) return replicated;
+    return added;
   }
   return Status(Code::kUnavailable, "no Redis shard can take job " + job_name(topic, id));
 }

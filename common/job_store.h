@@ -70,6 +70,7 @@ class JobStore {
   // kConflict: held already with another body (or dead); existing: the same
   // body was held already (a retry). kUnavailable: no shard can take it
   // (nothing written). kUnknown: sent, no answer: it may exist now.
+  // kTimeout: stored, but fewer than [redis] wait_replicas confirmed it.
   Result<Added> add(const std::string& topic, const std::string& id, const std::string& body,
                     DueTime due);
   // kNotFound when no shard holds it; kUnavailable when it is on no reachable
@@ -121,8 +122,13 @@ class JobStore {
   Result<std::optional<Job>> read_meta(size_t shard, const std::string& topic,
                                        const std::string& id);
 
+  // [redis] wait_replicas / wait_timeout_ms (common/replica_wait.h); 0: off.
+  Status confirm_replicas(size_t shard);
+
   std::vector<ShardAddress> addresses_;
   std::vector<RedisConnection> shards_;
+  int wait_replicas_ = 0;
+  int wait_timeout_ms_ = 0;
 };
 
 }  // namespace dq

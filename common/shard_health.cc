@@ -29,6 +29,7 @@ Json CheckedShard::to_json() const {
               {"eviction_policy", eviction_policy},
               {"used_memory", used_memory},
               {"maxmemory", maxmemory},
+              {"connected_replicas", connected_replicas},
               {"problems", problems}};
 }
 
@@ -46,6 +47,7 @@ CheckedShard CheckedShard::from_json(const Json& json) {
   health.eviction_policy = json.value("eviction_policy", std::string());
   health.used_memory = json.value("used_memory", int64_t{0});
   health.maxmemory = json.value("maxmemory", int64_t{0});
+  health.connected_replicas = json.value("connected_replicas", -1);
   auto problems = json.find("problems");
   if (problems != json.end() && problems->is_array()) {
     for (const auto& problem : *problems) {

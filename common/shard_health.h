@@ -6,7 +6,8 @@
 //    "shards": [{"name", "up", "reason", "since_ms", "checked_at_ms",
 //                "failures", "persistence", "appendfsync", "rdb_save",
 //                "eviction_policy",
-//                "used_memory", "maxmemory", "problems": [...]}]}
+//                "used_memory", "maxmemory", "connected_replicas",
+//                "problems": [...]}]}
 // `up` changes only after [checker] down_after failed (up_after good) checks
 // in a row; `since_ms` is when it last changed; `reason` says why a shard is
 // down (or, when up, what was wrong last).
@@ -36,6 +37,7 @@ struct CheckedShard {
   std::string eviction_policy;
   int64_t used_memory = 0;
   int64_t maxmemory = 0;
+  int connected_replicas = -1;        // INFO replication connected_slaves; -1 unknown
   std::vector<std::string> problems;  // safety problems and warnings, each with its fix
 
   Json to_json() const;

@@ -52,10 +52,15 @@ std::string mib(int64_t bytes) {
 }  // namespace
 
 Json ShardSafety::to_json() const {
-  return Json{{"persistence", persistence}, {"appendfsync", appendfsync},
-              {"rdb_save", rdb_save},       {"eviction_policy", eviction_policy},
-              {"used_memory", used_memory}, {"maxmemory", maxmemory},
-              {"unsafe", unsafe},           {"warnings", warnings}};
+  return Json{{"persistence", persistence},
+              {"appendfsync", appendfsync},
+              {"rdb_save", rdb_save},
+              {"eviction_policy", eviction_policy},
+              {"used_memory", used_memory},
+              {"maxmemory", maxmemory},
+              {"unsafe", unsafe},
+              {"warnings", warnings},
+              {"connected_replicas", connected_replicas}};
 }
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
@@ -114,6 +119,12 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
                             " CONFIG SET appendonly yes, then CONFIG REWRITE (or appendonly yes "
                             "in redis.conf)");
   }
+
+  // For [redis] wait_replicas (common/replica_wait.h); a failure here is not
+  // a safety problem.
+  auto replication = info(connection, "replication");
+  if (replication.is_ok() && replication->count("connected_slaves") > 0)
+    safety.connected_replicas = static_cast<int>(to_int(*replication, "connected_slaves"));
 
   safety.used_memory = to_int(*memory, "used_memory");
   safety.maxmemory = to_int(*memory, "maxmemory");

@@ -24,6 +24,7 @@ struct ShardSafety {
   std::string rdb_save;         // CONFIG GET save, e.g. "3600 1 300 100"; "" off; "?" refused
   int64_t used_memory = 0;      // bytes
   int64_t maxmemory = 0;        // bytes; 0: no limit
+  int connected_replicas = -1;  // INFO replication connected_slaves; -1 unknown
   std::vector<std::string> unsafe;    // would drop jobs silently; each with its fix
   std::vector<std::string> warnings;  // worth an operator's look; each with its fix
 
@@ -31,7 +32,7 @@ struct ShardSafety {
   Json to_json() const;
 };
 
-// Asks the shard (INFO persistence, INFO memory, CONFIG GET save). Fails only
+// Asks the shard (INFO persistence, memory and replication, CONFIG GET save). Fails only
 // when the shard cannot be asked at all; a refused CONFIG GET is a warning.
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent);
 

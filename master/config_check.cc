@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "common/config.h"
@@ -18,6 +19,10 @@ class Report {
   explicit Report(FILE* out) : out_(out) {}
   void ok(const std::string& what, const std::string& detail) {
     std::fprintf(out_, "ok    %-28s %s\n", what.c_str(), detail.c_str());
+  }
+  // Worth a look, but dqd runs with it.
+  void warn(const std::string& what, const std::string& detail) {
+    std::fprintf(out_, "warn  %-28s %s\n", what.c_str(), detail.c_str());
   }
   void fail(const std::string& what, const std::string& detail) {
     std::fprintf(out_, "FAIL  %-28s %s\n", what.c_str(), detail.c_str());
@@ -61,6 +66,13 @@ void check_shard(const Config& config, const ShardAddress& shard, Report& report
     detail += " (" + describe_problems(*safety) + ")";
   }
   report.ok(what, detail);
+  if (config.redis_wait_replicas > 0 && safety->connected_replicas < config.redis_wait_replicas) {
+    report.warn(what, std::to_string(std::max(0, safety->connected_replicas)) +
+                          " connected replica(s), fewer than [redis] wait_replicas = " +
+                          std::to_string(config.redis_wait_replicas) +
+                          ": adds will answer 504 replication_timeout until enough replicas are "
+                          "connected");
+  }
 }
 
 }  // namespace

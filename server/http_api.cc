@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/http_request.h"
 #include "common/json_span.h"
 #include "common/log.h"
 #include "common/shard_health.h"
@@ -18,58 +19,10 @@
 #include "server/api_auth.h"
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
-#include "server/query_params.h"
 #include "server/request_limits.h"
 
 namespace dq {
 namespace {
-
-const char* method_name(evhttp_cmd_type method) {
-  switch (method) {
-    case EVHTTP_REQ_GET:
-      return "GET";
-    case EVHTTP_REQ_POST:
-      return "POST";
-    case EVHTTP_REQ_DELETE:
-      return "DELETE";
-    case EVHTTP_REQ_PUT:
-      return "PUT";
-    case EVHTTP_REQ_HEAD:
-      return "HEAD";
-    default:
-      return "OTHER";
-  }
-}
-
-// Splits "/v1/topics/a/jobs" into {"v1","topics","a","jobs"}, then
-// percent-decodes each part: "/jobs/a%2Fb" names the id "a/b". A '+' stays a
-// '+' (only query strings use it for a space).
-std::vector<std::string> split_path(const char* path) {
-  std::vector<std::string> parts;
-  std::string text = path == nullptr ? "" : path;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t slash = text.find('/', start);
-    if (slash == std::string::npos) slash = text.size();
-    if (slash > start) {
-      std::string part = text.substr(start, slash - start);
-      size_t length = 0;
-      char* decoded = evhttp_uridecode(part.c_str(), 0, &length);
-      parts.emplace_back(decoded ? std::string(decoded, length) : part);
-      free(decoded);
-    }
-    start = slash + 1;
-  }
-  return parts;
-}
-
-std::string body_of(evhttp_request* request) {
-  evbuffer* input = evhttp_request_get_input_buffer(request);
-  size_t length = evbuffer_get_length(input);
-  std::string body(length, '\0');
-  if (length > 0) evbuffer_copyout(input, body.data(), length);
-  return body;
-}
 
 ListingQuery query_of(evhttp_request* request) {
   return {query_value(request, "search"), query_value(request, "state"),
@@ -161,7 +114,7 @@ void HttpApi::on_request(evhttp_request* request, void* arg) {
     return self->finish(request, "refused", refused->status, Json{{"error", refused->error}});
   }
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  self->route(request, split_path(uri ? evhttp_uri_get_path(uri) : "/"));
+  self->route(request, path_parts(uri ? evhttp_uri_get_path(uri) : "/"));
 }
 
 void HttpApi::finish(evhttp_request* request, const std::string& route, int status,
@@ -251,7 +204,7 @@ bool HttpApi::refused_by_auth(evhttp_request* request, const std::vector<std::st
 }
 
 void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
-  std::string text = body_of(request);
+  std::string text = request_body(request);
   int64_t started = monotonic_ms();
   if (text.size() > config_.max_body_bytes + 4096) {
     return finish(request, "add", 413,
@@ -285,7 +238,7 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
 void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
   Json batch;
   std::string error;
-  std::string text = body_of(request);
+  std::string text = request_body(request);
   if (!parse_body(text, &batch, &error))
     return finish(request, "batch", 400, Json{{"error", error}});
   if (!batch.is_object() || !batch.contains("jobs") || !batch["jobs"].is_array()) {
@@ -452,6 +405,8 @@ void HttpApi::healthz(evhttp_request* request) {
                                 {"appendfsync", seen->appendfsync},
                                 {"rdb_save", seen->rdb_save}};
       }
+      // Replicas that could confirm adds ([redis] wait_replicas).
+      if (seen->connected_replicas >= 0) entry["connected_replicas"] = seen->connected_replicas;
     }
     shards.push_back(entry);
     any_up = any_up || shard.up;

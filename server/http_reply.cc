@@ -26,35 +26,14 @@ const char* reason_of(int status) {
       return "Payload Too Large";
     case 503:
       return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
     default:
       return status < 400 ? "OK" : "Error";
   }
 }
 
 }  // namespace
-
-int http_status_of(Code code) {
-  switch (code) {
-    case Code::kOk:
-      return 200;
-    case Code::kInvalid:
-      return 400;
-    case Code::kNotFound:
-      return 404;
-    case Code::kConflict:
-      return 409;
-    case Code::kTooLarge:
-      return 413;
-    case Code::kUnavailable:
-    case Code::kTimeout:
-      return 503;
-    case Code::kUnknown:
-      return 504;
-    case Code::kInternal:
-      return 500;
-  }
-  return 500;
-}
 
 void reply_text(evhttp_request* request, int status, const std::string& content_type,
                 const std::string& text) {

@@ -1,17 +1,17 @@
 // Sending HTTP answers from evhttp handlers: JSON bodies, error bodies
-// {"error": "..."}, and the mapping from a Status code to an HTTP status.
+// {"error": "..."} (a Status's HTTP status: common/http_status.h).
 #pragma once
 
 #include <event2/http.h>
 
 #include <string>
 
+#include "common/http_status.h"  // http_status_of, for the handlers
 #include "common/json.h"
 #include "common/status.h"
 
 namespace dq {
 
-int http_status_of(Code code);
 void reply_json(evhttp_request* request, int status, const Json& body);
 // A JSON answer already serialized (a newline is added, as reply_json does).
 void reply_json_text(evhttp_request* request, int status, const std::string& json_text);

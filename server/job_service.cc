@@ -64,17 +64,24 @@ JobService::JobService(event_base* base, const Config& config)
   for (const auto& address : addresses_) {
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
+    if (config.redis_wait_replicas > 0) {
+      confirms_.push_back(std::make_unique<ReplicaConfirm>(
+          base, address, config.redis_connect_timeout_ms, config.redis_command_timeout_ms,
+          config.redis_wait_replicas, config.redis_wait_timeout_ms));
+    }
   }
 }
 
 void JobService::start() {
   for (auto& shard : shards_) shard->start();
+  for (auto& confirm : confirms_) confirm->start();
 }
 
 void JobService::shutdown() {
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
   for (auto& shard : shards_) shard->stop();
+  for (auto& confirm : confirms_) confirm->stop();
 }
 
 void JobService::add(const AddRequest& request, std::function<void(Result<Added>)> done) {
@@ -147,20 +154,27 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
   }
   const AddRequest& r = state->request;
   size_t target = *plan.target;
-  shards_[target]->run(
-      add_call(r.topic, r.id, r.body, r.due, plan.verify_against, plan.unreachable),
-      [this, state, target](Result<const redisReply*> reply) {
-        if (reply.is_ok()) {
-          state->done(read_add_reply(*reply, state->request.topic, state->request.id));
-        } else if (reply.status().code() == Code::kUnavailable) {
-          // Not sent: the shard went down a moment ago. Try the next one.
-          state->reachable[target] = false;
-          state->found_on.reset();
-          add_round(state);
-        } else {
-          state->done(reply.status());  // kUnknown: 504, the client may retry safely
-        }
-      });
+  AsyncShard& writer = confirms_.empty() ? *shards_[target] : confirms_[target]->connection();
+  writer.run(add_call(r.topic, r.id, r.body, r.due, plan.verify_against, plan.unreachable),
+             [this, state, target](Result<const redisReply*> reply) {
+               if (reply.is_ok()) {
+                 Result<Added> added =
+                     read_add_reply(*reply, state->request.topic, state->request.id);
+                 if (confirms_.empty() || !added.is_ok()) return state->done(std::move(added));
+                 // Also for a retried add (existing): its answer waits for the
+                 // replicas too, so a retry after a replication_timeout confirms.
+                 confirms_[target]->confirm([state, added](const Status& replicated) {
+                   state->done(replicated.is_ok() ? added : Result<Added>(replicated));
+                 });
+               } else if (reply.status().code() == Code::kUnavailable) {
+                 // Not sent: the shard went down a moment ago. Try the next one.
+                 state->reachable[target] = false;
+                 state->found_on.reset();
+                 add_round(state);
+               } else {
+                 state->done(reply.status());  // kUnknown: 504, the client may retry safely
+               }
+             });
 }
 
 void JobService::look_everywhere(const std::string& topic, const std::string& id,
@@ -318,6 +332,7 @@ std::vector<ShardHealth> JobService::health() const {
 size_t JobService::pending() const {
   size_t total = 0;
   for (const auto& shard : shards_) total += shard->pending();
+  for (const auto& confirm : confirms_) total += confirm->pending();
   return total;
 }
 

@@ -19,6 +19,7 @@
 #include "common/status.h"
 #include "server/async_shard.h"
 #include "server/job_request.h"
+#include "server/replica_confirm.h"
 
 namespace dq {
 
@@ -39,7 +40,9 @@ class JobService {
   void shutdown();
 
   // kConflict: held with another body (or dead). kUnavailable: nothing was
-  // written. kUnknown: sent, no answer (504: a retry is safe).
+  // written. kUnknown: sent, no answer (504: a retry is safe). kTimeout:
+  // stored on the primary, fewer than [redis] wait_replicas confirmed it
+  // (504 replication_timeout: a retry is safe).
   void add(const AddRequest& request, std::function<void(Result<Added>)> done);
   // kNotFound, or kUnavailable when not found but a shard is down.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
@@ -66,6 +69,9 @@ class JobService {
   std::vector<ShardAddress> addresses_;
   std::vector<std::string> names_;
   std::vector<std::unique_ptr<AsyncShard>> shards_;
+  // One per shard when [redis] wait_replicas > 0: adds run there and wait
+  // for the replicas; empty otherwise.
+  std::vector<std::unique_ptr<ReplicaConfirm>> confirms_;
   int probe_timeout_ms_;
   ShardHealthView checker_;  // dq-redis-checker's verdicts, beside each connection's own
 };

@@ -4,10 +4,10 @@
 #include <cctype>
 #include <map>
 
+#include "common/http_request.h"
 #include "common/job_listing.h"
 #include "common/topic_stats.h"
 #include "server/http_reply.h"
-#include "server/query_params.h"
 
 namespace dq {
 namespace {

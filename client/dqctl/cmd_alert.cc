@@ -91,17 +91,9 @@ int set(const std::vector<std::string>& args, Registry& registry) {
   if (!settings.is_ok()) return report_failure(settings.status());
   if (args.size() < 2) return usage_error(kCommand, "alert set needs at least one option");
   for (size_t i = 1; i < args.size(); ++i) {
-    std::string arg = args[i];
+    std::string arg;
     std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return usage_error(kCommand, arg + " needs a value");
-    }
+    if (!take_option(args, &i, &arg, &value)) return usage_error(kCommand, arg + " needs a value");
     auto key = option_keys().find(arg);
     if (key == option_keys().end()) return usage_error(kCommand, "unknown option " + arg);
     Status applied = apply_alert_setting(&*settings, key->second, value);

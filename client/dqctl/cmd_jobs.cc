@@ -41,15 +41,7 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
       continue;
     }
     std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return bad(arg + " needs a value");
-    }
+    if (!take_option(args, &i, &arg, &value)) return bad(arg + " needs a value");
     if (arg == "--state") {
       out->state = parse_list_state(value);
       if (!out->state)

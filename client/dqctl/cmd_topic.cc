@@ -89,13 +89,7 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       return false;
     }
     std::string value;
-    size_t eq = arg.find('=');
-    if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
+    if (!take_option(args, &i, &arg, &value)) {
       usage_error(kCommand, arg + " needs a value");
       return false;
     }

@@ -111,6 +111,21 @@ std::string format_time(int64_t ms) {
   return text;
 }
 
+bool take_option(const std::vector<std::string>& args, size_t* i, std::string* name,
+                 std::string* value) {
+  const std::string& arg = args[*i];
+  size_t eq = arg.find('=');
+  if (eq != std::string::npos) {
+    *name = arg.substr(0, eq);
+    *value = arg.substr(eq + 1);
+    return true;
+  }
+  *name = arg;
+  if (*i + 1 >= args.size()) return false;
+  *value = args[++*i];
+  return true;
+}
+
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out) {
   if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) return false;
   errno = 0;

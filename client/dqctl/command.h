@@ -76,6 +76,12 @@ void print_rows(const std::vector<std::vector<std::string>>& rows);
 // "YYYY-MM-DD HH:MM:SS" in local time; "-" for 0 or less.
 std::string format_time(int64_t ms);
 
+// The option at args[*i] ("--name=value", or "--name" and the next arg as
+// its value): sets *name and *value and moves *i to the last arg it used.
+// False when "--name" is the last arg (no value).
+bool take_option(const std::vector<std::string>& args, size_t* i, std::string* name,
+                 std::string* value);
+
 // Parses a whole decimal integer in [min, max]; false on anything else.
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out);
 

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace dq::test {
 namespace {
@@ -88,7 +89,7 @@ void remove_dir(const std::string& dir) {
   std::filesystem::remove_all(dir, ignored);
 }
 
-TestRedis::TestRedis() {
+TestRedis::TestRedis(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
   dir_ = make_temp_dir("dq-redis");
   // The port is free when picked but another process may grab it before
   // Redis binds it, so try a few.
@@ -121,6 +122,7 @@ bool TestRedis::launch() {
       "redis-server", "--port",       port,  "--bind",           "127.0.0.1", "--dir",
       dir_,           "--appendonly", "yes", "--save",           "",          "--daemonize",
       "no",           "--logfile",    "",    "--protected-mode", "no"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -19,9 +19,10 @@ void remove_dir(const std::string& dir);
 
 class TestRedis {
  public:
-  // Starts redis-server (--appendonly yes --save "") and waits until PING
-  // answers (at most 5 s); FAILs the test otherwise.
-  TestRedis();
+  // Starts redis-server (--appendonly yes --save "", then extra_args, e.g.
+  // {"--replicaof", "127.0.0.1", "<port>"}) and waits until PING answers (at
+  // most 5 s); FAILs the test otherwise.
+  explicit TestRedis(std::vector<std::string> extra_args = {});
   ~TestRedis();  // SIGKILL, waitpid, remove the dir
   TestRedis(const TestRedis&) = delete;
   TestRedis& operator=(const TestRedis&) = delete;
@@ -47,6 +48,7 @@ class TestRedis {
   bool launch();  // fork+exec and wait for PING; false when it did not come up
   void reap(int timeout_ms);
 
+  std::vector<std::string> extra_args_;
   int port_ = 0;
   std::string dir_;
   mutable pid_t pid_ = -1;
