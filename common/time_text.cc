@@ -81,12 +81,27 @@ Result<DueTime> parse_relative(const std::string& text) {
   return DueTime{true, count * unit_s * 1000};
 }
 
+// The latest unix second a time may name: 9999-12-31 23:59:59 UTC. Beyond it
+// seconds * 1000 no longer fits the int64 milliseconds every due time is
+// kept in (found by fuzz_time_text: "63512163512160600534" overflowed).
+constexpr double kLastUnixSecond = 253402300799.0;
+
+// Whole unix seconds (a fraction allowed) -> a fixed due time; kInvalid
+// outside 0 .. kLastUnixSecond.
+Result<DueTime> fixed_unix_seconds(double seconds, const std::string& shown) {
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > kLastUnixSecond) {
+    return Status(Code::kInvalid, "time " + shown + " is not unix seconds between 0 and " +
+                                      "253402300799 (year 9999): " + kForms);
+  }
+  return DueTime{false, static_cast<int64_t>(std::llround(seconds * 1000))};
+}
+
 // Unix seconds written as digits (optionally with a fraction).
 Result<DueTime> parse_unix_text(const std::string& text) {
   char* end = nullptr;
   double seconds = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(seconds)) return not_a_time(text);
-  return DueTime{false, static_cast<int64_t>(std::llround(seconds * 1000))};
+  return fixed_unix_seconds(seconds, "'" + text + "'");
 }
 
 // Y-m-d, then optionally [T ]H:i[:s[.fraction]], then optionally Z or ±HH[:]MM.
@@ -183,13 +198,7 @@ Result<DueTime> parse_time_text(const std::string& raw) {
 }
 
 Result<DueTime> parse_time_value(const Json& value) {
-  if (value.is_number()) {
-    double seconds = value.get<double>();
-    if (!std::isfinite(seconds) || seconds < 0) {
-      return Status(Code::kInvalid, "time " + value.dump() + " is not unix seconds: " + kForms);
-    }
-    return DueTime{false, static_cast<int64_t>(std::llround(seconds * 1000))};
-  }
+  if (value.is_number()) return fixed_unix_seconds(value.get<double>(), value.dump());
   if (value.is_string()) return parse_time_text(value.get<std::string>());
   return Status(Code::kInvalid, "time " + value.dump() + " is not understood: " + kForms);
 }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,7 @@ struct World {
 };
 
 World* world = nullptr;
+std::string* scratch_dir = nullptr;  // the registry's temp dir, removed at exit
 
 int listening_socket(sockaddr_in* address) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -57,6 +59,8 @@ World* make_world() {
   auto* w = new World;
   char dir[] = "/tmp/dq-fuzz-http.XXXXXX";
   if (mkdtemp(dir) == nullptr) std::abort();
+  scratch_dir = new std::string(dir);
+  std::atexit([] { std::filesystem::remove_all(*scratch_dir); });
   w->config.sqlite_path = std::string(dir) + "/dq.db";
   w->config.pid_file = std::string(dir) + "/dqd.pid";
   w->config.max_body_bytes = 4096;

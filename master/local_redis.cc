@@ -140,6 +140,8 @@ bool LocalRedis::launch(Instance* instance) {
     return false;
   }
   std::string port = std::to_string(instance->port);
+  // appendfsync always: Redis fsyncs before it answers. With everysec a
+  // kill -9 of Redis on a busy disk lost acknowledged adds (docs/RELIABILITY.md).
   std::vector<std::string> argv = {binary,
                                    "--port",
                                    port,
@@ -149,9 +151,6 @@ bool LocalRedis::launch(Instance* instance) {
                                    instance->dir,
                                    "--appendonly",
                                    "yes",
-                                   // fsync before answering: with everysec a
-                                   // kill -9 of Redis on a busy disk lost
-                                   // acknowledged adds (docs/RELIABILITY.md)
                                    "--appendfsync",
                                    "always",
                                    "--save",

@@ -16,6 +16,10 @@ const char* reason_of(int status) {
       return "No Content";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:
@@ -24,6 +28,8 @@ const char* reason_of(int status) {
       return "Conflict";
     case 413:
       return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
     case 503:
       return "Service Unavailable";
     case 504:

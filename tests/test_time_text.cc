@@ -93,6 +93,13 @@ TEST_CASE("impossible and unknown times are refused, never normalized") {
     CHECK(parse_time_text(junk).status().code() == Code::kInvalid);
   }
   CHECK(parse_time_value(Json(-1)).status().code() == Code::kInvalid);
+  // Past year 9999 the milliseconds would overflow int64 (fuzz_time_text found it).
+  for (const char* huge : {"63512163512160600534", "253402300800", "1e300"}) {
+    CAPTURE(huge);
+    CHECK(parse_time_text(huge).status().code() == Code::kInvalid);
+  }
+  CHECK(parse_time_value(Json(6.35e19)).status().code() == Code::kInvalid);
+  CHECK(parse_time_value(Json(253402300799))->ms == 253402300799000);
   CHECK(parse_time_value(Json::array()).status().code() == Code::kInvalid);
   CHECK(parse_time_value(Json(true)).status().code() == Code::kInvalid);
 }
