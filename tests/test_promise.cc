@@ -241,11 +241,7 @@ TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
   DqdProcess on_time(honest);
   register_topic(on_time, "skew", callback.url());
   DqdOptions skewed = honest;
-  // libfaketime is preloaded; a sanitizer build must be told that is fine.
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  skewed.wrapper = {"env",
-                    std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0",
-                    "faketime", "-f", "+10s"};
+  skewed.wrapper = dq::test::clock_ahead_wrapper("+10s");
   DqdProcess ahead(skewed);
   register_topic(ahead, "skew", callback.url());
   on_time.start();

@@ -29,12 +29,7 @@ DqdOptions host_options(const World& world) {
   return options;
 }
 
-// faketime preloads libfaketime; a sanitizer build must be told that is fine.
-std::vector<std::string> ahead_by_10s() {
-  const char* asan = std::getenv("ASAN_OPTIONS");
-  return {"env", std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0",
-          "faketime", "-f", "+10s"};
-}
+std::vector<std::string> ahead_by_10s() { return clock_ahead_wrapper("+10s"); }
 
 // Runs dqd in a mount namespace of its own where `log_dir` is a 256 KiB
 // tmpfs filled to the last block before dqd starts: every log write fails

@@ -86,6 +86,12 @@ std::string DqdProcess::jobs_url(const std::string& topic) const {
   return base_url() + "/v1/topics/" + topic + "/jobs";
 }
 
+std::vector<std::string> clock_ahead_wrapper(const std::string& offset) {
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  return {"env", std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":verify_asan_link_order=0",
+          "LD_PRELOAD=/usr/$LIB/faketime/libfaketime.so.1", "FAKETIME=" + offset};
+}
+
 void DqdProcess::start() {
   REQUIRE(pid_ < 0);
   std::string binary = std::string(DQ_BUILD_DIR) + "/dqd";

@@ -12,6 +12,13 @@
 
 namespace dq::test {
 
+// A DqdOptions::wrapper that runs dqd with its clock `offset` ahead
+// ("+10s"): libfaketime preloaded by `env`, which execs dqd in its own pid, so
+// stop() signals dqd itself. (The faketime program forks dqd and does not pass
+// SIGTERM on: a stopped test left that dqd running.) A sanitizer build is told
+// the preload is fine.
+std::vector<std::string> clock_ahead_wrapper(const std::string& offset);
+
 struct DqdOptions {
   std::vector<std::string> shards;  // "127.0.0.1:PORT"
   int workers = 1;
@@ -25,8 +32,8 @@ struct DqdOptions {
   bool admin = false;     // dq-admin on admin_port() (off by default: one child less)
   std::string extra_ini;  // appended verbatim (e.g. "[server]\nmax_body_bytes = 100\n" — sections
                           // may repeat)
-  // Runs dqd through this command, e.g. {"faketime", "-f", "+10s"} for a
-  // host whose clock is ahead.
+  // Runs dqd through this command, which must exec dqd in its own pid, e.g.
+  // clock_ahead_wrapper("+10s") for a host whose clock is ahead.
   std::vector<std::string> wrapper;
   // The address the HTTP API listens on (and base_url() names), e.g. the
   // inside end of a veth pair for a dqd run in a network namespace.
