@@ -21,19 +21,6 @@ constexpr const char* kUsage =
     "admin user list\n"
     "admin user del NAME";
 
-std::unique_ptr<AdminUsers> open_users(const CtlOptions& options, int* exit_code) {
-  Config config;
-  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
-  auto users = AdminUsers::open(config.sqlite_path);
-  if (!users.is_ok()) {
-    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
-            users.status().message().c_str());
-    *exit_code = kExitUnavailable;
-    return nullptr;
-  }
-  return std::move(*users);
-}
-
 int add_user(AdminUsers& users, const std::string& name, const std::string& password_file) {
   std::string password;
   if (!password_file.empty()) {
@@ -93,7 +80,7 @@ int run_admin_command(const CtlOptions& options, const std::vector<std::string>&
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
   int exit_code = kExitOk;
-  auto users = open_users(options, &exit_code);
+  auto users = open_ctl_store<AdminUsers>(options, &exit_code);
   if (!users) return exit_code;
   if (sub == "add") return add_user(*users, name, password_file);
   if (sub == "list") return list_users(options, *users);

@@ -20,19 +20,6 @@ constexpr const char* kUsage =
     "token list\n"
     "token del NAME";
 
-std::unique_ptr<ApiTokens> open_tokens(const CtlOptions& options, int* exit_code) {
-  Config config;
-  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
-  auto tokens = ApiTokens::open(config.sqlite_path);
-  if (!tokens.is_ok()) {
-    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
-            tokens.status().message().c_str());
-    *exit_code = kExitUnavailable;
-    return nullptr;
-  }
-  return std::move(*tokens);
-}
-
 int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& name,
               const TokenScope& scope) {
   auto secret = tokens.create(name, scope);
@@ -108,7 +95,7 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
   int exit_code = kExitOk;
-  auto tokens = open_tokens(options, &exit_code);
+  auto tokens = open_ctl_store<ApiTokens>(options, &exit_code);
   if (!tokens) return exit_code;
   if (sub == "add") return add_token(options, *tokens, name, scope);
   if (sub == "list") return list_tokens(options, *tokens);

@@ -56,20 +56,6 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code) 
   return true;
 }
 
-std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code) {
-  Config config;
-  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
-  auto opened = Registry::open(config.sqlite_path);
-  if (!opened.is_ok()) {
-    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
-            opened.status().message().c_str());
-    // Any failure to open or migrate means the database cannot be used.
-    *exit_code = kExitUnavailable;
-    return nullptr;
-  }
-  return std::move(*opened);
-}
-
 int require_known_topic(const CtlOptions& options, const std::string& topic) {
   int exit_code = kExitOk;
   auto registry = open_ctl_registry(options, &exit_code);

@@ -4,6 +4,7 @@
 // every command uses, and small helpers for reporting errors the same way.
 #pragma once
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,9 +58,27 @@ int usage_error(const std::string& command, const std::string& message);
 // Loads options.config_path; on failure prints why and sets *exit_code.
 bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
 
-// Loads the config and opens the registry at its [sqlite] path; on failure
-// prints why and sets *exit_code (2 for a bad config, 3 for the database).
-std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code);
+// Loads the config and opens a store kept in its [sqlite] database (Registry,
+// AdminUsers, ApiTokens: each has a static open(path)); on failure prints why
+// and sets *exit_code (2 for a bad config, 3 for the database).
+template <class Store>
+std::unique_ptr<Store> open_ctl_store(const CtlOptions& options, int* exit_code) {
+  Config config;
+  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
+  auto opened = Store::open(config.sqlite_path);
+  if (!opened.is_ok()) {
+    fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),
+            opened.status().message().c_str());
+    // Any failure to open or migrate means the database cannot be used.
+    *exit_code = kExitUnavailable;
+    return nullptr;
+  }
+  return std::move(*opened);
+}
+
+inline std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code) {
+  return open_ctl_store<Registry>(options, exit_code);
+}
 
 // Whether `topic` is registered: kExitOk, or prints "unknown topic" and
 // returns kExitFailed (kExitUnavailable / kExitUsage when the registry or
