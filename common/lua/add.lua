@@ -51,5 +51,5 @@ else
   for name in pairs(holds) do redis.call('ZADD', ARGV[6] .. name, due, key) end
 end
 count(KEYS[6], topic, state, 1)
-stat(KEYS[4], topic, 'added', 1)
+stat(KEYS[4], topic, 'added', 1, now)
 return {'added', due, state}

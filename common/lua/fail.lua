@@ -18,13 +18,13 @@ redis.call('HSET', KEYS[5], key, ms_text(now) .. '|' .. ARGV[7])
 j.lease = ''
 j.max = ''
 count(KEYS[8], topic, 'w', -1)
-stat(KEYS[6], topic, 'failed', 1)
+stat(KEYS[6], topic, 'failed', 1, now)
 if j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
   redis.call('HSET', KEYS[1], key, meta_text(j))
   redis.call('ZADD', KEYS[4], now, key)
   count(KEYS[8], topic, 'x', 1)
-  stat(KEYS[6], topic, 'dead', 1)
+  stat(KEYS[6], topic, 'dead', 1, now)
   return 2
 end
 local next_due = ms_text(now + tonumber(ARGV[5]))

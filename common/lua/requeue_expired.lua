@@ -16,7 +16,7 @@ for _, key in ipairs(expired) do
   if j and j.state == 'w' then
     local topic = topic_of(key)
     local max = tonumber(j.max)
-    stat(KEYS[4], topic, 'expired', 1)
+    stat(KEYS[4], topic, 'expired', 1, now)
     redis.call('HSET', KEYS[6], key, ms_text(now) .. '|lease expired: attempt ' .. j.attempts ..
       ' got no outcome in time (consumer killed or stalled)')
     count(KEYS[5], topic, 'w', -1)
@@ -27,8 +27,8 @@ for _, key in ipairs(expired) do
       redis.call('HSET', KEYS[1], key, meta_text(j))
       redis.call('ZADD', ARGV[3] .. topic, now, key)
       count(KEYS[5], topic, 'x', 1)
-      stat(KEYS[4], topic, 'failed', 1)
-      stat(KEYS[4], topic, 'dead', 1)
+      stat(KEYS[4], topic, 'failed', 1, now)
+      stat(KEYS[4], topic, 'dead', 1, now)
       dead[#dead + 1] = key
       dead[#dead + 1] = j.attempts
     else

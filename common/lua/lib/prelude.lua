@@ -48,15 +48,18 @@ end
 --   stats_key          the day's counters (KEYS, named by the caller), 40 days
 --   {dq}:totals        since the shard was created, for Prometheus counters
 --   {dq}:minute:<m>    per minute of Redis's clock, 2 hours, for the charts
--- A TTL is set after each write, so a dated key never exists without one.
-local function stat(stats_key, topic, what, n)
+-- A dated key gets its TTL when one of its fields is created (HINCRBY
+-- answers n: the field was absent), so it never exists without one, and the
+-- common case costs no EXPIRE (each redis.call is ~1 us of a script's time).
+-- now: the script's redis_now(), when it has one (saves a TIME).
+local function stat(stats_key, topic, what, n, now)
   local field = topic .. ':' .. what
-  redis.call('HINCRBY', stats_key, field, n)
-  redis.call('EXPIRE', stats_key, 3456000)
+  if redis.call('HINCRBY', stats_key, field, n) == n then
+    redis.call('EXPIRE', stats_key, 3456000)
+  end
   redis.call('HINCRBY', '{dq}:totals', field, n)
-  local minute = '{dq}:minute:' .. string.format('%d', math.floor(redis_now() / 60000))
-  redis.call('HINCRBY', minute, field, n)
-  redis.call('EXPIRE', minute, 7500)
+  local minute = '{dq}:minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
+  if redis.call('HINCRBY', minute, field, n) == n then redis.call('EXPIRE', minute, 7500) end
 end
 
 -- Wakes a sleeping timer when `due` is earlier than everything delayed.
