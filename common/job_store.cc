@@ -135,7 +135,7 @@ Result<Added> JobStore::add(const std::string& topic, const std::string& id,
       reachable[*plan.target] = false;  // it did not run: the next shard takes the job
       continue;
     }
-    auto added = read_add_reply(reply->get(), topic, id);
+    auto added = read_add_reply(reply->get(), 0, topic, id);
     if (!added.is_ok()) return added;
     Status replicated = confirm_replicas(*plan.target);
     if (!replicated.is_ok()) return replicated;

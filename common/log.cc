@@ -27,6 +27,9 @@ std::shared_ptr<spdlog::logger> g_err;
 // small objects, which is cheaper than a lock on every log line.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
 LogFormat g_format = LogFormat::kText;
+// defer_request_log_flush(): what a request line calls instead of flushing.
+std::function<void()> g_schedule_request_flush;
+bool g_flushing_requests = false;  // inside flush_request_log()
 
 // %Q in a pattern: the message as the inside of a JSON string.
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
@@ -60,24 +63,29 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
 class DropOnErrorSink : public spdlog::sinks::sink {
  public:
   DropOnErrorSink(std::string kind, spdlog::sink_ptr file)
-      : kind_(std::move(kind)), file_(std::move(file)) {}
+      : kind_(std::move(kind)), file_(std::move(file)), deferrable_(kind_ == "request") {}
 
   void log(const spdlog::details::log_msg& msg) override {
     try {
       file_->log(msg);
-      line_failed_ = false;
+      ++unflushed_;
     } catch (const std::exception& error) {
-      line_failed_ = true;
-      dropped(error.what());
+      dropped(1, error.what());
     }
   }
-  // The logger flushes after every line (flush_on trace): a line whose write
-  // failed already was counted.
+  // A failed flush loses the lines written since the last one (one with a
+  // per-line flush; a loop turn's with defer_request_log_flush()); a line
+  // whose own write failed was counted already.
   void flush() override {
+    if (deferrable_ && g_schedule_request_flush && !g_flushing_requests) {
+      g_schedule_request_flush();
+      return;
+    }
+    uint64_t lines = unflushed_.exchange(0);
     try {
       file_->flush();
     } catch (const std::exception& error) {
-      if (!line_failed_.exchange(false)) dropped(error.what());
+      if (lines > 0) dropped(lines, error.what());
     }
   }
   void set_pattern(const std::string& pattern) override { file_->set_pattern(pattern); }
@@ -86,9 +94,9 @@ class DropOnErrorSink : public spdlog::sinks::sink {
   }
 
  private:
-  void dropped(const char* what) {
-    SharedMetrics::instance().add(SharedMetrics::key({"log_dropped", kind_}));
-    uint64_t count = ++count_;
+  void dropped(uint64_t lines, const char* what) {
+    SharedMetrics::instance().add(SharedMetrics::key({"log_dropped", kind_}), lines);
+    uint64_t count = count_ += lines;
     int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count();
@@ -100,7 +108,8 @@ class DropOnErrorSink : public spdlog::sinks::sink {
 
   std::string kind_;
   spdlog::sink_ptr file_;
-  std::atomic<bool> line_failed_{false};
+  const bool deferrable_;               // the request log: see defer_request_log_flush()
+  std::atomic<uint64_t> unflushed_{0};  // lines written since the last flush
   std::atomic<uint64_t> count_{0};
   std::atomic<int64_t> last_note_s_{-10};
 };
@@ -192,6 +201,17 @@ int remove_old_logs(const std::string& dir, int keep_days, const std::string& to
     if (std::filesystem::remove(entry.path(), error)) ++removed;
   }
   return removed;
+}
+
+void defer_request_log_flush(std::function<void()> schedule) {
+  if (!schedule) flush_request_log();
+  g_schedule_request_flush = std::move(schedule);
+}
+
+void flush_request_log() {
+  g_flushing_requests = true;
+  request_log().flush();
+  g_flushing_requests = false;
 }
 
 spdlog::logger& request_log() { return *fallback(g_request, "request"); }

@@ -10,6 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <string>
 
 namespace dq {
@@ -29,6 +30,15 @@ void set_log_format(LogFormat format);
 // their rotated copies (.1, .gz). keep_days <= 0 keeps everything. Returns how many files were
 // removed.
 int remove_old_logs(const std::string& dir, int keep_days, const std::string& today);
+
+// The request log writes each line as it is logged (a kill -9 loses no
+// line). A process answering many requests per event-loop turn can instead
+// pass `schedule`: each line then calls it, and the lines reach the file when
+// the process calls flush_request_log() (the API server: once at the end of
+// the turn, one write for all its lines instead of one per request).
+// nullptr restores the per-line flush. Applies to reopened logs too.
+void defer_request_log_flush(std::function<void()> schedule);
+void flush_request_log();
 
 spdlog::logger& request_log();
 spdlog::logger& notify_log();

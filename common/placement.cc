@@ -43,8 +43,11 @@ std::string conflict_message(const std::string& topic, const std::string& id, Jo
   return "job " + name + " is already pending (" + state_name(state) + ") with another body";
 }
 
-Result<Added> read_add_reply(const redisReply* reply, const std::string& topic,
+Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const std::string& topic,
                              const std::string& id) {
+  if (call_reply->type != REDIS_REPLY_ARRAY || call_reply->elements <= index)
+    return Status(Code::kInternal, "unexpected reply to add");
+  const redisReply* reply = call_reply->element[index];
   if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2)
     return Status(Code::kInternal, "unexpected reply to add");
   std::string verdict = text_of(reply->element[0]);

@@ -40,8 +40,9 @@ struct Added {
   bool held = false;      // kept until an unreachable shard is asked
 };
 
-// Reads add.lua's reply: Added, or kConflict with a message.
-Result<Added> read_add_reply(const redisReply* reply, const std::string& topic,
+// Reads the reply add.lua gave job `index` of its call: Added, or
+// kConflict with a message.
+Result<Added> read_add_reply(const redisReply* reply, size_t index, const std::string& topic,
                              const std::string& id);
 
 // Another shard holds the id: with the same body, the add is answered as

@@ -54,14 +54,37 @@ std::string day_of(int64_t ms) {
   return text;
 }
 
-ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
-                    DueTime due, const std::vector<std::string>& verify_against,
-                    const std::vector<std::string>& unreachable) {
+ScriptCall add_call_for(const std::vector<std::string>& verify_against,
+                        const std::vector<std::string>& unreachable) {
   return {&kAddScript,
           {keys::jobs(), keys::bodies(), keys::delayed(), today_stats(), keys::timer_wake(),
            keys::counts(), keys::seq(), keys::moved()},
-          {job_key(topic, id), topic, body, due.relative ? "delay" : "at", std::to_string(due.ms),
-           keys::held_prefix(), joined(verify_against), joined(unreachable)}};
+          {keys::held_prefix(), joined(verify_against), joined(unreachable)}};
+}
+
+// add.lua's ARGV: three for the call, then five per job.
+constexpr size_t kAddCallArgs = 3;
+constexpr size_t kAddJobArgs = 5;
+
+void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
+                const std::string& body, DueTime due) {
+  call->args.push_back(job_key(topic, id));
+  call->args.push_back(topic);
+  call->args.push_back(body);
+  call->args.push_back(due.relative ? "delay" : "at");
+  call->args.push_back(std::to_string(due.ms));
+}
+
+size_t add_call_jobs(const ScriptCall& call) {
+  return (call.args.size() - kAddCallArgs) / kAddJobArgs;
+}
+
+ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due, const std::vector<std::string>& verify_against,
+                    const std::vector<std::string>& unreachable) {
+  ScriptCall call = add_call_for(verify_against, unreachable);
+  append_add(&call, topic, id, body, due);
+  return call;
 }
 
 ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,

@@ -47,6 +47,14 @@ std::string day_of(int64_t ms);
 ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
                     DueTime due, const std::vector<std::string>& verify_against,
                     const std::vector<std::string>& unreachable);
+// An add call for many jobs with the same verify_against and unreachable
+// (common/lua/add.lua takes any number): jobs are appended by append_add.
+ScriptCall add_call_for(const std::vector<std::string>& verify_against,
+                        const std::vector<std::string>& unreachable);
+void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
+                const std::string& body, DueTime due);
+// The jobs an add call carries.
+size_t add_call_jobs(const ScriptCall& call);
 // tomb: leave a tombstone (some shard could not be asked).
 ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
                     const std::vector<std::string>& shard_names);

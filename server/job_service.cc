@@ -60,7 +60,8 @@ JobService::JobService(event_base* base, const Config& config)
     : addresses_(config.shards),
       names_(shard_names(config.shards)),
       probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
-      checker_(config.pid_file) {
+      checker_(config.pid_file),
+      batcher_(base) {
   for (const auto& address : addresses_) {
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
@@ -78,6 +79,7 @@ void JobService::start() {
 }
 
 void JobService::shutdown() {
+  batcher_.flush();  // queued adds are sent, then failed with the rest below
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
   for (auto& shard : shards_) shard->stop();
@@ -154,27 +156,27 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
   }
   const AddRequest& r = state->request;
   size_t target = *plan.target;
-  AsyncShard& writer = confirms_.empty() ? *shards_[target] : confirms_[target]->connection();
-  writer.run(add_call(r.topic, r.id, r.body, r.due, plan.verify_against, plan.unreachable),
-             [this, state, target](Result<const redisReply*> reply) {
-               if (reply.is_ok()) {
-                 Result<Added> added =
-                     read_add_reply(*reply, state->request.topic, state->request.id);
-                 if (confirms_.empty() || !added.is_ok()) return state->done(std::move(added));
-                 // Also for a retried add (existing): its answer waits for the
-                 // replicas too, so a retry after a replication_timeout confirms.
-                 confirms_[target]->confirm([state, added](const Status& replicated) {
-                   state->done(replicated.is_ok() ? added : Result<Added>(replicated));
-                 });
-               } else if (reply.status().code() == Code::kUnavailable) {
-                 // Not sent: the shard went down a moment ago. Try the next one.
-                 state->reachable[target] = false;
-                 state->found_on.reset();
-                 add_round(state);
-               } else {
-                 state->done(reply.status());  // kUnknown: 504, the client may retry safely
-               }
-             });
+  AsyncShard* writer = confirms_.empty() ? shards_[target].get() : &confirms_[target]->connection();
+  batcher_.add(writer, plan.verify_against, plan.unreachable, r,
+               [this, state, target](Result<const redisReply*> reply, size_t index) {
+                 if (reply.is_ok()) {
+                   Result<Added> added =
+                       read_add_reply(*reply, index, state->request.topic, state->request.id);
+                   if (confirms_.empty() || !added.is_ok()) return state->done(std::move(added));
+                   // Also for a retried add (existing): its answer waits for the
+                   // replicas too, so a retry after a replication_timeout confirms.
+                   confirms_[target]->confirm([state, added](const Status& replicated) {
+                     state->done(replicated.is_ok() ? added : Result<Added>(replicated));
+                   });
+                 } else if (reply.status().code() == Code::kUnavailable) {
+                   // Not sent: the shard went down a moment ago. Try the next one.
+                   state->reachable[target] = false;
+                   state->found_on.reset();
+                   add_round(state);
+                 } else {
+                   state->done(reply.status());  // kUnknown: 504, the client may retry safely
+                 }
+               });
 }
 
 void JobService::look_everywhere(const std::string& topic, const std::string& id,

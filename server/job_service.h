@@ -17,6 +17,7 @@
 #include "common/placement.h"
 #include "common/shard_health.h"
 #include "common/status.h"
+#include "server/add_batcher.h"
 #include "server/async_shard.h"
 #include "server/job_request.h"
 #include "server/replica_confirm.h"
@@ -74,6 +75,7 @@ class JobService {
   std::vector<std::unique_ptr<ReplicaConfirm>> confirms_;
   int probe_timeout_ms_;
   ShardHealthView checker_;  // dq-redis-checker's verdicts, beside each connection's own
+  AddBatcher batcher_;       // adds of one loop turn to one shard: one add.lua call
 };
 
 }  // namespace dq

@@ -130,6 +130,11 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   UniqueEvent on_int(evsignal_new(base.get(), SIGINT, &on_stop_signal, &process));
   UniqueEvent on_hup(evsignal_new(base.get(), SIGHUP, &on_reopen_logs, &process));
   UniqueEvent tick(event_new(base.get(), -1, EV_PERSIST, &on_tick, &process));
+  // The request log is written once per loop turn, after the turn's answers
+  // were queued: one write for every line of the turn.
+  UniqueEvent log_flush(event_new(
+      base.get(), -1, 0, [](evutil_socket_t, short, void*) { flush_request_log(); }, nullptr));
+  defer_request_log_flush([event = log_flush.get()] { event_active(event, EV_TIMEOUT, 0); });
   event_add(on_term.get(), nullptr);
   event_add(on_int.get(), nullptr);
   event_add(on_hup.get(), nullptr);
@@ -141,6 +146,7 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   // with 503 now, before the servers that hold them are destroyed.
   process.jobs.shutdown();
   event_base_loop(base.get(), EVLOOP_NONBLOCK);  // flush those answers if the sockets take them
+  defer_request_log_flush(nullptr);              // writes what is left
   return 0;
 }
 

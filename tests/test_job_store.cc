@@ -17,6 +17,9 @@
 #include "common/job_meta.h"
 #include "common/job_store.h"
 #include "common/keys.h"
+#include "common/placement.h"
+#include "common/redis_sync.h"
+#include "common/script_calls.h"
 #include "tests/support/redis_server.h"
 
 using namespace dq;
@@ -1138,6 +1141,83 @@ TEST_CASE("totals and per-minute counters follow the day's stats, minutes expire
 }
 
 // ====================================================================== wake lists
+
+TEST_CASE("one add call stores many jobs: replies in order, an id twice, counters summed") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  RedisConnection shard(redis.shard(), 1000, 2000);
+  REQUIRE(store->add("m", "old", "{\"n\":0}", in_ms(60000)).is_ok());
+  redis.command({"DEL", keys::timer_wake()});
+
+  ScriptCall call = add_call_for({}, {});
+  append_add(&call, "m", "a", "{\"n\":1}", in_ms(60000));
+  append_add(&call, "m", "b", "{\"n\":2}", in_ms(30000));  // the earliest of the call
+  append_add(&call, "m", "a", "{\"n\":1}", in_ms(5));      // again, same body: the first stands
+  append_add(&call, "m", "b", "{\"n\":9}", in_ms(5));      // again, another body: a conflict
+  append_add(&call, "m", "old", "{\"n\":0}", in_ms(5));    // held before the call: retried add
+  append_add(&call, "o", "a", "{}", in_ms(90000));         // another topic, same id
+  REQUIRE(add_call_jobs(call) == 6);
+  auto reply = shard.run(call);
+  REQUIRE(reply.is_ok());
+
+  auto a = read_add_reply(reply->get(), 0, "m", "a");
+  auto b = read_add_reply(reply->get(), 1, "m", "b");
+  auto a_again = read_add_reply(reply->get(), 2, "m", "a");
+  auto b_other = read_add_reply(reply->get(), 3, "m", "b");
+  auto old_again = read_add_reply(reply->get(), 4, "m", "old");
+  auto o = read_add_reply(reply->get(), 5, "o", "a");
+  REQUIRE(a.is_ok());
+  REQUIRE(b.is_ok());
+  CHECK_FALSE(a->existing);
+  CHECK(b->due_ms < a->due_ms);
+  REQUIRE(a_again.is_ok());
+  CHECK(a_again->existing);
+  CHECK(a_again->due_ms == a->due_ms);
+  CHECK(b_other.status().code() == Code::kConflict);
+  REQUIRE(old_again.is_ok());
+  CHECK(old_again->existing);
+  REQUIRE(o.is_ok());
+  CHECK_FALSE(read_add_reply(reply->get(), 6, "m", "x").is_ok());  // no seventh job
+
+  // Three new jobs stored, each its own incarnation, bodies as sent.
+  CHECK(redis.command({"HLEN", keys::jobs()})->integer == 4);
+  CHECK(redis.command({"ZCARD", keys::delayed()})->integer == 4);
+  std::set<std::string> incarnations;
+  for (auto [topic, id] : {std::pair{"m", "old"}, {"m", "a"}, {"m", "b"}, {"o", "a"}}) {
+    auto job = store->get(topic, id);
+    REQUIRE(job.is_ok());
+    incarnations.insert(job->incarnation);
+  }
+  CHECK(incarnations.size() == 4);
+  CHECK(store->get("m", "b")->body == "{\"n\":2}");
+  // Counters summed per topic, one wake token: the call's earliest due, which
+  // is earlier than everything delayed before.
+  CHECK(counts(redis) == std::map<std::string, int64_t>{{"m:d", 3}, {"o:d", 1}});
+  CHECK(stat(redis, "m:added") == 3);
+  CHECK(stat(redis, "o:added") == 1);
+  auto wake = redis.command({"LRANGE", keys::timer_wake(), "0", "-1"});
+  REQUIRE(wake->elements == 1);
+  CHECK(text(wake->element[0]) == std::to_string(b->due_ms));
+}
+
+TEST_CASE("an add call with a shard to verify holds every new job of the call") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  RedisConnection shard(redis.shard(), 1000, 2000);
+  ScriptCall call = add_call_for({"far"}, {"far"});
+  append_add(&call, "m", "a", "{}", in_ms(0));
+  append_add(&call, "m", "b", "{}", in_ms(0));
+  auto reply = shard.run(call);
+  REQUIRE(reply.is_ok());
+  for (size_t i = 0; i < 2; ++i) {
+    auto added = read_add_reply(reply->get(), i, "m", i == 0 ? "a" : "b");
+    REQUIRE(added.is_ok());
+    CHECK(added->held);
+  }
+  CHECK(redis.command({"ZCARD", keys::held("far")})->integer == 2);
+  CHECK(redis.command({"ZCARD", keys::delayed()})->integer == 0);
+  CHECK(counts(redis) == std::map<std::string, int64_t>{{"m:h", 2}});
+}
 
 TEST_CASE("wake lists get tokens and BLPOP waits for them") {
   TestRedis redis;

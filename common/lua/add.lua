@@ -1,55 +1,112 @@
--- add: store a new job unless one with the same (topic, id) is held here.
+-- add: store new jobs unless one with the same (topic, id) is held here.
 -- KEYS[1] jobs  KEYS[2] bodies  KEYS[3] delayed  KEYS[4] stats of the day
 -- KEYS[5] timer wake list  KEYS[6] counts  KEYS[7] seq  KEYS[8] moved markers
--- ARGV[1] job key "topic:id"  ARGV[2] topic  ARGV[3] body
--- ARGV[4] 'delay' (ARGV[5] ms from Redis's now) or 'at' (ARGV[5] epoch ms)
--- ARGV[6] held set prefix  ARGV[7] shards to verify against, comma separated
--- ARGV[8] every shard the caller could not reach, comma separated
+-- ARGV[1] held set prefix  ARGV[2] shards to verify against, comma separated
+-- ARGV[3] every shard the caller could not reach, comma separated
+-- then five per job: job key "topic:id", topic, body, 'delay' (ms from
+-- Redis's now) or 'at' (epoch ms), and the ms.
+-- One call stores many jobs: the API server sends together the adds of one
+-- event-loop turn that go to this shard (server/add_batcher.h). The work a
+-- call pays once (TIME, the timer wake check, the counters summed per topic,
+-- one variadic HSET or ZADD per structure) is what made a one-job call cost
+-- ~3x its job's own writes.
 -- A job added while a shard that may hold the same id was unreachable is
 -- kept in state h (held) in {dq}:held:<shard> until that shard has been
 -- asked (timer/held_verifier.h); it is not delivered before.
--- Returns {'added', due, state}; {'same', due, state} when the same id is
--- held with the same body (a retried add: nothing changes); {'exists', state}
--- when it is held with another body, or dead.
-local key, topic, body = ARGV[1], ARGV[2], ARGV[3]
-local existing = parse_meta(redis.call('HGET', KEYS[1], key))
-if existing then
-  if existing.state ~= 'x' and redis.call('HGET', KEYS[2], key) == body then
-    return {'same', existing.due, existing.state}
-  end
-  return {'exists', existing.state}
-end
+-- Returns one reply per job, in order: {'added', due, state}; {'same', due,
+-- state} when the same id is held with the same body (a retried add:
+-- nothing changes); {'exists', state} when it is held with another body, or
+-- dead.
 local now = redis_now()
-local due = ARGV[5]
-if ARGV[4] == 'delay' then due = ms_text(now + tonumber(ARGV[5])) end
-local holds = {}
-for name in string.gmatch(ARGV[7], '[^,]+') do holds[name] = true end
--- A marker left when a copy of this id was verified on another shard: if that
--- shard cannot be asked now, it may still hold the job.
-local moved_to = redis.call('HGET', KEYS[8], key)
-if moved_to then
-  local unreachable = false
-  for name in string.gmatch(ARGV[8], '[^,]+') do
-    if name == moved_to then unreachable = true end
-  end
-  if unreachable then
-    holds[moved_to] = true
+local created = ms_text(now)
+local verify = {}
+local any_verify = false
+for name in string.gmatch(ARGV[2], '[^,]+') do
+  verify[name] = true
+  any_verify = true
+end
+local unreachable = {}
+for name in string.gmatch(ARGV[3], '[^,]+') do unreachable[name] = true end
+-- Markers are rare: without the hash, no job of this call needs its HGET.
+local any_moved = redis.call('EXISTS', KEYS[8]) == 1
+local jobs = (#ARGV - 3) / 5
+-- The n-th new job's incarnation is seq + n; seq moves on by the new jobs
+-- only, so an add that stores nothing changes nothing.
+local seq = tonumber(redis.call('GET', KEYS[7]) or '0')
+local stored = 0
+
+local metas, bodies, delayed = {}, {}, {}
+local in_call = {}          -- key -> {due, state, body} of the jobs this call adds
+local counts, added = {}, {}  -- "topic:state" -> n, topic -> n
+local earliest, earliest_text = nil, nil
+local replies = {}
+for i = 1, jobs do
+  local a = 4 + (i - 1) * 5
+  local key, topic, body = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local same_call = in_call[key]
+  local existing = nil
+  if not same_call then existing = parse_meta(redis.call('HGET', KEYS[1], key)) end
+  if same_call then
+    if same_call.body == body then
+      replies[i] = {'same', same_call.due, same_call.state}
+    else
+      replies[i] = {'exists', same_call.state}
+    end
+  elseif existing then
+    if existing.state ~= 'x' and redis.call('HGET', KEYS[2], key) == body then
+      replies[i] = {'same', existing.due, existing.state}
+    else
+      replies[i] = {'exists', existing.state}
+    end
   else
-    redis.call('HDEL', KEYS[8], key)  -- the caller asked that shard: it holds no copy
+    local due = ARGV[a + 4]
+    if ARGV[a + 3] == 'delay' then due = ms_text(now + tonumber(ARGV[a + 4])) end
+    -- A marker left when a copy of this id was verified on another shard: if
+    -- that shard cannot be asked now, it may still hold the job.
+    local also_hold = nil
+    local moved_to = any_moved and redis.call('HGET', KEYS[8], key)
+    if moved_to then
+      if unreachable[moved_to] then
+        if not verify[moved_to] then also_hold = moved_to end
+      else
+        redis.call('HDEL', KEYS[8], key)  -- the caller asked that shard: it holds no copy
+      end
+    end
+    local state = 'd'
+    if any_verify or moved_to and unreachable[moved_to] then state = 'h' end
+    metas[#metas + 1] = key
+    metas[#metas + 1] = meta_text({state = state, attempts = 0, due = due, created = created,
+      inc = string.format('%d', seq + stored + 1), lease = '', max = ''})
+    stored = stored + 1
+    bodies[#bodies + 1] = key
+    bodies[#bodies + 1] = body
+    if state == 'd' then
+      delayed[#delayed + 1] = due
+      delayed[#delayed + 1] = key
+      local due_ms = tonumber(due)
+      if earliest == nil or due_ms < earliest then
+        earliest, earliest_text = due_ms, due
+      end
+    else
+      for name in pairs(verify) do redis.call('ZADD', ARGV[1] .. name, due, key) end
+      if also_hold then redis.call('ZADD', ARGV[1] .. also_hold, due, key) end
+    end
+    local counted = topic .. ':' .. state
+    counts[counted] = (counts[counted] or 0) + 1
+    added[topic] = (added[topic] or 0) + 1
+    in_call[key] = {due = due, state = state, body = body}
+    replies[i] = {'added', due, state}
   end
 end
-local state = 'd'
-if next(holds) ~= nil then state = 'h' end
-local inc = redis.call('INCR', KEYS[7])
-redis.call('HSET', KEYS[1], key, meta_text({state = state, attempts = 0, due = due,
-  created = ms_text(now), inc = string.format('%d', inc), lease = '', max = ''}))
-redis.call('HSET', KEYS[2], key, body)
-if state == 'd' then
-  wake_timer_if_first(KEYS[3], KEYS[5], due)
-  redis.call('ZADD', KEYS[3], due, key)
-else
-  for name in pairs(holds) do redis.call('ZADD', ARGV[6] .. name, due, key) end
+if stored > 0 then
+  redis.call('INCRBY', KEYS[7], stored)
+  redis.call('HSET', KEYS[1], unpack(metas))
+  redis.call('HSET', KEYS[2], unpack(bodies))
 end
-count(KEYS[6], topic, state, 1)
-stat(KEYS[4], topic, 'added', 1, now)
-return {'added', due, state}
+if earliest_text then
+  wake_timer_if_first(KEYS[3], KEYS[5], earliest_text)  -- before the ZADD: compares with the old first
+  redis.call('ZADD', KEYS[3], unpack(delayed))
+end
+for counted, n in pairs(counts) do redis.call('HINCRBY', KEYS[6], counted, n) end
+for topic, n in pairs(added) do stat(KEYS[4], topic, 'added', n, now) end
+return replies

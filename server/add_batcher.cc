@@ -1,0 +1,76 @@
+#include "server/add_batcher.h"
+
+#include <utility>
+
+namespace dq {
+namespace {
+
+// Bounds on one call: Redis runs a script to its end before anything else,
+// so a call of 128 jobs (~1 ms) keeps other clients' latency low.
+constexpr size_t kMostJobs = 128;
+constexpr size_t kMostBytes = 1 << 20;
+
+std::string verdicts_of(const std::vector<std::string>& verify_against,
+                        const std::vector<std::string>& unreachable) {
+  std::string text;
+  for (const auto& name : verify_against) text += name + ",";
+  text += "|";
+  for (const auto& name : unreachable) text += name + ",";
+  return text;
+}
+
+}  // namespace
+
+AddBatcher::AddBatcher(event_base* base)
+    : flush_event_(event_new(base, -1, 0, &AddBatcher::on_flush, this)) {}
+
+AddBatcher::~AddBatcher() { event_free(flush_event_); }
+
+void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_against,
+                     const std::vector<std::string>& unreachable, const AddRequest& request,
+                     JobDone done) {
+  std::string verdicts = verdicts_of(verify_against, unreachable);
+  Batch* batch = nullptr;
+  for (auto& queued : batches_) {
+    if (queued.writer == writer && queued.verdicts == verdicts) batch = &queued;
+  }
+  if (batch == nullptr) {
+    batches_.push_back({writer, verdicts, add_call_for(verify_against, unreachable), {}, 0});
+    batch = &batches_.back();
+  }
+  append_add(&batch->call, request.topic, request.id, request.body, request.due);
+  batch->done.push_back(std::move(done));
+  batch->bytes += request.body.size() + request.id.size();
+  if (batch->done.size() >= kMostJobs || batch->bytes >= kMostBytes) {
+    Batch full = std::move(*batch);
+    batches_.erase(batches_.begin() + (batch - batches_.data()));
+    send(std::move(full));
+    return;
+  }
+  if (!scheduled_) {
+    scheduled_ = true;
+    // Runs after the callbacks already active in this turn (the other
+    // requests that arrived with this one).
+    event_active(flush_event_, EV_TIMEOUT, 0);
+  }
+}
+
+void AddBatcher::flush() {
+  scheduled_ = false;
+  std::vector<Batch> batches = std::move(batches_);
+  batches_.clear();
+  for (auto& batch : batches) send(std::move(batch));
+}
+
+void AddBatcher::send(Batch batch) {
+  batch.writer->run(std::move(batch.call),
+                    [done = std::move(batch.done)](Result<const redisReply*> reply) {
+                      for (size_t i = 0; i < done.size(); ++i) done[i](reply, i);
+                    });
+}
+
+void AddBatcher::on_flush(evutil_socket_t, short, void* arg) {
+  static_cast<AddBatcher*>(arg)->flush();
+}
+
+}  // namespace dq
