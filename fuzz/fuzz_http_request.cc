@@ -1,6 +1,6 @@
 // Fuzz target: dq's HTTP request handling, end to end in one process. The
 // input is sent as raw bytes on a loopback connection to a real HttpApi
-// (evhttp, dq's routes, limits, JSON parsing and validation) whose one Redis
+// (dq's HTTP server, routes, limits, JSON parsing and validation) whose one Redis
 // shard is a closed port, so every request is answered without a Redis: a
 // JSON error, a 503 for a job route, or the connection closed. Nothing may
 // crash, and every status line dq writes must carry a JSON body.
