@@ -12,9 +12,11 @@
 namespace dq {
 namespace {
 
-// Requests of one connection handed over and not yet answered; past this,
-// reading pauses (a pipelining client waits for answers).
-constexpr size_t kMaxPipelined = 64;
+// Requests of one connection handed over and not yet answered. One: a
+// pipelined request runs after the one before it is answered, so a GET sent
+// right behind an add sees the job (requests to Redis may take different
+// paths and would otherwise race). Reading pauses meanwhile.
+constexpr size_t kMaxPipelined = 1;
 // Requests are not read while this much answer data waits for the client.
 constexpr size_t kMaxBufferedOutput = 1024 * 1024;
 // How long a closing connection keeps reading what the client still sends.
@@ -54,7 +56,9 @@ void HttpConnection::start() {
 }
 
 bool HttpConnection::closes_after(const HttpExchange& exchange) const {
-  return closing_ || !exchange.head().keep_alive || server_.stopping() || !refusal_.empty();
+  // Not closing_: answers queued before a failed or last request still keep
+  // the connection open for the answers after them.
+  return !exchange.head().keep_alive || server_.stopping() || !refusal_.empty();
 }
 
 void HttpConnection::exchange_answered() {

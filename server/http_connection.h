@@ -1,7 +1,7 @@
 // HttpConnection: one accepted socket of the HTTP API. Reassembles requests
 // from any split of TCP reads (server/http_parser.h), hands each whole one to
-// the server's handler at once (pipelined requests run side by side) and
-// writes the answers in request order. Sends "100 Continue" to a client that
+// the server's handler, one at a time (a pipelined request runs once the one
+// before it is answered), and writes the answers in request order. Sends "100 Continue" to a client that
 // waits for it before its body. A request whose head or body breaks a limit
 // or the syntax gets a JSON error, after the answers before it, and the
 // connection closes; so does one whose request is not whole within

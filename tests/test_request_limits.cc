@@ -66,6 +66,12 @@ class RawHttp {
     return received_;
   }
 
+  // Everything the server sends until it closes the connection (or timeout_ms).
+  std::string read_until_closed(int timeout_ms = 5000) {
+    closed_by_server(timeout_ms);
+    return received_;
+  }
+
   // True once the server closed the connection (within timeout_ms).
   bool closed_by_server(int timeout_ms) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -74,7 +80,11 @@ class RawHttp {
       if (poll(&ready, 1, 50) <= 0) continue;
       char chunk[4096];
       ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
-      if (got <= 0) closed_ = true;
+      if (got <= 0) {
+        closed_ = true;
+      } else {
+        received_.append(chunk, static_cast<size_t>(got));
+      }
     }
     return closed_;
   }
@@ -235,4 +245,48 @@ TEST_CASE("a batch over max_batch_jobs gets a JSON 413 and adds nothing") {
   CHECK(answer.status == 413);
   CHECK(answer.json()["error"].get<std::string>().find("5") != std::string::npos);
   CHECK(world.redis.dump_all() == world.before);
+}
+
+TEST_CASE("pipelined, chunked, 100-continue and HTTP/1.0 requests on dq's HTTP server") {
+  LimitedDqd world("");
+  {
+    // Three requests in one write, answered in order; the last asks to close.
+    RawHttp raw(world.dqd->http_port());
+    std::string chunked =
+        "POST /v1/topics/limits/jobs HTTP/1.1\r\nHost: dq\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "8\r\n{\"id\":\"c\r\nd\r\n2\",\"body\":{}}\r\n0\r\n\r\n";
+    raw.send_text(add_request(Json{{"id", "p1"}, {"body", 1}}.dump()) + chunked +
+                  "GET /v1/topics/limits/jobs/p1 HTTP/1.1\r\nConnection: close\r\n\r\n");
+    std::string answers = raw.read_until_closed();
+    CAPTURE(answers);
+    size_t first = answers.find("HTTP/1.1 201");
+    size_t second = answers.find("HTTP/1.1 201", first + 1);
+    size_t third = answers.find("HTTP/1.1 200", second + 1);
+    CHECK(first == 0);
+    CHECK(second != std::string::npos);
+    CHECK(third != std::string::npos);
+    CHECK(answers.find("\"id\":\"c2\"", second) < third);
+    CHECK(answers.find("Connection: close", third) != std::string::npos);
+  }
+  {
+    // A client that waits for 100 Continue before its body.
+    RawHttp raw(world.dqd->http_port());
+    std::string body = Json{{"id", "e1"}, {"body", std::string(2000, 'e')}}.dump();
+    raw.send_text(
+        "POST /v1/topics/limits/jobs HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n");
+    CHECK(raw.read_answer().rfind("HTTP/1.1 100 Continue\r\n\r\n", 0) == 0);
+    raw.send_text(body);
+    std::string answer = raw.read_until_closed(1500);
+    CHECK(answer.find("HTTP/1.1 201") != std::string::npos);
+  }
+  {
+    // HTTP/1.0 closes after its answer.
+    RawHttp raw(world.dqd->http_port());
+    raw.send_text("GET /healthz HTTP/1.0\r\n\r\n");
+    std::string answer = raw.read_until_closed();
+    CHECK(status_of(answer) == 200);
+    CHECK(answer.find("Connection: close") != std::string::npos);
+    CHECK(body_of(answer)["status"] == "ok");
+  }
 }
