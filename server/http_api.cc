@@ -98,13 +98,14 @@ void HttpApi::finish(const Exchange& request, const std::string& route, int stat
 
 void HttpApi::finish_text(const Exchange& request, const std::string& route, int status,
                           const std::string& json_text) {
-  send(request, route, status, "application/json", status == 204 ? "" : json_text + "\n");
+  send(request, route, status, "application/json", json_text, "\n");
 }
 
 void HttpApi::send(const Exchange& request, const std::string& route, int status,
-                   std::string_view content_type, std::string_view body) {
+                   std::string_view content_type, std::string_view body,
+                   std::string_view body_suffix) {
   record_answer(request, route, status);
-  request->answer(status, content_type, body);
+  request->answer(status, content_type, body, body_suffix);
   --active_;
 }
 

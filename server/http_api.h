@@ -78,7 +78,8 @@ class HttpApi {
   void record_answer(const Exchange& request, const std::string& route, int status);
   // Answers, counted: active() goes down by one.
   void send(const Exchange& request, const std::string& route, int status,
-            std::string_view content_type, std::string_view body);
+            std::string_view content_type, std::string_view body,
+            std::string_view body_suffix = {});
 
   JobService& jobs_;
   TopicCache& topics_;

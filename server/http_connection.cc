@@ -165,7 +165,7 @@ void HttpConnection::take_requests() {
     disarm_request_timer();
     input_start_ += parser_.consumed();
     std::string body = std::move(parser_.body());
-    HttpRequestHead head = parser_.head();
+    HttpRequestHead head = parser_.take_head();
     parser_.reset();
     continue_sent_ = false;
     if (!head.keep_alive) closing_ = true;  // the client's last request

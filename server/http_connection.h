@@ -1,13 +1,12 @@
 // HttpConnection: one accepted socket of the HTTP API. Reassembles requests
 // from any split of TCP reads (server/http_parser.h), hands each whole one to
 // the server's handler, one at a time (a pipelined request runs once the one
-// before it is answered), and writes the answers in request order. Sends "100 Continue" to a client that
-// waits for it before its body. A request whose head or body breaks a limit
-// or the syntax gets a JSON error, after the answers before it, and the
-// connection closes; so does one whose request is not whole within
-// request_timeout_ms of its first byte (408). After its last answer it
-// stops writing and reads what the client still sends for a moment, so that
-// the answer is not lost to a TCP reset.
+// before it is answered), and writes the answers in request order. Sends "100 Continue" to a client
+// that waits for it before its body. A request whose head or body breaks a limit or the syntax gets
+// a JSON error, after the answers before it, and the connection closes; so does one whose request
+// is not whole within request_timeout_ms of its first byte (408). After its last answer it stops
+// writing and reads what the client still sends for a moment, so that the answer is not lost to a
+// TCP reset.
 #pragma once
 
 #include <event2/bufferevent.h>

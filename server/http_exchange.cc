@@ -41,7 +41,8 @@ void HttpExchange::add_header(std::string_view name, std::string_view value) {
   extra_headers_.append("\r\n");
 }
 
-void HttpExchange::answer(int status, std::string_view content_type, std::string_view body) {
+void HttpExchange::answer(int status, std::string_view content_type, std::string_view body,
+                          std::string_view body_suffix) {
   if (answered_) return;
   answered_ = true;
   if (connection_ == nullptr) return;  // the client went away
@@ -53,7 +54,8 @@ void HttpExchange::answer(int status, std::string_view content_type, std::string
   reply.keep_alive_header = !closes_ && head_.minor_version == 0;
   reply.extra_headers = extra_headers_;
   reply.head_only = head_.method == "HEAD";
-  reply_.reserve(160 + extra_headers_.size() + body.size());
+  reply.body_suffix = body_suffix;
+  reply_.reserve(160 + extra_headers_.size() + body.size() + body_suffix.size());
   append_reply(&reply_, reply, body);
   connection_->exchange_answered();  // may write it, and may close (delete) the connection
 }

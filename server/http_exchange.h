@@ -36,7 +36,8 @@ class HttpExchange {
   // A header for the answer ("Allow", "WWW-Authenticate"); before answer().
   void add_header(std::string_view name, std::string_view value);
   // Answers (once; later calls are ignored). 204 carries no body.
-  void answer(int status, std::string_view content_type, std::string_view body);
+  void answer(int status, std::string_view content_type, std::string_view body,
+              std::string_view body_suffix = {});
   bool answered() const { return answered_; }
 
  private:

@@ -49,6 +49,7 @@ class HttpParser {
   // The head is whole (valid once parse() went past it): the time for a 100 Continue.
   bool head_done() const { return phase_ > Phase::kHead; }
   const HttpRequestHead& head() const { return head_; }
+  HttpRequestHead take_head() { return std::move(head_); }  // before reset()
   std::string& body() { return body_; }
   // Bytes of input the finished request took (after kRequest).
   size_t consumed() const { return consumed_; }

@@ -83,8 +83,8 @@ void append_reply(std::string* out, const ReplyHead& head, std::string_view body
     out->append("\r\nContent-Type: ");
     out->append(head.content_type);
     out->append("\r\nContent-Length: ");
-    out->append(number,
-                static_cast<size_t>(std::snprintf(number, sizeof number, "%zu", body.size())));
+    out->append(number, static_cast<size_t>(std::snprintf(number, sizeof number, "%zu",
+                                                          body.size() + head.body_suffix.size())));
   }
   if (head.close) {
     out->append("\r\nConnection: close");
@@ -94,7 +94,10 @@ void append_reply(std::string* out, const ReplyHead& head, std::string_view body
   out->append("\r\n");
   out->append(head.extra_headers);
   out->append("\r\n");
-  if (!head.head_only && head.status != 204) out->append(body);
+  if (!head.head_only && head.status != 204) {
+    out->append(body);
+    out->append(head.body_suffix);
+  }
 }
 
 }  // namespace dq

@@ -30,6 +30,7 @@ struct ReplyHead {
   bool keep_alive_header = false;
   std::string_view extra_headers;  // whole lines, each ending in CR LF
   bool head_only = false;          // a HEAD request: no body, same Content-Length
+  std::string_view body_suffix;    // written after the body (a JSON answer's newline)
 };
 
 // Appends the whole answer to *out.
