@@ -32,7 +32,9 @@ std::vector<std::string> path_parts(const char* path) {
   while (start <= text.size()) {
     size_t slash = text.find('/', start);
     if (slash == std::string::npos) slash = text.size();
-    if (slash > start) {
+    if (slash > start && text.find('%', start) >= slash) {
+      parts.emplace_back(text, start, slash - start);  // nothing to decode
+    } else if (slash > start) {
       std::string part = text.substr(start, slash - start);
       size_t length = 0;
       char* decoded = evhttp_uridecode(part.c_str(), 0, &length);

@@ -3,7 +3,7 @@
 
 #include <time.h>
 
-#include <cstdio>
+#include <charconv>
 
 namespace dq {
 
@@ -71,11 +71,21 @@ std::string_view http_date() {
   return std::string_view(text, length);
 }
 
+namespace {
+
+template <typename Number>
+void append_number(std::string* out, Number value) {
+  char text[24];
+  auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  out->append(text, static_cast<size_t>(end - text));
+}
+
+}  // namespace
+
 void append_reply(std::string* out, const ReplyHead& head, std::string_view body) {
-  char number[24];
   out->append("HTTP/1.1 ");
-  out->append(number,
-              static_cast<size_t>(std::snprintf(number, sizeof number, "%d ", head.status)));
+  append_number(out, head.status);
+  out->push_back(' ');
   out->append(reason_of(head.status));
   out->append("\r\nDate: ");
   out->append(http_date());
@@ -83,8 +93,7 @@ void append_reply(std::string* out, const ReplyHead& head, std::string_view body
     out->append("\r\nContent-Type: ");
     out->append(head.content_type);
     out->append("\r\nContent-Length: ");
-    out->append(number, static_cast<size_t>(std::snprintf(number, sizeof number, "%zu",
-                                                          body.size() + head.body_suffix.size())));
+    append_number(out, body.size() + head.body_suffix.size());
   }
   if (head.close) {
     out->append("\r\nConnection: close");
