@@ -78,6 +78,7 @@ class HttpParser {
   bool seen_request_line_ = false;
   bool seen_length_ = false;
   size_t chunk_left_ = 0;
+  size_t trailers_start_ = 0;
   HttpRequestHead head_;
   std::string body_;
   size_t consumed_ = 0;

@@ -167,3 +167,16 @@ TEST_CASE("malformed requests are errors with a status") {
   CHECK(error_of(chunked + "3\r\nabcX") == 400);
   CHECK(error_of(chunked + "fffffffffffffffffff\r\n") == 400);
 }
+
+TEST_CASE("regression (fuzz): a trailer line over the head limit is 431 whole or in pieces") {
+  HttpLimits limits;
+  limits.max_head_bytes = 100;
+  std::string request = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\nT: " +
+                        std::string(200, 'x') + "\r\n\r\n";
+  int whole = 0;
+  int bytewise = 0;
+  CHECK(parse_all(request, request.size(), &whole, limits).empty());
+  CHECK(parse_all(request, 1, &bytewise, limits).empty());
+  CHECK(whole == 431);
+  CHECK(bytewise == 431);
+}
