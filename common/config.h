@@ -30,7 +30,7 @@ struct Config {
   int legacy_reply_timeout_ms = 900;
   size_t max_body_bytes = 64 * 1024;
   int max_batch_jobs = 1000;
-  // HTTP API limits (server/request_limits.h); each is answered with JSON.
+  // HTTP API limits (server/http_server.h); each is answered with JSON.
   int max_connections = 10000;                  // open connections per API server process
   size_t max_header_bytes = 64 * 1024;          // request line and headers
   size_t max_request_bytes = 16 * 1024 * 1024;  // a request body (a batch carries many jobs)

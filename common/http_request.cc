@@ -32,7 +32,9 @@ std::vector<std::string> path_parts(const char* path) {
   while (start <= text.size()) {
     size_t slash = text.find('/', start);
     if (slash == std::string::npos) slash = text.size();
-    if (slash > start) {
+    if (slash > start && text.find('%', start) >= slash) {
+      parts.emplace_back(text, start, slash - start);  // nothing to decode
+    } else if (slash > start) {
       std::string part = text.substr(start, slash - start);
       size_t length = 0;
       char* decoded = evhttp_uridecode(part.c_str(), 0, &length);
@@ -56,8 +58,12 @@ std::string query_value(evhttp_request* request, const char* name) {
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
   const char* query = uri ? evhttp_uri_get_query(uri) : nullptr;
   if (query == nullptr) return {};
+  return query_value(std::string(query), name);
+}
+
+std::string query_value(const std::string& query, const char* name) {
   evkeyvalq params{};
-  if (evhttp_parse_query_str(query, &params) != 0) return {};
+  if (evhttp_parse_query_str(query.c_str(), &params) != 0) return {};
   const char* value = evhttp_find_header(&params, name);
   std::string result = value ? value : "";
   evhttp_clear_headers(&params);

@@ -23,6 +23,8 @@ std::string request_body(evhttp_request* request);
 
 // The decoded value of `name` in the request's query string ("" when absent).
 std::string query_value(evhttp_request* request, const char* name);
+// The same in a query string ("a=1&b=2", without the '?').
+std::string query_value(const std::string& query, const char* name);
 
 // An optional whole number 0..999999999 from a query string: empty keeps
 // *out; anything else (a sign, letters, too many digits) is false.

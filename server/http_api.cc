@@ -1,10 +1,6 @@
 #include "server/http_api.h"
 
-#include <event2/buffer.h>
-#include <event2/keyvalq_struct.h>
-#include <fcntl.h>
-#include <unistd.h>
-
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -19,14 +15,14 @@
 #include "server/api_auth.h"
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
-#include "server/request_limits.h"
 
 namespace dq {
 namespace {
 
-ListingQuery query_of(evhttp_request* request) {
-  return {query_value(request, "search"), query_value(request, "state"),
-          query_value(request, "offset"), query_value(request, "limit")};
+ListingQuery query_of(const HttpExchange& request) {
+  std::string query(request.query());
+  return {query_value(query, "search"), query_value(query, "state"), query_value(query, "offset"),
+          query_value(query, "limit")};
 }
 
 // A job as JSON text. The body goes in as stored, byte for byte (see
@@ -78,133 +74,111 @@ HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth
       topics_(topics),
       auth_(auth),
       config_(config),
-      http_(evhttp_new(base)),
-      // Sizes, connections and timeouts; single adds are checked against
-      // max_body_bytes below.
-      limits_(std::make_unique<RequestLimits>(http_, config)) {
-  evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
-                                        EVHTTP_REQ_PUT | EVHTTP_REQ_HEAD);
-  evhttp_set_gencb(http_, &HttpApi::on_request, this);
-}
+      server_(base, config, [this](const Exchange& request) { on_request(request); }) {}
 
-HttpApi::~HttpApi() { evhttp_free(http_); }
-
-Status HttpApi::listen(int fd) {
-  // A copy: evhttp closes its listener's socket when it stops accepting;
-  // the inherited descriptor is the caller's to close (run_server does, right
-  // after stop_accepting()).
-  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  evhttp_bound_socket* bound = own < 0 ? nullptr : evhttp_accept_socket_with_handle(http_, own);
-  if (bound == nullptr) return Status(Code::kInternal, "cannot accept on the HTTP socket");
-  bound_.push_back(bound);
-  return Status::ok();
-}
-
-void HttpApi::stop_accepting() {
-  stopping_ = true;
-  for (auto* bound : bound_) evhttp_del_accept_socket(http_, bound);
-  bound_.clear();
-}
-
-void HttpApi::on_request(evhttp_request* request, void* arg) {
-  auto* self = static_cast<HttpApi*>(arg);
-  ++self->active_;
-  self->started_[request] = std::chrono::steady_clock::now();
-  if (auto refused = self->limits_->admit(request)) {
-    return self->finish(request, "refused", refused->status, Json{{"error", refused->error}});
+void HttpApi::on_request(const Exchange& request) {
+  ++active_;
+  if (!request->refusal().empty()) {
+    return finish(request, "refused", 503, Json{{"error", request->refusal()}});
   }
-  const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  self->route(request, path_parts(uri ? evhttp_uri_get_path(uri) : "/"));
+  const std::string& method = request->method();
+  if (method != "GET" && method != "POST" && method != "DELETE" && method != "PUT" &&
+      method != "HEAD") {
+    return finish(request, "other", 501,
+                  Json{{"error", "method " + method +
+                                     " is not supported; use GET, POST, PUT, DELETE or HEAD"}});
+  }
+  route(request, path_parts(std::string(request->path()).c_str()));
 }
 
-void HttpApi::finish(evhttp_request* request, const std::string& route, int status,
+void HttpApi::finish(const Exchange& request, const std::string& route, int status,
                      const Json& body) {
   finish_text(request, route, status, status == 204 ? std::string() : dump_json(body));
 }
 
-void HttpApi::finish_text(evhttp_request* request, const std::string& route, int status,
+void HttpApi::finish_text(const Exchange& request, const std::string& route, int status,
                           const std::string& json_text) {
-  if (stopping_)
-    evhttp_add_header(evhttp_request_get_output_headers(request), "Connection", "close");
+  send(request, route, status, "application/json", json_text, "\n");
+}
+
+void HttpApi::send(const Exchange& request, const std::string& route, int status,
+                   std::string_view content_type, std::string_view body,
+                   std::string_view body_suffix) {
   record_answer(request, route, status);
-  reply_json_text(request, status, json_text);
+  request->answer(status, content_type, body, body_suffix);
   --active_;
 }
 
-void HttpApi::route(evhttp_request* request, const std::vector<std::string>& path) {
-  evhttp_cmd_type method = evhttp_request_get_command(request);
-  auto is = [&](evhttp_cmd_type wanted) { return method == wanted; };
+void HttpApi::route(const Exchange& request, const std::vector<std::string>& path) {
+  const std::string& method = request->method();
+  auto is = [&](const char* wanted) { return method == wanted; };
   auto wrong_method = [&](const char* allowed) {
-    evhttp_add_header(evhttp_request_get_output_headers(request), "Allow", allowed);
+    request->add_header("Allow", allowed);
     finish(request, "other", 405,
            Json{{"error", std::string("method not allowed; use ") + allowed}});
   };
   if (path.size() == 1 && path[0] == "healthz") {
-    if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+    if (!is("GET")) return wrong_method("GET");
     return healthz(request);
   }
   if (path.size() == 1 && path[0] == "metrics") {
-    if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+    if (!is("GET")) return wrong_method("GET");
     return metrics(request);
   }
   TokenScope scope{/*all_topics=*/true, {}};
   if (refused_by_auth(request, path, &scope)) return;
   if (path.size() == 2 && path[0] == "v1" && path[1] == "topics") {
-    if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+    if (!is("GET")) return wrong_method("GET");
     return listing(request, "topics",
-                   topics_answer(blocking_store(), topics_, query_of(request),
+                   topics_answer(blocking_store(), topics_, query_of(*request),
                                  [&scope](const std::string& name) { return scope.allows(name); }));
   }
   if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
     const std::string& topic = path[2];
     if (path[3] == "jobs" && path.size() == 4) {
-      if (is(EVHTTP_REQ_POST)) return add_job(request, topic);
-      if (!is(EVHTTP_REQ_GET)) return wrong_method("GET, POST");
+      if (is("POST")) return add_job(request, topic);
+      if (!is("GET")) return wrong_method("GET, POST");
       return listing(request, "list",
-                     topic_jobs_answer(blocking_store(), topics_, topic, query_of(request)));
+                     topic_jobs_answer(blocking_store(), topics_, topic, query_of(*request)));
     }
     if (path[3] == "stats" && path.size() == 4) {
-      if (!is(EVHTTP_REQ_GET)) return wrong_method("GET");
+      if (!is("GET")) return wrong_method("GET");
       return listing(request, "stats", topic_stats_answer(blocking_store(), topics_, topic));
     }
     if (path[3] == "jobs" && path.size() == 5 && path[4] == "batch") {
-      if (!is(EVHTTP_REQ_POST)) return wrong_method("POST");
+      if (!is("POST")) return wrong_method("POST");
       return add_batch(request, topic);
     }
     if (path[3] == "jobs" && path.size() == 5) {
-      if (is(EVHTTP_REQ_GET)) return get_job(request, topic, path[4]);
-      if (is(EVHTTP_REQ_DELETE)) return delete_job(request, topic, path[4]);
+      if (is("GET")) return get_job(request, topic, path[4]);
+      if (is("DELETE")) return delete_job(request, topic, path[4]);
       return wrong_method("GET, DELETE");
     }
     if (path[3] == "dead") return dead_letters(request, topic, path);
   }
   finish(request, "other", 404,
-         Json{{"error", std::string("no such route: ") + method_name(method) + " " +
-                            evhttp_request_get_uri(request)}});
+         Json{{"error", std::string("no such route: ") + method + " " + request->target()}});
 }
 
-bool HttpApi::refused_by_auth(evhttp_request* request, const std::vector<std::string>& path,
+bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::string>& path,
                               TokenScope* scope) {
   if (!auth_.required() || path.empty() || path[0] != "v1") return false;
   const std::string* topic = path.size() >= 3 && path[1] == "topics" ? &path[2] : nullptr;
-  const char* header =
-      evhttp_find_header(evhttp_request_get_input_headers(request), "Authorization");
+  const std::string& authorization = request->head().authorization;
+  const char* header = authorization.empty() ? nullptr : authorization.c_str();
   // The scope is copied out only for the topic-less routes (GET /v1/topics filters by it).
   auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope);
   if (!refused) return false;
-  request_log().info("{} {} -> {} {}", method_name(evhttp_request_get_command(request)),
-                     evhttp_request_get_uri(request), refused->http_status, refused->reason);
-  if (refused->http_status == 401) {
-    evhttp_add_header(evhttp_request_get_output_headers(request), "WWW-Authenticate",
-                      "Bearer realm=\"dq\"");
-  }
+  request_log().info("{} {} -> {} {}", request->method(), request->target(), refused->http_status,
+                     refused->reason);
+  if (refused->http_status == 401) request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
   finish(request, "auth", refused->http_status,
          Json{{"error", refused->error}, {"reason", refused->reason}});
   return true;
 }
 
-void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
-  std::string text = request_body(request);
+void HttpApi::add_job(const Exchange& request, const std::string& topic) {
+  const std::string& text = request->body();
   int64_t started = monotonic_ms();
   if (text.size() > config_.max_body_bytes + 4096) {
     return finish(request, "add", 413,
@@ -235,10 +209,10 @@ void HttpApi::add_job(evhttp_request* request, const std::string& topic) {
   });
 }
 
-void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
+void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
   Json batch;
   std::string error;
-  std::string text = request_body(request);
+  const std::string& text = request->body();
   if (!parse_body(text, &batch, &error))
     return finish(request, "batch", 400, Json{{"error", error}});
   if (!batch.is_object() || !batch.contains("jobs") || !batch["jobs"].is_array()) {
@@ -299,7 +273,7 @@ void HttpApi::add_batch(evhttp_request* request, const std::string& topic) {
   }
 }
 
-void HttpApi::get_job(evhttp_request* request, const std::string& topic, const std::string& id) {
+void HttpApi::get_job(const Exchange& request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
   if (!ok.is_ok())
     return finish(request, "get", http_status_of(ok.code()), Json{{"error", ok.message()}});
@@ -312,7 +286,7 @@ void HttpApi::get_job(evhttp_request* request, const std::string& topic, const s
   });
 }
 
-void HttpApi::delete_job(evhttp_request* request, const std::string& topic, const std::string& id) {
+void HttpApi::delete_job(const Exchange& request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
   if (!ok.is_ok())
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
@@ -324,7 +298,7 @@ void HttpApi::delete_job(evhttp_request* request, const std::string& topic, cons
   });
 }
 
-void HttpApi::listing(evhttp_request* request, const std::string& route,
+void HttpApi::listing(const Exchange& request, const std::string& route,
                       const ListingAnswer& answer) {
   finish(request, route, answer.status, answer.body);
 }
@@ -336,20 +310,21 @@ JobStore& HttpApi::blocking_store() {
 
 // Dead-letter calls are rare operator actions: they use the blocking store
 // (common/job_store.h) rather than a second, async copy of its logic.
-void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
+void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
                            const std::vector<std::string>& path) {
-  evhttp_cmd_type method = evhttp_request_get_command(request);
+  const std::string& method = request->method();
   if (!valid_topic(topic) || topics_.find_or_reload(topic) == nullptr) {
     return finish(request, "dead", 404, Json{{"error", "unknown topic '" + topic + "'"}});
   }
   auto fail = [&](const Status& status) {
     finish(request, "dead", http_status_of(status.code()), Json{{"error", status.message()}});
   };
-  if (path.size() == 4 && method == EVHTTP_REQ_GET) {
+  if (path.size() == 4 && method == "GET") {
     long offset = 0;
     long limit = 100;
-    if (!parse_count(query_value(request, "offset"), &offset) ||
-        !parse_count(query_value(request, "limit"), &limit) || limit <= 0 || limit > 1000) {
+    std::string query(request->query());
+    if (!parse_count(query_value(query, "offset"), &offset) ||
+        !parse_count(query_value(query, "limit"), &limit) || limit <= 0 || limit > 1000) {
       return fail(Status(Code::kInvalid, "offset must be a whole number >= 0 and limit 1..1000"));
     }
     auto list =
@@ -362,7 +337,7 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
     Json head{{"topic", topic}, {"total", total.is_ok() ? *total : -1}};
     return finish_text(request, "dead", 200, with_raw_member(dump_json(head), "jobs", jobs));
   }
-  if (path.size() == 4 && method == EVHTTP_REQ_DELETE) {
+  if (path.size() == 4 && method == "DELETE") {
     auto purged = blocking_store().dead_purge(topic);
     if (!purged.is_ok()) return fail(purged.status());
     request_log().info("dead-purge {} -> {}", topic, *purged);
@@ -370,7 +345,7 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
   }
   bool requeue_all = path.size() == 5 && path[4] == "requeue";
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
-  if ((requeue_all || requeue_one) && method == EVHTTP_REQ_POST) {
+  if ((requeue_all || requeue_one) && method == "POST") {
     std::string id = requeue_one ? path[4] : "";
     if (requeue_one && !check_id(id).is_ok()) return fail(check_id(id));
     auto requeued = blocking_store().dead_requeue(topic, id);
@@ -387,7 +362,7 @@ void HttpApi::dead_letters(evhttp_request* request, const std::string& topic,
                ".../dead/{id}/requeue"}});
 }
 
-void HttpApi::healthz(evhttp_request* request) {
+void HttpApi::healthz(const Exchange& request) {
   Json shards = Json::array();
   bool any_up = false;
   // The redis checker's view (state, reason, since when, safety) beside this
@@ -420,21 +395,14 @@ void HttpApi::healthz(evhttp_request* request) {
   finish(request, "healthz", any_up ? 200 : 503, body);
 }
 
-void HttpApi::metrics(evhttp_request* request) {
+void HttpApi::metrics(const Exchange& request) {
   std::string text = render_metrics(blocking_store(), topics_, config_);
-  record_answer(request, "metrics", 200);
-  reply_text(request, 200, "text/plain; version=0.0.4; charset=utf-8", text);
-  --active_;
+  send(request, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", text);
 }
 
-void HttpApi::record_answer(evhttp_request* request, const std::string& route, int status) {
-  double seconds = 0;
-  auto started = started_.find(request);
-  if (started != started_.end()) {
-    seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started->second).count();
-    started_.erase(started);
-  }
+void HttpApi::record_answer(const Exchange& request, const std::string& route, int status) {
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - request->started()).count();
   SharedMetrics::instance().observe(SharedMetrics::key({"http", route, std::to_string(status)}),
                                     seconds);
 }

@@ -1,4 +1,4 @@
-// HttpApi: the HTTP/JSON client API on evhttp.
+// HttpApi: the HTTP/JSON client API, on dq's own HTTP server (server/http_server.h).
 //   GET    /v1/topics                         registered topics and their counts
 //   GET    /v1/topics/{topic}/stats           counts, totals, per minute and per day
 //   GET    /v1/topics/{topic}/jobs            list jobs (?state=&offset=&limit=)
@@ -17,80 +17,77 @@
 #pragma once
 
 #include <event2/event.h>
-#include <event2/http.h>
 
-#include <chrono>
-#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "common/api_tokens.h"
 #include "common/config.h"
 #include "common/job_store.h"
 #include "common/topic_cache.h"
+#include "server/http_exchange.h"
+#include "server/http_server.h"
 #include "server/job_service.h"
 #include "server/listing_routes.h"
 
 namespace dq {
 
 class ApiAuth;
-class RequestLimits;
 
 class HttpApi {
  public:
   HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
           const Config& config);
-  ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
   // Serves on an inherited listening socket (a copy of fd; fd stays the caller's).
-  Status listen(int fd);
+  Status listen(int fd) { return server_.listen(fd); }
   // Graceful stop: no new connections (the copy is closed); answers carry
   // "Connection: close".
-  void stop_accepting();
+  void stop_accepting() { server_.stop_accepting(); }
   size_t active() const { return active_; }  // requests not yet answered
 
  private:
-  static void on_request(evhttp_request* request, void* arg);
-  void route(evhttp_request* request, const std::vector<std::string>& path);
+  using Exchange = std::shared_ptr<HttpExchange>;
+  void on_request(const Exchange& request);
+  void route(const Exchange& request, const std::vector<std::string>& path);
   // A /v1/ request without a token good for its topic is answered 401/403
   // here (true); *scope is the token's scope otherwise.
-  bool refused_by_auth(evhttp_request* request, const std::vector<std::string>& path,
+  bool refused_by_auth(const Exchange& request, const std::vector<std::string>& path,
                        TokenScope* scope);
-  void add_job(evhttp_request* request, const std::string& topic);
-  void add_batch(evhttp_request* request, const std::string& topic);
-  void get_job(evhttp_request* request, const std::string& topic, const std::string& id);
-  void delete_job(evhttp_request* request, const std::string& topic, const std::string& id);
-  void dead_letters(evhttp_request* request, const std::string& topic,
+  void add_job(const Exchange& request, const std::string& topic);
+  void add_batch(const Exchange& request, const std::string& topic);
+  void get_job(const Exchange& request, const std::string& topic, const std::string& id);
+  void delete_job(const Exchange& request, const std::string& topic, const std::string& id);
+  void dead_letters(const Exchange& request, const std::string& topic,
                     const std::vector<std::string>& path);
   // The listing routes (server/listing_routes.h).
-  void listing(evhttp_request* request, const std::string& route, const ListingAnswer& answer);
-  void healthz(evhttp_request* request);
-  void metrics(evhttp_request* request);
+  void listing(const Exchange& request, const std::string& route, const ListingAnswer& answer);
+  void healthz(const Exchange& request);
+  void metrics(const Exchange& request);
   // Replies and does the bookkeeping every answer needs (counts, Connection).
-  void finish(evhttp_request* request, const std::string& route, int status, const Json& body);
+  void finish(const Exchange& request, const std::string& route, int status, const Json& body);
   // The same with the JSON already serialized (replies that embed raw bodies).
-  void finish_text(evhttp_request* request, const std::string& route, int status,
+  void finish_text(const Exchange& request, const std::string& route, int status,
                    const std::string& json_text);
   JobStore& blocking_store();
   // Counts the answer in the host's shared metrics (route, code, latency).
-  void record_answer(evhttp_request* request, const std::string& route, int status);
+  void record_answer(const Exchange& request, const std::string& route, int status);
+  // Answers, counted: active() goes down by one.
+  void send(const Exchange& request, const std::string& route, int status,
+            std::string_view content_type, std::string_view body,
+            std::string_view body_suffix = {});
 
   JobService& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;
-  evhttp* http_;
-  std::vector<evhttp_bound_socket*> bound_;
-  bool stopping_ = false;
   size_t active_ = 0;
-  // When each request not yet answered arrived, for the latency histograms.
-  std::unordered_map<evhttp_request*, std::chrono::steady_clock::time_point> started_;
   std::unique_ptr<JobStore> blocking_store_;  // dead letters, listings and /metrics
-  std::unique_ptr<RequestLimits> limits_;
+  HttpServer server_;  // last: destroyed first, while the rest is still there
 };
 
 }  // namespace dq

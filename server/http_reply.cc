@@ -1,13 +1,16 @@
+// Answer bytes (see http_reply.h).
 #include "server/http_reply.h"
 
-#include <event2/buffer.h>
-#include <event2/keyvalq_struct.h>
+#include <time.h>
+
+#include <charconv>
 
 namespace dq {
-namespace {
 
 const char* reason_of(int status) {
   switch (status) {
+    case 100:
+      return "Continue";
     case 200:
       return "OK";
     case 201:
@@ -24,55 +27,86 @@ const char* reason_of(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
     case 409:
       return "Conflict";
     case 413:
       return "Payload Too Large";
     case 429:
       return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     case 504:
       return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
     default:
       return status < 400 ? "OK" : "Error";
   }
-}
-
-}  // namespace
-
-void reply_text(evhttp_request* request, int status, const std::string& content_type,
-                const std::string& text) {
-  evkeyvalq* headers = evhttp_request_get_output_headers(request);
-  evhttp_add_header(headers, "Content-Type", content_type.c_str());
-  if (status == 204) {
-    evhttp_send_reply(request, status, reason_of(status), nullptr);
-    return;
-  }
-  evbuffer* buffer = evbuffer_new();
-  evbuffer_add(buffer, text.data(), text.size());
-  evhttp_send_reply(request, status, reason_of(status), buffer);
-  evbuffer_free(buffer);
 }
 
 std::string dump_json(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-void reply_json_text(evhttp_request* request, int status, const std::string& json_text) {
-  reply_text(request, status, "application/json", status == 204 ? std::string() : json_text + "\n");
+std::string_view http_date() {
+  // One server process has one thread: a static cache is enough.
+  static time_t formatted_at = 0;
+  static char text[64];
+  static size_t length = 0;
+  time_t now = time(nullptr);
+  if (now != formatted_at) {
+    tm utc{};
+    gmtime_r(&now, &utc);
+    length = strftime(text, sizeof text, "%a, %d %b %Y %H:%M:%S GMT", &utc);
+    formatted_at = now;
+  }
+  return std::string_view(text, length);
 }
 
-void reply_json(evhttp_request* request, int status, const Json& body) {
-  reply_json_text(request, status, status == 204 ? std::string() : dump_json(body));
+namespace {
+
+template <typename Number>
+void append_number(std::string* out, Number value) {
+  char text[24];
+  auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  out->append(text, static_cast<size_t>(end - text));
 }
 
-void reply_error(evhttp_request* request, int status, const std::string& message) {
-  reply_json(request, status, Json{{"error", message}});
-}
+}  // namespace
 
-void reply_status(evhttp_request* request, const Status& status) {
-  reply_error(request, http_status_of(status.code()), status.message());
+void append_reply(std::string* out, const ReplyHead& head, std::string_view body) {
+  out->append("HTTP/1.1 ");
+  append_number(out, head.status);
+  out->push_back(' ');
+  out->append(reason_of(head.status));
+  out->append("\r\nDate: ");
+  out->append(http_date());
+  if (head.status != 204) {
+    out->append("\r\nContent-Type: ");
+    out->append(head.content_type);
+    out->append("\r\nContent-Length: ");
+    append_number(out, body.size() + head.body_suffix.size());
+  }
+  if (head.close) {
+    out->append("\r\nConnection: close");
+  } else if (head.keep_alive_header) {
+    out->append("\r\nConnection: keep-alive");
+  }
+  out->append("\r\n");
+  out->append(head.extra_headers);
+  out->append("\r\n");
+  if (!head.head_only && head.status != 204) {
+    out->append(body);
+    out->append(head.body_suffix);
+  }
 }
 
 }  // namespace dq

@@ -1,0 +1,76 @@
+// HttpServer (see http_server.h): the listeners and the set of connections.
+#include "server/http_server.h"
+
+#include <event2/bufferevent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server/http_connection.h"
+
+namespace dq {
+
+HttpServer::HttpServer(event_base* base, const Config& config, Handler handler)
+    : base_(base), config_(config), handler_(std::move(handler)) {}
+
+HttpServer::~HttpServer() {
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  connections_.clear();  // each connection detaches the exchanges it still holds
+}
+
+Status HttpServer::listen(int fd) {
+  // A copy, closed with the listener: the inherited descriptor is the
+  // caller's to close (run_server does, right after stop_accepting()).
+  int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return Status(Code::kInternal, "cannot accept on the HTTP socket");
+  evutil_make_socket_nonblocking(own);
+  // Backlog 0: the master already called listen().
+  evconnlistener* listener = evconnlistener_new(base_, &HttpServer::on_accept, this,
+                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 0, own);
+  if (listener == nullptr) {
+    close(own);
+    return Status(Code::kInternal, "cannot accept on the HTTP socket");
+  }
+  listeners_.push_back(listener);
+  return Status::ok();
+}
+
+void HttpServer::stop_accepting() {
+  stopping_ = true;
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  listeners_.clear();
+}
+
+void HttpServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, sockaddr* /*address*/,
+                           int /*length*/, void* arg) {
+  auto* self = static_cast<HttpServer*>(arg);
+  if (self->stopping_) {
+    evutil_closesocket(fd);
+    return;
+  }
+  int on = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  evutil_make_socket_nonblocking(fd);
+  bufferevent* event = bufferevent_socket_new(self->base_, fd, BEV_OPT_CLOSE_ON_FREE);
+  if (event == nullptr) {
+    evutil_closesocket(fd);
+    return;
+  }
+  std::string refusal;
+  size_t open = self->connections_.size();
+  if (open >= static_cast<size_t>(self->config_.max_connections)) {
+    refusal = "too many connections (" + std::to_string(open) +
+              " open; [server] max_connections is " +
+              std::to_string(self->config_.max_connections) + "); try again";
+  }
+  auto connection = std::make_unique<HttpConnection>(*self, event, std::move(refusal));
+  HttpConnection* raw = connection.get();
+  self->connections_.emplace(raw, std::move(connection));
+  raw->start();
+}
+
+void HttpServer::closed(HttpConnection* connection) { connections_.erase(connection); }
+
+}  // namespace dq
