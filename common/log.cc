@@ -27,6 +27,7 @@ std::shared_ptr<spdlog::logger> g_err;
 // small objects, which is cheaper than a lock on every log line.
 std::vector<std::shared_ptr<spdlog::logger>> g_retired;
 LogFormat g_format = LogFormat::kText;
+std::atomic<bool> g_notify_flushed_by_caller{false};
 
 // %Q in a pattern: the message as the inside of a JSON string.
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
@@ -161,6 +162,7 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
     (*logger)->set_level(parsed);
     (*logger)->flush_on(spdlog::level::trace);
   }
+  if (g_notify_flushed_by_caller.load()) notify->flush_on(spdlog::level::off);
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto* old : {&g_request, &g_notify, &g_err}) {
     if (*old) g_retired.push_back(*old);
@@ -192,6 +194,11 @@ int remove_old_logs(const std::string& dir, int keep_days, const std::string& to
     if (std::filesystem::remove(entry.path(), error)) ++removed;
   }
   return removed;
+}
+
+void flush_notify_log_by_caller() {
+  g_notify_flushed_by_caller.store(true);
+  notify_log().flush_on(spdlog::level::off);
 }
 
 spdlog::logger& request_log() { return *fallback(g_request, "request"); }

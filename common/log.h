@@ -30,6 +30,11 @@ void set_log_format(LogFormat format);
 // removed.
 int remove_old_logs(const std::string& dir, int keep_days, const std::string& today);
 
+// The notify log is flushed after every line unless a process says it
+// flushes it itself (the consumer: once per batch of recorded outcomes, one
+// write instead of one per delivery). Kept across reopens (SIGHUP).
+void flush_notify_log_by_caller();
+
 spdlog::logger& request_log();
 spdlog::logger& notify_log();
 spdlog::logger& err_log();  // also echoed to stderr
