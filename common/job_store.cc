@@ -337,24 +337,30 @@ Result<int> JobStore::release(size_t shard, const std::string& reserve_id) {
 
 std::vector<Result<AckOutcome>> JobStore::ack_all(size_t shard,
                                                   const std::vector<AckRequest>& acks) {
-  std::vector<ScriptCall> calls;
-  calls.reserve(acks.size());
-  for (const auto& ack : acks) {
-    calls.push_back(ack_call(ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id));
-  }
-  std::vector<Result<ReplyPtr>> replies = shards_[shard].run_all(calls);
   std::vector<Result<AckOutcome>> outcomes;
+  if (acks.empty()) return outcomes;
+  std::vector<AckTarget> targets;
+  targets.reserve(acks.size());
+  for (const auto& ack : acks) {
+    targets.push_back({ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id});
+  }
+  auto reply = shards_[shard].run(ack_call(targets));
   outcomes.reserve(acks.size());
-  for (auto& reply : replies) {
+  if (reply.is_ok() && ((*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != acks.size())) {
+    reply = unexpected(shards_[shard], "ack");
+  }
+  for (size_t i = 0; i < acks.size(); ++i) {
     if (!reply.is_ok()) {
-      outcomes.emplace_back(reply.status());
-    } else if ((*reply)->type != REDIS_REPLY_INTEGER) {
+      outcomes.emplace_back(reply.status());  // one script: every ack shares its fate
+      continue;
+    }
+    const redisReply* value = (*reply)->element[i];
+    if (value->type != REDIS_REPLY_INTEGER) {
       outcomes.emplace_back(unexpected(shards_[shard], "ack"));
     } else {
-      long long value = (*reply)->integer;
-      outcomes.emplace_back(value == 1   ? AckOutcome::kAcked
-                            : value == 2 ? AckOutcome::kAckedLate
-                                         : AckOutcome::kGone);
+      outcomes.emplace_back(value->integer == 1   ? AckOutcome::kAcked
+                            : value->integer == 2 ? AckOutcome::kAckedLate
+                                                  : AckOutcome::kGone);
     }
   }
   return outcomes;

@@ -102,7 +102,8 @@ class JobStore {
     std::string id;
     Lease lease;
   };
-  // Acks many jobs in one round trip; one result per request, in order.
+  // Acks many jobs in one script run (ack.lua); one result per request, in
+  // order. A failed call fails every request with the same status.
   std::vector<Result<AckOutcome>> ack_all(size_t shard, const std::vector<AckRequest>& acks);
   Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id,
                            const Lease& lease, int64_t retry_delay_ms, int max_attempts,

@@ -30,6 +30,7 @@ LogFormat g_format = LogFormat::kText;
 // defer_request_log_flush(): what a request line calls instead of flushing.
 std::function<void()> g_schedule_request_flush;
 bool g_flushing_requests = false;  // inside flush_request_log()
+std::atomic<bool> g_notify_flushed_by_caller{false};
 
 // %Q in a pattern: the message as the inside of a JSON string.
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
@@ -170,6 +171,7 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
     (*logger)->set_level(parsed);
     (*logger)->flush_on(spdlog::level::trace);
   }
+  if (g_notify_flushed_by_caller.load()) notify->flush_on(spdlog::level::off);
   std::lock_guard<std::mutex> lock(g_mutex);
   for (auto* old : {&g_request, &g_notify, &g_err}) {
     if (*old) g_retired.push_back(*old);
@@ -212,6 +214,11 @@ void flush_request_log() {
   g_flushing_requests = true;
   request_log().flush();
   g_flushing_requests = false;
+}
+
+void flush_notify_log_by_caller() {
+  g_notify_flushed_by_caller.store(true);
+  notify_log().flush_on(spdlog::level::off);
 }
 
 spdlog::logger& request_log() { return *fallback(g_request, "request"); }

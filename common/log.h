@@ -39,6 +39,10 @@ int remove_old_logs(const std::string& dir, int keep_days, const std::string& to
 // nullptr restores the per-line flush. Applies to reopened logs too.
 void defer_request_log_flush(std::function<void()> schedule);
 void flush_request_log();
+// The notify log is flushed after every line unless a process says it
+// flushes it itself (the consumer: once per batch of recorded outcomes, one
+// write instead of one per delivery). Kept across reopens (SIGHUP).
+void flush_notify_log_by_caller();
 
 spdlog::logger& request_log();
 spdlog::logger& notify_log();

@@ -134,12 +134,18 @@ ScriptCall release_call(const std::string& reserve_id) {
           {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
 }
 
-ScriptCall ack_call(const std::string& topic, const std::string& id, const std::string& incarnation,
-                    const std::string& reserve_id) {
-  return {&kAckScript,
-          {keys::jobs(), keys::bodies(), keys::working(), keys::delayed(), keys::ready(topic),
-           keys::dead(topic), keys::errors(), today_stats(), keys::counts()},
-          {job_key(topic, id), topic, incarnation, reserve_id}};
+ScriptCall ack_call(const std::vector<AckTarget>& targets) {
+  ScriptCall call{&kAckScript,
+                  {keys::jobs(), keys::bodies(), keys::working(), keys::delayed(), keys::errors(),
+                   today_stats(), keys::counts()},
+                  {keys::ready_prefix(), keys::dead_prefix()}};
+  call.args.reserve(2 + 3 * targets.size());
+  for (const auto& target : targets) {
+    call.args.push_back(job_key(target.topic, target.id));
+    call.args.push_back(target.incarnation);
+    call.args.push_back(target.reserve_id);
+  }
+  return call;
 }
 
 ScriptCall fail_call(const std::string& topic, const std::string& id,

@@ -64,8 +64,15 @@ ScriptCall requeue_expired_call(int limit);
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
 ScriptCall release_call(const std::string& reserve_id);
-ScriptCall ack_call(const std::string& topic, const std::string& id, const std::string& incarnation,
-                    const std::string& reserve_id);
+// One delivery to ack: the job and the lease it was delivered under.
+struct AckTarget {
+  std::string topic;
+  std::string id;
+  std::string incarnation;
+  std::string reserve_id;
+};
+// Acks every target in one script run (common/lua/ack.lua), in order.
+ScriptCall ack_call(const std::vector<AckTarget>& targets);
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error);

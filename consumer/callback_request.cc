@@ -24,13 +24,64 @@ std::string url_encode(const std::string& text) {
   return out;
 }
 
+namespace {
+
+// `text` as a JSON string, as nlohmann's dump() writes it, without building
+// a Json value for it (one per callback field, every delivery). Text with a
+// byte >= 0x80 goes through dump(), which checks the UTF-8.
+void append_json_string(std::string& out, const std::string& text) {
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char c : text) {
+    if (c >= 0x80) {
+      out += Json(text).dump();
+      return;
+    }
+  }
+  out.push_back('"');
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+          out.append(escaped, sizeof(escaped));
+        } else {
+          out.push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+}  // namespace
+
 std::string callback_json(const Job& job) {
   std::string out;
   out.reserve(job.body.size() + job.topic.size() + job.id.size() + 128);
   out += "{\"topic\":";
-  out += Json(job.topic).dump();
+  append_json_string(out, job.topic);
   out += ",\"id\":";
-  out += Json(job.id).dump();
+  append_json_string(out, job.id);
   out += ",\"body\":";
   out += embeddable_json(job.body);  // byte for byte as the producer sent it
   out += ",\"attempt\":" + std::to_string(job.attempts);

@@ -216,6 +216,8 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
     outcome.next_try_ms = next_try;  // give_up_at_ms stays the real limit
     retrying_.push_back(std::move(outcome));
   }
+  // One write for the batch's notify lines (flush_notify_log_by_caller).
+  if (recorded > 0) notify_log().flush();
   std::lock_guard<std::mutex> lock(mutex_);
   unrecorded_ -= recorded;
 }

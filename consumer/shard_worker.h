@@ -1,8 +1,9 @@
 // ShardWorker: every Redis call the consumer makes to one shard, on a thread
 // of its own, so a slow or stalled shard delays only its own jobs and the
 // delivery loop (consumer_loop.h) never waits on Redis. The loop asks for a
-// reserve and hands over finished deliveries; the worker reserves, acks (one
-// pipelined round trip per batch), records failures, logs each attempt, and
+// reserve and hands over finished deliveries; the worker reserves, acks
+// (every delivery that finished since its last turn in one ack.lua call),
+// records failures, logs each attempt (one notify log write per batch), and
 // posts reserved jobs back, waking the loop with curl_multi_wakeup.
 //
 // Outcomes are never guessed: a reserve whose reply is lost is released

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/json.h"
+#include "consumer/callback_request.h"
 #include "tests/delivery_world.h"
 
 using dq::Json;
@@ -25,6 +26,20 @@ namespace {
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 }  // namespace
+
+TEST_CASE("the callback document quotes topic and id exactly as nlohmann's dump does") {
+  for (std::string id : {std::string("plain:42"), std::string("q\"b\\s/"),
+                         std::string("ctl\b\f\n\r\t\x01\x1f\x7f"), std::string("caf\xc3\xa9")}) {
+    dq::Job job;
+    job.topic = "t";
+    job.id = id;
+    job.body = "{}";
+    Json document = Json::parse(dq::callback_json(job));
+    CHECK(document["id"] == id);
+    std::string text = dq::callback_json(job);
+    CHECK(text.find(",\"id\":" + Json(id).dump() + ",") != std::string::npos);
+  }
+}
 
 TEST_CASE("a job with delay 1 s reaches the POST callback once, less than 100 ms late") {
   DeliveryWorld world;

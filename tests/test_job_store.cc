@@ -608,6 +608,31 @@ TEST_CASE("reserve stops once the bodies exceed the byte budget") {
   auto big = store->reserve(0, "r2", {slot("t", 30000)}, 100, 1);
   REQUIRE(big.is_ok());
   CHECK(big->jobs.size() == 1);
+  // The jobs popped past the budget went back to the front, in their order.
+  auto rest = store->reserve(0, "r3", {slot("t", 30000)}, 100, 1 << 20);
+  REQUIRE(rest.is_ok());
+  std::vector<std::string> taken;
+  for (const auto& job : rest->jobs) taken.push_back(job.job.id);
+  CHECK(taken == std::vector<std::string>{"4", "5"});
+  CHECK(counts(redis) == std::map<std::string, int64_t>{{"t:w", 6}});
+  check_consistent(redis);
+}
+
+TEST_CASE("reserve drops stale ready entries and never leases one job twice") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  for (const char* id : {"a", "b"}) REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  REQUIRE(store->promote(0, 100)->moved == 2);
+  // A second entry of a and one of a job that does not exist.
+  redis.command({"RPUSH", keys::ready("t"), "t:a", "t:nothing"});
+  auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 10, 1 << 20);
+  REQUIRE(batch.is_ok());
+  std::vector<std::string> taken;
+  for (const auto& job : batch->jobs) taken.push_back(job.job.id);
+  CHECK(taken == std::vector<std::string>{"a", "b"});
+  CHECK(batch->ready_left == 0);
+  CHECK(llen(redis, keys::lease("r1")) == 2);
+  check_consistent(redis);
 }
 
 // ====================================================================== ack
@@ -665,6 +690,31 @@ TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
   auto again = store->ack_all(0, {{"t", "x", leases["a"]}});
   REQUIRE(again.size() == 1);
   CHECK(again[0].status().code() == Code::kUnavailable);
+}
+
+TEST_CASE("one ack call: counters per topic, a job acked twice is gone the second time") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  for (const char* topic : {"p", "q"}) {
+    for (const char* id : {"1", "2", "3"}) REQUIRE(store->add(topic, id, "{}", kNow).is_ok());
+  }
+  REQUIRE(store->add("p", "later", "{}", in_ms(60000)).is_ok());
+  REQUIRE(store->promote(0, 100)->moved == 6);
+  auto batch = store->reserve(0, "r1", {slot("p", 30000), slot("q", 30000)}, 10, 1 << 20);
+  REQUIRE(batch.is_ok());
+  REQUIRE(batch->jobs.size() == 6);
+  std::vector<JobStore::AckRequest> acks;
+  for (const auto& job : batch->jobs) acks.push_back({job.job.topic, job.job.id, job.lease});
+  acks.push_back(acks.front());  // the first job again
+  auto acked = store->ack_all(0, acks);
+  REQUIRE(acked.size() == 7);
+  for (size_t i = 0; i < 6; ++i) CHECK(*acked[i] == AckOutcome::kAcked);
+  CHECK(*acked[6] == AckOutcome::kGone);
+  CHECK(stat(redis, "p:delivered") == 3);
+  CHECK(stat(redis, "q:delivered") == 3);
+  CHECK(counts(redis) == std::map<std::string, int64_t>{{"p:d", 1}});
+  CHECK(hlen(redis, keys::jobs()) == 1);
+  check_consistent(redis);
 }
 
 // ====================================================================== exact leases

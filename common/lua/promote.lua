@@ -3,25 +3,43 @@
 -- ARGV[1] batch limit  ARGV[2] ready key prefix ("{dq}:ready:")
 -- "Due" is by Redis's clock, so a host whose clock is ahead never promotes
 -- early. The ready keys are built from the prefix; they share the hash tag.
+-- A batch costs a fixed number of redis.calls (ZREM, HMGET, HSET of all its
+-- jobs at once), plus an RPUSH and two counters per topic.
 -- Returns {moved, next due ms or -1, Redis's now ms}.
 local now = redis_now()
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local moved = 0
-local per_topic = {}
-for _, key in ipairs(due) do
-  redis.call('ZREM', KEYS[2], key)
-  local j = parse_meta(redis.call('HGET', KEYS[1], key))
-  if j and (j.state == 'd' or j.state == 'y') then
-    local topic = topic_of(key)
-    count(KEYS[4], topic, j.state, -1)
-    per_topic[topic] = (per_topic[topic] or 0) + 1
-    j.state = 'r'
-    redis.call('HSET', KEYS[1], key, meta_text(j))
-    redis.call('RPUSH', ARGV[2] .. topic, key)
-    moved = moved + 1
+local per_topic, topics, metas_out = {}, {}, {}
+if #due > 0 then
+  bulk_write('ZREM', KEYS[2], due)
+  local metas = bulk_read('HMGET', KEYS[1], due)
+  for n, key in ipairs(due) do
+    local j = parse_meta(metas[n])
+    if j and (j.state == 'd' or j.state == 'y') then
+      local topic = topic_of(key)
+      local entry = per_topic[topic]
+      if not entry then
+        entry = {keys = {}, d = 0, y = 0}
+        per_topic[topic] = entry
+        topics[#topics + 1] = topic
+      end
+      entry[j.state] = entry[j.state] + 1
+      entry.keys[#entry.keys + 1] = key
+      j.state = 'r'
+      metas_out[#metas_out + 1] = key
+      metas_out[#metas_out + 1] = meta_text(j)
+      moved = moved + 1
+    end
+  end
+  bulk_write('HSET', KEYS[1], metas_out)
+  for _, topic in ipairs(topics) do
+    local entry = per_topic[topic]
+    if entry.d > 0 then count(KEYS[4], topic, 'd', -entry.d) end
+    if entry.y > 0 then count(KEYS[4], topic, 'y', -entry.y) end
+    count(KEYS[4], topic, 'r', #entry.keys)
+    bulk_write('RPUSH', ARGV[2] .. topic, entry.keys)
   end
 end
-for topic, n in pairs(per_topic) do count(KEYS[4], topic, 'r', n) end
 if moved > 0 then
   -- One token per job (at most 64) wakes that many blocked consumers.
   local tokens = {}

@@ -29,34 +29,67 @@ end
 local budget, budget_bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local out = {0, now}
 local bytes, taken_total, longest = 0, 0, 0
+-- Written once at the end, for every job taken: a reserve costs a fixed
+-- number of redis.calls (an LPOP and two HMGETs per topic asked, one HSET,
+-- ZADD and RPUSH for all), not a handful per job.
+local metas_out, working_out, lease_out, seen = {}, {}, {}, {}
 
-local function take(t)
-  local key = redis.call('LPOP', ARGV[2] .. t.name)
-  if not key then
+-- Takes up to `want` jobs from the front of t's ready list.
+local function take(t, want)
+  local ready = ARGV[2] .. t.name
+  local popped = redis.call('LPOP', ready, want)
+  if not popped then
     t.empty = true
     return
   end
-  local j = parse_meta(redis.call('HGET', KEYS[1], key))
-  if not j or j.state ~= 'r' then return end  -- a stale entry
-  j.state = 'w'
-  j.attempts = j.attempts + 1
-  j.lease = ARGV[1]
-  j.max = t.max
-  redis.call('HSET', KEYS[1], key, meta_text(j))
-  redis.call('ZADD', KEYS[2], ms_text(now + t.lease), key)
-  redis.call('RPUSH', KEYS[4], key)
-  local body = redis.call('HGET', KEYS[6], key) or ''
-  bytes = bytes + #body
-  t.taken = t.taken + 1
-  taken_total = taken_total + 1
-  if t.lease > longest then longest = t.lease end
-  local n = #out
-  out[n + 1] = key
-  out[n + 2] = j.attempts
-  out[n + 3] = j.due
-  out[n + 4] = j.created
-  out[n + 5] = j.inc
-  out[n + 6] = body
+  if #popped < want then t.empty = true end
+  local metas = bulk_read('HMGET', KEYS[1], popped)
+  local live, jobs = {}, {}
+  for n, key in ipairs(popped) do
+    local j = parse_meta(metas[n])
+    if j and j.state == 'r' and not seen[key] then  -- else a stale entry: dropped
+      seen[key] = true
+      live[#live + 1] = key
+      jobs[#jobs + 1] = j
+    end
+  end
+  if #live == 0 then return end
+  local bodies = bulk_read('HMGET', KEYS[6], live)
+  for n, key in ipairs(live) do
+    if bytes >= budget_bytes then
+      -- Over the byte budget: the rest go back to the front, in their order.
+      local back = {}
+      for m = #live, n, -1 do
+        back[#back + 1] = live[m]
+        seen[live[m]] = nil
+      end
+      bulk_write('LPUSH', ready, back)
+      t.empty = false
+      return
+    end
+    local j = jobs[n]
+    j.state = 'w'
+    j.attempts = j.attempts + 1
+    j.lease = ARGV[1]
+    j.max = t.max
+    metas_out[#metas_out + 1] = key
+    metas_out[#metas_out + 1] = meta_text(j)
+    working_out[#working_out + 1] = ms_text(now + t.lease)
+    working_out[#working_out + 1] = key
+    lease_out[#lease_out + 1] = key
+    local body = bodies[n] or ''
+    bytes = bytes + #body
+    t.taken = t.taken + 1
+    taken_total = taken_total + 1
+    if t.lease > longest then longest = t.lease end
+    local o = #out
+    out[o + 1] = key
+    out[o + 2] = j.attempts
+    out[o + 3] = j.due
+    out[o + 4] = j.created
+    out[o + 5] = j.inc
+    out[o + 6] = body
+  end
 end
 
 for pass = 1, 2 do
@@ -64,10 +97,13 @@ for pass = 1, 2 do
     local limit = t.share
     if pass == 2 then limit = t.cap end
     while not t.empty and t.taken < limit and taken_total < budget and bytes < budget_bytes do
-      take(t)
+      take(t, math.min(limit - t.taken, budget - taken_total))
     end
   end
 end
+bulk_write('HSET', KEYS[1], metas_out)
+bulk_write('ZADD', KEYS[2], working_out)
+bulk_write('RPUSH', KEYS[4], lease_out)
 local left = 0
 for _, t in ipairs(topics) do
   if t.taken > 0 then

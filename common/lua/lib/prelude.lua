@@ -87,3 +87,23 @@ local function unlink_job(key, j, delayed_key, ready_key, working_key, dead_key,
   end
 end
 
+
+-- One command over many items (HMGET, HDEL, ZREM, RPUSH, HSET/ZADD pairs...),
+-- in chunks: Lua's unpack() refuses more than a few thousand values. A flat
+-- list of pairs stays whole, as the chunk size is even.
+local kBulkChunk = 1000
+local function bulk_write(cmd, key, items)
+  for first = 1, #items, kBulkChunk do
+    redis.call(cmd, key, unpack(items, first, math.min(#items, first + kBulkChunk - 1)))
+  end
+end
+
+-- The replies of bulk reads, one list in item order (HMGET: false for absent).
+local function bulk_read(cmd, key, items)
+  local out = {}
+  for first = 1, #items, kBulkChunk do
+    local part = redis.call(cmd, key, unpack(items, first, math.min(#items, first + kBulkChunk - 1)))
+    for _, value in ipairs(part) do out[#out + 1] = value end
+  end
+  return out
+end
