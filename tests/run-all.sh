@@ -3,7 +3,7 @@
 #   tests/run-all.sh           the whole suite: a Debug build in build-test/ with
 #                              AddressSanitizer + UndefinedBehaviorSanitizer (gcc),
 #                              ctest; then fuzz/run: the libFuzzer targets (clang,
-#                              build-fuzz/) for FUZZ_SECONDS (default 10) each
+#                              build-fuzz/) for FUZZ_SECONDS (default 6) each
 #   tests/run-all.sh --plain   the same suites without sanitizers or fuzzing
 #                              (build-plain/): a quicker loop while developing
 # Debug (-O0) compiles in half the time of -O2, and the tests do not need speed.
@@ -27,5 +27,5 @@ ctest --test-dir "$build" --output-on-failure -j2
 # The fault suite's counts, one row per scenario (tests/fault/).
 cat "$build/tests/fault/fault_table.txt" 2>/dev/null || true
 if [ "${1:-}" != "--plain" ]; then
-  fuzz/run "${FUZZ_SECONDS:-10}"
+  fuzz/run "${FUZZ_SECONDS:-6}"
 fi
