@@ -4,10 +4,10 @@
 #include <event2/bufferevent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "server/accepted_stream.h"
 #include "server/http_connection.h"
 
 namespace dq {
@@ -50,14 +50,8 @@ void HttpServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, soc
     evutil_closesocket(fd);
     return;
   }
-  int on = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  evutil_make_socket_nonblocking(fd);
-  bufferevent* event = bufferevent_socket_new(self->base_, fd, BEV_OPT_CLOSE_ON_FREE);
-  if (event == nullptr) {
-    evutil_closesocket(fd);
-    return;
-  }
+  bufferevent* event = accepted_stream(self->base_, fd, /*keepalive=*/false);
+  if (event == nullptr) return;
   std::string refusal;
   size_t open = self->connections_.size();
   if (open >= static_cast<size_t>(self->config_.max_connections)) {

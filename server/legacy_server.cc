@@ -15,7 +15,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <string>
@@ -24,6 +23,7 @@
 #include "common/json_span.h"
 #include "common/log.h"
 #include "common/shared_metrics.h"
+#include "server/accepted_stream.h"
 #include "server/api_auth.h"
 #include "server/legacy_fields.h"
 #include "server/legacy_frame.h"
@@ -403,17 +403,10 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
     evutil_closesocket(fd);
     return;
   }
-  int on = 1;
   // Idle connections are cut after [server] legacy_idle_timeout_ms (300 s,
   // as the PHP server did); keepalive finds peers that vanished without closing.
-  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-  evutil_make_socket_nonblocking(fd);
-  bufferevent* event = bufferevent_socket_new(self->base_, fd, BEV_OPT_CLOSE_ON_FREE);
-  if (event == nullptr) {
-    evutil_closesocket(fd);
-    return;
-  }
+  bufferevent* event = accepted_stream(self->base_, fd, /*keepalive=*/true);
+  if (event == nullptr) return;
   bool too_many = self->connections_.size() >= static_cast<size_t>(self->config_.max_connections);
   auto connection = std::make_shared<LegacyConnection>(*self, event);
   self->connections_[connection.get()] = connection;
