@@ -7,13 +7,6 @@
 namespace dq {
 namespace {
 
-std::string text_of(const redisReply* reply) {
-  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
-    return std::string(reply->str, reply->len);
-  if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
-  return {};
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
@@ -48,18 +41,24 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
   if (call_reply->type != REDIS_REPLY_ARRAY || call_reply->elements <= index)
     return Status(Code::kInternal, "unexpected reply to add");
   const redisReply* reply = call_reply->element[index];
-  if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 2)
+  // "verdict|due|state" (common/lua/add.lua): one string per job.
+  if (reply->type != REDIS_REPLY_STRING) return Status(Code::kInternal, "unexpected reply to add");
+  std::string_view text(reply->str, reply->len);
+  size_t first_bar = text.find('|');
+  size_t last_bar = text.rfind('|');
+  if (first_bar == std::string_view::npos || last_bar == first_bar)
     return Status(Code::kInternal, "unexpected reply to add");
-  std::string verdict = text_of(reply->element[0]);
+  std::string_view verdict = text.substr(0, first_bar);
+  std::string_view due = text.substr(first_bar + 1, last_bar - first_bar - 1);
+  std::string_view letter = text.substr(last_bar + 1);
   JobState state = JobState::kDelayed;
-  std::string last = text_of(reply->element[reply->elements - 1]);
-  if (last.size() != 1 || !state_of_letter(last[0], &state))
+  if (letter.size() != 1 || !state_of_letter(letter[0], &state))
     return Status(Code::kInternal, "unexpected state in the reply to add");
   if (verdict == "exists") return Status(Code::kConflict, conflict_message(topic, id, state));
   Added added;
-  std::string due = text_of(reply->element[1]);
   auto parsed = std::from_chars(due.data(), due.data() + due.size(), added.due_ms);
-  if (parsed.ec != std::errc() || (verdict != "added" && verdict != "same"))
+  if (parsed.ec != std::errc() || parsed.ptr != due.data() + due.size() ||
+      (verdict != "added" && verdict != "same"))
     return Status(Code::kInternal, "unexpected reply to add");
   added.existing = verdict == "same";
   added.held = state == JobState::kHeld;
