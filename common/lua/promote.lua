@@ -7,6 +7,7 @@
 -- jobs at once), plus an RPUSH and two counters per topic.
 -- Returns {moved, next due ms or -1, Redis's now ms}.
 local now = redis_now()
+local kLetterD, kLetterY, kBar = string.byte('d'), string.byte('y'), string.byte('|')
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local moved = 0
 local per_topic, topics, metas_out = {}, {}, {}
@@ -14,8 +15,14 @@ if #due > 0 then
   bulk_write('ZREM', KEYS[2], due)
   local metas = bulk_read('HMGET', KEYS[1], due)
   for n, key in ipairs(due) do
-    local j = parse_meta(metas[n])
-    if j and (j.state == 'd' or j.state == 'y') then
+    -- Only the state letter changes, so the meta is not parsed and rebuilt
+    -- (a pattern match and a number format per job): its first two bytes
+    -- are read, and the new meta is 'r' and the rest as stored.
+    local meta = metas[n]
+    local letter, bar = nil, nil
+    if meta then letter, bar = string.byte(meta, 1, 2) end
+    if bar == kBar and (letter == kLetterD or letter == kLetterY) then
+      local state = letter == kLetterD and 'd' or 'y'
       local topic = topic_of(key)
       local entry = per_topic[topic]
       if not entry then
@@ -23,11 +30,10 @@ if #due > 0 then
         per_topic[topic] = entry
         topics[#topics + 1] = topic
       end
-      entry[j.state] = entry[j.state] + 1
+      entry[state] = entry[state] + 1
       entry.keys[#entry.keys + 1] = key
-      j.state = 'r'
       metas_out[#metas_out + 1] = key
-      metas_out[#metas_out + 1] = meta_text(j)
+      metas_out[#metas_out + 1] = 'r' .. string.sub(meta, 2)
       moved = moved + 1
     end
   end

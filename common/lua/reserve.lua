@@ -74,7 +74,8 @@ local function take(t, want)
     j.max = t.max
     metas_out[#metas_out + 1] = key
     metas_out[#metas_out + 1] = meta_text(j)
-    working_out[#working_out + 1] = ms_text(now + t.lease)
+    if not t.lease_end then t.lease_end = ms_text(now + t.lease) end  -- formatted once per topic
+    working_out[#working_out + 1] = t.lease_end
     working_out[#working_out + 1] = key
     lease_out[#lease_out + 1] = key
     local body = bodies[n] or ''
