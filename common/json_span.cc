@@ -122,13 +122,42 @@ std::string embeddable_json(const std::string& body) {
   return Json(body).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+void append_json_string(std::string* out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  size_t start = out->size();
+  out->push_back('"');
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (byte >= 0x80) {
+      // Non-ASCII text: nlohmann checks it as UTF-8 and replaces what is not.
+      out->resize(start);
+      out->append(Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace));
+      return;
+    }
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (byte >= 0x20) {
+      out->push_back(c);
+    } else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') {
+      out->push_back('\\');
+      out->push_back(c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+    } else {
+      out->append("\\u00");
+      out->push_back(kHex[byte >> 4]);
+      out->push_back(kHex[byte & 0xF]);
+    }
+  }
+  out->push_back('"');
+}
+
 std::string with_raw_member(std::string object_json, std::string_view name,
                             std::string_view raw_value) {
   // object_json ends with '}'; "{}" takes the member without a comma.
   object_json.pop_back();
   size_t last = object_json.find_last_not_of(" \t\r\n");
   if (last != std::string::npos && object_json[last] != '{') object_json += ',';
-  object_json += Json(std::string(name)).dump();
+  append_json_string(&object_json, name);
   object_json += ':';
   object_json.append(raw_value);
   object_json += '}';
