@@ -46,8 +46,9 @@ std::optional<std::string> id_of(std::string_view raw) {
   return php_number_text(value);
 }
 
-// A delay as nlohmann parses it; plain digits (the usual form) without a parser.
-Json number_of(std::string_view raw) {
+// A delay or at value as nlohmann parses it; plain digits (the usual form)
+// without a parser.
+Json value_of(std::string_view raw) {
   if (raw.size() <= 15 && (raw.size() == 1 || raw.front() != '0')) {
     uint64_t value = 0;
     for (char c : raw) {
@@ -67,8 +68,8 @@ std::optional<AddRequest> fast_add(const std::string& topic, std::string_view te
   auto id = id_of(members->id);
   if (!id || !check_topic_and_id(topic, *id, topics).is_ok()) return std::nullopt;
   std::optional<Json> delay, at;
-  if (!members->delay.empty()) delay = number_of(members->delay);
-  if (!members->at.empty()) at = Json::parse(members->at);
+  if (!members->delay.empty()) delay = value_of(members->delay);
+  if (!members->at.empty()) at = value_of(members->at);
   auto built = add_request_of(topic, std::move(*id), members->body, delay ? &*delay : nullptr,
                               at ? &*at : nullptr, topics, config, now_ms);
   if (!built.is_ok()) return std::nullopt;
