@@ -126,28 +126,46 @@ void append_json_string(std::string* out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   size_t start = out->size();
   out->push_back('"');
-  for (char c : text) {
-    unsigned char byte = static_cast<unsigned char>(c);
+  size_t run = 0;  // the first byte not yet appended: plain bytes go in runs
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') continue;
     if (byte >= 0x80) {
       // Non-ASCII text: nlohmann checks it as UTF-8 and replaces what is not.
       out->resize(start);
       out->append(Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace));
       return;
     }
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (byte >= 0x20) {
-      out->push_back(c);
-    } else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t') {
-      out->push_back('\\');
-      out->push_back(c == '\b' ? 'b' : c == '\f' ? 'f' : c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
-    } else {
-      out->append("\\u00");
-      out->push_back(kHex[byte >> 4]);
-      out->push_back(kHex[byte & 0xF]);
+    out->append(text.data() + run, i - run);
+    run = i + 1;
+    out->push_back('\\');
+    switch (byte) {
+      case '"':
+      case '\\':
+        out->push_back(static_cast<char>(byte));
+        break;
+      case '\b':
+        out->push_back('b');
+        break;
+      case '\f':
+        out->push_back('f');
+        break;
+      case '\n':
+        out->push_back('n');
+        break;
+      case '\r':
+        out->push_back('r');
+        break;
+      case '\t':
+        out->push_back('t');
+        break;
+      default:
+        out->append("u00");
+        out->push_back(kHex[byte >> 4]);
+        out->push_back(kHex[byte & 0xF]);
     }
   }
+  out->append(text.data() + run, text.size() - run);
   out->push_back('"');
 }
 

@@ -51,7 +51,9 @@ int added_status(const Result<Added>& added) {
 // The add's answer, written as dump_json wrote {"topic", "id", "due_at_ms",
 // "existing", "held"} (nlohmann orders an object's keys).
 std::string added_text(const AddRequest& add, const Added& added) {
-  std::string out = "{\"due_at_ms\":";
+  std::string out;
+  out.reserve(64 + add.id.size() + add.topic.size());
+  out += "{\"due_at_ms\":";
   out += std::to_string(added.due_ms);
   if (added.existing) out += ",\"existing\":true";
   // Kept, but not delivered until a shard that could not be asked is.
