@@ -207,16 +207,19 @@ void HttpApi::add_job(const Exchange& request, const std::string& topic) {
     return finish(request, "add", http_status_of(refused.code()),
                   Json{{"error", refused.message()}});
   }
-  jobs_.add(std::move(*parsed.request), [this, request, started](const AddRequest& add,
-                                                                 Result<Added> added) {
-    int status = added_status(added);
-    request_log().info(
-        "add {} {} -> {} {}ms {}", add.topic, add.id, status, monotonic_ms() - started,
-        added.is_ok() ? "due_at_ms=" + std::to_string(added->due_ms) : added.status().message());
-    if (!added.is_ok())
-      return finish(request, "add", status, Json{{"error", added.status().message()}});
-    finish_text(request, "add", status, added_text(add, *added));
-  });
+  jobs_.add(std::move(*parsed.request),
+            [this, request, started](const AddRequest& add, Result<Added> added) {
+              int status = added_status(added);
+              int64_t took_ms = monotonic_ms() - started;
+              if (!added.is_ok()) {
+                request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status, took_ms,
+                                   added.status().message());
+                return finish(request, "add", status, Json{{"error", added.status().message()}});
+              }
+              request_log().info("add {} {} -> {} {}ms due_at_ms={}", add.topic, add.id, status,
+                                 took_ms, added->due_ms);
+              finish_text(request, "add", status, added_text(add, *added));
+            });
 }
 
 void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
