@@ -41,23 +41,26 @@ std::optional<std::string> id_of(std::string_view raw) {
   if (json_string_is_plain(raw)) return std::string(raw.substr(1, raw.size() - 2));
   if (raw.front() != '"' && raw.front() != '-' && (raw.front() < '0' || raw.front() > '9'))
     return std::nullopt;
-  Json value = Json::parse(raw);  // scanned already: valid
+  // Scanned already, so valid; were it not, the document path would refuse it.
+  Json value = Json::parse(raw, nullptr, false);
   if (value.is_string()) return value.get<std::string>();
-  return php_number_text(value);
+  if (value.is_number()) return php_number_text(value);
+  return std::nullopt;
 }
 
 // A delay or at value as nlohmann parses it; plain digits (the usual form)
-// without a parser.
+// without a parser. Text nlohmann refuses (the scanner let none through)
+// would be a discarded value, which delay and at refuse: the document path.
 Json value_of(std::string_view raw) {
   if (raw.size() <= 15 && (raw.size() == 1 || raw.front() != '0')) {
     uint64_t value = 0;
     for (char c : raw) {
-      if (c < '0' || c > '9') return Json::parse(raw);
+      if (c < '0' || c > '9') return Json::parse(raw, nullptr, false);
       value = value * 10 + static_cast<uint64_t>(c - '0');
     }
     return Json(value);
   }
-  return Json::parse(raw);
+  return Json::parse(raw, nullptr, false);
 }
 
 // nullopt: not a clean request, or one that is refused.
