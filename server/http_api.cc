@@ -99,7 +99,7 @@ void HttpApi::on_request(const Exchange& request) {
                   Json{{"error", "method " + method +
                                      " is not supported; use GET, POST, PUT, DELETE or HEAD"}});
   }
-  route(request, path_parts(std::string(request->path()).c_str()));
+  route(request, path_parts(request->path()));
 }
 
 void HttpApi::finish(const Exchange& request, const std::string& route, int status,
