@@ -26,16 +26,21 @@ const char* method_name(evhttp_cmd_type method) {
 }
 
 std::vector<std::string> path_parts(const char* path) {
+  return path_parts(std::string_view(path == nullptr ? "" : path));
+}
+
+std::vector<std::string> path_parts(std::string_view text) {
   std::vector<std::string> parts;
-  std::string text = path == nullptr ? "" : path;
+  parts.reserve(6);  // /v1/topics/{topic}/jobs/{id} and the like: one allocation
   size_t start = 0;
   while (start <= text.size()) {
     size_t slash = text.find('/', start);
-    if (slash == std::string::npos) slash = text.size();
-    if (slash > start && text.find('%', start) >= slash) {
-      parts.emplace_back(text, start, slash - start);  // nothing to decode
-    } else if (slash > start) {
-      std::string part = text.substr(start, slash - start);
+    if (slash == std::string_view::npos) slash = text.size();
+    std::string_view piece = text.substr(start, slash - start);
+    if (!piece.empty() && piece.find('%') == std::string_view::npos) {
+      parts.emplace_back(piece);  // nothing to decode
+    } else if (!piece.empty()) {
+      std::string part(piece);
       size_t length = 0;
       char* decoded = evhttp_uridecode(part.c_str(), 0, &length);
       parts.emplace_back(decoded ? std::string(decoded, length) : part);

@@ -17,6 +17,7 @@ const char* method_name(evhttp_cmd_type method);
 // percent-decodes each part: "/jobs/a%2Fb" names the id "a/b". A '+' stays a
 // '+' (only query strings use it for a space). nullptr: no parts.
 std::vector<std::string> path_parts(const char* path);
+std::vector<std::string> path_parts(std::string_view path);
 
 // The request body, as received.
 std::string request_body(evhttp_request* request);

@@ -122,13 +122,60 @@ std::string embeddable_json(const std::string& body) {
   return Json(body).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+void append_json_string(std::string* out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  size_t start = out->size();
+  out->push_back('"');
+  size_t run = 0;  // the first byte not yet appended: plain bytes go in runs
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x80 && byte != '"' && byte != '\\') continue;
+    if (byte >= 0x80) {
+      // Non-ASCII text: nlohmann checks it as UTF-8 and replaces what is not.
+      out->resize(start);
+      out->append(Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace));
+      return;
+    }
+    out->append(text.data() + run, i - run);
+    run = i + 1;
+    out->push_back('\\');
+    switch (byte) {
+      case '"':
+      case '\\':
+        out->push_back(static_cast<char>(byte));
+        break;
+      case '\b':
+        out->push_back('b');
+        break;
+      case '\f':
+        out->push_back('f');
+        break;
+      case '\n':
+        out->push_back('n');
+        break;
+      case '\r':
+        out->push_back('r');
+        break;
+      case '\t':
+        out->push_back('t');
+        break;
+      default:
+        out->append("u00");
+        out->push_back(kHex[byte >> 4]);
+        out->push_back(kHex[byte & 0xF]);
+    }
+  }
+  out->append(text.data() + run, text.size() - run);
+  out->push_back('"');
+}
+
 std::string with_raw_member(std::string object_json, std::string_view name,
                             std::string_view raw_value) {
   // object_json ends with '}'; "{}" takes the member without a comma.
   object_json.pop_back();
   size_t last = object_json.find_last_not_of(" \t\r\n");
   if (last != std::string::npos && object_json[last] != '{') object_json += ',';
-  object_json += Json(std::string(name)).dump();
+  append_json_string(&object_json, name);
   object_json += ':';
   object_json.append(raw_value);
   object_json += '}';

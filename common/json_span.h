@@ -29,6 +29,12 @@ std::optional<std::vector<std::string_view>> json_array_spans(std::string_view a
 // is JSON, else the text as a JSON string (a record written by an older tool).
 std::string embeddable_json(const std::string& body);
 
+// Appends `text` as a JSON string, the bytes dump_json (nlohmann with
+// error_handler_t::replace) writes for it: \" \\ \b \f \n \r \t, other
+// control characters as \u00XX, UTF-8 as it is, bytes that are not UTF-8 as
+// U+FFFD. The one string escaper for JSON written by hand.
+void append_json_string(std::string* out, std::string_view text);
+
 // `object_json` (a serialized JSON object) with "name":raw_value added as its
 // last member. raw_value must be valid JSON text.
 std::string with_raw_member(std::string object_json, std::string_view name,

@@ -88,9 +88,12 @@ constexpr double kLastUnixSecond = 253402300799.0;
 
 // Whole unix seconds (a fraction allowed) -> a fixed due time; kInvalid
 // outside 0 .. kLastUnixSecond.
-Result<DueTime> fixed_unix_seconds(double seconds, const std::string& shown) {
+// shown() names the value as written; called only for a refusal (an add
+// with a numeric `at` would otherwise format it for nothing).
+template <typename Shown>
+Result<DueTime> fixed_unix_seconds(double seconds, Shown shown) {
   if (!std::isfinite(seconds) || seconds < 0 || seconds > kLastUnixSecond) {
-    return Status(Code::kInvalid, "time " + shown + " is not unix seconds between 0 and " +
+    return Status(Code::kInvalid, "time " + shown() + " is not unix seconds between 0 and " +
                                       "253402300799 (year 9999): " + kForms);
   }
   return DueTime{false, static_cast<int64_t>(std::llround(seconds * 1000))};
@@ -101,7 +104,7 @@ Result<DueTime> parse_unix_text(const std::string& text) {
   char* end = nullptr;
   double seconds = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(seconds)) return not_a_time(text);
-  return fixed_unix_seconds(seconds, "'" + text + "'");
+  return fixed_unix_seconds(seconds, [&text] { return "'" + text + "'"; });
 }
 
 // Y-m-d, then optionally [T ]H:i[:s[.fraction]], then optionally Z or ±HH[:]MM.
@@ -198,7 +201,8 @@ Result<DueTime> parse_time_text(const std::string& raw) {
 }
 
 Result<DueTime> parse_time_value(const Json& value) {
-  if (value.is_number()) return fixed_unix_seconds(value.get<double>(), value.dump());
+  if (value.is_number())
+    return fixed_unix_seconds(value.get<double>(), [&value] { return value.dump(); });
   if (value.is_string()) return parse_time_text(value.get<std::string>());
   return Status(Code::kInvalid, "time " + value.dump() + " is not understood: " + kForms);
 }

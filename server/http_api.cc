@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/shard_health.h"
 #include "common/shared_metrics.h"
+#include "server/add_request_text.h"
 #include "server/api_auth.h"
 #include "server/http_reply.h"
 #include "server/metrics_page.h"
@@ -47,11 +48,21 @@ int added_status(const Result<Added>& added) {
   return added->existing ? 200 : 201;
 }
 
-Json added_json(const AddRequest& add, const Added& added) {
-  Json out{{"topic", add.topic}, {"id", add.id}, {"due_at_ms", added.due_ms}};
-  if (added.existing) out["existing"] = true;
+// The add's answer, written as dump_json wrote {"topic", "id", "due_at_ms",
+// "existing", "held"} (nlohmann orders an object's keys).
+std::string added_text(const AddRequest& add, const Added& added) {
+  std::string out;
+  out.reserve(64 + add.id.size() + add.topic.size());
+  out += "{\"due_at_ms\":";
+  out += std::to_string(added.due_ms);
+  if (added.existing) out += ",\"existing\":true";
   // Kept, but not delivered until a shard that could not be asked is.
-  if (added.held) out["held"] = true;
+  if (added.held) out += ",\"held\":true";
+  out += ",\"id\":";
+  append_json_string(&out, add.id);
+  out += ",\"topic\":";
+  append_json_string(&out, add.topic);
+  out += '}';
   return out;
 }
 
@@ -88,7 +99,7 @@ void HttpApi::on_request(const Exchange& request) {
                   Json{{"error", "method " + method +
                                      " is not supported; use GET, POST, PUT, DELETE or HEAD"}});
   }
-  route(request, path_parts(std::string(request->path()).c_str()));
+  route(request, path_parts(request->path()));
 }
 
 void HttpApi::finish(const Exchange& request, const std::string& route, int status,
@@ -186,27 +197,29 @@ void HttpApi::add_job(const Exchange& request, const std::string& topic) {
                                      " bytes, over the body limit of " +
                                      std::to_string(config_.max_body_bytes)}});
   }
-  Json job;
-  std::string error;
-  if (!parse_body(text, &job, &error)) return finish(request, "add", 400, Json{{"error", error}});
-  auto built = build_add_request(topic, job, text, topics_, config_, now_ms());
-  if (!built.is_ok()) {
-    std::string id = job.is_object() && job.contains("id") ? job["id"].dump() : "-";
-    request_log().info("add {} {} -> {} {}", topic, id, http_status_of(built.status().code()),
-                       built.status().message());
-    return finish(request, "add", http_status_of(built.status().code()),
-                  Json{{"error", built.status().message()}});
+  ParsedAdd parsed = parse_add_text(topic, text, topics_, config_, now_ms());
+  if (!parsed.request.is_ok()) {
+    const Status& refused = parsed.request.status();
+    if (parsed.is_json) {
+      request_log().info("add {} {} -> {} {}", topic, parsed.logged_id,
+                         http_status_of(refused.code()), refused.message());
+    }
+    return finish(request, "add", http_status_of(refused.code()),
+                  Json{{"error", refused.message()}});
   }
-  AddRequest add = std::move(*built);
-  jobs_.add(add, [this, request, add, started](Result<Added> added) {
-    int status = added_status(added);
-    request_log().info(
-        "add {} {} -> {} {}ms {}", add.topic, add.id, status, monotonic_ms() - started,
-        added.is_ok() ? "due_at_ms=" + std::to_string(added->due_ms) : added.status().message());
-    if (!added.is_ok())
-      return finish(request, "add", status, Json{{"error", added.status().message()}});
-    finish(request, "add", status, added_json(add, *added));
-  });
+  jobs_.add(std::move(*parsed.request),
+            [this, request, started](const AddRequest& add, Result<Added> added) {
+              int status = added_status(added);
+              int64_t took_ms = monotonic_ms() - started;
+              if (!added.is_ok()) {
+                request_log().info("add {} {} -> {} {}ms {}", add.topic, add.id, status, took_ms,
+                                   added.status().message());
+                return finish(request, "add", status, Json{{"error", added.status().message()}});
+              }
+              request_log().info("add {} {} -> {} {}ms due_at_ms={}", add.topic, add.id, status,
+                                 took_ms, added->due_ms);
+              finish_text(request, "add", status, added_text(add, *added));
+            });
 }
 
 void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
@@ -257,7 +270,7 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
       one_done();
       continue;
     }
-    jobs_.add(*built, [state, i, one_done, topic, id = built->id](Result<Added> added) {
+    jobs_.add(std::move(*built), [state, i, one_done](const AddRequest& add, Result<Added> added) {
       Json& result = state->results[i];
       result["status"] = added_status(added);
       if (added.is_ok()) {
@@ -267,7 +280,7 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
       } else {
         result["error"] = added.status().message();
       }
-      request_log().info("batch-add {} {} -> {}", topic, id, result["status"].get<int>());
+      request_log().info("batch-add {} {} -> {}", add.topic, add.id, result["status"].get<int>());
       one_done();
     });
   }

@@ -88,24 +88,30 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
     return Status(Code::kInvalid, "body is required (any JSON value)");
   std::optional<std::string_view> body = json_member_span(job_text, "body");
   if (!body) return Status(Code::kInternal, "the job's JSON text has no body member");
+  auto delay = job.find("delay");
+  auto at = job.find("at");
+  return add_request_of(topic, std::move(id), *body, delay == job.end() ? nullptr : &*delay,
+                        at == job.end() ? nullptr : &*at, topics, config, now_ms);
+}
 
-  AddRequest request;
-  request.topic = topic;
-  request.id = id;
-  request.body.assign(*body);
-  if (request.body.size() > config.max_body_bytes) {
-    return Status(Code::kTooLarge, "body is " + std::to_string(request.body.size()) +
+Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
+                                  const Json* delay, const Json* at, TopicCache& topics,
+                                  const Config& config, int64_t now_ms) {
+  if (body.size() > config.max_body_bytes) {
+    return Status(Code::kTooLarge, "body is " + std::to_string(body.size()) +
                                        " bytes, over the limit of " +
                                        std::to_string(config.max_body_bytes));
   }
-  auto delay = job.find("delay");
-  auto at = job.find("at");
-  if (delay != job.end() && at != job.end())
+  if (delay != nullptr && at != nullptr)
     return Status(Code::kInvalid, "give delay or at, not both");
   Result<DueTime> due = DueTime{true, topics.find(topic)->default_delay_s * 1000};
-  if (delay != job.end()) due = due_from_delay(*delay);
-  if (at != job.end()) due = due_from_at(*at, now_ms);
+  if (delay != nullptr) due = due_from_delay(*delay);
+  if (at != nullptr) due = due_from_at(*at, now_ms);
   if (!due.is_ok()) return due.status();
+  AddRequest request;
+  request.topic = topic;
+  request.id = std::move(id);
+  request.body.assign(body);
   request.due = *due;
   return request;
 }

@@ -33,6 +33,13 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
 
+// The checks after the request's shape (build_add_request's last ones):
+// the body's size, then the due time from `delay` or `at` (nullptr: not
+// given) or the topic's default. The topic and id are already checked.
+Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
+                                  const Json* delay, const Json* at, TopicCache& topics,
+                                  const Config& config, int64_t now_ms);
+
 // Topic must be valid and known (online or offline); id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);

@@ -42,7 +42,9 @@ struct JobService::AddState {
   size_t checks_left = 0;
   std::optional<size_t> found_on;  // another shard holds the id
   Job found;
-  std::function<void(Result<Added>)> done;
+  JobService::AddDone done;
+
+  void finish(Result<Added> added) { done(request, std::move(added)); }
 };
 
 // What every shard that answered said about one id.
@@ -86,11 +88,11 @@ void JobService::shutdown() {
   for (auto& confirm : confirms_) confirm->stop();
 }
 
-void JobService::add(const AddRequest& request, std::function<void(Result<Added>)> done) {
+void JobService::add(AddRequest request, AddDone done) {
   auto state = std::make_shared<AddState>();
-  state->request = request;
+  state->request = std::move(request);
   state->done = std::move(done);
-  state->order = shard_order(addresses_, job_key(request.topic, request.id));
+  state->order = shard_order(addresses_, job_key(state->request.topic, state->request.id));
   state->reachable.resize(shards_.size());
   for (size_t i = 0; i < shards_.size(); ++i) state->reachable[i] = usable(i);
   add_round(std::move(state));
@@ -99,7 +101,8 @@ void JobService::add(const AddRequest& request, std::function<void(Result<Added>
 void JobService::add_round(std::shared_ptr<AddState> state) {
   AddPlan plan = plan_add(addresses_, state->order, state->reachable);
   if (!plan.target) {
-    state->done(Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    state->finish(
+        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
     return;
   }
   std::vector<size_t> others;
@@ -138,11 +141,11 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
               {"HGET", keys::bodies(), job_key(state->request.topic, state->request.id)},
               [this, state, holder](Result<const redisReply*> body) {
                 if (!body.is_ok()) {
-                  state->done(body.status());
+                  state->finish(body.status());
                   return;
                 }
-                state->done(read_copy_elsewhere(state->found, *body, state->request.body,
-                                                addresses_[holder].name()));
+                state->finish(read_copy_elsewhere(state->found, *body, state->request.body,
+                                                  addresses_[holder].name()));
               });
         });
   }
@@ -151,7 +154,8 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
 void JobService::run_add(std::shared_ptr<AddState> state) {
   AddPlan plan = plan_add(addresses_, state->order, state->reachable);
   if (!plan.target) {
-    state->done(Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    state->finish(
+        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
     return;
   }
   const AddRequest& r = state->request;
@@ -162,11 +166,11 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
                  if (reply.is_ok()) {
                    Result<Added> added =
                        read_add_reply(*reply, index, state->request.topic, state->request.id);
-                   if (confirms_.empty() || !added.is_ok()) return state->done(std::move(added));
+                   if (confirms_.empty() || !added.is_ok()) return state->finish(std::move(added));
                    // Also for a retried add (existing): its answer waits for the
                    // replicas too, so a retry after a replication_timeout confirms.
                    confirms_[target]->confirm([state, added](const Status& replicated) {
-                     state->done(replicated.is_ok() ? added : Result<Added>(replicated));
+                     state->finish(replicated.is_ok() ? added : Result<Added>(replicated));
                    });
                  } else if (reply.status().code() == Code::kUnavailable) {
                    // Not sent: the shard went down a moment ago. Try the next one.
@@ -174,7 +178,7 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
                    state->found_on.reset();
                    add_round(state);
                  } else {
-                   state->done(reply.status());  // kUnknown: 504, the client may retry safely
+                   state->finish(reply.status());  // kUnknown: 504, the client may retry safely
                  }
                });
 }

@@ -44,7 +44,9 @@ class JobService {
   // written. kUnknown: sent, no answer (504: a retry is safe). kTimeout:
   // stored on the primary, fewer than [redis] wait_replicas confirmed it
   // (504 replication_timeout: a retry is safe).
-  void add(const AddRequest& request, std::function<void(Result<Added>)> done);
+  // `done` gets the request back, so a caller need not keep a copy of it.
+  using AddDone = std::function<void(const AddRequest& request, Result<Added> added)>;
+  void add(AddRequest request, AddDone done);
   // kNotFound, or kUnavailable when not found but a shard is down.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
   void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);

@@ -266,12 +266,14 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
     uint64_t number = begin("add", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.add(*built, [weak, number, topic, id](const Result<Added>& added) {
-      auto self = weak.lock();
-      if (!self || !self->current(number)) return;
-      if (!added.is_ok()) return self->finish_failure("add", topic, id, added.status().message());
-      self->finish_success("add", topic, id, Json::array());
-    });
+    server_.jobs_.add(std::move(*built),
+                      [weak, number, topic, id](const AddRequest&, Result<Added> added) {
+                        auto self = weak.lock();
+                        if (!self || !self->current(number)) return;
+                        if (!added.is_ok())
+                          return self->finish_failure("add", topic, id, added.status().message());
+                        self->finish_success("add", topic, id, Json::array());
+                      });
   }
 
   void get(const std::string& topic, const std::string& id) {
