@@ -2,6 +2,7 @@
 #include "consumer/delivery.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <utility>
 
 #include "common/success_rule.h"
@@ -17,10 +18,26 @@ CallbackPolicy& callback_policy() {
   return policy;
 }
 
+// The policy's verdict per topic callback URL (a POST goes to the topic's
+// URL as it is), so the URL is not parsed again for every delivery.
+std::unordered_map<std::string, std::string>& url_verdicts() {
+  static std::unordered_map<std::string, std::string> verdicts;
+  return verdicts;
+}
+constexpr size_t kMaxUrlVerdicts = 1024;
+
+const std::string& url_verdict(const std::string& url) {
+  auto& verdicts = url_verdicts();
+  auto it = verdicts.find(url);
+  if (it != verdicts.end()) return it->second;
+  if (verdicts.size() >= kMaxUrlVerdicts) verdicts.clear();
+  return verdicts.emplace(url, CallbackGuard::url_refusal(callback_policy(), url)).first->second;
+}
+
 size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
   auto* delivery = static_cast<Delivery*>(user);
   std::string* head = &delivery->response_head;
-  size_t limit = delivery->topic.success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
+  size_t limit = delivery->topic->success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
   size_t bytes = size * count;
   if (head->size() < limit) head->append(data, std::min(bytes, limit - head->size()));
   return bytes;
@@ -35,28 +52,52 @@ std::string one_line(std::string text) {
 
 // A 2xx answer whose body breaks the topic's success_json is a failed attempt.
 void check_success_rule(Delivery* delivery, TransferResult* result) {
-  if (delivery->topic.success_json.empty()) return;
-  auto rule = parse_success_rule(delivery->topic.success_json);
+  if (delivery->topic->success_json.empty()) return;
+  auto rule = parse_success_rule(delivery->topic->success_json);
   if (!rule.is_ok()) return;  // validate_topic refuses such a topic
   std::string why;
   if (response_matches(*rule, delivery->response_head, &why)) return;
   result->ok = false;
   result->error = "HTTP " + std::to_string(result->http_status) + " but success_json " +
-                  delivery->topic.success_json + " does not hold: " + why;
+                  delivery->topic->success_json + " does not hold: " + why;
   std::string head = one_line(delivery->response_head);
   if (!head.empty()) result->error += ": " + head;
 }
 
 }  // namespace
 
-void use_callback_policy(CallbackPolicy policy) { callback_policy() = std::move(policy); }
+void use_callback_policy(CallbackPolicy policy) {
+  callback_policy() = std::move(policy);
+  url_verdicts().clear();
+}
+
+std::unique_ptr<Delivery> new_delivery() {
+  auto delivery = std::make_unique<Delivery>();
+  delivery->easy.reset(curl_easy_init());
+  CURL* easy = delivery->easy.get();
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery.get());
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery.get());
+  return delivery;
+}
 
 void prepare_transfer(Delivery* delivery) {
   CURL* easy = delivery->easy.get();
-  for (const auto& header : delivery->request.headers)
-    append_header(delivery->headers, header.c_str());
+  delivery->response_head.clear();
+  delivery->error[0] = '\0';
+  std::vector<std::string>& lines = delivery->request.headers;
+  size_t count = std::min(lines.size(), kMaxCallbackHeaders);
+  for (size_t i = 0; i < count; ++i) {
+    delivery->header_nodes[i].data = lines[i].data();
+    delivery->header_nodes[i].next = i + 1 < count ? &delivery->header_nodes[i + 1] : nullptr;
+  }
   curl_easy_setopt(easy, CURLOPT_URL, delivery->request.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, delivery->headers.get());
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, count > 0 ? delivery->header_nodes : nullptr);
   if (delivery->request.post) {
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, delivery->request.body.data());
@@ -66,16 +107,13 @@ void prepare_transfer(Delivery* delivery) {
     curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max(1, delivery->topic.timeout_ms)));
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
-  curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery);
-  delivery->guard.arm(easy, callback_policy(), delivery->request.url);
+                   static_cast<long>(std::max(1, delivery->topic->timeout_ms)));
+  const std::string& url = delivery->request.url;
+  if (url == delivery->topic->callback_url) {
+    delivery->guard.arm_checked(easy, callback_policy(), url_verdict(url));
+  } else {
+    delivery->guard.arm(easy, callback_policy(), url);  // a GET's URL differs every time
+  }
 }
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code) {

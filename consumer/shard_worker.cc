@@ -172,6 +172,8 @@ void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
 void ShardWorker::record_batch(std::vector<Outcome> batch) {
   std::vector<JobStore::AckRequest> acks;
   std::vector<Outcome*> acked;
+  acks.reserve(batch.size());
+  acked.reserve(batch.size());
   for (auto& outcome : batch) {
     if (!outcome.result.ok) continue;
     acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease});
@@ -224,8 +226,8 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
 
 std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   const Job& job = outcome.job;
-  int64_t delay = retry_delay_ms(outcome.topic, job.attempts, config_.backoff_unit_ms);
-  int most = max_attempts(outcome.topic, config_.default_max_attempts);
+  int64_t delay = retry_delay_ms(*outcome.topic, job.attempts, config_.backoff_unit_ms);
+  int most = max_attempts(*outcome.topic, config_.default_max_attempts);
   auto failed =
       store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, outcome.result.error);
   if (!failed.is_ok()) {
@@ -239,7 +241,7 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   }
   if (*failed == FailOutcome::kRescheduled) return "retry in " + std::to_string(delay) + " ms";
   if (*failed == FailOutcome::kDead) {
-    alerts_.report(outcome.topic, job.id, job.attempts, outcome.result.error);
+    alerts_.report(*outcome.topic, job.id, job.attempts, outcome.result.error);
     return "dead";
   }
   return "stale";

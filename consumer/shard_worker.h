@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -37,7 +38,7 @@ namespace dq {
 struct Outcome {
   Job job;  // attempts is this attempt's number
   Lease lease;
-  Topic topic;
+  std::shared_ptr<const Topic> topic;  // never null
   TransferResult result;
   int64_t latency_ms = 0;
   int64_t give_up_at_ms = 0;  // monotonic: stop retrying the record after this
