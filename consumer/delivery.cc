@@ -2,6 +2,8 @@
 #include "consumer/delivery.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 
@@ -64,6 +66,39 @@ void check_success_rule(Delivery* delivery, TransferResult* result) {
   if (!head.empty()) result->error += ": " + head;
 }
 
+struct CurlUrlDeleter {
+  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+};
+
+// Topic callback URLs parsed once for libcurl (CURLOPT_CURLU) rather than by
+// every transfer, with the flags libcurl parses a text URL with. Kept for
+// the process's life: a transfer reads its handle only when it starts.
+// nullptr: libcurl refused the URL, so the transfer gets it as text and
+// fails as it always did.
+CURLU* parsed_url(const std::string& url) {
+  static std::unordered_map<std::string, std::unique_ptr<CURLU, CurlUrlDeleter>> parsed;
+  auto it = parsed.find(url);
+  if (it != parsed.end()) return it->second.get();
+  if (parsed.size() >= kMaxUrlVerdicts) return nullptr;
+  std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
+  if (handle && curl_url_set(handle.get(), CURLUPART_URL, url.c_str(),
+                             CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+    handle.reset();
+  }
+  return parsed.emplace(url, std::move(handle)).first->second.get();
+}
+
+// libcurl looks up the proxy variables in the environment for every
+// transfer. When none is set, saying "no proxy" once per handle is the same
+// and saves those look-ups.
+bool proxy_in_environment() {
+  for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                           "ALL_PROXY", "no_proxy", "NO_PROXY"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void use_callback_policy(CallbackPolicy policy) {
@@ -83,6 +118,11 @@ std::unique_ptr<Delivery> new_delivery() {
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery.get());
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
   curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery.get());
+  static const bool environment_proxy = proxy_in_environment();
+  if (!environment_proxy) {
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");
+    curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+  }
   return delivery;
 }
 
@@ -96,7 +136,17 @@ void prepare_transfer(Delivery* delivery) {
     delivery->header_nodes[i].data = lines[i].data();
     delivery->header_nodes[i].next = i + 1 < count ? &delivery->header_nodes[i + 1] : nullptr;
   }
-  curl_easy_setopt(easy, CURLOPT_URL, delivery->request.url.c_str());
+  const std::string& url = delivery->request.url;
+  bool topic_url = url == delivery->topic->callback_url;  // a GET's URL differs every time
+  CURLU* parsed = topic_url ? parsed_url(url) : nullptr;
+  if (parsed != nullptr) {
+    // No text URL: libcurl would keep using the last one instead.
+    curl_easy_setopt(easy, CURLOPT_URL, nullptr);
+    curl_easy_setopt(easy, CURLOPT_CURLU, parsed);
+  } else {
+    curl_easy_setopt(easy, CURLOPT_CURLU, nullptr);
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  }
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, count > 0 ? delivery->header_nodes : nullptr);
   if (delivery->request.post) {
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
@@ -108,11 +158,10 @@ void prepare_transfer(Delivery* delivery) {
   }
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
                    static_cast<long>(std::max(1, delivery->topic->timeout_ms)));
-  const std::string& url = delivery->request.url;
-  if (url == delivery->topic->callback_url) {
+  if (topic_url) {
     delivery->guard.arm_checked(easy, callback_policy(), url_verdict(url));
   } else {
-    delivery->guard.arm(easy, callback_policy(), url);  // a GET's URL differs every time
+    delivery->guard.arm(easy, callback_policy(), url);
   }
 }
 

@@ -257,9 +257,18 @@ void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
   int64_t started_ms = now_ms() - outcome.latency_ms;
   double late_s = static_cast<double>(std::max<int64_t>(0, started_ms - job.due_at_ms)) / 1000.0;
   SharedMetrics& metrics = SharedMetrics::instance();
-  metrics.observe(SharedMetrics::key({"delivery", job.topic}),
-                  static_cast<double>(outcome.latency_ms) / 1000.0);
-  metrics.observe(SharedMetrics::key({"lateness", job.topic}), late_s);
+  const auto& keys = metric_keys(job.topic);
+  metrics.observe(keys.first, static_cast<double>(outcome.latency_ms) / 1000.0);
+  metrics.observe(keys.second, late_s);
+}
+
+const std::pair<std::string, std::string>& ShardWorker::metric_keys(const std::string& topic) {
+  auto it = metric_keys_.find(topic);
+  if (it != metric_keys_.end()) return it->second;
+  if (metric_keys_.size() >= 4096) metric_keys_.clear();  // topics come and go
+  auto keys = std::make_pair(SharedMetrics::key({"delivery", topic}),
+                             SharedMetrics::key({"lateness", topic}));
+  return metric_keys_.emplace(topic, std::move(keys)).first->second;
 }
 
 void ShardWorker::refresh_held_report() {
