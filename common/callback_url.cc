@@ -313,18 +313,27 @@ Status CallbackPolicy::check_address(const IpAddress& address, int port) const {
   return Status::ok();
 }
 
-void CallbackGuard::arm(CURL* easy, const CallbackPolicy& policy, const std::string& url) {
-  policy_ = &policy;
-  refused_.clear();
-  url_refusal_.clear();
+std::string CallbackGuard::url_refusal(const CallbackPolicy& policy, const std::string& url) {
   auto parsed = parse_callback_url(url);
   Status allowed = parsed.is_ok() ? policy.check_host(*parsed) : parsed.status();
-  if (!allowed.is_ok()) {
-    url_refusal_ = allowed.message();
-    // A pooled connection would skip open_socket: make sure it is called.
-    curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, 1L);
-    curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, 1L);
-  }
+  if (allowed.is_ok()) return {};
+  return allowed.message().empty() ? "refused" : allowed.message();
+}
+
+void CallbackGuard::arm(CURL* easy, const CallbackPolicy& policy, const std::string& url) {
+  arm_checked(easy, policy, url_refusal(policy, url));
+}
+
+void CallbackGuard::arm_checked(CURL* easy, const CallbackPolicy& policy,
+                                const std::string& refusal) {
+  policy_ = &policy;
+  refused_.clear();
+  url_refusal_ = refusal;
+  // A pooled connection would skip open_socket: a refused URL makes sure it
+  // is called. Both are set either way, as a reused handle keeps options.
+  long refused = url_refusal_.empty() ? 0L : 1L;
+  curl_easy_setopt(easy, CURLOPT_FRESH_CONNECT, refused);
+  curl_easy_setopt(easy, CURLOPT_FORBID_REUSE, refused);
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, &CallbackGuard::open_socket);
   curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, this);
 }

@@ -83,10 +83,16 @@ class CallbackPolicy {
 // Arms an easy handle so that every connection libcurl opens for it is
 // checked against the policy first; a refused one is never opened, and the
 // transfer fails (CURLE_COULDNT_CONNECT) with refused() saying why. Must
-// outlive the transfer; arm again after curl_easy_reset.
+// outlive the transfer; arm again for every transfer.
 class CallbackGuard {
  public:
   void arm(CURL* easy, const CallbackPolicy& policy, const std::string& url);
+  // The policy's verdict on a URL itself: "" when its host may be called,
+  // else why not. arm() asks it; a caller that sends to the same URL often
+  // can keep it and use arm_checked().
+  static std::string url_refusal(const CallbackPolicy& policy, const std::string& url);
+  // arm() with url_refusal(policy, url) already known.
+  void arm_checked(CURL* easy, const CallbackPolicy& policy, const std::string& refusal);
   const std::string& refused() const { return refused_; }
 
  private:

@@ -3,6 +3,7 @@
 #include "common/job_store.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
@@ -25,6 +26,14 @@ bool reply_int(const redisReply* reply, int64_t* out) {
     return true;
   }
   if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) {
+    // Most are integers: from_chars, without the copy and strtod below.
+    const char* last = reply->str + reply->len;
+    int64_t whole = 0;
+    auto parsed = std::from_chars(reply->str, last, whole);
+    if (reply->len > 0 && parsed.ec == std::errc() && parsed.ptr == last) {
+      *out = whole;
+      return true;
+    }
     std::string text(reply->str, reply->len);
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/config.h"
@@ -97,10 +98,11 @@ class JobStore {
   // Undoes a reserve whose reply never came; returns how many jobs went back.
   Result<int> release(size_t shard, const std::string& reserve_id);
   Result<bool> wait_consumer_wake(size_t shard, int timeout_ms);
+  // Views of the caller's strings (no copies per job), valid for the call.
   struct AckRequest {
-    std::string topic;
-    std::string id;
-    Lease lease;
+    std::string_view topic;
+    std::string_view id;
+    const Lease& lease;
   };
   // Acks many jobs in one script run (ack.lua); one result per request, in
   // order. A failed call fails every request with the same status.

@@ -142,8 +142,8 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
   call.args.reserve(2 + 3 * targets.size());
   for (const auto& target : targets) {
     call.args.push_back(job_key(target.topic, target.id));
-    call.args.push_back(target.incarnation);
-    call.args.push_back(target.reserve_id);
+    call.args.emplace_back(target.incarnation);
+    call.args.emplace_back(target.reserve_id);
   }
   return call;
 }

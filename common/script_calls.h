@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/lua_scripts.h"
@@ -65,11 +66,12 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
 ScriptCall release_call(const std::string& reserve_id);
 // One delivery to ack: the job and the lease it was delivered under.
+// Views of the caller's strings, valid until ack_call returns.
 struct AckTarget {
-  std::string topic;
-  std::string id;
-  std::string incarnation;
-  std::string reserve_id;
+  std::string_view topic;
+  std::string_view id;
+  std::string_view incarnation;
+  std::string_view reserve_id;
 };
 // Acks every target in one script run (common/lua/ack.lua), in order.
 ScriptCall ack_call(const std::vector<AckTarget>& targets);

@@ -1,7 +1,10 @@
 // Builds the HTTP request of one callback from a topic and a reserved job.
 #include "consumer/callback_request.h"
 
+#include <charconv>
+
 #include "common/json.h"
+#include "common/json_check.h"
 #include "common/json_span.h"
 #include "common/php_fields.h"
 
@@ -73,21 +76,40 @@ void append_json_string(std::string& out, const std::string& text) {
   out.push_back('"');
 }
 
+void append_number(std::string& out, int64_t value) {
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out.append(digits, end);
+}
+
 }  // namespace
+
+void append_callback_json(const Job& job, std::string* out) {
+  out->reserve(out->size() + job.body.size() + job.topic.size() + job.id.size() + 128);
+  *out += "{\"topic\":";
+  append_json_string(*out, job.topic);
+  *out += ",\"id\":";
+  append_json_string(*out, job.id);
+  *out += ",\"body\":";
+  // Byte for byte as the producer sent it; a body that is not JSON (an old
+  // record or an import) goes as a JSON string, as embeddable_json makes it.
+  if (plainly_json(job.body)) {
+    *out += job.body;
+  } else {
+    *out += embeddable_json(job.body);
+  }
+  *out += ",\"attempt\":";
+  append_number(*out, job.attempts);
+  *out += ",\"due_at_ms\":";
+  append_number(*out, job.due_at_ms);
+  *out += ",\"created_at_ms\":";
+  append_number(*out, job.created_at_ms);
+  *out += "}";
+}
 
 std::string callback_json(const Job& job) {
   std::string out;
-  out.reserve(job.body.size() + job.topic.size() + job.id.size() + 128);
-  out += "{\"topic\":";
-  append_json_string(out, job.topic);
-  out += ",\"id\":";
-  append_json_string(out, job.id);
-  out += ",\"body\":";
-  out += embeddable_json(job.body);  // byte for byte as the producer sent it
-  out += ",\"attempt\":" + std::to_string(job.attempts);
-  out += ",\"due_at_ms\":" + std::to_string(job.due_at_ms);
-  out += ",\"created_at_ms\":" + std::to_string(job.created_at_ms);
-  out += "}";
+  append_callback_json(job, &out);
   return out;
 }
 
@@ -136,35 +158,43 @@ std::string callback_form(const Job& job) {
   return out;
 }
 
-CallbackRequest build_callback_request(const Topic& topic, const Job& job) {
-  CallbackRequest request;
-  request.post = topic.method != "GET";
-  request.headers = {"X-DQ-Topic: " + job.topic, "X-DQ-Id: " + job.id,
-                     "X-DQ-Attempt: " + std::to_string(job.attempts), "Expect:"};
-  if (topic.callback_format == "form") {
-    std::string form = callback_form(job);
-    if (request.post) {
-      request.url = topic.callback_url;
-      request.body = std::move(form);
-      request.headers.push_back("Content-Type: application/x-www-form-urlencoded");
-    } else {
-      request.url = with_query(topic.callback_url, form);
-    }
-    return request;
+void build_callback_request(const Topic& topic, const Job& job, CallbackRequest* request) {
+  request->post = topic.method != "GET";
+  bool form = topic.callback_format == "form";
+  // assign() into the strings a pooled request already holds keeps their buffers.
+  std::vector<std::string>& headers = request->headers;
+  headers.resize(request->post ? 5 : 4);
+  headers[0].assign("X-DQ-Topic: ").append(job.topic);
+  headers[1].assign("X-DQ-Id: ").append(job.id);
+  headers[2].assign("X-DQ-Attempt: ");
+  append_number(headers[2], job.attempts);
+  headers[3].assign("Expect:");
+  if (request->post) {
+    headers[4].assign(form ? "Content-Type: application/x-www-form-urlencoded"
+                           : "Content-Type: application/json");
   }
-  if (request.post) {
-    request.url = topic.callback_url;
-    request.body = callback_json(job);
-    request.headers.push_back("Content-Type: application/json");
-    return request;
+  request->body.clear();
+  if (form) {
+    std::string fields = callback_form(job);
+    if (request->post) {
+      request->url.assign(topic.callback_url);
+      request->body = std::move(fields);
+    } else {
+      request->url = with_query(topic.callback_url, fields);
+    }
+    return;
+  }
+  if (request->post) {
+    request->url.assign(topic.callback_url);
+    append_callback_json(job, &request->body);
+    return;
   }
   std::string query = "topic=" + url_encode(job.topic) + "&id=" + url_encode(job.id) +
                       "&body=" + url_encode(embeddable_json(job.body)) +
                       "&attempt=" + std::to_string(job.attempts) +
                       "&due_at_ms=" + std::to_string(job.due_at_ms) +
                       "&created_at_ms=" + std::to_string(job.created_at_ms);
-  request.url = with_query(topic.callback_url, query);
-  return request;
+  request->url = with_query(topic.callback_url, query);
 }
 
 }  // namespace dq

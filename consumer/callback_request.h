@@ -25,10 +25,15 @@ struct CallbackRequest {
   std::vector<std::string> headers;  // "Name: value"
 };
 
-CallbackRequest build_callback_request(const Topic& topic, const Job& job);
+// Fills *request for one delivery of `job`. It reuses the request's
+// buffers, so a pooled delivery (consumer_loop.h) builds its next JSON POST
+// without allocating.
+void build_callback_request(const Topic& topic, const Job& job, CallbackRequest* request);
 
 // The JSON document a POST callback receives.
 std::string callback_json(const Job& job);
+// The same, appended to *out.
+void append_callback_json(const Job& job, std::string* out);
 
 // The form fields (url-encoded, joined by '&') a "form" callback sends.
 std::string callback_form(const Job& job);

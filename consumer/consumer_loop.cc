@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "common/clock.h"
 #include "common/log.h"
@@ -34,6 +35,17 @@ std::string reserve_prefix() {
   std::snprintf(text, sizeof(text), "/%d/%016llx/", static_cast<int>(getpid()),
                 static_cast<unsigned long long>(nonce));
   return std::string(host) + text;
+}
+
+// Every field of Topic: a snapshot is reused only while the registry's topic
+// is the same in all of them.
+bool same_settings(const Topic& a, const Topic& b) {
+  auto fields = [](const Topic& t) {
+    return std::tie(t.name, t.callback_url, t.method, t.callback_format, t.success_json,
+                    t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
+                    t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms);
+  };
+  return fields(a) == fields(b);
 }
 
 }  // namespace
@@ -73,12 +85,25 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
   return online_;
 }
 
-CurlEasy ConsumerLoop::take_easy() {
-  if (spare_easy_.empty()) return CurlEasy(curl_easy_init());
-  CurlEasy easy = std::move(spare_easy_.back());
-  spare_easy_.pop_back();
-  curl_easy_reset(easy.get());  // keeps the connection cache and DNS cache
-  return easy;
+std::unique_ptr<Delivery> ConsumerLoop::take_delivery() {
+  if (spare_.empty()) return new_delivery();
+  // No curl_easy_reset: prepare_transfer sets every option that differs.
+  std::unique_ptr<Delivery> delivery = std::move(spare_.back());
+  spare_.pop_back();
+  return delivery;
+}
+
+void ConsumerLoop::keep_delivery(std::unique_ptr<Delivery> delivery) {
+  delivery->topic.reset();
+  spare_.push_back(std::move(delivery));
+}
+
+std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
+  auto it = snapshots_.find(topic.name);
+  if (it != snapshots_.end() && same_settings(*it->second, topic)) return it->second;
+  auto copy = std::make_shared<const Topic>(topic);
+  snapshots_[topic.name] = copy;
+  return copy;
 }
 
 // A copy on another shard waits for this shard to be asked (placement.h):
@@ -175,13 +200,12 @@ void ConsumerLoop::take_reserved() {
 }
 
 void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
-  auto delivery = std::make_unique<Delivery>();
+  std::unique_ptr<Delivery> delivery = take_delivery();
   delivery->shard = reserved.shard;
   delivery->job = std::move(reserved.job);
   delivery->lease = std::move(reserved.lease);
-  delivery->topic = topic;
-  delivery->request = build_callback_request(topic, delivery->job);
-  delivery->easy = take_easy();
+  delivery->topic = snapshot(topic);
+  build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
   prepare_transfer(delivery.get());
   CURL* easy = delivery->easy.get();
@@ -200,11 +224,12 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     outcome.topic = raw->topic;
     outcome.result = std::move(result);
     outcome.give_up_at_ms =
-        monotonic_ms() + raw->topic.timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
+        monotonic_ms() + raw->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
     workers_[raw->shard]->record(std::move(outcome));
     if (--in_flight_[raw->job.topic] <= 0) in_flight_.erase(raw->job.topic);
-    spare_easy_.push_back(std::move(raw->easy));
-    deliveries_.erase(easy);
+    auto it = deliveries_.find(easy);
+    keep_delivery(std::move(it->second));
+    deliveries_.erase(it);
   }
 }
 
@@ -221,15 +246,15 @@ int ConsumerLoop::collect_finished() {
     Outcome outcome;
     outcome.result = transfer_result(delivery, code);
     outcome.latency_ms = monotonic_ms() - delivery->started_ms;
-    outcome.give_up_at_ms = delivery->started_ms + delivery->topic.timeout_ms +
+    outcome.give_up_at_ms = delivery->started_ms + delivery->topic->timeout_ms +
                             config_.lease_margin_ms + kRecordGraceMs;
     outcome.job = std::move(delivery->job);
     outcome.lease = std::move(delivery->lease);
     outcome.topic = std::move(delivery->topic);
     size_t shard = delivery->shard;
     if (--in_flight_[outcome.job.topic] <= 0) in_flight_.erase(outcome.job.topic);
-    spare_easy_.push_back(std::move(delivery->easy));
-    deliveries_.erase(it);  // frees the request body and header list
+    keep_delivery(std::move(it->second));
+    deliveries_.erase(it);
     workers_[shard]->record(std::move(outcome));
     ++ended;
   }

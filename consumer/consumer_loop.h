@@ -51,10 +51,12 @@ class ConsumerLoop {
   void request_reserves();
   void take_reserved();  // starts the deliveries reserves brought back
   void start_delivery(ReservedJob reserved, const Topic& topic);
+  std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
   bool held_elsewhere(size_t shard) const;
-  CurlEasy take_easy();
+  std::unique_ptr<Delivery> take_delivery();
+  void keep_delivery(std::unique_ptr<Delivery> delivery);
 
   const Config& config_;
   std::string title_;  // process title, for reopening logs on SIGHUP
@@ -67,7 +69,12 @@ class ConsumerLoop {
 
   std::unordered_map<CURL*, std::unique_ptr<Delivery>> deliveries_;
   std::map<std::string, int> in_flight_;  // per topic
-  std::vector<CurlEasy> spare_easy_;      // reset handles, reused
+  // Finished deliveries, reused: their easy handles keep their options and
+  // the connection and DNS caches, their strings their buffers.
+  std::vector<std::unique_ptr<Delivery>> spare_;
+  // One shared copy of each topic's settings for the deliveries and outcomes
+  // that carry it, replaced when the registry's version differs.
+  std::map<std::string, std::shared_ptr<const Topic>> snapshots_;
   std::vector<Topic> online_;
   int64_t online_at_ms_ = -1;
   int64_t next_sweep_ms_ = 0;  // reserve even without a wake this often

@@ -2,6 +2,9 @@
 #include "consumer/delivery.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "common/success_rule.h"
@@ -17,10 +20,26 @@ CallbackPolicy& callback_policy() {
   return policy;
 }
 
+// The policy's verdict per topic callback URL (a POST goes to the topic's
+// URL as it is), so the URL is not parsed again for every delivery.
+std::unordered_map<std::string, std::string>& url_verdicts() {
+  static std::unordered_map<std::string, std::string> verdicts;
+  return verdicts;
+}
+constexpr size_t kMaxUrlVerdicts = 1024;
+
+const std::string& url_verdict(const std::string& url) {
+  auto& verdicts = url_verdicts();
+  auto it = verdicts.find(url);
+  if (it != verdicts.end()) return it->second;
+  if (verdicts.size() >= kMaxUrlVerdicts) verdicts.clear();
+  return verdicts.emplace(url, CallbackGuard::url_refusal(callback_policy(), url)).first->second;
+}
+
 size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
   auto* delivery = static_cast<Delivery*>(user);
   std::string* head = &delivery->response_head;
-  size_t limit = delivery->topic.success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
+  size_t limit = delivery->topic->success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
   size_t bytes = size * count;
   if (head->size() < limit) head->append(data, std::min(bytes, limit - head->size()));
   return bytes;
@@ -35,28 +54,100 @@ std::string one_line(std::string text) {
 
 // A 2xx answer whose body breaks the topic's success_json is a failed attempt.
 void check_success_rule(Delivery* delivery, TransferResult* result) {
-  if (delivery->topic.success_json.empty()) return;
-  auto rule = parse_success_rule(delivery->topic.success_json);
+  if (delivery->topic->success_json.empty()) return;
+  auto rule = parse_success_rule(delivery->topic->success_json);
   if (!rule.is_ok()) return;  // validate_topic refuses such a topic
   std::string why;
   if (response_matches(*rule, delivery->response_head, &why)) return;
   result->ok = false;
   result->error = "HTTP " + std::to_string(result->http_status) + " but success_json " +
-                  delivery->topic.success_json + " does not hold: " + why;
+                  delivery->topic->success_json + " does not hold: " + why;
   std::string head = one_line(delivery->response_head);
   if (!head.empty()) result->error += ": " + head;
 }
 
+struct CurlUrlDeleter {
+  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+};
+
+// Topic callback URLs parsed once for libcurl (CURLOPT_CURLU) rather than by
+// every transfer, with the flags libcurl parses a text URL with. Kept for
+// the process's life: a transfer reads its handle only when it starts.
+// nullptr: libcurl refused the URL, so the transfer gets it as text and
+// fails as it always did.
+CURLU* parsed_url(const std::string& url) {
+  static std::unordered_map<std::string, std::unique_ptr<CURLU, CurlUrlDeleter>> parsed;
+  auto it = parsed.find(url);
+  if (it != parsed.end()) return it->second.get();
+  if (parsed.size() >= kMaxUrlVerdicts) return nullptr;
+  std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
+  if (handle && curl_url_set(handle.get(), CURLUPART_URL, url.c_str(),
+                             CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+    handle.reset();
+  }
+  return parsed.emplace(url, std::move(handle)).first->second.get();
+}
+
+// libcurl looks up the proxy variables in the environment for every
+// transfer. When none is set, saying "no proxy" once per handle is the same
+// and saves those look-ups.
+bool proxy_in_environment() {
+  for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
+                           "ALL_PROXY", "no_proxy", "NO_PROXY"}) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-void use_callback_policy(CallbackPolicy policy) { callback_policy() = std::move(policy); }
+void use_callback_policy(CallbackPolicy policy) {
+  callback_policy() = std::move(policy);
+  url_verdicts().clear();
+}
+
+std::unique_ptr<Delivery> new_delivery() {
+  auto delivery = std::make_unique<Delivery>();
+  delivery->easy.reset(curl_easy_init());
+  CURL* easy = delivery->easy.get();
+  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
+  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
+  curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery.get());
+  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
+  curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery.get());
+  static const bool environment_proxy = proxy_in_environment();
+  if (!environment_proxy) {
+    curl_easy_setopt(easy, CURLOPT_PROXY, "");
+    curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+  }
+  return delivery;
+}
 
 void prepare_transfer(Delivery* delivery) {
   CURL* easy = delivery->easy.get();
-  for (const auto& header : delivery->request.headers)
-    append_header(delivery->headers, header.c_str());
-  curl_easy_setopt(easy, CURLOPT_URL, delivery->request.url.c_str());
-  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, delivery->headers.get());
+  delivery->response_head.clear();
+  delivery->error[0] = '\0';
+  std::vector<std::string>& lines = delivery->request.headers;
+  size_t count = std::min(lines.size(), kMaxCallbackHeaders);
+  for (size_t i = 0; i < count; ++i) {
+    delivery->header_nodes[i].data = lines[i].data();
+    delivery->header_nodes[i].next = i + 1 < count ? &delivery->header_nodes[i + 1] : nullptr;
+  }
+  const std::string& url = delivery->request.url;
+  bool topic_url = url == delivery->topic->callback_url;  // a GET's URL differs every time
+  CURLU* parsed = topic_url ? parsed_url(url) : nullptr;
+  if (parsed != nullptr) {
+    // No text URL: libcurl would keep using the last one instead.
+    curl_easy_setopt(easy, CURLOPT_URL, nullptr);
+    curl_easy_setopt(easy, CURLOPT_CURLU, parsed);
+  } else {
+    curl_easy_setopt(easy, CURLOPT_CURLU, nullptr);
+    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
+  }
+  curl_easy_setopt(easy, CURLOPT_HTTPHEADER, count > 0 ? delivery->header_nodes : nullptr);
   if (delivery->request.post) {
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, delivery->request.body.data());
@@ -66,16 +157,12 @@ void prepare_transfer(Delivery* delivery) {
     curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
   }
   curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max(1, delivery->topic.timeout_ms)));
-  curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(easy, CURLOPT_USERAGENT, "dq-consumer");
-  curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, keep_response_head);
-  curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery);
-  curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
-  curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery);
-  delivery->guard.arm(easy, callback_policy(), delivery->request.url);
+                   static_cast<long>(std::max(1, delivery->topic->timeout_ms)));
+  if (topic_url) {
+    delivery->guard.arm_checked(easy, callback_policy(), url_verdict(url));
+  } else {
+    delivery->guard.arm(easy, callback_policy(), url);
+  }
 }
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code) {

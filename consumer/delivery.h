@@ -1,10 +1,13 @@
 // Delivery: one callback in flight: the reserved job, the topic it was
-// reserved under, and the libcurl easy handle carrying the request.
+// reserved under, and the libcurl easy handle carrying the request. The
+// consumer keeps finished deliveries for the next ones (consumer_loop.h):
+// the handle keeps its connection, the strings their buffers.
 #pragma once
 
 #include <curl/curl.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/callback_url.h"
@@ -15,14 +18,18 @@
 
 namespace dq {
 
+constexpr size_t kMaxCallbackHeaders = 8;
+
 struct Delivery {
   size_t shard = 0;
-  Job job;      // attempts is this attempt's number
-  Lease lease;  // names this delivery to ack and fail
-  Topic topic;  // snapshot at reserve time (retry policy, timeout)
+  Job job;                             // attempts is this attempt's number
+  Lease lease;                         // names this delivery to ack and fail
+  std::shared_ptr<const Topic> topic;  // snapshot at reserve time (retry policy, timeout)
   CallbackRequest request;
   CurlEasy easy;
-  CurlSlist headers;
+  // request.headers as curl's header list, pointing into those strings: no
+  // copy of a header line per delivery.
+  curl_slist header_nodes[kMaxCallbackHeaders] = {};
   // First bytes of the answer: 200 for the error text, 64 KiB when the
   // topic has a success_json rule to check.
   std::string response_head;
@@ -36,9 +43,15 @@ struct Delivery {
 // then only link-local addresses are refused.
 void use_callback_policy(CallbackPolicy policy);
 
-// Sets up delivery->easy (which must be a fresh or reset handle) for the
-// request; CURLOPT_PRIVATE points back at the delivery. A connection the
-// callback rules refuse is never opened: the transfer fails with the reason.
+// A delivery with its easy handle, and the options every transfer of it
+// shares set once (CURLOPT_PRIVATE and the write callback point at it).
+std::unique_ptr<Delivery> new_delivery();
+
+// Sets up delivery->easy for its request: the options that differ between
+// transfers, every one of them each time (the handle keeps what the last
+// transfer set; no curl_easy_reset), and clears what a previous delivery
+// left in the answer buffers. A connection the callback rules refuse is
+// never opened: the transfer fails with the reason.
 void prepare_transfer(Delivery* delivery);
 
 // The outcome of a finished transfer: ok (2xx) or the error text.

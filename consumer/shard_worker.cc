@@ -172,6 +172,8 @@ void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
 void ShardWorker::record_batch(std::vector<Outcome> batch) {
   std::vector<JobStore::AckRequest> acks;
   std::vector<Outcome*> acked;
+  acks.reserve(batch.size());
+  acked.reserve(batch.size());
   for (auto& outcome : batch) {
     if (!outcome.result.ok) continue;
     acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease});
@@ -224,8 +226,8 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
 
 std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   const Job& job = outcome.job;
-  int64_t delay = retry_delay_ms(outcome.topic, job.attempts, config_.backoff_unit_ms);
-  int most = max_attempts(outcome.topic, config_.default_max_attempts);
+  int64_t delay = retry_delay_ms(*outcome.topic, job.attempts, config_.backoff_unit_ms);
+  int most = max_attempts(*outcome.topic, config_.default_max_attempts);
   auto failed =
       store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, outcome.result.error);
   if (!failed.is_ok()) {
@@ -239,7 +241,7 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   }
   if (*failed == FailOutcome::kRescheduled) return "retry in " + std::to_string(delay) + " ms";
   if (*failed == FailOutcome::kDead) {
-    alerts_.report(outcome.topic, job.id, job.attempts, outcome.result.error);
+    alerts_.report(*outcome.topic, job.id, job.attempts, outcome.result.error);
     return "dead";
   }
   return "stale";
@@ -255,9 +257,18 @@ void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
   int64_t started_ms = now_ms() - outcome.latency_ms;
   double late_s = static_cast<double>(std::max<int64_t>(0, started_ms - job.due_at_ms)) / 1000.0;
   SharedMetrics& metrics = SharedMetrics::instance();
-  metrics.observe(SharedMetrics::key({"delivery", job.topic}),
-                  static_cast<double>(outcome.latency_ms) / 1000.0);
-  metrics.observe(SharedMetrics::key({"lateness", job.topic}), late_s);
+  const auto& keys = metric_keys(job.topic);
+  metrics.observe(keys.first, static_cast<double>(outcome.latency_ms) / 1000.0);
+  metrics.observe(keys.second, late_s);
+}
+
+const std::pair<std::string, std::string>& ShardWorker::metric_keys(const std::string& topic) {
+  auto it = metric_keys_.find(topic);
+  if (it != metric_keys_.end()) return it->second;
+  if (metric_keys_.size() >= 4096) metric_keys_.clear();  // topics come and go
+  auto keys = std::make_pair(SharedMetrics::key({"delivery", topic}),
+                             SharedMetrics::key({"lateness", topic}));
+  return metric_keys_.emplace(topic, std::move(keys)).first->second;
 }
 
 void ShardWorker::refresh_held_report() {

@@ -18,6 +18,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -37,7 +40,7 @@ namespace dq {
 struct Outcome {
   Job job;  // attempts is this attempt's number
   Lease lease;
-  Topic topic;
+  std::shared_ptr<const Topic> topic;  // never null
   TransferResult result;
   int64_t latency_ms = 0;
   int64_t give_up_at_ms = 0;  // monotonic: stop retrying the record after this
@@ -79,6 +82,8 @@ class ShardWorker {
   std::string record_failure(const Outcome& outcome, bool* retry);
   void log_attempt(const Outcome& outcome, const std::string& what);
   void refresh_held_report();
+  // The delivery and lateness metric keys of a topic, built once.
+  const std::pair<std::string, std::string>& metric_keys(const std::string& topic);
 
   const Config& config_;
   size_t shard_;
@@ -101,6 +106,7 @@ class ShardWorker {
   int64_t stop_deadline_ms_ = 0;
   std::atomic<bool> reserving_{false};
   int64_t next_held_report_ms_ = 0;
+  std::map<std::string, std::pair<std::string, std::string>, std::less<>> metric_keys_;
   std::thread thread_;
 };
 

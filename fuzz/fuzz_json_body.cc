@@ -4,7 +4,8 @@
 // to the same value. The add request's scanner (common/json_scan.h) answers
 // only for text nlohmann accepts, with the members nlohmann sees, and an add
 // read through it (server/add_request_text.h) has the same outcome as one
-// read through the whole document.
+// read through the whole document. What plainly_json (common/json_check.h)
+// calls JSON, nlohmann must accept.
 #include <unistd.h>
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include <string>
 
 #include "common/json.h"
+#include "common/json_check.h"
 #include "common/json_scan.h"
 #include "common/json_span.h"
 #include "common/registry.h"
@@ -93,6 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   dq::Json parsed = dq::Json::parse(text, nullptr, false);
   dq::embeddable_json(text);  // any stored bytes must be embeddable
+  if (dq::plainly_json(text) && parsed.is_discarded()) std::abort();
   scan_agrees(text, parsed);
   same_add_both_ways(text);
   if (parsed.is_discarded()) return 0;

@@ -104,6 +104,77 @@ TEST_CASE("a GET topic receives the fields as query parameters") {
   CHECK(request.header("x-dq-attempt") == "1");
 }
 
+TEST_CASE("one reused delivery carries POST, GET and form callbacks, each exactly its own") {
+  // Concurrency 1: every callback goes through the same pooled delivery and
+  // easy handle, so a header, body or method left from the one before shows.
+  DeliveryWorld world;
+  world.config().consumer_concurrency = 1;
+  world.add_topic(world.topic("long-post", "/a"));
+  auto get = world.topic("get", "/b?k=1");
+  get.method = "GET";
+  world.add_topic(get);
+  auto form = world.topic("form", "/c");
+  form.callback_format = "form";
+  world.add_topic(form);
+  world.start_timer();
+  world.start_consumer();
+  std::string long_body = "{\"text\":\"" + std::string(3000, 'x') + "\",\"n\":[1,2.5]}";
+  int64_t due = now_ms() + 300;
+  for (int round = 0; round < 2; ++round) {
+    std::string n = std::to_string(round);
+    world.add_job("long-post", "p" + n, due + round * 200, long_body);
+    world.add_job("get", "g" + n, due + round * 200 + 50, "{\"q\":\"a b\"}");
+    world.add_job("form", "f" + n, due + round * 200 + 100, "{\"k\":\"v\"}");
+  }
+  REQUIRE(world.callback().wait_for(6, 10000));
+  auto requests = world.callback().requests();
+  REQUIRE(requests.size() == 6);
+  for (const RecordedRequest& request : requests) {
+    std::string id = request.header("x-dq-id");
+    CAPTURE(id);
+    CHECK(request.header("x-dq-attempt") == "1");
+    CHECK(request.header("expect").empty());
+    CHECK(request.header("user-agent") == "dq-consumer");
+    switch (id[0]) {
+      case 'p': {
+        CHECK(request.method == "POST");
+        CHECK(request.path == "/a");
+        CHECK(request.query.empty());
+        CHECK(request.header("x-dq-topic") == "long-post");
+        CHECK(request.header("content-type") == "application/json");
+        CHECK(request.header("content-length") == std::to_string(request.body.size()));
+        CHECK(request.body.find(",\"body\":" + long_body + ",") != std::string::npos);
+        Json document = Json::parse(request.body);
+        CHECK(document["id"] == id);
+        CHECK(document["topic"] == "long-post");
+        break;
+      }
+      case 'g':
+        CHECK(request.method == "GET");
+        CHECK(request.path == "/b");
+        CHECK(request.param("k") == "1");
+        CHECK(request.param("id") == id);
+        CHECK(request.param("body") == "{\"q\":\"a b\"}");
+        CHECK(request.header("x-dq-topic") == "get");
+        CHECK(request.header("content-type").empty());
+        CHECK(request.header("content-length").empty());
+        CHECK(request.body.empty());
+        break;
+      case 'f':
+        CHECK(request.method == "POST");
+        CHECK(request.path == "/c");
+        CHECK(request.header("x-dq-topic") == "form");
+        CHECK(request.header("content-type") == "application/x-www-form-urlencoded");
+        CHECK(request.form_field("k") == "v");
+        CHECK(request.form_field("text").empty());
+        CHECK(request.body.size() < 200);
+        break;
+      default:
+        FAIL("unexpected id ", id);
+    }
+  }
+}
+
 TEST_CASE("500 twice then 200: three calls spaced 1 and 3 backoff units") {
   const int64_t unit = 300;
   DeliveryWorld world(unit);

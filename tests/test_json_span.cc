@@ -5,10 +5,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
 #include "common/json.h"
+#include "common/json_check.h"
 #include "common/json_span.h"
 
 using dq::Json;
@@ -80,4 +82,80 @@ TEST_CASE("embedding a stored body, and adding a raw member to an object") {
   CHECK(joined == "{\"id\":\"a\",\"body\":[1, 2.50]}");
   CHECK(Json::accept(joined));
   CHECK(dq::with_raw_member("{}", "body", "null") == "{\"body\":null}");
+}
+
+// plainly_json may say "not known" (false) for valid JSON, never "JSON" for
+// text nlohmann refuses.
+TEST_CASE("the quick JSON check agrees with nlohmann wherever it answers") {
+  for (const char* text :
+       {"{}", "[]", " {\"a\" : [1, -0, 2.50, true, false, null, \"x\"]} ", "\"\\\"\\/\\n\"",
+        "{\"k\":{\"k\":[[[]],{}]}}", "\"\xC3\xA9\xE8\xAE\xA2\xF0\x9F\x98\x80\"", "123", "-1.5"}) {
+    CHECK_MESSAGE(dq::plainly_json(text), text);
+    CHECK(Json::accept(std::string(text)));
+  }
+  for (const char* text : {"",
+                           " ",
+                           "{",
+                           "}",
+                           "[1,]",
+                           "{\"a\"}",
+                           "{\"a\":1,}",
+                           "{,}",
+                           "[1 2]",
+                           "01",
+                           "1.",
+                           ".5",
+                           "-",
+                           "tru",
+                           "nul",
+                           "truex",
+                           "\"a",
+                           "\"\\x\"",
+                           "\"\x01\"",
+                           "\"\xC0\xAF\"",
+                           "\"\xED\xA0\x80\"",
+                           "\"\xF4\x90\x80\x80\"",
+                           "\"\xE8\xAE\"",
+                           "[1]]",
+                           "{\"a\":1}}",
+                           "[}",
+                           "{]",
+                           "1 2"}) {
+    CHECK_FALSE_MESSAGE(dq::plainly_json(text), text);
+    CHECK_FALSE(Json::accept(std::string(text)));
+  }
+  // Left to nlohmann: a byte order mark, \u escapes, exponents.
+  CHECK_FALSE(dq::plainly_json("\xEF\xBB\xBF{}"));
+  CHECK_FALSE(dq::plainly_json("\"\\u00e9\""));
+  CHECK_FALSE(dq::plainly_json("1e2"));
+  std::string overflow = R"({"a":"\u00e9","b":1E400})";  // nlohmann refuses 1E400
+  CHECK(dq::embeddable_json(overflow) == Json(overflow).dump());
+  // Mutations of valid documents: byte flips, cuts and insertions.
+  std::mt19937 random(13);
+  const std::string seeds[] = {R"({"a":[1,2.5,{"b":"c\u00e9\n"}],"d":null,"e":true})",
+                               "[\"\xE8\xAE\xA2\xE5\x8D\x95\",-0.25,false,{}]"};
+  const char alphabet[] = "{}[],:\"\\0123456789.-+eEtrufalsn \x80\xBF\xC3\xE8\xF0";
+  int checked = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = seeds[round % 2];
+    for (int edits = 1 + random() % 3; edits > 0; --edits) {
+      size_t at = random() % (text.size() + 1);
+      char c = alphabet[random() % (sizeof(alphabet) - 1)];
+      switch (random() % 3) {
+        case 0:
+          if (at < text.size()) text[at] = c;
+          break;
+        case 1:
+          text.insert(at, 1, c);
+          break;
+        default:
+          text.erase(at, 1);
+      }
+    }
+    if (dq::plainly_json(text)) {
+      ++checked;
+      if (!Json::accept(text)) FAIL_CHECK("plainly_json accepted what nlohmann refuses: " << text);
+    }
+  }
+  CHECK(checked > 100);
 }
