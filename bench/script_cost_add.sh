@@ -1,0 +1,28 @@
+#!/bin/bash
+# Redis-side cost of add.lua: instructions of redis-server per job, for calls
+# of 16 jobs (two topics, random ids, 64-byte bodies, AOF everysec), counted
+# by callgrind, so the figure holds on a busy machine. Not run in CI.
+#   bench/script_cost_add.sh [SCRIPT]   (default common/lua/add.lua; N=calls)
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SCRIPT=${1:-$ROOT/common/lua/add.lua}
+N=${N:-1000}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+P=$(free_port); D=$(mktemp -d /tmp/dq-script-cost.XXXXXX); trap 'rm -rf "$D"' EXIT
+valgrind --tool=callgrind --callgrind-out-file=$D/cg.out -q redis-server --port $P --bind 127.0.0.1 --dir $D --appendonly yes --appendfsync everysec --save '' --logfile $D/log &
+VP=$!
+for i in $(seq 100); do redis-cli -p $P ping >/dev/null 2>&1 && break; sleep 0.2; done
+sha=$(redis-cli -p $P script load "$(cat $ROOT/common/lua/lib/prelude.lua $SCRIPT)")
+BODY='"'$(printf 'x%.0s' $(seq 62))'"'
+args=()
+for i in $(seq 16); do args+=("t$((i%2)):__rand_int__" "t$((i%2))" "$BODY" delay 3600000); done
+bench() { redis-benchmark -p $P -c 4 -n $1 -r 100000000 -q evalsha $sha 8 '{dq}:jobs' '{dq}:bodies' '{dq}:delayed' '{dq}:stats:20261122' '{dq}:wake:timer' '{dq}:counts' '{dq}:seq' '{dq}:moved' '{dq}:held:' '' '' "${args[@]}" >/dev/null 2>&1; }
+bench 200
+callgrind_control -z $VP >/dev/null 2>&1
+bench $N
+callgrind_control -d $VP >/dev/null 2>&1
+sleep 1
+f=$(ls -S $D/cg.out* | head -1)
+tot=$(grep -a "^summary\|^totals" $f | head -1 | awk '{print $2}')
+echo "redis-server instructions per job: $((tot / (N * 16)))"
+redis-cli -p $P shutdown nosave >/dev/null 2>&1; wait $VP
