@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "common/utf8.h"
+
 namespace dq {
 namespace {
 
@@ -67,28 +69,10 @@ bool valid_id(std::string_view id) {
       ++i;
       continue;
     }
-    size_t length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the second byte's range
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-      if (lead == 0xC2) low = 0xA0;  // C2 80..9F encode the C1 controls
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;
-      if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;
-    } else {
-      return false;  // a continuation byte, C0/C1 (overlong) or F5..FF
-    }
-    if (i + length > id.size()) return false;
-    for (size_t k = 1; k < length; ++k) {
-      unsigned char byte = static_cast<unsigned char>(id[i + k]);
-      unsigned char min = k == 1 ? low : 0x80, max = k == 1 ? high : 0xBF;
-      if (byte < min || byte > max) return false;
-    }
+    size_t length = utf8_sequence_length(id, i);
+    if (length == 0) return false;
+    // C2 80..9F encode the C1 controls: well-formed UTF-8, but control characters.
+    if (lead == 0xC2 && static_cast<unsigned char>(id[i + 1]) < 0xA0) return false;
     i += length;
   }
   return true;

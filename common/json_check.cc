@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "common/utf8.h"
+
 namespace dq {
 namespace {
 
@@ -153,30 +155,8 @@ class Checker {
     return false;
   }
 
-  bool continuation(size_t offset, unsigned char low = 0x80, unsigned char high = 0xBF) const {
-    if (at_ + offset >= text_.size()) return false;
-    unsigned char c = static_cast<unsigned char>(text_[at_ + offset]);
-    return c >= low && c <= high;
-  }
-
   bool utf8_sequence() {
-    unsigned char c = peek();
-    size_t length = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = continuation(1) ? 2 : 0;
-    } else if (c == 0xE0) {
-      length = continuation(1, 0xA0) && continuation(2) ? 3 : 0;
-    } else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) {
-      length = continuation(1) && continuation(2) ? 3 : 0;
-    } else if (c == 0xED) {
-      length = continuation(1, 0x80, 0x9F) && continuation(2) ? 3 : 0;
-    } else if (c == 0xF0) {
-      length = continuation(1, 0x90) && continuation(2) && continuation(3) ? 4 : 0;
-    } else if (c >= 0xF1 && c <= 0xF3) {
-      length = continuation(1) && continuation(2) && continuation(3) ? 4 : 0;
-    } else if (c == 0xF4) {
-      length = continuation(1, 0x80, 0x8F) && continuation(2) && continuation(3) ? 4 : 0;
-    }
+    size_t length = utf8_sequence_length(text_, at_);
     at_ += length;
     return length > 0;
   }

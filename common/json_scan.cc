@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "common/utf8.h"
+
 namespace dq {
 namespace {
 
@@ -121,29 +123,9 @@ class Scanner {
   // ranges nlohmann's lexer checks: no overlong forms, surrogates or code
   // points past U+10FFFF).
   bool utf8_sequence() {
-    unsigned char lead = static_cast<unsigned char>(*at_);
-    int length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the second byte's range
-    if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;
-      if (lead == 0xED) high = 0x9F;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;
-      if (lead == 0xF4) high = 0x8F;
-    } else {
-      return false;
-    }
-    if (end_ - at_ < length) return false;
-    for (int k = 1; k < length; ++k) {
-      unsigned char byte = static_cast<unsigned char>(at_[k]);
-      if (byte < (k == 1 ? low : 0x80) || byte > (k == 1 ? high : 0xBF)) return false;
-    }
+    size_t length = utf8_sequence_length(std::string_view(at_, static_cast<size_t>(end_ - at_)), 0);
     at_ += length;
-    return true;
+    return length > 0;
   }
 
   bool word(std::string_view text) {
