@@ -39,7 +39,11 @@ bool state_of_letter(char letter, JobState* state) {
   }
 }
 
-bool parse_job_meta(std::string_view text, Job* job, std::string* lease) {
+bool body_is_inline(std::string_view record) { return record.find('\n') != std::string_view::npos; }
+
+bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
+  const size_t newline = record.find('\n');
+  const std::string_view text = record.substr(0, newline);
   std::vector<std::string_view> fields;
   size_t start = 0;
   while (fields.size() < 7) {
@@ -61,6 +65,7 @@ bool parse_job_meta(std::string_view text, Job* job, std::string* lease) {
   job->attempts = static_cast<int>(attempts);
   job->incarnation.assign(fields[4]);
   if (lease != nullptr) lease->assign(fields[5]);
+  if (newline != std::string_view::npos) job->body.assign(record.substr(newline + 1));
   return true;
 }
 

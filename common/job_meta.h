@@ -1,8 +1,10 @@
-// A job's metadata record in {dq}:jobs, as the Lua scripts write it:
-// "state|attempts|due|created|incarnation|lease|max" (see
-// common/lua/lib/prelude.lua). The body is stored apart, in {dq}:bodies.
+// A job's record in {dq}:jobs, as the Lua scripts write it: the meta
+// "state|attempts|due|created|incarnation|lease|max", then '\n' and the body
+// when the body is small enough to be stored inline; a bigger body is stored
+// apart, in {dq}:bodies (see common/lua/lib/prelude.lua).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,9 +12,17 @@
 
 namespace dq {
 
-// Fills state, attempts, due, created and incarnation; *lease (when given)
-// gets the reserve id of a working job. False when the record is malformed.
-bool parse_job_meta(std::string_view text, Job* job, std::string* lease = nullptr);
+// Bodies of at most this many bytes are stored inline in the record
+// (kInlineBody in common/lua/lib/prelude.lua decides; tests check the two agree).
+constexpr size_t kInlineBodyBytes = 256;
+
+// Fills state, attempts, due, created and incarnation, and the body when the
+// record carries it inline; *lease (when given) gets the reserve id of a
+// working job. False when the record is malformed.
+bool parse_job_meta(std::string_view record, Job* job, std::string* lease = nullptr);
+
+// True when the record carries its body: no {dq}:bodies read is needed.
+bool body_is_inline(std::string_view record);
 
 // Error entries in the errors hash: "<ms>|<text>".
 void parse_error_entry(std::string_view entry, Job* job);

@@ -92,21 +92,32 @@ std::vector<size_t> JobStore::order_for(const std::string& key) const {
   return shard_order(addresses_, key);
 }
 
-Result<std::optional<Job>> JobStore::read_meta(size_t shard, const std::string& topic,
-                                               const std::string& id) {
+Result<std::optional<JobStore::StoredJob>> JobStore::read_record(size_t shard,
+                                                                 const std::string& topic,
+                                                                 const std::string& id) {
   auto reply = shards_[shard].command({"HGET", keys::jobs(), job_key(topic, id)});
   if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type == REDIS_REPLY_NIL) return std::optional<Job>();
-  Job job;
-  job.topic = topic;
-  job.id = id;
-  if ((*reply)->type != REDIS_REPLY_STRING ||
-      !parse_job_meta(std::string_view((*reply)->str, (*reply)->len), &job)) {
+  if ((*reply)->type == REDIS_REPLY_NIL) return std::optional<StoredJob>();
+  StoredJob stored{Job{}, false};
+  stored.job.topic = topic;
+  stored.job.id = id;
+  const std::string_view record((*reply)->str, (*reply)->len);
+  if ((*reply)->type != REDIS_REPLY_STRING || !parse_job_meta(record, &stored.job)) {
     return Status(Code::kInternal, "job " + job_name(topic, id) +
                                        " has a malformed record on shard " +
                                        addresses_[shard].name());
   }
-  return std::optional<Job>(std::move(job));
+  stored.body_inline = body_is_inline(record);
+  return std::optional<StoredJob>(std::move(stored));
+}
+
+Result<std::optional<std::string>> JobStore::read_body(size_t shard, const StoredJob& stored) {
+  if (stored.body_inline) return std::optional<std::string>(stored.job.body);
+  auto reply =
+      shards_[shard].command({"HGET", keys::bodies(), job_key(stored.job.topic, stored.job.id)});
+  if (!reply.is_ok()) return reply.status();
+  if ((*reply)->type != REDIS_REPLY_STRING) return std::optional<std::string>();
+  return std::optional<std::string>(std::string((*reply)->str, (*reply)->len));
 }
 
 Result<Added> JobStore::add(const std::string& topic, const std::string& id,
@@ -125,16 +136,18 @@ Result<Added> JobStore::add(const std::string& topic, const std::string& id,
     // The add script only sees its own shard: ask the others first.
     for (size_t index : order) {
       if (!reachable[index] || index == *plan.target) continue;
-      auto held = read_meta(index, topic, id);
+      auto held = read_record(index, topic, id);
       if (!held.is_ok()) {
         if (!is_unreachable(held.status())) return held.status();
         reachable[index] = false;
         continue;
       }
       if (!held->has_value()) continue;
-      auto body_reply = shards_[index].command({"HGET", keys::bodies(), job_key(topic, id)});
-      if (!body_reply.is_ok()) return body_reply.status();
-      return read_copy_elsewhere(**held, body_reply->get(), body, addresses_[index].name());
+      auto stored = read_body(index, **held);
+      if (!stored.is_ok()) return stored.status();
+      std::optional<std::string_view> stored_body;
+      if (*stored) stored_body = **stored;
+      return read_copy_elsewhere((*held)->job, stored_body, body, addresses_[index].name());
     }
     plan = plan_add(addresses_, order, reachable);  // the target is unchanged
     auto reply = shards_[*plan.target].run(
@@ -157,18 +170,18 @@ Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
   const std::string key = job_key(topic, id);
   std::string down;
   for (size_t index : order_for(key)) {
-    auto held = read_meta(index, topic, id);
+    auto held = read_record(index, topic, id);
     if (!held.is_ok()) {
       if (!is_unreachable(held.status())) return held.status();
       if (down.empty()) down = addresses_[index].name();
       continue;
     }
     if (!held->has_value()) continue;
-    Job job = std::move(**held);
-    RedisConnection& shard = shards_[index];
-    auto body = shard.command({"HGET", keys::bodies(), key});
+    auto body = read_body(index, **held);
     if (!body.is_ok()) return body.status();
-    if ((*body)->type == REDIS_REPLY_STRING) job.body.assign((*body)->str, (*body)->len);
+    Job job = std::move((*held)->job);
+    if (*body) job.body = std::move(**body);
+    RedisConnection& shard = shards_[index];
     auto error = shard.command({"HGET", keys::errors(), key});
     if (!error.is_ok()) return error.status();
     if ((*error)->type == REDIS_REPLY_STRING) {
@@ -188,13 +201,13 @@ Status JobStore::del(const std::string& topic, const std::string& id) {
   std::vector<CopySeen> copies;
   std::vector<std::string> unreachable;
   for (size_t index = 0; index < shards_.size(); ++index) {
-    auto held = read_meta(index, topic, id);
+    auto held = read_record(index, topic, id);
     if (!held.is_ok()) {
       if (!is_unreachable(held.status())) return held.status();
       unreachable.push_back(addresses_[index].name());
       continue;
     }
-    if (held->has_value()) copies.push_back({index, (*held)->state});
+    if (held->has_value()) copies.push_back({index, (*held)->job.state});
   }
   DeletePlan plan = plan_delete(copies, unreachable, topic, id);
   if (!plan.verdict.is_ok()) return plan.verdict;

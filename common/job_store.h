@@ -121,9 +121,16 @@ class JobStore {
  private:
   std::vector<size_t> order_for(const std::string& job_key) const;
   Result<bool> wait_wake(size_t shard, const std::string& list, int timeout_ms);
-  // HGET of the job's metadata on one shard: nullopt when absent.
-  Result<std::optional<Job>> read_meta(size_t shard, const std::string& topic,
-                                       const std::string& id);
+  // A job as its record in {dq}:jobs shows it.
+  struct StoredJob {
+    Job job;           // the body filled in when body_inline
+    bool body_inline;  // else the body is in {dq}:bodies
+  };
+  // HGET of the job's record on one shard: nullopt when absent.
+  Result<std::optional<StoredJob>> read_record(size_t shard, const std::string& topic,
+                                               const std::string& id);
+  // The job's body: from its record, or read from {dq}:bodies (nullopt: none).
+  Result<std::optional<std::string>> read_body(size_t shard, const StoredJob& stored);
 
   // [redis] wait_replicas / wait_timeout_ms (common/replica_wait.h); 0: off.
   Status confirm_replicas(size_t shard);

@@ -65,11 +65,9 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
   return added;
 }
 
-Result<Added> read_copy_elsewhere(const Job& held, const redisReply* body_reply,
+Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,
                                   const std::string& body, const std::string& shard_name) {
-  if (held.state != JobState::kDead && body_reply != nullptr &&
-      body_reply->type == REDIS_REPLY_STRING &&
-      std::string_view(body_reply->str, body_reply->len) == body) {
+  if (held.state != JobState::kDead && stored_body == std::string_view(body)) {
     Added added;
     added.due_ms = held.due_at_ms;
     added.existing = true;

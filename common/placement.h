@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/job.h"
@@ -46,9 +47,10 @@ Result<Added> read_add_reply(const redisReply* reply, size_t index, const std::s
                              const std::string& id);
 
 // Another shard holds the id: with the same body, the add is answered as
-// existing (a retry); dead or another body is a conflict. body_reply is the
-// HGET of the body on that shard.
-Result<Added> read_copy_elsewhere(const Job& held, const redisReply* body_reply,
+// existing (a retry); dead or another body is a conflict. stored_body is the
+// body that shard holds (inline in its record, or from {dq}:bodies), nullopt
+// when it holds none.
+Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,
                                   const std::string& body, const std::string& shard_name);
 
 std::string conflict_message(const std::string& topic, const std::string& id, JobState state);

@@ -42,6 +42,7 @@ struct JobService::AddState {
   size_t checks_left = 0;
   std::optional<size_t> found_on;  // another shard holds the id
   Job found;
+  bool found_inline = false;  // its record carries the body
   JobService::AddDone done;
 
   void finish(Result<Added> added) { done(request, std::move(added)); }
@@ -127,6 +128,7 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
             job.id = state->request.id;
             if (parse_job_meta(reply_text(*reply), &job)) {
               state->found_on = index;
+              state->found_inline = body_is_inline(reply_text(*reply));
               state->found = std::move(job);
             }
           }
@@ -137,6 +139,11 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
           }
           // Another shard holds it: the same body is a retried add.
           size_t holder = *state->found_on;
+          if (state->found_inline) {
+            state->finish(read_copy_elsewhere(state->found, state->found.body, state->request.body,
+                                              addresses_[holder].name()));
+            return;
+          }
           shards_[holder]->command(
               {"HGET", keys::bodies(), job_key(state->request.topic, state->request.id)},
               [this, state, holder](Result<const redisReply*> body) {
@@ -144,7 +151,10 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
                   state->finish(body.status());
                   return;
                 }
-                state->finish(read_copy_elsewhere(state->found, *body, state->request.body,
+                std::optional<std::string_view> stored;
+                if ((*body)->type == REDIS_REPLY_STRING)
+                  stored = std::string_view((*body)->str, (*body)->len);
+                state->finish(read_copy_elsewhere(state->found, stored, state->request.body,
                                                   addresses_[holder].name()));
               });
         });
@@ -257,32 +267,42 @@ void JobService::find_job(const std::string& topic, const std::string& id,
           done(Status(Code::kInternal, "job " + topic + "/" + id + " has a malformed record"));
           return;
         }
-        read_body(index, std::move(job), std::move(done));
+        read_body(index, std::move(job), body_is_inline(reply_text(*reply)), std::move(done));
       });
 }
 
-// The body, then the last error of a job that failed before.
-void JobService::read_body(size_t shard, Job job, std::function<void(Result<Job>)> done) {
-  const std::string key = job_key(job.topic, job.id);
+// The body (unless the record carried it), then the last error of a job
+// that failed before.
+void JobService::read_body(size_t shard, Job job, bool body_read,
+                           std::function<void(Result<Job>)> done) {
   AsyncShard* redis = shards_[shard].get();
-  redis->command({"HGET", keys::bodies(), key}, [redis, key, job, done = std::move(done)](
-                                                    Result<const redisReply*> body) mutable {
-    if (!body.is_ok()) {
-      done(Status(Code::kUnavailable, body.status().message()));
-      return;
-    }
-    if ((*body)->type == REDIS_REPLY_STRING) job.body = reply_text(*body);
-    if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
-      done(std::move(job));
-      return;
-    }
-    redis->command({"HGET", keys::errors(), key},
-                   [job, done = std::move(done)](Result<const redisReply*> error) mutable {
-                     if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING)
-                       parse_error_entry(reply_text(*error), &job);
-                     done(std::move(job));
-                   });
-  });
+  if (body_read) {
+    read_last_error(redis, std::move(job), std::move(done));
+    return;
+  }
+  redis->command({"HGET", keys::bodies(), job_key(job.topic, job.id)},
+                 [redis, job, done = std::move(done)](Result<const redisReply*> body) mutable {
+                   if (!body.is_ok()) {
+                     done(Status(Code::kUnavailable, body.status().message()));
+                     return;
+                   }
+                   if ((*body)->type == REDIS_REPLY_STRING) job.body = reply_text(*body);
+                   read_last_error(redis, std::move(job), std::move(done));
+                 });
+}
+
+void JobService::read_last_error(AsyncShard* redis, Job job,
+                                 std::function<void(Result<Job>)> done) {
+  if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
+    done(std::move(job));
+    return;
+  }
+  redis->command({"HGET", keys::errors(), job_key(job.topic, job.id)},
+                 [job, done = std::move(done)](Result<const redisReply*> error) mutable {
+                   if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING)
+                     parse_error_entry(reply_text(*error), &job);
+                   done(std::move(job));
+                 });
 }
 
 void JobService::del(const std::string& topic, const std::string& id,

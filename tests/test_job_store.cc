@@ -175,19 +175,27 @@ std::map<std::string, int64_t> counts_from_records(TestRedis& redis) {
 }
 
 // Counts agree with the records, and every record sits in the structure its
-// state keeps it in (and nowhere else), with its body.
+// state keeps it in (and nowhere else), with its body: inline when it is
+// small, else in {dq}:bodies, never both.
 void check_consistent(TestRedis& redis) {
   CHECK(counts(redis) == counts_from_records(redis));
   auto reply = redis.command({"HGETALL", keys::jobs()});
   int64_t delayed = 0, working = 0;
+  int64_t apart = 0;
   std::map<std::string, int64_t> ready, dead;
   for (size_t i = 0; i + 1 < reply->elements; i += 2) {
     std::string key = text(reply->element[i]);
     std::string topic = key.substr(0, key.find(':'));
     Job job;
     std::string lease;
-    REQUIRE(parse_job_meta(text(reply->element[i + 1]), &job, &lease));
-    CHECK(hget(redis, keys::bodies(), key).has_value());
+    const std::string record = text(reply->element[i + 1]);
+    REQUIRE(parse_job_meta(record, &job, &lease));
+    CHECK(hget(redis, keys::bodies(), key).has_value() != body_is_inline(record));
+    if (body_is_inline(record)) {
+      CHECK(job.body.size() <= kInlineBodyBytes);
+    } else {
+      ++apart;
+    }
     CHECK(zscore(redis, keys::delayed(), key).has_value() ==
           (job.state == JobState::kDelayed || job.state == JobState::kRetrying));
     CHECK(zscore(redis, keys::working(), key).has_value() == (job.state == JobState::kWorking));
@@ -202,7 +210,7 @@ void check_consistent(TestRedis& redis) {
   CHECK(zcard(redis, keys::working()) == working);
   for (const auto& [topic, n] : ready) CHECK(llen(redis, keys::ready(topic)) == n);
   for (const auto& [topic, n] : dead) CHECK(zcard(redis, keys::dead(topic)) == n);
-  CHECK(hlen(redis, keys::bodies()) == hlen(redis, keys::jobs()));
+  CHECK(hlen(redis, keys::bodies()) == apart);
 }
 
 // Keyspace events on {dq}:bodies, read on a subscribed connection up to a
@@ -399,11 +407,12 @@ TEST_CASE("the scripts are loaded again after SCRIPT FLUSH (NOSCRIPT fallback)")
 
 // ====================================================================== bodies
 
-TEST_CASE("the body is stored once, apart from the record, and no state change rewrites it") {
+TEST_CASE("a big body is stored once, apart from the record, and no state change rewrites it") {
   TestRedis redis;
   auto store = store_over({&redis});
   BodyWatch watch(redis);
-  const std::string body = "{\"marker\":\"BODY-MARKER-7f3a\"}";
+  const std::string body =
+      "{\"marker\":\"BODY-MARKER-7f3a\",\"pad\":\"" + std::string(kInlineBodyBytes, 'p') + "\"}";
   REQUIRE(store->add("t", "1", body, kNow).is_ok());
   CHECK(watch.events() == std::vector<std::string>{"hset"});
   CHECK(hget(redis, keys::bodies(), "t:1") == body);
@@ -430,6 +439,88 @@ TEST_CASE("the body is stored once, apart from the record, and no state change r
 
   REQUIRE(ack(*store, 0, "t", "1", third.lease).is_ok());
   CHECK(watch.events() == std::vector<std::string>{"hdel", "del"});  // removed with the job
+}
+
+TEST_CASE(
+    "a small body is stored inline in its record, up to the limit, and every transition keeps it") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  BodyWatch watch(redis);
+  // Bytes a record's own syntax uses ('|', '\n') inside the body.
+  std::string small = "{\"a\":\"x|y\\n\",\"b\":1}\n|";
+  small += std::string(kInlineBodyBytes - small.size(), 'i');
+  const std::string big = small + "j";  // one byte over: apart
+  REQUIRE(store->add("t", "small", small, kNow).is_ok());
+  REQUIRE(store->add("t", "big", big, kNow).is_ok());
+  CHECK(watch.events() == std::vector<std::string>{"hset"});  // the big one only
+  CHECK_FALSE(hget(redis, keys::bodies(), "t:small").has_value());
+  CHECK(hget(redis, keys::bodies(), "t:big") == big);
+  CHECK(body_is_inline(*hget(redis, keys::jobs(), "t:small")));
+  CHECK_FALSE(body_is_inline(*hget(redis, keys::jobs(), "t:big")));
+  CHECK(store->get("t", "small")->body == small);
+  CHECK(store->add("t", "small", small, kNow)->existing);  // a retried add
+  CHECK(store->add("t", "small", small + " ", kNow).status().code() == Code::kConflict);
+  check_consistent(redis);
+
+  // Through promote, reserve, fail, release, requeue_expired, dead, requeue.
+  REQUIRE(store->promote(0, 100)->moved == 2);
+  ReservedJob first = reserve_one(*store, "t", 30000, "r1");
+  ReservedJob other = reserve_one(*store, "t", 30000, "r1b");
+  CHECK(std::set<std::string>{first.job.body, other.job.body} == std::set<std::string>{small, big});
+  const Lease small_lease = first.job.id == "small" ? first.lease : other.lease;
+  REQUIRE(*store->fail(0, "t", "small", small_lease, 0, 5, "err") == FailOutcome::kRescheduled);
+  check_consistent(redis);
+  ReservedJob second = reserve_one(*store, "t", 30000, "r2");
+  CHECK(second.job.body == small);
+  CHECK(store->release(0, "r2").value() == 1);
+  ReservedJob third = reserve_one(*store, "t", 50, "r3");
+  CHECK(third.job.body == small);
+  sleep_ms(120);
+  REQUIRE(store->requeue_expired(0, 100)->requeued == 1);
+  ReservedJob fourth = reserve_one(*store, "t", 30000, "r4");
+  REQUIRE(*store->fail(0, "t", "small", fourth.lease, 0, 1, "x") == FailOutcome::kDead);
+  auto dead = store->dead_list("t", 0, 10);
+  REQUIRE(dead.is_ok());
+  REQUIRE(dead->size() == 1);
+  CHECK((*dead)[0].job.body == small);
+  REQUIRE(*store->dead_requeue("t", "small") == 1);
+  CHECK(store->get("t", "small")->body == small);
+  check_consistent(redis);
+  REQUIRE(store->promote(0, 100)->moved == 1);
+  ReservedJob last = reserve_one(*store, "t", 30000, "r5");
+  CHECK(last.job.body == small);
+  REQUIRE(ack(*store, 0, "t", "small", last.lease).is_ok());
+  CHECK(watch.events().empty());  // the small body never went to {dq}:bodies
+  CHECK_FALSE(hget(redis, keys::jobs(), "t:small").has_value());
+  CHECK(store->del("t", "big").is_ok());
+  CHECK(watch.events() == std::vector<std::string>{"hdel", "del"});
+  CHECK(integer(redis, {"EXISTS", keys::jobs()}) == 0);
+}
+
+TEST_CASE("a record of store v2 (body always apart) is read, delivered and removed as before") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  REQUIRE(store->add("t", "new", "{}", kNow).is_ok());  // loads the scripts, sets the counts
+  // What dq before inline bodies wrote for a small job.
+  const std::string body = "{\"old\":true}";
+  const int64_t due = redis_time_ms(redis) - 10;
+  redis.command({"HSET", keys::jobs(), "t:old", "d|0|" + std::to_string(due) + "|1|900||"});
+  redis.command({"HSET", keys::bodies(), "t:old", body});
+  redis.command({"ZADD", keys::delayed(), std::to_string(due), "t:old"});
+  redis.command({"HINCRBY", keys::counts(), "t:d", "1"});
+  check_consistent(redis);
+  CHECK(store->get("t", "old")->body == body);
+  CHECK(store->add("t", "old", body, kNow)->existing);
+  CHECK(store->add("t", "old", "{}", kNow).status().code() == Code::kConflict);
+  REQUIRE(store->promote(0, 100)->moved == 2);
+  ReservedJob a = reserve_one(*store, "t", 30000, "r1");
+  ReservedJob b = reserve_one(*store, "t", 30000, "r2");
+  ReservedJob old = a.job.id == "old" ? a : b;
+  CHECK(old.job.body == body);
+  REQUIRE(ack(*store, 0, "t", "old", old.lease).is_ok());
+  CHECK_FALSE(hget(redis, keys::bodies(), "t:old").has_value());  // removed with the job
+  CHECK_FALSE(hget(redis, keys::jobs(), "t:old").has_value());
+  check_consistent(redis);
 }
 
 TEST_CASE("body bytes round-trip exactly through add, get, reserve and dead_list") {

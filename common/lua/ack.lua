@@ -11,22 +11,24 @@
 -- apply in order, as if each were its own call: a job acked twice in one
 -- call is gone for the second.
 -- The common case costs a fixed number of redis.calls per call, not per job:
--- one HMGET, one ZREM and three HDELs for all, the counters once per topic.
+-- one HMGET, one ZREM and two HDELs for all (a third for bodies stored
+-- apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
 local keys, out = {}, {}
 for i = 3, #ARGV, 3 do keys[#keys + 1] = ARGV[i] end
 local metas = bulk_read('HMGET', KEYS[1], keys)
-local done, working, delayed, per_state, per_topic = {}, {}, {}, {}, {}
+local done, working, delayed, apart, per_state, per_topic = {}, {}, {}, {}, {}, {}
 for n, key in ipairs(keys) do
   local inc, lease = ARGV[3 * n + 1], ARGV[3 * n + 2]
-  local j = (not done[key]) and parse_meta(metas[n]) or nil
+  local j = (not done[key]) and parse_record(metas[n]) or nil
   if not j or j.inc ~= inc or j.state == 'h' then
     out[n] = 0
   else
     out[n] = 2
     if j.state == 'w' and j.lease == lease then out[n] = 1 end
     done[key] = true
+    if j.rest == '' then apart[#apart + 1] = key end
     local topic = topic_of(key)
     if j.state == 'w' then
       working[#working + 1] = key
@@ -46,7 +48,7 @@ if #gone > 0 then
   bulk_write('ZREM', KEYS[3], working)
   bulk_write('ZREM', KEYS[4], delayed)
   bulk_write('HDEL', KEYS[1], gone)
-  bulk_write('HDEL', KEYS[2], gone)
+  bulk_write('HDEL', KEYS[2], apart)
   bulk_write('HDEL', KEYS[5], gone)
   for counted, n in pairs(per_state) do redis.call('HINCRBY', KEYS[7], counted, -n) end
   local now = redis_now()

@@ -66,9 +66,9 @@ for i = 1, jobs do
       replies[i] = 'exists||' .. state
     end
   else
-    local existing = parse_meta(current[i])
+    local existing = parse_record(current[i])
     if existing then
-      if existing.state ~= 'x' and redis.call('HGET', KEYS[2], key) == body then
+      if existing.state ~= 'x' and body_of(existing, key, KEYS[2]) == body then
         replies[i] = 'same|' .. existing.due .. '|' .. existing.state
       else
         replies[i] = 'exists||' .. existing.state
@@ -104,11 +104,14 @@ for i = 1, jobs do
       stored = stored + 1
       -- meta_text() of {state, attempts 0, due, created, inc, no lease, no max},
       -- written out: no table per job.
+      local record, body_apart = new_record(state .. '|0|' .. due .. '|' .. created .. '|' ..
+                                            string.format('%d', seq + stored) .. '||', body)
       metas[#metas + 1] = key
-      metas[#metas + 1] = state .. '|0|' .. due .. '|' .. created .. '|' ..
-                          string.format('%d', seq + stored) .. '||'
-      bodies[#bodies + 1] = key
-      bodies[#bodies + 1] = body
+      metas[#metas + 1] = record
+      if body_apart then
+        bodies[#bodies + 1] = key
+        bodies[#bodies + 1] = body
+      end
       if state == 'd' then
         delayed[#delayed + 1] = due
         delayed[#delayed + 1] = key
@@ -130,7 +133,7 @@ end
 if stored > 0 then
   redis.call('INCRBY', KEYS[7], stored)
   redis.call('HSET', KEYS[1], unpack(metas))
-  redis.call('HSET', KEYS[2], unpack(bodies))
+  if #bodies > 0 then redis.call('HSET', KEYS[2], unpack(bodies)) end
 end
 if earliest_text then
   wake_timer_if_first(KEYS[3], KEYS[5], earliest_text)  -- before the ZADD: compares with the old first

@@ -12,12 +12,12 @@ end
 local now = ms_text(redis_now())
 local moved = 0
 for _, key in ipairs(keys) do
-  local j = parse_meta(redis.call('HGET', KEYS[1], key))
+  local j = parse_record(redis.call('HGET', KEYS[1], key))
   if j and j.state == 'x' and redis.call('ZREM', KEYS[2], key) == 1 then
     j.state = 'd'
     j.attempts = 0
     j.due = now
-    redis.call('HSET', KEYS[1], key, meta_text(j))
+    redis.call('HSET', KEYS[1], key, record_text(j))
     redis.call('ZADD', KEYS[3], now, key)
     redis.call('HDEL', KEYS[4], key)
     moved = moved + 1

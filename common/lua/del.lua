@@ -7,7 +7,7 @@
 -- ARGV[4] held set prefix  ARGV[5] every shard name, comma separated
 -- Returns {1, state} when deleted, {0, ''} when there was no such job.
 local key, topic = ARGV[1], ARGV[2]
-local j = parse_meta(redis.call('HGET', KEYS[1], key))
+local j = parse_record(redis.call('HGET', KEYS[1], key))
 if not j then
   return {0, ''}
 end
@@ -17,7 +17,7 @@ if j.state == 'h' then
 end
 unlink_job(key, j, KEYS[3], KEYS[5], KEYS[4], KEYS[6], held)
 redis.call('HDEL', KEYS[1], key)
-redis.call('HDEL', KEYS[2], key)
+if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart
 redis.call('HDEL', KEYS[7], key)
 count(KEYS[9], topic, j.state, -1)
 stat(KEYS[8], topic, 'deleted', 1)

@@ -8,7 +8,7 @@
 -- changes nothing.
 -- Returns 1 rescheduled, 2 dead-lettered, 0 stale or gone.
 local key, topic = ARGV[1], ARGV[2]
-local j = parse_meta(redis.call('HGET', KEYS[1], key))
+local j = parse_record(redis.call('HGET', KEYS[1], key))
 if not j or j.state ~= 'w' or j.inc ~= ARGV[3] or j.lease ~= ARGV[4] then
   return 0
 end
@@ -21,7 +21,7 @@ count(KEYS[8], topic, 'w', -1)
 stat(KEYS[6], topic, 'failed', 1, now)
 if j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
-  redis.call('HSET', KEYS[1], key, meta_text(j))
+  redis.call('HSET', KEYS[1], key, record_text(j))
   redis.call('ZADD', KEYS[4], now, key)
   count(KEYS[8], topic, 'x', 1)
   stat(KEYS[6], topic, 'dead', 1, now)
@@ -31,7 +31,7 @@ local next_due = ms_text(now + tonumber(ARGV[5]))
 wake_timer_if_first(KEYS[3], KEYS[7], next_due)
 j.state = 'y'
 j.due = next_due
-redis.call('HSET', KEYS[1], key, meta_text(j))
+redis.call('HSET', KEYS[1], key, record_text(j))
 redis.call('ZADD', KEYS[3], next_due, key)
 count(KEYS[8], topic, 'y', 1)
 return 1

@@ -17,7 +17,8 @@ if #due > 0 then
   for n, key in ipairs(due) do
     -- Only the state letter changes, so the meta is not parsed and rebuilt
     -- (a pattern match and a number format per job): its first two bytes
-    -- are read, and the new meta is 'r' and the rest as stored.
+    -- are read, and the new record is 'r' and the rest as stored (an inline
+    -- body too).
     local meta = metas[n]
     local letter, bar = nil, nil
     if meta then letter, bar = string.byte(meta, 1, 2) end

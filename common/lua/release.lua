@@ -12,14 +12,14 @@ local keys = redis.call('LRANGE', KEYS[4], 0, -1)
 local moved = 0
 for i = #keys, 1, -1 do  -- backwards, so LPUSH restores their order
   local key = keys[i]
-  local j = parse_meta(redis.call('HGET', KEYS[1], key))
+  local j = parse_record(redis.call('HGET', KEYS[1], key))
   if j and j.state == 'w' and j.lease == ARGV[1] then
     redis.call('ZREM', KEYS[2], key)
     j.state = 'r'
     j.attempts = j.attempts - 1
     j.lease = ''
     j.max = ''
-    redis.call('HSET', KEYS[1], key, meta_text(j))
+    redis.call('HSET', KEYS[1], key, record_text(j))
     local topic = topic_of(key)
     redis.call('LPUSH', ARGV[2] .. topic, key)
     count(KEYS[3], topic, 'w', -1)

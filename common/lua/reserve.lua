@@ -46,7 +46,7 @@ local function take(t, want)
   local metas = bulk_read('HMGET', KEYS[1], popped)
   local live, jobs = {}, {}
   for n, key in ipairs(popped) do
-    local j = parse_meta(metas[n])
+    local j = parse_record(metas[n])
     if j and j.state == 'r' and not seen[key] then  -- else a stale entry: dropped
       seen[key] = true
       live[#live + 1] = key
@@ -54,7 +54,25 @@ local function take(t, want)
     end
   end
   if #live == 0 then return end
-  local bodies = bulk_read('HMGET', KEYS[6], live)
+  -- Small bodies came inline with their records; the others in one HMGET.
+  local apart, bodies = {}, {}
+  for n, j in ipairs(jobs) do
+    if j.rest == '' then
+      apart[#apart + 1] = live[n]
+    else
+      bodies[n] = string.sub(j.rest, 2)
+    end
+  end
+  if #apart > 0 then
+    local read = bulk_read('HMGET', KEYS[6], apart)
+    local m = 0
+    for n, j in ipairs(jobs) do
+      if j.rest == '' then
+        m = m + 1
+        bodies[n] = read[m]
+      end
+    end
+  end
   for n, key in ipairs(live) do
     if bytes >= budget_bytes then
       -- Over the byte budget: the rest go back to the front, in their order.
@@ -73,12 +91,12 @@ local function take(t, want)
     j.lease = ARGV[1]
     j.max = t.max
     metas_out[#metas_out + 1] = key
-    metas_out[#metas_out + 1] = meta_text(j)
+    metas_out[#metas_out + 1] = record_text(j)
     if not t.lease_end then t.lease_end = ms_text(now + t.lease) end  -- formatted once per topic
     working_out[#working_out + 1] = t.lease_end
     working_out[#working_out + 1] = key
     lease_out[#lease_out + 1] = key
-    local body = bodies[n] or ''
+    local body = bodies[n] or ''  -- false: an HMGET miss
     bytes = bytes + #body
     t.taken = t.taken + 1
     taken_total = taken_total + 1

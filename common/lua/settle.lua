@@ -8,7 +8,7 @@
 -- shard's held set and, once no held set names it, makes it delayed again.
 -- Returns 2 removed, 1 released, 3 still held for another shard, 0 gone.
 local key, topic = ARGV[1], ARGV[2]
-local j = parse_meta(redis.call('HGET', KEYS[1], key))
+local j = parse_record(redis.call('HGET', KEYS[1], key))
 if not j or j.state ~= 'h' or j.inc ~= ARGV[3] then
   redis.call('ZREM', ARGV[6] .. ARGV[5], key)
   return 0
@@ -16,7 +16,7 @@ end
 if ARGV[4] == 'dup' then
   for name in string.gmatch(ARGV[7], '[^,]+') do redis.call('ZREM', ARGV[6] .. name, key) end
   redis.call('HDEL', KEYS[1], key)
-  redis.call('HDEL', KEYS[2], key)
+  if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart
   redis.call('HDEL', KEYS[4], key)
   count(KEYS[6], topic, 'h', -1)
   stat(KEYS[5], topic, 'duplicate', 1)
@@ -27,7 +27,7 @@ for name in string.gmatch(ARGV[7], '[^,]+') do
   if redis.call('ZSCORE', ARGV[6] .. name, key) then return 3 end
 end
 j.state = 'd'
-redis.call('HSET', KEYS[1], key, meta_text(j))
+redis.call('HSET', KEYS[1], key, record_text(j))
 wake_timer_if_first(KEYS[3], KEYS[7], j.due)
 redis.call('ZADD', KEYS[3], j.due, key)
 count(KEYS[6], topic, 'h', -1)
