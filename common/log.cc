@@ -1,8 +1,11 @@
 #include "common/log.h"
 
+#include <pthread.h>
+#include <spdlog/details/fmt_helper.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/daily_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -53,6 +56,28 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<JsonEscapedMessage>();
+  }
+};
+
+// %P: the process id, read once per process instead of one getpid() system
+// call per line (glibc no longer caches it; that was a syscall per request).
+// A forked child reads its own again: pthread_atfork forgets the cached one.
+std::atomic<pid_t> g_pid{0};
+[[maybe_unused]] const int g_pid_reset = pthread_atfork(nullptr, nullptr, [] { g_pid.store(0); });
+
+class ProcessId : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    pid_t pid = g_pid.load(std::memory_order_relaxed);
+    if (pid == 0) {
+      pid = getpid();
+      g_pid.store(pid, std::memory_order_relaxed);
+    }
+    spdlog::details::fmt_helper::append_int(pid, dest);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<ProcessId>();
   }
 };
 
@@ -119,6 +144,7 @@ class DropOnErrorSink : public spdlog::sinks::sink {
 std::unique_ptr<spdlog::formatter> line_formatter(const std::string& title,
                                                   const std::string& kind) {
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<ProcessId>('P');
   if (g_format == LogFormat::kJson) {
     formatter->add_flag<JsonEscapedMessage>('Q').set_pattern(
         "{\"time\":\"%Y-%m-%dT%H:%M:%S.%e%z\",\"log\":\"" + kind + "\",\"process\":\"" + title +
