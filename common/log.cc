@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <regex>
+#include <vector>
 
 #include "common/shared_metrics.h"
 
@@ -81,6 +82,14 @@ class ProcessId : public spdlog::custom_flag_formatter {
   }
 };
 
+// The request log's stdio buffer. Its lines are written out in whole lines:
+// before a line that might not fit in what is left of half the buffer, the
+// buffer is written first (dq-server_0 and _1 append to one file, and a line
+// split over two writes could interleave with the other's). Lines longer than
+// kLineRoom may still be split.
+constexpr size_t kRequestBufferBytes = 1 << 20;
+constexpr size_t kLineRoom = 512;  // the pattern's own bytes around the message, with room
+
 // Wraps a file sink so that a failed write (the disk is full: fflush gives
 // ENOSPC and spdlog throws) drops that one line and nothing else: the other
 // sinks of the logger (stderr for err) still get it, the process goes on,
@@ -92,27 +101,25 @@ class DropOnErrorSink : public spdlog::sinks::sink {
       : kind_(std::move(kind)), file_(std::move(file)), deferrable_(kind_ == "request") {}
 
   void log(const spdlog::details::log_msg& msg) override {
+    size_t line = msg.payload.size() + kLineRoom;
+    if (deferrable_ && buffered_ + line > kRequestBufferBytes / 2) write_out();
     try {
       file_->log(msg);
       ++unflushed_;
+      buffered_ += line;
     } catch (const std::exception& error) {
       dropped(1, error.what());
     }
   }
   // A failed flush loses the lines written since the last one (one with a
-  // per-line flush; a loop turn's with defer_request_log_flush()); a line
-  // whose own write failed was counted already.
+  // per-line flush; those since the last flush with defer_request_log_flush());
+  // a line whose own write failed was counted already.
   void flush() override {
     if (deferrable_ && g_schedule_request_flush && !g_flushing_requests) {
       g_schedule_request_flush();
       return;
     }
-    uint64_t lines = unflushed_.exchange(0);
-    try {
-      file_->flush();
-    } catch (const std::exception& error) {
-      if (lines > 0) dropped(lines, error.what());
-    }
+    write_out();
   }
   void set_pattern(const std::string& pattern) override { file_->set_pattern(pattern); }
   void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
@@ -120,6 +127,15 @@ class DropOnErrorSink : public spdlog::sinks::sink {
   }
 
  private:
+  void write_out() {
+    buffered_ = 0;
+    uint64_t lines = unflushed_.exchange(0);
+    try {
+      file_->flush();
+    } catch (const std::exception& error) {
+      if (lines > 0) dropped(lines, error.what());
+    }
+  }
   void dropped(uint64_t lines, const char* what) {
     SharedMetrics::instance().add(SharedMetrics::key({"log_dropped", kind_}), lines);
     uint64_t count = count_ += lines;
@@ -136,6 +152,7 @@ class DropOnErrorSink : public spdlog::sinks::sink {
   spdlog::sink_ptr file_;
   const bool deferrable_;               // the request log: see defer_request_log_flush()
   std::atomic<uint64_t> unflushed_{0};  // lines written since the last flush
+  size_t buffered_ = 0;                 // the request log: bytes (with room) since then
   std::atomic<uint64_t> count_{0};
   std::atomic<int64_t> last_note_s_{-10};
 };
@@ -160,8 +177,16 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::
   std::vector<spdlog::sink_ptr> sinks;
   if (!dir.empty()) {
     try {
+      spdlog::file_event_handlers handlers;
+      if (kind == "request") {
+        // Every file this sink opens (one per day) writes through this buffer.
+        auto buffer = std::make_shared<std::vector<char>>(kRequestBufferBytes);
+        handlers.after_open = [buffer](const spdlog::filename_t&, std::FILE* file) {
+          std::setvbuf(file, buffer->data(), _IOFBF, buffer->size());
+        };
+      }
       auto file = std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(
-          dir + "/" + kind + "_%Y%m%d.log", 0, 0);
+          dir + "/" + kind + "_%Y%m%d.log", 0, 0, false, 0, handlers);
       sinks.push_back(std::make_shared<DropOnErrorSink>(kind, file));
     } catch (const std::exception& error) {  // cannot even create the file: stderr only
       std::fprintf(stderr, "dq: %s log file not opened: %s\n", kind.c_str(), error.what());
@@ -199,6 +224,11 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
   }
   if (g_notify_flushed_by_caller.load()) notify->flush_on(spdlog::level::off);
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_request) {  // its buffered lines go to the file it had open (SIGHUP: before a rotation)
+    g_flushing_requests = true;
+    g_request->flush();
+    g_flushing_requests = false;
+  }
   for (auto* old : {&g_request, &g_notify, &g_err}) {
     if (*old) g_retired.push_back(*old);
   }
