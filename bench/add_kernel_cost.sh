@@ -7,7 +7,7 @@
 #               server down: only the counts per add mean anything)
 #   perf record dq-server's samples (cpu-clock, call graphs) -> the split
 #               between user space, libraries and kernel functions
-# Adds in each window are counted from the request log (one line per add).
+# Adds in each window: dq_jobs_added_total of /metrics before and after.
 # Not run in CI; needs perf and strace, and root (or perf_event_paranoid -1)
 # for kernel symbols.
 #   bench/add_kernel_cost.sh [CONNECTIONS] [SECONDS]   (default 50, 5)
@@ -80,7 +80,10 @@ for pid in $(pgrep -P "$DQD"); do
 done
 [ -n "$SERVER" ] || { echo "add_kernel_cost: no dq-server process" >&2; exit 1; }
 
-adds() { cat "$WORK"/dq/log/request_*.log 2>/dev/null | wc -l; }
+adds() {  # jobs added so far: dq_jobs_added_total of /metrics (Redis's counters)
+  curl -sf "http://127.0.0.1:$DQ_PORT/metrics" |
+    awk '/^dq_jobs_added_total/ { s += $NF } END { printf "%.0f", s }'
+}
 # One load run per measurement: 1 s warm-up, then the tool for SECONDS_EACH.
 measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
   local name=$1
@@ -100,7 +103,9 @@ measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
 
 measure stat timeout -s INT "$SECONDS_EACH" perf stat -e task-clock,context-switches,cpu-migrations \
   -p "$SERVER"
-measure strace timeout -s INT "$SECONDS_EACH" strace -c -f -p "$SERVER"
+if [ "${STRACE:-1}" = 1 ]; then
+  measure strace timeout -s INT "$SECONDS_EACH" strace -c -f -p "$SERVER"
+fi
 if [ "${PERF_RECORD:-1}" = 1 ]; then
   measure record timeout -s INT "$SECONDS_EACH" perf record -e cpu-clock -g -o "$WORK/perf.data" \
     -p "$SERVER"
@@ -114,14 +119,19 @@ fi
     /context-switches/ { gsub(",", "", $1); cs = $1 }
     END { printf "perf stat: %d adds, task-clock %.0f ms, %.2f us CPU per add, %.3f context switches per add\n", n, ms, ms * 1000 / n, cs / n }' \
     "$WORK/stat.txt"
-  n=$(cat "$WORK/strace.adds")
-  echo "strace -c: $n adds (slowed down); syscalls per add:"
-  awk -v n="$n" '$1 ~ /^[0-9.]+$/ && NF >= 5 { calls = $4; name = $NF; if (NF == 6) name = $6;
-      if (name != "total") printf "  %-16s %8.3f\n", name, calls / n }' "$WORK/strace.txt" | sort -k2 -nr
+  if [ -f "$WORK/strace.adds" ]; then
+    n=$(cat "$WORK/strace.adds")
+    echo "strace -c: $n adds (slowed down); syscalls per add:"
+    awk -v n="$n" '$1 ~ /^[0-9.]+$/ && NF >= 5 { calls = $4; name = $NF; if (NF == 6) name = $6;
+        if (name != "total") printf "  %-16s %8.3f\n", name, calls / n }' "$WORK/strace.txt" | sort -k2 -nr
+  fi
   if [ -f "$WORK/perf.data" ]; then
     echo "perf record: $(cat "$WORK/record.adds") adds; samples by where they ran:"
-    perf report -i "$WORK/perf.data" --no-children --sort dso --stdio 2>/dev/null |
+    perf report -i "$WORK/perf.data" --no-children --sort dso --stdio -g none 2>/dev/null |
       grep -v '^#' | grep -v '^$' | head -12
+    echo "system calls (inclusive, kernel side):"
+    perf report -i "$WORK/perf.data" --children --sort sym --stdio -g none 2>/dev/null |
+      grep -E '__x64_sys_|net_rx_action' | head -12
     echo "top symbols (self):"
     perf report -i "$WORK/perf.data" --no-children --sort sym --stdio -g none 2>/dev/null |
       grep -v '^#' | grep -v '^$' | head -40
