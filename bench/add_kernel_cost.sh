@@ -92,13 +92,23 @@ measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
     > "$WORK/load-$name.txt" &
   local load=$!
   sleep 1.5
-  local before
+  local before redis_before
   before=$(adds)
+  redis_before=$(redis_counts)
   "$@" 2> "$WORK/$name.txt" > "$WORK/$name.out" || true
-  local after
+  local after redis_after
   after=$(adds)
+  redis_after=$(redis_counts)
   wait "$load"
   echo $((after - before)) > "$WORK/$name.adds"
+  echo "$redis_before $redis_after" > "$WORK/$name.redis"
+}
+# Redis's CPU seconds (user + sys) and its EVALSHA calls so far.
+redis_counts() {
+  local info
+  info=$(redis-cli -p "$REDIS_PORT" info all | tr -d '\r')
+  echo "$info" | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.3f ", s }'
+  echo "$info" | awk -F'[:=,]' '/^cmdstat_evalsha:/ { printf "%d", $3 }'
 }
 
 measure stat timeout -s INT "$SECONDS_EACH" perf stat -e task-clock,context-switches,cpu-migrations \
@@ -115,6 +125,10 @@ fi
   echo "add_kernel_cost: $CONNECTIONS connections, ${SECONDS_EACH} s windows, $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "load run during perf stat: $(cat "$WORK/load-stat.txt")"
   n=$(cat "$WORK/stat.adds")
+  read -r cpu0 calls0 cpu1 calls1 < "$WORK/stat.redis"
+  awk -v n="$n" -v c0="$cpu0" -v c1="$cpu1" -v k0="${calls0:-0}" -v k1="${calls1:-0}" 'BEGIN {
+    printf "redis-server in the same window: %.2f us CPU per add, %.1f adds per add.lua call\n",
+      (c1 - c0) * 1e6 / n, (k1 > k0) ? n / (k1 - k0) : 0 }'
   awk -v n="$n" '/task-clock/ { gsub(",", "", $1); ms = $1 }
     /context-switches/ { gsub(",", "", $1); cs = $1 }
     END { printf "perf stat: %d adds, task-clock %.0f ms, %.2f us CPU per add, %.3f context switches per add\n", n, ms, ms * 1000 / n, cs / n }' \
