@@ -83,10 +83,11 @@ class ProcessId : public spdlog::custom_flag_formatter {
 };
 
 // The request log's stdio buffer. Its lines are written out in whole lines:
-// before a line that might not fit in what is left of half the buffer, the
-// buffer is written first (dq-server_0 and _1 append to one file, and a line
-// split over two writes could interleave with the other's). Lines longer than
-// kLineRoom may still be split.
+// the buffer is written first when a line (its message plus kLineRoom for
+// the pattern) would take the estimate past half of it, so stdio never
+// fills it and writes part of a line (dq-server_0 and _1 append to one
+// file, and a line split over two writes could interleave with the other's).
+// Only lines whose pattern outgrows kLineRoom by half a megabyte could split.
 constexpr size_t kRequestBufferBytes = 1 << 20;
 constexpr size_t kLineRoom = 512;  // the pattern's own bytes around the message, with room
 
