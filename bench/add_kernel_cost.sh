@@ -11,7 +11,9 @@
 # Not run in CI; needs perf and strace, and root (or perf_event_paranoid -1)
 # for kernel symbols.
 #   bench/add_kernel_cost.sh [CONNECTIONS] [SECONDS]   (default 50, 5)
-# PERF_RECORD=0 skips the recording; STRACE=0 skips strace. Report in $OUT
+# PERF_RECORD=0 skips the recording; STRACE=0 skips strace; PERF_EVENTS adds
+# events to perf stat (e.g. a uprobe: `perf probe -x .../libc.so.6 --add
+# clock_gettime`, PERF_EVENTS=probe_libc:clock_gettime; uprobes slow it down). Report in $OUT
 # (default /tmp/dq-add-kernel-cost.txt), perf.data kept in $WORK (printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,7 +113,7 @@ redis_counts() {
   echo "$info" | awk -F'[:=,]' '/^cmdstat_evalsha:/ { printf "%d", $3 }'
 }
 
-measure stat timeout -s INT "$SECONDS_EACH" perf stat -e task-clock,context-switches,cpu-migrations \
+measure stat timeout -s INT "$SECONDS_EACH" perf stat -e task-clock,context-switches,cpu-migrations${PERF_EVENTS:+,$PERF_EVENTS} \
   -p "$SERVER"
 if [ "${STRACE:-1}" = 1 ]; then
   measure strace timeout -s INT "$SECONDS_EACH" strace -c -f -p "$SERVER"
