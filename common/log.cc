@@ -1,8 +1,11 @@
 #include "common/log.h"
 
+#include <pthread.h>
+#include <spdlog/details/fmt_helper.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/daily_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <regex>
+#include <vector>
 
 #include "common/shared_metrics.h"
 
@@ -56,6 +60,37 @@ class JsonEscapedMessage : public spdlog::custom_flag_formatter {
   }
 };
 
+// %P: the process id, read once per process instead of one getpid() system
+// call per line (glibc no longer caches it; that was a syscall per request).
+// A forked child reads its own again: pthread_atfork forgets the cached one.
+std::atomic<pid_t> g_pid{0};
+[[maybe_unused]] const int g_pid_reset = pthread_atfork(nullptr, nullptr, [] { g_pid.store(0); });
+
+class ProcessId : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg&, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    pid_t pid = g_pid.load(std::memory_order_relaxed);
+    if (pid == 0) {
+      pid = getpid();
+      g_pid.store(pid, std::memory_order_relaxed);
+    }
+    spdlog::details::fmt_helper::append_int(pid, dest);
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<ProcessId>();
+  }
+};
+
+// The request log's stdio buffer. Its lines are written out in whole lines:
+// the buffer is written first when a line (its message plus kLineRoom for
+// the pattern) would take the estimate past half of it, so stdio never
+// fills it and writes part of a line (dq-server_0 and _1 append to one
+// file, and a line split over two writes could interleave with the other's).
+// Only lines whose pattern outgrows kLineRoom by half a megabyte could split.
+constexpr size_t kRequestBufferBytes = 1 << 20;
+constexpr size_t kLineRoom = 512;  // the pattern's own bytes around the message, with room
+
 // Wraps a file sink so that a failed write (the disk is full: fflush gives
 // ENOSPC and spdlog throws) drops that one line and nothing else: the other
 // sinks of the logger (stderr for err) still get it, the process goes on,
@@ -67,27 +102,25 @@ class DropOnErrorSink : public spdlog::sinks::sink {
       : kind_(std::move(kind)), file_(std::move(file)), deferrable_(kind_ == "request") {}
 
   void log(const spdlog::details::log_msg& msg) override {
+    size_t line = msg.payload.size() + kLineRoom;
+    if (deferrable_ && buffered_ + line > kRequestBufferBytes / 2) write_out();
     try {
       file_->log(msg);
       ++unflushed_;
+      buffered_ += line;
     } catch (const std::exception& error) {
       dropped(1, error.what());
     }
   }
   // A failed flush loses the lines written since the last one (one with a
-  // per-line flush; a loop turn's with defer_request_log_flush()); a line
-  // whose own write failed was counted already.
+  // per-line flush; those since the last flush with defer_request_log_flush());
+  // a line whose own write failed was counted already.
   void flush() override {
     if (deferrable_ && g_schedule_request_flush && !g_flushing_requests) {
       g_schedule_request_flush();
       return;
     }
-    uint64_t lines = unflushed_.exchange(0);
-    try {
-      file_->flush();
-    } catch (const std::exception& error) {
-      if (lines > 0) dropped(lines, error.what());
-    }
+    write_out();
   }
   void set_pattern(const std::string& pattern) override { file_->set_pattern(pattern); }
   void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
@@ -95,6 +128,15 @@ class DropOnErrorSink : public spdlog::sinks::sink {
   }
 
  private:
+  void write_out() {
+    buffered_ = 0;
+    uint64_t lines = unflushed_.exchange(0);
+    try {
+      file_->flush();
+    } catch (const std::exception& error) {
+      if (lines > 0) dropped(lines, error.what());
+    }
+  }
   void dropped(uint64_t lines, const char* what) {
     SharedMetrics::instance().add(SharedMetrics::key({"log_dropped", kind_}), lines);
     uint64_t count = count_ += lines;
@@ -111,6 +153,7 @@ class DropOnErrorSink : public spdlog::sinks::sink {
   spdlog::sink_ptr file_;
   const bool deferrable_;               // the request log: see defer_request_log_flush()
   std::atomic<uint64_t> unflushed_{0};  // lines written since the last flush
+  size_t buffered_ = 0;                 // the request log: bytes (with room) since then
   std::atomic<uint64_t> count_{0};
   std::atomic<int64_t> last_note_s_{-10};
 };
@@ -119,6 +162,7 @@ class DropOnErrorSink : public spdlog::sinks::sink {
 std::unique_ptr<spdlog::formatter> line_formatter(const std::string& title,
                                                   const std::string& kind) {
   auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<ProcessId>('P');
   if (g_format == LogFormat::kJson) {
     formatter->add_flag<JsonEscapedMessage>('Q').set_pattern(
         "{\"time\":\"%Y-%m-%dT%H:%M:%S.%e%z\",\"log\":\"" + kind + "\",\"process\":\"" + title +
@@ -134,8 +178,16 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::
   std::vector<spdlog::sink_ptr> sinks;
   if (!dir.empty()) {
     try {
+      spdlog::file_event_handlers handlers;
+      if (kind == "request") {
+        // Every file this sink opens (one per day) writes through this buffer.
+        auto buffer = std::make_shared<std::vector<char>>(kRequestBufferBytes);
+        handlers.after_open = [buffer](const spdlog::filename_t&, std::FILE* file) {
+          std::setvbuf(file, buffer->data(), _IOFBF, buffer->size());
+        };
+      }
       auto file = std::make_shared<spdlog::sinks::daily_file_format_sink_mt>(
-          dir + "/" + kind + "_%Y%m%d.log", 0, 0);
+          dir + "/" + kind + "_%Y%m%d.log", 0, 0, false, 0, handlers);
       sinks.push_back(std::make_shared<DropOnErrorSink>(kind, file));
     } catch (const std::exception& error) {  // cannot even create the file: stderr only
       std::fprintf(stderr, "dq: %s log file not opened: %s\n", kind.c_str(), error.what());
@@ -173,6 +225,11 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
   }
   if (g_notify_flushed_by_caller.load()) notify->flush_on(spdlog::level::off);
   std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_request) {  // its buffered lines go to the file it had open (SIGHUP: before a rotation)
+    g_flushing_requests = true;
+    g_request->flush();
+    g_flushing_requests = false;
+  }
   for (auto* old : {&g_request, &g_notify, &g_err}) {
     if (*old) g_retired.push_back(*old);
   }

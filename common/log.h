@@ -32,11 +32,12 @@ void set_log_format(LogFormat format);
 int remove_old_logs(const std::string& dir, int keep_days, const std::string& today);
 
 // The request log writes each line as it is logged (a kill -9 loses no
-// line). A process answering many requests per event-loop turn can instead
-// pass `schedule`: each line then calls it, and the lines reach the file when
-// the process calls flush_request_log() (the API server: once at the end of
-// the turn, one write for all its lines instead of one per request).
-// nullptr restores the per-line flush. Applies to reopened logs too.
+// line). A process answering many requests per second can instead pass
+// `schedule`: each line then calls it, and the lines reach the file when the
+// process calls flush_request_log() (the API server: on a 100 ms timer, one
+// write for thousands of lines), when its 1 MiB buffer is half full, and when
+// logs are reopened; every write holds whole lines. nullptr restores the
+// per-line flush (and flushes). Applies to reopened logs too.
 void defer_request_log_flush(std::function<void()> schedule);
 void flush_request_log();
 // The notify log is flushed after every line unless a process says it

@@ -4,8 +4,6 @@
 // command still waiting and enforce the command timeout.
 #include "server/async_shard.h"
 
-#include <hiredis/adapters/libevent.h>
-
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -13,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/redis_argv.h"
+#include "server/redis_loop.h"
 
 namespace dq {
 
@@ -63,7 +62,7 @@ void AsyncShard::connect() {
     return;  // the tick retries
   }
   context->data = this;
-  redisLibeventAttach(context, base_);
+  attach_to_loop(context, base_);
   redisAsyncSetConnectCallback(context, &AsyncShard::on_connect);
   redisAsyncSetDisconnectCallback(context, &AsyncShard::on_disconnect);
   context_ = context;

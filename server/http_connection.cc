@@ -1,7 +1,7 @@
 // HttpConnection (see http_connection.h).
 #include "server/http_connection.h"
 
-#include <event2/buffer.h>
+#include <errno.h>
 #include <sys/socket.h>
 
 #include "common/json.h"
@@ -15,14 +15,21 @@ namespace {
 // Requests of one connection handed over and not yet answered. One: a
 // pipelined request runs after the one before it is answered, so a GET sent
 // right behind an add sees the job (requests to Redis may take different
-// paths and would otherwise race). Reading pauses meanwhile.
+// paths and would otherwise race).
 constexpr size_t kMaxPipelined = 1;
+// Bytes of later requests read while one waits for its answer. Below this the
+// read event stays armed (no epoll_ctl per request); above it reading pauses.
+constexpr size_t kMaxWaitingInput = 64 * 1024;
 // Requests are not read while this much answer data waits for the client.
 constexpr size_t kMaxBufferedOutput = 1024 * 1024;
 // How long a closing connection keeps reading what the client still sends.
 constexpr int kLingerMs = 2000;
 // Consumed input is erased once it is this large (or all of the input).
 constexpr size_t kCompactBytes = 64 * 1024;
+// One recv: a whole add request is a few hundred bytes.
+constexpr size_t kReadBytes = 16 * 1024;
+
+bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
 
 timeval timeval_of(int ms) { return timeval{ms / 1000, (ms % 1000) * 1000}; }
 
@@ -35,9 +42,13 @@ HttpLimits limits_of(const Config& config) {
 
 }  // namespace
 
-HttpConnection::HttpConnection(HttpServer& server, bufferevent* event, std::string refusal)
+HttpConnection::HttpConnection(HttpServer& server, evutil_socket_t fd, std::string refusal)
     : server_(server),
-      event_(event),
+      fd_(fd),
+      read_event_(
+          event_new(server.base_, fd, EV_READ | EV_PERSIST, &HttpConnection::on_readable, this)),
+      write_event_(
+          event_new(server.base_, fd, EV_WRITE | EV_PERSIST, &HttpConnection::on_writable, this)),
       request_timer_(evtimer_new(server.base_, &HttpConnection::on_request_timeout, this)),
       linger_timer_(evtimer_new(server.base_, &HttpConnection::on_linger_timeout, this)),
       parser_(limits_of(server.config_)),
@@ -45,15 +56,12 @@ HttpConnection::HttpConnection(HttpServer& server, bufferevent* event, std::stri
 
 HttpConnection::~HttpConnection() {
   for (auto& exchange : queue_) exchange->connection_ = nullptr;
+  read_event_.reset();  // out of the loop before the descriptor closes
+  write_event_.reset();
+  evutil_closesocket(fd_);
 }
 
-void HttpConnection::start() {
-  bufferevent_setcb(event_.get(), &HttpConnection::on_read, &HttpConnection::on_write,
-                    &HttpConnection::on_event, this);
-  timeval idle = timeval_of(server_.config_.idle_timeout_ms);
-  bufferevent_set_timeouts(event_.get(), &idle, &idle);
-  bufferevent_enable(event_.get(), EV_READ | EV_WRITE);
-}
+void HttpConnection::start() { set_reading(true); }
 
 bool HttpConnection::closes_after(const HttpExchange& exchange) const {
   // Not closing_: answers queued before a failed or last request still keep
@@ -65,46 +73,85 @@ void HttpConnection::exchange_answered() {
   if (!pumping_) pump();
 }
 
-void HttpConnection::on_read(bufferevent* event, void* arg) {
+void HttpConnection::on_readable(evutil_socket_t fd, short what, void* arg) {
   auto* self = static_cast<HttpConnection*>(arg);
-  evbuffer* input = bufferevent_get_input(event);
-  size_t length = evbuffer_get_length(input);
-  if (self->lingering_ || self->closing_) {
-    evbuffer_drain(input, length);
+  if (what & EV_TIMEOUT) return self->idle_timed_out(/*reading=*/true);
+  thread_local char buffer[kReadBytes];
+  ssize_t got = recv(fd, buffer, sizeof buffer, 0);
+  if (got < 0) {
+    if (!would_block(errno)) self->close();
     return;
   }
-  size_t old = self->input_.size();
-  self->input_.resize(old + length);
-  evbuffer_remove(input, &self->input_[old], length);
-  self->pump();
-}
-
-void HttpConnection::on_write(bufferevent* /*event*/, void* arg) {
-  auto* self = static_cast<HttpConnection*>(arg);
-  if (self->lingering_) return;
-  self->pump();  // the output drained: read again, or close
-}
-
-void HttpConnection::on_event(bufferevent* /*event*/, short what, void* arg) {
-  auto* self = static_cast<HttpConnection*>(arg);
-  if (what & BEV_EVENT_TIMEOUT) {
-    if (self->lingering_) return self->close();
-    // Nothing read for idle_timeout_ms: wait for answers still due, else close.
-    if ((what & BEV_EVENT_READING) && !self->queue_.empty()) {
-      bufferevent_enable(self->event_.get(), EV_READ);
-      return;
-    }
-    request_log().info("closing an HTTP connection idle for {} ms",
-                       self->server_.config_.idle_timeout_ms);
-    return self->close();
-  }
-  if (what & BEV_EVENT_EOF) {
+  if (got == 0) {  // the client shut down its side
+    self->set_reading(false);
     if (self->lingering_) return self->close();
     self->peer_closed_ = true;  // answer what was received, then close
     self->pump();
     return;
   }
-  if (what & BEV_EVENT_ERROR) self->close();
+  if (self->lingering_ || self->closing_) return;  // nothing more is read: dropped
+  self->input_.append(buffer, static_cast<size_t>(got));
+  self->pump();
+}
+
+void HttpConnection::on_writable(evutil_socket_t fd, short what, void* arg) {
+  auto* self = static_cast<HttpConnection*>(arg);
+  if (what & EV_TIMEOUT) return self->idle_timed_out(/*reading=*/false);
+  ssize_t sent =
+      send(fd, self->output_.data() + self->output_start_, self->output_size(), MSG_NOSIGNAL);
+  if (sent < 0) {
+    if (!would_block(errno)) self->close();
+    return;
+  }
+  self->output_start_ += static_cast<size_t>(sent);
+  if (self->output_size() > 0) {
+    if (self->output_start_ >= kCompactBytes) {
+      self->output_.erase(0, self->output_start_);
+      self->output_start_ = 0;
+    }
+    return;
+  }
+  self->output_.clear();
+  self->output_start_ = 0;
+  event_del(self->write_event_.get());
+  self->writing_ = false;
+  if (self->lingering_) return;
+  self->pump();  // the output drained: read again, or close
+}
+
+// Nothing read (reading) or nothing written (writing) for idle_timeout_ms.
+void HttpConnection::idle_timed_out(bool reading) {
+  if (lingering_) return close();
+  // Silent while its answer is still due: keep waiting (the event stays armed).
+  if (reading && !queue_.empty()) return;
+  request_log().info("closing an HTTP connection idle for {} ms", server_.config_.idle_timeout_ms);
+  close();
+}
+
+void HttpConnection::set_reading(bool on) {
+  if (on == reading_) return;
+  reading_ = on;
+  if (on) {
+    event_add(read_event_.get(), server_.idle_timeout_);
+  } else {
+    event_del(read_event_.get());
+  }
+}
+
+void HttpConnection::send_bytes(const char* data, size_t size) {
+  if (!writing_) {
+    // Nothing waits: straight to the socket. An error other than a full
+    // socket is left to the write event, which closes the connection.
+    ssize_t sent = send(fd_, data, size, MSG_NOSIGNAL);
+    if (sent == static_cast<ssize_t>(size)) return;
+    if (sent > 0) {
+      data += sent;
+      size -= static_cast<size_t>(sent);
+    }
+    event_add(write_event_.get(), server_.idle_timeout_);
+    writing_ = true;
+  }
+  output_.append(data, size);
 }
 
 void HttpConnection::on_request_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
@@ -129,27 +176,22 @@ void HttpConnection::pump() {
   take_requests();
   write_answers();
   pumping_ = false;
-  evbuffer* output = bufferevent_get_output(event_.get());
   bool done = closing_ || (peer_closed_ && drained_input_);
   if (done && queue_.empty()) {
-    bufferevent_disable(event_.get(), EV_READ);
-    if (evbuffer_get_length(output) == 0) linger();  // else on_write comes back here
+    set_reading(false);
+    if (output_size() == 0) linger();  // else on_writable comes back here
     return;
   }
-  bool paused = closing_ || peer_closed_ || queue_.size() >= kMaxPipelined ||
-                evbuffer_get_length(output) >= kMaxBufferedOutput;
-  if (paused) {
-    bufferevent_disable(event_.get(), EV_READ);
-  } else {
-    bufferevent_enable(event_.get(), EV_READ);
-  }
+  bool paused =
+      closing_ || peer_closed_ || output_size() >= kMaxBufferedOutput ||
+      (queue_.size() >= kMaxPipelined && input_.size() - input_start_ >= kMaxWaitingInput);
+  set_reading(!paused);
 }
 
 void HttpConnection::take_requests() {
-  evbuffer* output = bufferevent_get_output(event_.get());
   drained_input_ = false;
-  while (!closing_ && queue_.size() < kMaxPipelined &&
-         evbuffer_get_length(output) < kMaxBufferedOutput && input_start_ < input_.size()) {
+  while (!closing_ && queue_.size() < kMaxPipelined && output_size() < kMaxBufferedOutput &&
+         input_start_ < input_.size()) {
     std::string_view input(input_.data() + input_start_, input_.size() - input_start_);
     HttpParse result = parser_.parse(input);
     if (result == HttpParse::kNeedMore) {
@@ -186,13 +228,15 @@ void HttpConnection::take_requests() {
 }
 
 void HttpConnection::write_answers() {
+  bool wrote = false;
   while (!queue_.empty() && queue_.front()->answered()) {
     std::shared_ptr<HttpExchange> exchange = std::move(queue_.front());
     queue_.pop_front();
     exchange->connection_ = nullptr;
     if (!exchange->reply_.empty()) {
-      bufferevent_write(event_.get(), exchange->reply_.data(), exchange->reply_.size());
+      send_bytes(exchange->reply_.data(), exchange->reply_.size());
       exchange->reply_.clear();
+      wrote = true;
     }
     if (exchange->closes_) {
       // Nothing after a closing answer is written: detach the rest.
@@ -201,6 +245,8 @@ void HttpConnection::write_answers() {
       queue_.clear();
     }
   }
+  // The idle clock starts again at an answer, as if reading had just resumed.
+  if (wrote && reading_) event_add(read_event_.get(), server_.idle_timeout_);
   maybe_continue();
 }
 
@@ -212,7 +258,7 @@ void HttpConnection::maybe_continue() {
   }
   continue_sent_ = true;
   static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
-  bufferevent_write(event_.get(), kContinue, sizeof kContinue - 1);
+  send_bytes(kContinue, sizeof kContinue - 1);
 }
 
 void HttpConnection::fail(int status, const std::string& message) {
@@ -248,10 +294,10 @@ void HttpConnection::linger() {
   disarm_request_timer();
   if (peer_closed_) return close();
   lingering_ = true;
-  shutdown(bufferevent_getfd(event_.get()), SHUT_WR);
-  bufferevent_enable(event_.get(), EV_READ);
+  shutdown(fd_, SHUT_WR);
   timeval linger = timeval_of(kLingerMs);
-  bufferevent_set_timeouts(event_.get(), &linger, nullptr);
+  event_add(read_event_.get(), &linger);
+  reading_ = true;
   evtimer_add(linger_timer_.get(), &linger);
 }
 

@@ -7,9 +7,15 @@
 // is not whole within request_timeout_ms of its first byte (408). After its last answer it stops
 // writing and reads what the client still sends for a moment, so that the answer is not lost to a
 // TCP reset.
+//
+// It does its own socket I/O on two plain events rather than a bufferevent:
+// an add is one recv and one send, with no epoll_ctl. The read event stays
+// armed while a request waits for its answer (bufferevents and a paused read
+// cost an epoll_ctl DEL and ADD per request, and an FIONREAD ioctl per read);
+// an answer is sent at once, and the write event is armed only when the
+// socket takes less than all of it (docs/decisions.md, "HTTP connection I/O").
 #pragma once
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include <deque>
@@ -25,8 +31,9 @@ class HttpServer;
 
 class HttpConnection {
  public:
-  HttpConnection(HttpServer& server, bufferevent* event, std::string refusal);
-  ~HttpConnection();  // detaches the exchanges not yet written
+  // Owns fd (non-blocking, closed with the connection).
+  HttpConnection(HttpServer& server, evutil_socket_t fd, std::string refusal);
+  ~HttpConnection();  // detaches the exchanges not yet written, closes the socket
   HttpConnection(const HttpConnection&) = delete;
   HttpConnection& operator=(const HttpConnection&) = delete;
 
@@ -38,16 +45,12 @@ class HttpConnection {
   void exchange_answered();
 
  private:
-  struct BuffereventDeleter {
-    void operator()(bufferevent* event) const { bufferevent_free(event); }
-  };
   struct EventDeleter {
     void operator()(event* timer) const { event_free(timer); }
   };
 
-  static void on_read(bufferevent* event, void* arg);
-  static void on_write(bufferevent* event, void* arg);
-  static void on_event(bufferevent* event, short what, void* arg);
+  static void on_readable(evutil_socket_t fd, short what, void* arg);
+  static void on_writable(evutil_socket_t fd, short what, void* arg);
   static void on_request_timeout(evutil_socket_t fd, short what, void* arg);
   static void on_linger_timeout(evutil_socket_t fd, short what, void* arg);
 
@@ -56,6 +59,11 @@ class HttpConnection {
   void pump();
   void take_requests();
   void write_answers();
+  // Sends now what the socket takes; the rest waits in output_ for the write event.
+  void send_bytes(const char* data, size_t size);
+  size_t output_size() const { return output_.size() - output_start_; }
+  void set_reading(bool on);
+  void idle_timed_out(bool reading);
   // An error of dq's HTTP layer: a JSON answer after those before it, then close.
   void fail(int status, const std::string& message);
   void maybe_continue();
@@ -65,15 +73,21 @@ class HttpConnection {
   void close();   // deletes this
 
   HttpServer& server_;
-  std::unique_ptr<bufferevent, BuffereventDeleter> event_;
+  evutil_socket_t fd_;
+  std::unique_ptr<event, EventDeleter> read_event_;   // persistent; idle timeout
+  std::unique_ptr<event, EventDeleter> write_event_;  // armed while output_ waits
   std::unique_ptr<event, EventDeleter> request_timer_;
   std::unique_ptr<event, EventDeleter> linger_timer_;
   HttpParser parser_;
   std::string input_;  // bytes read and not yet consumed start at input_start_
   size_t input_start_ = 0;
+  std::string output_;  // answer bytes the socket did not take yet, from output_start_
+  size_t output_start_ = 0;
   std::deque<std::shared_ptr<HttpExchange>> queue_;  // handed over, in request order
   std::string refusal_;
   bool request_armed_ = false;
+  bool reading_ = false;
+  bool writing_ = false;  // write_event_ is armed
   bool continue_sent_ = false;
   bool pumping_ = false;
   bool closing_ = false;  // no more requests: close once the queue is written

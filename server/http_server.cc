@@ -1,7 +1,6 @@
 // HttpServer (see http_server.h): the listeners and the set of connections.
 #include "server/http_server.h"
 
-#include <event2/bufferevent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -13,7 +12,13 @@
 namespace dq {
 
 HttpServer::HttpServer(event_base* base, const Config& config, Handler handler)
-    : base_(base), config_(config), handler_(std::move(handler)) {}
+    : base_(base),
+      config_(config),
+      handler_(std::move(handler)),
+      idle_timeval_{config.idle_timeout_ms / 1000, (config.idle_timeout_ms % 1000) * 1000},
+      idle_timeout_(event_base_init_common_timeout(base, &idle_timeval_)) {
+  if (idle_timeout_ == nullptr) idle_timeout_ = &idle_timeval_;  // a plain timeout then
+}
 
 HttpServer::~HttpServer() {
   for (auto* listener : listeners_) evconnlistener_free(listener);
@@ -50,8 +55,7 @@ void HttpServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, soc
     evutil_closesocket(fd);
     return;
   }
-  bufferevent* event = accepted_stream(self->base_, fd, /*keepalive=*/false);
-  if (event == nullptr) return;
+  prepare_accepted_socket(fd, /*keepalive=*/false);
   std::string refusal;
   size_t open = self->connections_.size();
   if (open >= static_cast<size_t>(self->config_.max_connections)) {
@@ -59,7 +63,7 @@ void HttpServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, soc
               " open; [server] max_connections is " +
               std::to_string(self->config_.max_connections) + "); try again";
   }
-  auto connection = std::make_unique<HttpConnection>(*self, event, std::move(refusal));
+  auto connection = std::make_unique<HttpConnection>(*self, fd, std::move(refusal));
   HttpConnection* raw = connection.get();
   self->connections_.emplace(raw, std::move(connection));
   raw->start();

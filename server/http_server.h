@@ -50,6 +50,11 @@ class HttpServer {
   event_base* base_;
   const Config& config_;
   Handler handler_;
+  // idle_timeout_ms as one of the loop's common timeouts: every connection
+  // re-arms it per request, and a common timeout is a queue append, not a
+  // heap operation.
+  timeval idle_timeval_;
+  const timeval* idle_timeout_;
   std::vector<evconnlistener*> listeners_;
   bool stopping_ = false;
   std::unordered_map<HttpConnection*, std::unique_ptr<HttpConnection>> connections_;

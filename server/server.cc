@@ -30,6 +30,8 @@ struct EventDeleter {
 };
 using UniqueEvent = std::unique_ptr<event, EventDeleter>;
 
+constexpr int kRequestLogFlushMs = 100;
+
 struct ServerProcess {
   const Config& config;
   int index;
@@ -130,11 +132,16 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   UniqueEvent on_int(evsignal_new(base.get(), SIGINT, &on_stop_signal, &process));
   UniqueEvent on_hup(evsignal_new(base.get(), SIGHUP, &on_reopen_logs, &process));
   UniqueEvent tick(event_new(base.get(), -1, EV_PERSIST, &on_tick, &process));
-  // The request log is written once per loop turn, after the turn's answers
-  // were queued: one write for every line of the turn.
-  UniqueEvent log_flush(event_new(
-      base.get(), -1, 0, [](evutil_socket_t, short, void*) { flush_request_log(); }, nullptr));
-  defer_request_log_flush([event = log_flush.get()] { event_active(event, EV_TIMEOUT, 0); });
+  // The request log reaches its file at most kRequestLogFlushMs after a line
+  // (one write for thousands of lines instead of one per loop turn), when its
+  // buffer is half full, on SIGHUP and at exit (docs/decisions.md).
+  UniqueEvent log_flush(evtimer_new(
+      base.get(), [](evutil_socket_t, short, void*) { flush_request_log(); }, nullptr));
+  defer_request_log_flush([event = log_flush.get()] {
+    if (evtimer_pending(event, nullptr)) return;
+    timeval soon{0, kRequestLogFlushMs * 1000};
+    evtimer_add(event, &soon);
+  });
   event_add(on_term.get(), nullptr);
   event_add(on_int.get(), nullptr);
   event_add(on_hup.get(), nullptr);

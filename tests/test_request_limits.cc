@@ -9,8 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
@@ -20,6 +23,7 @@
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
 
 using dq::Json;
@@ -33,8 +37,12 @@ namespace {
 // A raw TCP connection to dqd's HTTP port, to send exactly the bytes a test wants.
 class RawHttp {
  public:
-  explicit RawHttp(int port) {
+  // receive_buffer > 0: SO_RCVBUF before connecting (a client that takes little at a time).
+  explicit RawHttp(int port, int receive_buffer = 0) {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(port));
@@ -289,4 +297,74 @@ TEST_CASE("pipelined, chunked, 100-continue and HTTP/1.0 requests on dq's HTTP s
     CHECK(answer.find("Connection: close") != std::string::npos);
     CHECK(body_of(answer)["status"] == "ok");
   }
+  {
+    // Answers larger than the socket takes at once (a client with a small
+    // receive buffer that does not read for a while; ~4.8 MB, over what a
+    // loopback socket's send buffer grows to): the server sends what fits and
+    // the rest when the socket drains, every byte in order.
+    std::string big(60000, 'b');
+    RawHttp add(world.dqd->http_port());
+    add.send_text(add_request(Json{{"id", "big"}, {"body", big}}.dump(), "Connection: close\r\n"));
+    REQUIRE(status_of(add.read_until_closed()) == 201);
+    RawHttp slow(world.dqd->http_port(), 4096);
+    std::string get = "GET /v1/topics/limits/jobs/big HTTP/1.1\r\n\r\n";
+    std::string gets;
+    const size_t kGets = 80;
+    for (size_t i = 0; i + 1 < kGets; ++i) gets += get;
+    slow.send_text(gets + "GET /v1/topics/limits/jobs/big HTTP/1.1\r\nConnection: close\r\n\r\n");
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::string answers = slow.read_until_closed();
+    size_t count = 0;
+    for (size_t at = answers.find("HTTP/1.1 200"); at != std::string::npos;
+         at = answers.find("HTTP/1.1 200", at + 1)) {
+      size_t head_end = answers.find("\r\n\r\n", at);
+      REQUIRE(head_end != std::string::npos);
+      size_t length_at = answers.find("Content-Length: ", at);
+      size_t length = std::stoul(answers.substr(length_at + 16));
+      Json job = Json::parse(answers.substr(head_end + 4, length), nullptr, false);
+      CHECK(job["body"] == big);
+      ++count;
+      at = head_end + 4 + length - 1;
+    }
+    CHECK(count == kGets);
+  }
+  {
+    // Over 64 KiB of pipelined requests behind one that waits for Redis:
+    // reading pauses and resumes, and every request is answered in order.
+    RawHttp raw(world.dqd->http_port());
+    std::string pad(300, 'p');
+    std::string requests;
+    const int kRequests = 400;  // ~130 KB
+    for (int i = 0; i < kRequests; ++i) {
+      requests += "GET /v1/topics/limits/jobs/p1 HTTP/1.1\r\nX-Pad: " + pad +
+                  (i + 1 == kRequests ? "\r\nConnection: close" : "") + "\r\n\r\n";
+    }
+    raw.send_text(requests);
+    std::string answers = raw.read_until_closed(20000);
+    size_t count = 0;
+    for (size_t at = answers.find("HTTP/1.1 200"); at != std::string::npos;
+         at = answers.find("HTTP/1.1 200", at + 1)) {
+      ++count;
+    }
+    CHECK(count == kRequests);
+    CHECK(answers.find("HTTP/1.1 4") == std::string::npos);
+  }
+  // Request log lines carry the API server's own pid (read once per process,
+  // and again after the master's fork), and a stopped server leaves every
+  // line in the file (dq-server writes the log every 100 ms, and at exit).
+  std::vector<pid_t> servers = dq::test::children_titled(world.dqd->pid(), "dq-server_");
+  REQUIRE(servers.size() == 1);
+  REQUIRE(world.dqd->stop() == 0);
+  std::string marker = "[dq-server_0 " + std::to_string(servers[0]) + "] ";
+  size_t gets_of_p1 = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(world.dqd->log_dir())) {
+    if (entry.path().filename().string().rfind("request_", 0) != 0) continue;
+    std::ifstream file(entry.path());
+    for (std::string line; std::getline(file, line);) {
+      CAPTURE(line);
+      CHECK(line.find(marker) != std::string::npos);
+      if (line.find(" info get limits p1 -> 200") != std::string::npos) ++gets_of_p1;
+    }
+  }
+  CHECK(gets_of_p1 == 401);
 }
