@@ -11,27 +11,9 @@ namespace dq::keys {
 
 inline const std::string kPrefix = "{dq}:";
 
-// Store v3: a job's record sits in the bucket hash records(bucket_of(key)),
-// field "topic:id" (common/lua/lib/prelude.lua has the layout).
-constexpr uint32_t kBuckets = 65521;  // a prime: every byte of the key counts
-
-// h = (h * 31 + byte) mod kBuckets over the key's bytes, as bucket_of() in
-// the prelude computes it.
-inline uint32_t bucket_of(std::string_view job_key) {
-  uint64_t h = 0;
-  for (unsigned char c : job_key) h = (h * 31 + c) % kBuckets;
-  return static_cast<uint32_t>(h);
-}
-inline std::string records_prefix() { return kPrefix + "jobs:"; }
-inline std::string records(uint32_t bucket) { return records_prefix() + std::to_string(bucket); }
-inline std::string records_of(std::string_view job_key) { return records(bucket_of(job_key)); }
-// zset: bucket -> a lower bound of the earliest due of its delayed jobs
-inline std::string due_index() { return kPrefix + "due"; }
-inline std::string bodies() { return kPrefix + "bodies"; }  // hash: job key -> big body bytes
-// Store v2, converted by promote.lua: one hash of all records, one zset of
-// delayed jobs.
-inline std::string flat_records() { return kPrefix + "jobs"; }
-inline std::string flat_delayed() { return kPrefix + "delayed"; }
+inline std::string jobs() { return kPrefix + "jobs"; }        // hash: job key -> metadata
+inline std::string bodies() { return kPrefix + "bodies"; }    // hash: job key -> body bytes
+inline std::string delayed() { return kPrefix + "delayed"; }  // zset: due ms
 inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs

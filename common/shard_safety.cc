@@ -1,7 +1,6 @@
 // Implements the shard safety check (see shard_safety.h) from INFO fields.
 #include "common/shard_safety.h"
 
-#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -63,9 +62,6 @@ Json ShardSafety::to_json() const {
               {"warnings", warnings},
               {"connected_replicas", connected_replicas}};
 }
-
-// hash-max-listpack-entries and -value dq asks of a shard.
-constexpr int64_t kListpackLimit = 512;
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
   const std::string shard = connection.address().name();
@@ -140,23 +136,6 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
         ": Redis deletes jobs when memory is full; fix: " + cli +
         " CONFIG SET maxmemory-policy noeviction, then CONFIG REWRITE (or maxmemory-policy "
         "noeviction in redis.conf)");
-  }
-  // Job record buckets (common/keys.h) hold ~15 records per million jobs of
-  // a few hundred bytes each; past these limits Redis turns a bucket into a
-  // hashtable: still correct, about twice the memory per job.
-  for (const char* setting : {"hash-max-listpack-entries", "hash-max-listpack-value"}) {
-    auto value = connection.command({"CONFIG", "GET", setting});
-    if (!value.is_ok() || (*value)->type != REDIS_REPLY_ARRAY || (*value)->elements != 2 ||
-        (*value)->element[1]->type != REDIS_REPLY_STRING) {
-      continue;  // CONFIG refused: nothing to tell
-    }
-    if (std::strtoll((*value)->element[1]->str, nullptr, 10) < kListpackLimit) {
-      safety.warnings.push_back(
-          "shard " + shard + " has " + setting + " " + (*value)->element[1]->str +
-          ": job records take about twice the memory; fix: " + cli + " CONFIG SET " + setting +
-          " " + std::to_string(kListpackLimit) + ", then CONFIG REWRITE (or " + setting + " " +
-          std::to_string(kListpackLimit) + " in redis.conf)");
-    }
   }
   if (safety.maxmemory > 0 &&
       safety.used_memory * 100 > safety.maxmemory * static_cast<int64_t>(memory_warn_percent)) {

@@ -1,5 +1,5 @@
 -- reserve: lease ready jobs to a consumer under one reserve id.
--- KEYS[1] records prefix  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
+-- KEYS[1] jobs  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
 -- reserve id  KEYS[5] cancel marker of this reserve id  KEYS[6] bodies
 -- KEYS[7] lease list of an earlier reserve whose reply arrived (dropped now:
 -- it is only needed while a reply may be lost)
@@ -29,9 +29,9 @@ end
 local budget, budget_bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local out = {0, now}
 local bytes, taken_total, longest = 0, 0, 0
--- Written at the end, for every job taken: a reserve costs an LPOP and an
--- HMGET of big bodies per topic asked, one ZADD and RPUSH for all, and an
--- HGET and HSET per job (each record sits in its own bucket).
+-- Written once at the end, for every job taken: a reserve costs a fixed
+-- number of redis.calls (an LPOP and two HMGETs per topic asked, one HSET,
+-- ZADD and RPUSH for all), not a handful per job.
 local metas_out, working_out, lease_out, seen = {}, {}, {}, {}
 
 -- Takes up to `want` jobs from the front of t's ready list.
@@ -43,15 +43,14 @@ local function take(t, want)
     return
   end
   if #popped < want then t.empty = true end
-  local live, jobs, buckets = {}, {}, {}
-  for _, key in ipairs(popped) do
-    local bucket = bucket_of(key)
-    local j = (not seen[key]) and parse_record(record_get(key, bucket)) or nil
-    if j and j.state == 'r' then  -- else a stale entry: dropped
+  local metas = bulk_read('HMGET', KEYS[1], popped)
+  local live, jobs = {}, {}
+  for n, key in ipairs(popped) do
+    local j = parse_record(metas[n])
+    if j and j.state == 'r' and not seen[key] then  -- else a stale entry: dropped
       seen[key] = true
       live[#live + 1] = key
       jobs[#jobs + 1] = j
-      buckets[#buckets + 1] = bucket
     end
   end
   if #live == 0 then return end
@@ -91,7 +90,8 @@ local function take(t, want)
     j.attempts = j.attempts + 1
     j.lease = ARGV[1]
     j.max = t.max
-    metas_out[#metas_out + 1] = {key, record_text(j), buckets[n]}
+    metas_out[#metas_out + 1] = key
+    metas_out[#metas_out + 1] = record_text(j)
     if not t.lease_end then t.lease_end = ms_text(now + t.lease) end  -- formatted once per topic
     working_out[#working_out + 1] = t.lease_end
     working_out[#working_out + 1] = key
@@ -120,7 +120,7 @@ for pass = 1, 2 do
     end
   end
 end
-for _, m in ipairs(metas_out) do record_set(m[1], m[2], m[3]) end
+bulk_write('HSET', KEYS[1], metas_out)
 bulk_write('ZADD', KEYS[2], working_out)
 bulk_write('RPUSH', KEYS[4], lease_out)
 local left = 0
