@@ -126,9 +126,10 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
             Job job;
             job.topic = state->request.topic;
             job.id = state->request.id;
-            if (parse_job_meta(reply_text(*reply), &job)) {
+            const std::string record = reply_text(*reply);
+            if (parse_job_meta(record, &job)) {
               state->found_on = index;
-              state->found_inline = body_is_inline(reply_text(*reply));
+              state->found_inline = body_is_inline(record);
               state->found = std::move(job);
             }
           }
@@ -263,11 +264,12 @@ void JobService::find_job(const std::string& topic, const std::string& id,
         Job job;
         job.topic = topic;
         job.id = id;
-        if (!parse_job_meta(reply_text(*reply), &job)) {
+        const std::string record = reply_text(*reply);
+        if (!parse_job_meta(record, &job)) {
           done(Status(Code::kInternal, "job " + topic + "/" + id + " has a malformed record"));
           return;
         }
-        read_body(index, std::move(job), body_is_inline(reply_text(*reply)), std::move(done));
+        read_body(index, std::move(job), body_is_inline(record), std::move(done));
       });
 }
 
