@@ -1,5 +1,6 @@
 #include "server/add_batcher.h"
 
+#include <cstddef>
 #include <utility>
 
 namespace dq {
@@ -55,18 +56,39 @@ void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_
   }
 }
 
-void AddBatcher::flush() {
+void AddBatcher::flush(bool all) {
   scheduled_ = false;
   std::vector<Batch> batches = std::move(batches_);
   batches_.clear();
-  for (auto& batch : batches) send(std::move(batch));
+  for (auto& batch : batches) {
+    if (!all && in_flight_[batch.writer] > 0) {
+      batches_.push_back(std::move(batch));  // leaves with that call's reply
+    } else {
+      send(std::move(batch));
+    }
+  }
 }
 
 void AddBatcher::send(Batch batch) {
-  batch.writer->run(std::move(batch.call),
-                    [done = std::move(batch.done)](Result<const redisReply*> reply) {
-                      for (size_t i = 0; i < done.size(); ++i) done[i](reply, i);
-                    });
+  AsyncShard* writer = batch.writer;
+  ++in_flight_[writer];
+  std::weak_ptr<AddBatcher*> self = self_;
+  writer->run(std::move(batch.call),
+              [self, writer, done = std::move(batch.done)](Result<const redisReply*> reply) {
+                for (size_t i = 0; i < done.size(); ++i) done[i](reply, i);
+                if (auto alive = self.lock()) (*alive)->on_reply(writer);
+              });
+}
+
+void AddBatcher::on_reply(AsyncShard* writer) {
+  if (--in_flight_[writer] > 0) return;
+  for (size_t i = 0; i < batches_.size(); ++i) {
+    if (batches_[i].writer != writer) continue;
+    Batch held = std::move(batches_[i]);
+    batches_.erase(batches_.begin() + static_cast<std::ptrdiff_t>(i));
+    send(std::move(held));
+    return;  // the others with this writer leave with this call's reply
+  }
 }
 
 void AddBatcher::on_flush(evutil_socket_t, short, void* arg) {

@@ -3,14 +3,19 @@
 // A one-job call cost Redis ~3x the job's own writes (TIME, the timer wake
 // check, six counter calls, the script's own start): summed over a call,
 // they are paid once. Nothing waits for a batch to fill: the batch leaves at
-// the end of the turn in which its first add arrived, so an add alone is
-// sent as soon as it would have been, and adds that arrive together (many
-// connections, a batch request) share a call.
+// the end of the turn in which its first add arrived, unless a call to the
+// same shard is still in flight. Then it leaves when that call's reply
+// arrives (group commit): the adds would only have queued in Redis behind
+// it, and meanwhile more join the same call. So an add alone is sent as
+// soon as it would have been, and adds that arrive together or while Redis
+// works (many connections, a batch request) share a call.
 #pragma once
 
 #include <event2/event.h>
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +39,9 @@ class AddBatcher {
   // placement verdicts (verify_against, unreachable) are the same.
   void add(AsyncShard* writer, const std::vector<std::string>& verify_against,
            const std::vector<std::string>& unreachable, const AddRequest& request, JobDone done);
-  void flush();  // sends every queued call now
+  // Sends every queued call whose shard has no call in flight; with
+  // `all`, every queued call (at shutdown).
+  void flush(bool all = false);
 
  private:
   struct Batch {
@@ -45,11 +52,15 @@ class AddBatcher {
     size_t bytes = 0;
   };
   void send(Batch batch);
+  void on_reply(AsyncShard* writer);
   static void on_flush(evutil_socket_t fd, short what, void* arg);
 
   std::vector<Batch> batches_;  // one per (writer, verdicts): a few at most
   event* flush_event_;
   bool scheduled_ = false;
+  std::map<AsyncShard*, int> in_flight_;  // add.lua calls awaiting replies, per shard
+  // Reply callbacks may outlive this batcher (a shard stopped after it).
+  std::shared_ptr<AddBatcher*> self_ = std::make_shared<AddBatcher*>(this);
 };
 
 }  // namespace dq

@@ -82,7 +82,7 @@ void JobService::start() {
 }
 
 void JobService::shutdown() {
-  batcher_.flush();  // queued adds are sent, then failed with the rest below
+  batcher_.flush(true);  // queued adds are sent, then failed with the rest below
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
   for (auto& shard : shards_) shard->stop();

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/job_store.h"
@@ -383,6 +384,51 @@ TEST_CASE("stopped while Redis hangs: waiting requests are answered and the serv
   CHECK(errors.find("dq-server_0 (pid") != std::string::npos);
   CHECK(errors.find("exited with status 0") != std::string::npos);
   CHECK(errors.find("killed by signal") == std::string::npos);
+}
+
+// How many times Redis ran a script by its sha (add.lua, once loaded).
+int64_t evalsha_calls(TestRedis& redis) {
+  auto reply = redis.command({"INFO", "commandstats"});
+  std::string text(reply->str, reply->len);
+  size_t at = text.find("cmdstat_evalsha:calls=");
+  if (at == std::string::npos) return 0;
+  return std::stoll(text.substr(at + 22));
+}
+
+TEST_CASE("adds that arrive while an add call to their shard is in flight leave together") {
+  TestRedis redis;
+  DqdOptions options = one_shard(redis);
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  REQUIRE(HttpClient().post(dqd.jobs_url("orders"), job("warm", 1, 60).dump()).status == 201);
+  int64_t before = evalsha_calls(redis);
+
+  // Redis hangs with the first add's call in flight; five more arrive one by
+  // one, each in a loop turn of its own, then Redis answers.
+  kill(redis.pid(), SIGSTOP);
+  std::vector<int> statuses(6, 0);
+  std::vector<std::thread> producers;
+  for (int i = 0; i < 6; ++i) {
+    producers.emplace_back([&, i] {
+      statuses[i] = HttpClient()
+                        .post(dqd.jobs_url("orders"), job("g-" + std::to_string(i), i, 60).dump())
+                        .status;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(redis.pid(), SIGCONT);
+  for (auto& producer : producers) producer.join();
+  for (int i = 0; i < 6; ++i) CHECK(statuses[i] == 201);
+  // One call for the first add, one for the five held behind it.
+  CHECK(evalsha_calls(redis) - before == 2);
+  HttpClient http;
+  for (int i = 0; i < 6; ++i) {
+    auto got = http.get(dqd.jobs_url("orders") + "/g-" + std::to_string(i));
+    REQUIRE(got.status == 200);
+    CHECK(got.json()["body"] == i);
+  }
 }
 
 TEST_CASE("dead letters over HTTP: list, requeue one or all, purge, and bad requests") {
