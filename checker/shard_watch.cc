@@ -37,10 +37,13 @@ CheckedShard initial_health(const ShardAddress& shard, const Result<ShardHealthR
 
 ShardWatch::ShardWatch(const Config& config)
     : config_(config),
-      timeout_ms_(std::min(config.redis_command_timeout_ms, config.checker_interval_ms)) {
+      // A command waits at most half the drain timeout, so a shard that hangs
+      // cannot keep the checker past a stop's or reload's drain deadline.
+      timeout_ms_(std::max(1, std::min({config.redis_command_timeout_ms, config.checker_interval_ms,
+                                        config.drain_timeout_ms / 2}))) {
   auto earlier = read_shard_health(config.pid_file);
   int64_t now = now_ms();
-  int connect_ms = std::min(config.redis_connect_timeout_ms, config.checker_interval_ms);
+  int connect_ms = std::min(config.redis_connect_timeout_ms, timeout_ms_);
   for (const auto& shard : config.shards) {
     probes_.push_back(std::make_unique<ShardProbe>(shard, connect_ms, timeout_ms_));
     trackers_.emplace_back(initial_health(shard, earlier, now), config.checker_down_after,
