@@ -44,8 +44,15 @@ ShardFacts ask_shard(const ShardAddress& address) {
       facts.version = text.substr(at + 14, end - at - 14);
     }
   }
-  auto held = connection.command({"HLEN", keys::jobs()});
-  if (held.is_ok() && (*held)->type == REDIS_REPLY_INTEGER) facts.jobs = (*held)->integer;
+  // Every job is counted once in {dq}:counts ("topic:state" -> jobs).
+  auto counted = connection.command({"HVALS", keys::counts()});
+  if (counted.is_ok() && (*counted)->type == REDIS_REPLY_ARRAY) {
+    facts.jobs = 0;
+    for (size_t i = 0; i < (*counted)->elements; ++i) {
+      const redisReply* n = (*counted)->element[i];
+      if (n->type == REDIS_REPLY_STRING) facts.jobs += std::strtoll(n->str, nullptr, 10);
+    }
+  }
   return facts;
 }
 

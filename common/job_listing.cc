@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "common/job_meta.h"
+#include "common/job_records.h"
 #include "common/keys.h"
 
 namespace dq {
@@ -95,42 +96,92 @@ ChunkFn list_chunks(RedisConnection& shard, const std::string& list) {
   };
 }
 
-// Keeps the entries whose record in {dq}:jobs is in the state asked for.
+// Keeps the job when its record is in the state asked for.
+void keep_if_in_state(const RedisConnection& shard, const Entry& entry, std::string_view record,
+                      ListState state, ShardScan* scan) {
+  if (record.empty() || record[0] != letter_of(state)) return;  // another state
+  Job job;
+  std::string topic;
+  if (!parse_job_meta(record, &job) || !split_job_key(entry.key, &topic, &job.id)) return;
+  Candidate found;
+  found.key = entry.key;
+  found.job.id = job.id;
+  found.job.state = list_state_name(state);
+  found.job.attempts = job.attempts;
+  found.job.due_ms = job.due_at_ms;
+  found.job.created_ms = job.created_at_ms;
+  found.job.shard = shard.address().name();
+  if (state == ListState::kWorking) found.job.lease_deadline_ms = entry.score;
+  // The working set is walked in lease order and delayed jobs sorted by due;
+  // a ready list in queue order, and its due times only interleave the shards.
+  found.order = state == ListState::kWorking ? entry.score : job.due_at_ms;
+  scan->found.push_back(std::move(found));
+}
+
+// Keeps the entries whose record is in the state asked for.
 Status keep_in_state(RedisConnection& shard, const std::vector<Entry>& entries, ListState state,
                      ShardScan* scan) {
   if (entries.empty()) return Status::ok();
-  std::vector<std::string> argv = {"HMGET", keys::jobs()};
-  for (const auto& entry : entries) argv.push_back(entry.key);
-  auto reply = shard.command(argv);
-  if (!reply.is_ok()) return reply.status();
-  const redisReply* r = reply->get();
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != entries.size())
-    return unexpected(shard, "HMGET");
+  std::vector<std::string> job_keys;
+  for (const auto& entry : entries) job_keys.push_back(entry.key);
+  auto records = read_records(shard, job_keys);
+  if (!records.is_ok()) return records.status();
   for (size_t i = 0; i < entries.size(); ++i) {
-    const redisReply* meta = r->element[i];
-    if (meta->type != REDIS_REPLY_STRING || meta->len == 0 || meta->str[0] != letter_of(state))
-      continue;  // another state, or gone meanwhile
-    Job job;
-    std::string topic;
-    if (!parse_job_meta(std::string_view(meta->str, meta->len), &job) ||
-        !split_job_key(entries[i].key, &topic, &job.id)) {
-      continue;
-    }
-    Candidate found;
-    found.key = entries[i].key;
-    found.job.id = job.id;
-    found.job.state = list_state_name(state);
-    found.job.attempts = job.attempts;
-    found.job.due_ms = job.due_at_ms;
-    found.job.created_ms = job.created_at_ms;
-    found.job.shard = shard.address().name();
-    if (state == ListState::kWorking) found.job.lease_deadline_ms = entries[i].score;
-    // Sets are walked in score order; a ready list in queue order, and its
-    // due times only interleave the shards.
-    found.order = state == ListState::kReady ? job.due_at_ms : entries[i].score;
-    scan->found.push_back(std::move(found));
+    if ((*records)[i]) keep_if_in_state(shard, entries[i], *(*records)[i], state, scan);
   }
   return Status::ok();
+}
+
+// Delayed or retrying jobs of the topic, next due first. Their buckets are
+// walked in the due index's order (each scored with a lower bound of its
+// earliest due); once `need` jobs are found, a bucket whose bound is later
+// than the need-th due holds none earlier, and the walk stops. Records still
+// in a store v2 flat hash (a shard being converted) are not listed.
+Result<ShardScan> scan_due(RedisConnection& shard, const std::string& topic, ListState state,
+                           size_t need) {
+  ShardScan scan;
+  const std::string prefix = topic + ":";
+  int64_t examined = 0, start = 0;
+  constexpr int64_t kBucketsPerRound = 100;
+  auto sorted_enough = [&](int64_t next_bound) {
+    if (scan.found.size() < need) return false;
+    std::sort(scan.found.begin(), scan.found.end(),
+              [](const Candidate& a, const Candidate& b) { return a.order < b.order; });
+    return scan.found[need - 1].order < next_bound;
+  };
+  while (true) {
+    auto reply = shard.command({"ZRANGE", keys::due_index(), std::to_string(start),
+                                std::to_string(start + kBucketsPerRound - 1), "WITHSCORES"});
+    if (!reply.is_ok()) return reply.status();
+    const redisReply* r = reply->get();
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) return unexpected(shard, "ZRANGE");
+    if (r->elements == 0) break;
+    if (sorted_enough(std::strtoll(text_of(r->element[1]).c_str(), nullptr, 10))) break;
+    if (examined >= kMaxExaminedPerShard) {
+      scan.truncated = true;
+      break;
+    }
+    std::vector<std::vector<std::string>> reads;
+    for (size_t i = 0; i + 1 < r->elements; i += 2)
+      reads.push_back({"HGETALL", keys::records_prefix() + text_of(r->element[i])});
+    for (auto& bucket : shard.command_all(reads)) {
+      if (!bucket.is_ok()) return bucket.status();
+      const redisReply* all = bucket->get();
+      if (all->type != REDIS_REPLY_ARRAY) return unexpected(shard, "HGETALL");
+      for (size_t i = 0; i + 1 < all->elements; i += 2) {
+        ++examined;
+        Entry entry{text_of(all->element[i]), 0};
+        if (entry.key.compare(0, prefix.size(), prefix) != 0) continue;
+        keep_if_in_state(shard, entry, text_of(all->element[i + 1]), state, &scan);
+      }
+    }
+    start += static_cast<int64_t>(r->elements / 2);
+    if (static_cast<int64_t>(r->elements / 2) < kBucketsPerRound) break;  // the end
+  }
+  std::sort(scan.found.begin(), scan.found.end(),
+            [](const Candidate& a, const Candidate& b) { return a.order < b.order; });
+  if (scan.found.size() > need) scan.found.resize(need);
+  return scan;
 }
 
 // The first `need` jobs of the state on one shard, looking at no more than
@@ -168,7 +219,7 @@ Result<ShardScan> scan_state(RedisConnection& shard, const std::string& topic, L
     case ListState::kRetrying:
       break;
   }
-  return scan_shard(zset_chunks(shard, keys::delayed(), topic), shard, state, need);
+  return scan_due(shard, topic, state, need);
 }
 
 Result<int64_t> count_in_state(RedisConnection& shard, const std::string& topic, ListState state) {

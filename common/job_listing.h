@@ -2,11 +2,14 @@
 // page: next due first (ready: queue order; working: lease deadline), merged
 // over the shards, paged.
 //
-// Delayed and retrying jobs share {dq}:delayed and working jobs {dq}:working
-// with every other topic, so those sets are walked in score order and
-// filtered by the "topic:" prefix and the state in {dq}:jobs; at most
-// kMaxExaminedPerShard entries per shard are looked at per request, and
-// `truncated` says so when that cap was hit before the page was full. Ready
+// Working jobs share {dq}:working with every other topic: it is walked in
+// lease order and filtered by the "topic:" prefix and the state in each
+// job's record. Delayed and retrying jobs are found in their record buckets,
+// walked in the due index's order until no later bucket can hold an earlier
+// job (store v3, common/keys.h). At most kMaxExaminedPerShard entries per
+// shard are looked at per request, and `truncated` says so when that cap
+// was hit before the page was full (checked between rounds of 100
+// buckets). Ready
 // jobs are read from the topic's own list. A listing is not a snapshot: a job
 // that changes state meanwhile may be missed or shown twice.
 //

@@ -1,4 +1,4 @@
-// A job's record in {dq}:jobs, as the Lua scripts write it: the meta
+// A job's record in its bucket {dq}:jobs:<b>, as the Lua scripts write it: the meta
 // "state|attempts|due|created|incarnation|lease|max", then '\n' and the body
 // when the body is small enough to be stored inline; a bigger body is stored
 // apart, in {dq}:bodies (see common/lua/lib/prelude.lua).

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "common/job_meta.h"
+#include "common/job_records.h"
 #include "common/keys.h"
 #include "common/replica_wait.h"
 
@@ -95,7 +96,7 @@ std::vector<size_t> JobStore::order_for(const std::string& key) const {
 Result<std::optional<JobStore::StoredJob>> JobStore::read_record(size_t shard,
                                                                  const std::string& topic,
                                                                  const std::string& id) {
-  auto reply = shards_[shard].command({"HGET", keys::jobs(), job_key(topic, id)});
+  auto reply = shards_[shard].command(record_read_argv(job_key(topic, id)));
   if (!reply.is_ok()) return reply.status();
   if ((*reply)->type == REDIS_REPLY_NIL) return std::optional<StoredJob>();
   StoredJob stored{Job{}, false};
@@ -264,19 +265,16 @@ Result<std::vector<HeldCopy>> JobStore::held_copies(size_t shard, const std::str
   const redisReply* list = members->get();
   if (list->type != REDIS_REPLY_ARRAY) return unexpected(shards_[shard], "ZRANGE");
   if (list->elements == 0) return copies;
-  std::vector<std::string> argv = {"HMGET", keys::jobs()};
-  for (size_t i = 0; i < list->elements; ++i) argv.push_back(reply_string(list->element[i]));
-  auto metas = shards_[shard].command(argv);
-  if (!metas.is_ok()) return metas.status();
-  if ((*metas)->type != REDIS_REPLY_ARRAY || (*metas)->elements != list->elements)
-    return unexpected(shards_[shard], "HMGET");
-  for (size_t i = 0; i < list->elements; ++i) {
+  std::vector<std::string> held_keys;
+  for (size_t i = 0; i < list->elements; ++i) held_keys.push_back(reply_string(list->element[i]));
+  auto records = read_records(shards_[shard], held_keys);
+  if (!records.is_ok()) return records.status();
+  for (size_t i = 0; i < held_keys.size(); ++i) {
     HeldCopy copy;
-    copy.key = argv[i + 2];
-    const redisReply* meta = (*metas)->element[i];
+    copy.key = held_keys[i];
+    const std::optional<std::string>& record = (*records)[i];
     Job job;
-    if (meta->type == REDIS_REPLY_STRING &&
-        parse_job_meta(std::string_view(meta->str, meta->len), &job)) {
+    if (record && parse_job_meta(*record, &job)) {
       copy.incarnation = job.incarnation;
       copy.created_ms = job.created_at_ms;
     }
@@ -431,8 +429,10 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
     // The same job keys, read from the three hashes a dead job spans.
     std::vector<std::string> job_keys;
     for (size_t i = 0; i < list->elements; ++i) job_keys.push_back(reply_string(list->element[i]));
+    auto records = read_records(shard, job_keys);
+    if (!records.is_ok()) return records.status();
     std::vector<ReplyPtr> columns;
-    for (const std::string& hash : {keys::jobs(), keys::bodies(), keys::errors()}) {
+    for (const std::string& hash : {keys::bodies(), keys::errors()}) {
       std::vector<std::string> argv = {"HMGET", hash};
       argv.insert(argv.end(), job_keys.begin(), job_keys.end());
       auto reply = shard.command(argv);
@@ -442,16 +442,16 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
       columns.push_back(std::move(*reply));
     }
     for (size_t i = 0; i < job_keys.size(); ++i) {
-      const redisReply* meta = columns[0]->element[i];
-      if (meta->type != REDIS_REPLY_STRING) continue;  // deleted in between
+      const std::optional<std::string>& record = (*records)[i];
+      if (!record) continue;  // deleted in between
       DeadJob dead;
       if (!split_job_key(job_keys[i], &dead.job.topic, &dead.job.id) ||
-          !parse_job_meta(std::string_view(meta->str, meta->len), &dead.job)) {
+          !parse_job_meta(*record, &dead.job)) {
         continue;
       }
-      const redisReply* body = columns[1]->element[i];
+      const redisReply* body = columns[0]->element[i];
       if (body->type == REDIS_REPLY_STRING) dead.job.body.assign(body->str, body->len);
-      const redisReply* error = columns[2]->element[i];
+      const redisReply* error = columns[1]->element[i];
       if (error->type == REDIS_REPLY_STRING) {
         parse_error_entry(std::string_view(error->str, error->len), &dead.job);
       }

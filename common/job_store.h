@@ -121,7 +121,7 @@ class JobStore {
  private:
   std::vector<size_t> order_for(const std::string& job_key) const;
   Result<bool> wait_wake(size_t shard, const std::string& list, int timeout_ms);
-  // A job as its record in {dq}:jobs shows it.
+  // A job as its record (common/job_meta.h) shows it.
   struct StoredJob {
     Job job;           // the body filled in when body_inline
     bool body_inline;  // else the body is in {dq}:bodies

@@ -11,9 +11,34 @@ namespace dq::keys {
 
 inline const std::string kPrefix = "{dq}:";
 
-inline std::string jobs() { return kPrefix + "jobs"; }        // hash: job key -> metadata
-inline std::string bodies() { return kPrefix + "bodies"; }    // hash: job key -> body bytes
-inline std::string delayed() { return kPrefix + "delayed"; }  // zset: due ms
+// Store v3: a pending (delayed or retrying) job's record sits in the bucket
+// hash records(bucket_of(key)), field "topic:id"; the others in
+// flat_records() (common/lua/lib/prelude.lua has the layout).
+// 49,157 buckets: ~20 jobs each per million pending, ~200 at 10M (under the
+// 512 listpack limits dq asks of a shard). A prime: every byte counts.
+constexpr uint32_t kBuckets = 49157;
+
+// h = (h * 31 + byte) mod kBuckets over the key's bytes, as bucket_of() in
+// the prelude computes it.
+inline uint32_t bucket_of(std::string_view job_key) {
+  uint64_t h = 0;
+  for (unsigned char c : job_key) h = (h * 31 + c) % kBuckets;
+  return static_cast<uint32_t>(h);
+}
+inline std::string records_prefix() { return kPrefix + "jobs:"; }
+inline std::string records(uint32_t bucket) { return records_prefix() + std::to_string(bucket); }
+inline std::string records_of(std::string_view job_key) { return records(bucket_of(job_key)); }
+// zset: bucket -> the earliest due of its delayed and retrying jobs
+inline std::string due_index() { return kPrefix + "due"; }
+// zset per bucket: job key -> due, of its delayed and retrying jobs
+inline std::string due_prefix() { return kPrefix + "due:"; }
+inline std::string due(uint32_t bucket) { return due_prefix() + std::to_string(bucket); }
+inline std::string bodies() { return kPrefix + "bodies"; }  // hash: job key -> big body bytes
+// hash: job key -> record of a job in flight, dead or held (state r, w, x,
+// h; pending ones are in buckets). Store v2 kept every record here, and its
+// delayed jobs in the zset flat_delayed(), which promote.lua converts.
+inline std::string flat_records() { return kPrefix + "jobs"; }
+inline std::string flat_delayed() { return kPrefix + "delayed"; }
 inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs

@@ -57,22 +57,25 @@ std::string day_of(int64_t ms) {
 ScriptCall add_call_for(const std::vector<std::string>& verify_against,
                         const std::vector<std::string>& unreachable) {
   return {&kAddScript,
-          {keys::jobs(), keys::bodies(), keys::delayed(), today_stats(), keys::timer_wake(),
-           keys::counts(), keys::seq(), keys::moved()},
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), today_stats(),
+           keys::timer_wake(), keys::counts(), keys::seq(), keys::moved()},
           {keys::held_prefix(), joined(verify_against), joined(unreachable)}};
 }
 
-// add.lua's ARGV: three for the call, then five per job.
+// add.lua's ARGV: three for the call, then six per job.
 constexpr size_t kAddCallArgs = 3;
-constexpr size_t kAddJobArgs = 5;
+constexpr size_t kAddJobArgs = 6;
 
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
                 const std::string& body, DueTime due) {
-  call->args.push_back(job_key(topic, id));
+  std::string key = job_key(topic, id);
+  std::string bucket = std::to_string(keys::bucket_of(key));
+  call->args.push_back(std::move(key));
   call->args.push_back(topic);
   call->args.push_back(body);
   call->args.push_back(due.relative ? "delay" : "at");
   call->args.push_back(std::to_string(due.ms));
+  call->args.push_back(std::move(bucket));
 }
 
 size_t add_call_jobs(const ScriptCall& call) {
@@ -90,21 +93,22 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
 ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
                     const std::vector<std::string>& shard_names) {
   return {&kDelScript,
-          {keys::jobs(), keys::bodies(), keys::delayed(), keys::working(), keys::ready(topic),
-           keys::dead(topic), keys::errors(), today_stats(), keys::counts(), keys::tombs()},
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
+           keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
+           keys::tombs()},
           {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(), joined(shard_names)}};
 }
 
 ScriptCall promote_call(int limit) {
   return {&kPromoteScript,
-          {keys::jobs(), keys::delayed(), keys::consumer_wake(), keys::counts()},
+          {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts()},
           {std::to_string(limit), keys::ready_prefix()}};
 }
 
 ScriptCall requeue_expired_call(int limit) {
   return {&kRequeueExpiredScript,
-          {keys::jobs(), keys::working(), keys::consumer_wake(), today_stats(), keys::counts(),
-           keys::errors()},
+          {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
+           keys::counts(), keys::errors()},
           {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
 }
 
@@ -113,7 +117,7 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
   // Nothing to forget: a name no reserve uses.
   std::string forget = keys::lease(forget_id.empty() ? "-" : forget_id);
   ScriptCall call{&kReserveScript,
-                  {keys::jobs(), keys::working(), keys::counts(), keys::lease(reserve_id),
+                  {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
                    keys::cancel(reserve_id), keys::bodies(), forget},
                   {reserve_id, keys::ready_prefix(), std::to_string(most_jobs),
                    std::to_string(most_bytes), std::to_string(kLeaseListKeepMs)}};
@@ -129,21 +133,24 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
 
 ScriptCall release_call(const std::string& reserve_id) {
   return {&kReleaseScript,
-          {keys::jobs(), keys::working(), keys::counts(), keys::lease(reserve_id),
+          {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
            keys::cancel(reserve_id), keys::consumer_wake()},
           {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
 }
 
 ScriptCall ack_call(const std::vector<AckTarget>& targets) {
   ScriptCall call{&kAckScript,
-                  {keys::jobs(), keys::bodies(), keys::working(), keys::delayed(), keys::errors(),
-                   today_stats(), keys::counts()},
+                  {keys::records_prefix(), keys::bodies(), keys::working(), keys::due_index(),
+                   keys::errors(), today_stats(), keys::counts()},
                   {keys::ready_prefix(), keys::dead_prefix()}};
-  call.args.reserve(2 + 3 * targets.size());
+  call.args.reserve(2 + 4 * targets.size());
   for (const auto& target : targets) {
-    call.args.push_back(job_key(target.topic, target.id));
+    std::string key = job_key(target.topic, target.id);
+    std::string bucket = std::to_string(keys::bucket_of(key));
+    call.args.push_back(std::move(key));
     call.args.emplace_back(target.incarnation);
     call.args.emplace_back(target.reserve_id);
+    call.args.push_back(std::move(bucket));
   }
   return call;
 }
@@ -152,28 +159,29 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error) {
   return {&kFailScript,
-          {keys::jobs(), keys::working(), keys::delayed(), keys::dead(topic), keys::errors(),
-           today_stats(), keys::timer_wake(), keys::counts()},
+          {keys::records_prefix(), keys::working(), keys::due_index(), keys::dead(topic),
+           keys::errors(), today_stats(), keys::timer_wake(), keys::counts()},
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {
   return {&kDeadRequeueScript,
-          {keys::jobs(), keys::dead(topic), keys::delayed(), keys::errors(), keys::timer_wake(),
-           today_stats(), keys::counts()},
+          {keys::records_prefix(), keys::dead(topic), keys::due_index(), keys::errors(),
+           keys::timer_wake(), today_stats(), keys::counts()},
           {topic, id.empty() ? std::string() : job_key(topic, id), std::to_string(limit)}};
 }
 
 ScriptCall dead_purge_call(const std::string& topic, int limit) {
-  return {&kDeadPurgeScript,
-          {keys::jobs(), keys::dead(topic), keys::errors(), keys::bodies(), keys::counts()},
-          {std::to_string(limit), topic}};
+  return {
+      &kDeadPurgeScript,
+      {keys::records_prefix(), keys::dead(topic), keys::errors(), keys::bodies(), keys::counts()},
+      {std::to_string(limit), topic}};
 }
 
 ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms) {
   return {&kClaimScript,
-          {keys::jobs(), keys::tombs(), keys::moved()},
+          {keys::records_prefix(), keys::tombs(), keys::moved()},
           {job_key, holder, std::to_string(created_ms), std::to_string(kShardClockSlackMs)}};
 }
 
@@ -182,7 +190,7 @@ ScriptCall settle_call(const std::string& job_key, const std::string& incarnatio
                        const std::vector<std::string>& shard_names) {
   std::string topic = job_key.substr(0, job_key.find(':'));
   return {&kSettleScript,
-          {keys::jobs(), keys::bodies(), keys::delayed(), keys::errors(), today_stats(),
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::errors(), today_stats(),
            keys::counts(), keys::timer_wake()},
           {job_key, topic, incarnation, verdict, answered_by, keys::held_prefix(),
            joined(shard_names)}};

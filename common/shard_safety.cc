@@ -1,6 +1,7 @@
 // Implements the shard safety check (see shard_safety.h) from INFO fields.
 #include "common/shard_safety.h"
 
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -49,6 +50,13 @@ std::string mib(int64_t bytes) {
   return out.str();
 }
 
+// A failure other than Redis refusing the command (an error reply): the shard
+// stopped answering or the connection dropped, and every later command of
+// the check would wait as long. The check ends there.
+bool connection_lost(const Status& status) {
+  return !status.is_ok() && status.code() != Code::kInternal;
+}
+
 }  // namespace
 
 Json ShardSafety::to_json() const {
@@ -62,6 +70,9 @@ Json ShardSafety::to_json() const {
               {"warnings", warnings},
               {"connected_replicas", connected_replicas}};
 }
+
+// hash-max-listpack-entries and -value dq asks of a shard.
+constexpr int64_t kListpackLimit = 512;
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
   const std::string shard = connection.address().name();
@@ -84,7 +95,7 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   } else {
     rdb_known = false;
     safety.rdb_save = "?";
-    if (!save.is_ok() && save.status().code() == Code::kUnavailable) return save.status();
+    if (!save.is_ok() && connection_lost(save.status())) return save.status();
     if (!aof) {
       safety.warnings.push_back("shard " + shard +
                                 ": cannot tell whether RDB snapshots are on (CONFIG GET save "
@@ -96,6 +107,7 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
     // What a crash of the machine can lose: up to a second of writes with
     // everysec, none with always (docs/RELIABILITY.md).
     auto fsync = connection.command({"CONFIG", "GET", "appendfsync"});
+    if (!fsync.is_ok() && connection_lost(fsync.status())) return fsync.status();
     safety.appendfsync = "?";
     if (fsync.is_ok() && (*fsync)->type == REDIS_REPLY_ARRAY && (*fsync)->elements == 2 &&
         (*fsync)->element[1]->type == REDIS_REPLY_STRING) {
@@ -123,6 +135,7 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   // For [redis] wait_replicas (common/replica_wait.h); a failure here is not
   // a safety problem.
   auto replication = info(connection, "replication");
+  if (!replication.is_ok() && connection_lost(replication.status())) return replication.status();
   if (replication.is_ok() && replication->count("connected_slaves") > 0)
     safety.connected_replicas = static_cast<int>(to_int(*replication, "connected_slaves"));
 
@@ -136,6 +149,25 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
         ": Redis deletes jobs when memory is full; fix: " + cli +
         " CONFIG SET maxmemory-policy noeviction, then CONFIG REWRITE (or maxmemory-policy "
         "noeviction in redis.conf)");
+  }
+  // Job record buckets (common/keys.h) hold ~20 records per million pending
+  // jobs of a few hundred bytes each; past these limits Redis turns a bucket
+  // into a hashtable: still correct, about twice the memory per job.
+  // (zset-max-listpack-entries stays Redis's default: docs/decisions.md.)
+  for (const char* setting : {"hash-max-listpack-entries", "hash-max-listpack-value"}) {
+    auto value = connection.command({"CONFIG", "GET", setting});
+    if (!value.is_ok() && connection_lost(value.status())) return value.status();
+    if (!value.is_ok() || (*value)->type != REDIS_REPLY_ARRAY || (*value)->elements != 2 ||
+        (*value)->element[1]->type != REDIS_REPLY_STRING) {
+      continue;  // CONFIG refused: nothing to tell
+    }
+    if (std::strtoll((*value)->element[1]->str, nullptr, 10) < kListpackLimit) {
+      safety.warnings.push_back(
+          "shard " + shard + " has " + setting + " " + (*value)->element[1]->str +
+          ": job records take about twice the memory; fix: " + cli + " CONFIG SET " + setting +
+          " " + std::to_string(kListpackLimit) + ", then CONFIG REWRITE (or " + setting + " " +
+          std::to_string(kListpackLimit) + " in redis.conf)");
+    }
   }
   if (safety.maxmemory > 0 &&
       safety.used_memory * 100 > safety.maxmemory * static_cast<int64_t>(memory_warn_percent)) {

@@ -42,7 +42,7 @@ Status scan_hash(RedisConnection& shard, const std::string& hash, const std::str
   return Status::ok();
 }
 
-// Every key matching `pattern` on one shard (SCAN; for the few stats hashes).
+// Every key matching `pattern` on one shard (SCAN).
 Result<std::vector<std::string>> scan_keys(RedisConnection& shard, const std::string& pattern) {
   std::vector<std::string> found;
   std::string cursor = "0";
@@ -62,6 +62,19 @@ Result<std::vector<std::string>> scan_keys(RedisConnection& shard, const std::st
   return found;
 }
 
+// The fields matching `pattern` of every job record on one shard: each
+// bucket hash, and the store v2 flat hash while the shard is converted.
+Status scan_records(RedisConnection& shard, const std::string& pattern, const KeysFn& each) {
+  auto buckets = scan_keys(shard, keys::records_prefix() + "*");
+  if (!buckets.is_ok()) return buckets.status();
+  buckets->push_back(keys::flat_records());  // HSCAN of a missing key: nothing
+  for (const auto& bucket : *buckets) {
+    Status status = scan_hash(shard, bucket, pattern, each);
+    if (!status.is_ok()) return status;
+  }
+  return Status::ok();
+}
+
 Status refused(const std::string& what, const std::string& topic, const Status& status) {
   return Status(status.code(),
                 "cannot " + what + " topic " + topic + "'s jobs: " + status.message());
@@ -70,7 +83,7 @@ Status refused(const std::string& what, const std::string& topic, const Status& 
 // Deletes every job of the topic on one shard; adds how many to *deleted.
 Status delete_jobs(RedisConnection& shard, const std::string& topic,
                    const std::vector<std::string>& shard_names, int64_t* deleted) {
-  return scan_hash(shard, keys::jobs(), topic + ":*", [&](const std::vector<std::string>& found) {
+  return scan_records(shard, topic + ":*", [&](const std::vector<std::string>& found) {
     std::vector<ScriptCall> calls;
     std::string key_topic, id;
     for (const auto& key : found) {
@@ -122,11 +135,11 @@ Status delete_leftovers(RedisConnection& shard, const std::string& topic) {
 Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic) {
   int64_t total = 0;
   for (size_t i = 0; i < store.shard_count(); ++i) {
-    Status status = scan_hash(store.shard(i), keys::jobs(), topic + ":*",
-                              [&](const std::vector<std::string>& found) {
-                                total += static_cast<int64_t>(found.size());
-                                return Status::ok();
-                              });
+    Status status =
+        scan_records(store.shard(i), topic + ":*", [&](const std::vector<std::string>& found) {
+          total += static_cast<int64_t>(found.size());
+          return Status::ok();
+        });
     if (!status.is_ok()) return refused("count", topic, status);
   }
   return total;

@@ -1,5 +1,5 @@
 // A topic's jobs as a whole, for `dqctl topic del`: how many it holds, and
-// deleting all of them. Both walk every shard's jobs hash with
+// deleting all of them. Both walk every record bucket of every shard with
 // HSCAN MATCH "<topic>:*" (topic names have no ':' and no glob characters).
 // They refuse (kUnavailable, naming the shard) rather than guess when a shard
 // cannot be reached.

@@ -142,21 +142,11 @@ bool LocalRedis::launch(Instance* instance) {
   std::string port = std::to_string(instance->port);
   // appendfsync always: Redis fsyncs before it answers. With everysec a
   // kill -9 of Redis on a busy disk lost acknowledged adds (docs/RELIABILITY.md).
-  std::vector<std::string> argv = {binary,
-                                   "--port",
-                                   port,
-                                   "--bind",
-                                   "127.0.0.1",
-                                   "--dir",
-                                   instance->dir,
-                                   "--appendonly",
-                                   "yes",
-                                   "--appendfsync",
-                                   "always",
-                                   "--save",
-                                   "",
-                                   "--logfile",
-                                   instance->dir + "/redis.log"};
+  std::vector<std::string> argv = {
+      binary, "--port", port, "--bind", "127.0.0.1", "--dir", instance->dir, "--appendonly", "yes",
+      "--appendfsync", "always", "--save", "", "--logfile", instance->dir + "/redis.log",
+      // Job record buckets stay compact listpacks.
+      "--hash-max-listpack-entries", "512", "--hash-max-listpack-value", "512"};
   if (!instance->password.empty()) {
     argv.push_back("--requirepass");
     argv.push_back(instance->password);

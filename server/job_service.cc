@@ -3,6 +3,7 @@
 #include "server/job_service.h"
 
 #include "common/job_meta.h"
+#include "common/job_records.h"
 #include "common/keys.h"
 #include "common/log.h"
 #include "common/script_calls.h"
@@ -118,7 +119,7 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
   const std::string key = job_key(state->request.topic, state->request.id);
   for (size_t index : others) {
     shards_[index]->probe(
-        {"HGET", keys::jobs(), key}, probe_timeout_ms_,
+        record_read_argv(key), probe_timeout_ms_,
         [this, state, index](Result<const redisReply*> reply) {
           if (!reply.is_ok()) {
             state->reachable[index] = false;  // cannot be asked: a held copy remembers it
@@ -214,7 +215,7 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
   }
   const std::string key = job_key(topic, id);
   for (size_t index : asked) {
-    shards_[index]->probe({"HGET", keys::jobs(), key}, probe_timeout_ms_,
+    shards_[index]->probe(record_read_argv(key), probe_timeout_ms_,
                           [this, lookup, index, done](Result<const redisReply*> reply) {
                             if (!reply.is_ok()) {
                               if (is_unreachable(reply.status())) {
@@ -254,7 +255,7 @@ void JobService::find_job(const std::string& topic, const std::string& id,
   }
   size_t index = order[next];
   shards_[index]->probe(
-      {"HGET", keys::jobs(), job_key(topic, id)}, probe_timeout_ms_,
+      record_read_argv(job_key(topic, id)), probe_timeout_ms_,
       [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
         if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
           find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),

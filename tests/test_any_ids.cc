@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/http_client.h"
+#include "tests/support/job_records.h"
 #include "tests/support/legacy_socket.h"
 #include "tests/support/run_program.h"
 #include "tests/support/shared_dqd.h"
@@ -72,13 +73,11 @@ std::vector<std::string> good_ids() {
   return {"订单1", "order#1", "a b", "a/b", "user|42", "a+b", "x?y=1&z=%41", longest_id()};
 }
 
-// The keys of the "held" topic's jobs in the shard's jobs hash, sorted
-// (jobs of "hooked" are acked whenever their callback is done).
+// The keys of the "held" topic's job records on the shard, sorted (jobs of
+// "hooked" are acked whenever their callback is done).
 std::vector<std::string> stored_keys() {
-  auto reply = env().shared.redis.command({"HKEYS", "{dq}:jobs"});
   std::vector<std::string> keys;
-  for (size_t i = 0; i < reply->elements; ++i) {
-    std::string key(reply->element[i]->str, reply->element[i]->len);
+  for (const auto& [key, record] : dq::test::all_records(env().shared.redis)) {
     if (key.rfind("held:", 0) == 0) keys.push_back(key);
   }
   std::sort(keys.begin(), keys.end());

@@ -116,7 +116,8 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
   add_batch(http, dqd, "failing", failing, 0.5);
   std::set<std::string> on_healthy;
   for (const auto& entry : due) {
-    auto held = healthy.command({"HEXISTS", dq::keys::jobs(), "ok:" + entry.first});
+    auto held = healthy.command(
+        {"HEXISTS", dq::keys::records_of("ok:" + entry.first), "ok:" + entry.first});
     if (held->integer == 1) on_healthy.insert(entry.first);
   }
   MESSAGE(on_healthy.size(), " of ", due.size(), " jobs on the healthy shard");

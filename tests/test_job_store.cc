@@ -20,9 +20,14 @@
 #include "common/placement.h"
 #include "common/redis_sync.h"
 #include "common/script_calls.h"
+#include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
 
 using namespace dq;
+using dq::test::all_records;
+using dq::test::due_bound_of;
+using dq::test::record_count;
+using dq::test::record_of;
 using dq::test::TestRedis;
 
 namespace {
@@ -164,31 +169,34 @@ std::map<std::string, int64_t> counts(TestRedis& redis) {
 
 // The same tally, made from the job records themselves.
 std::map<std::string, int64_t> counts_from_records(TestRedis& redis) {
-  auto reply = redis.command({"HGETALL", keys::jobs()});
   std::map<std::string, int64_t> out;
-  for (size_t i = 0; i + 1 < reply->elements; i += 2) {
-    std::string key = text(reply->element[i]);
-    std::string record = text(reply->element[i + 1]);
+  for (const auto& [key, record] : all_records(redis))
     out[key.substr(0, key.find(':')) + ":" + record.substr(0, 1)]++;
-  }
   return out;
+}
+
+// Delayed and retrying jobs, counted from their records.
+int64_t delayed_count(TestRedis& redis) {
+  int64_t n = 0;
+  for (const auto& [key, record] : all_records(redis)) n += record[0] == 'd' || record[0] == 'y';
+  return n;
 }
 
 // Counts agree with the records, and every record sits in the structure its
 // state keeps it in (and nowhere else), with its body: inline when it is
-// small, else in {dq}:bodies, never both.
+// small, else in {dq}:bodies, never both. Delayed and retrying jobs are in
+// their bucket's due zset at their due, nothing else is, and the due index
+// scores each bucket with its zset's earliest due exactly.
 void check_consistent(TestRedis& redis) {
   CHECK(counts(redis) == counts_from_records(redis));
-  auto reply = redis.command({"HGETALL", keys::jobs()});
+  const std::map<std::string, int64_t> due_entries = dq::test::all_due_entries(redis);
   int64_t delayed = 0, working = 0;
   int64_t apart = 0;
   std::map<std::string, int64_t> ready, dead;
-  for (size_t i = 0; i + 1 < reply->elements; i += 2) {
-    std::string key = text(reply->element[i]);
+  for (const auto& [key, record] : all_records(redis)) {
     std::string topic = key.substr(0, key.find(':'));
     Job job;
     std::string lease;
-    const std::string record = text(reply->element[i + 1]);
     REQUIRE(parse_job_meta(record, &job, &lease));
     CHECK(hget(redis, keys::bodies(), key).has_value() != body_is_inline(record));
     if (body_is_inline(record)) {
@@ -196,8 +204,14 @@ void check_consistent(TestRedis& redis) {
     } else {
       ++apart;
     }
-    CHECK(zscore(redis, keys::delayed(), key).has_value() ==
-          (job.state == JobState::kDelayed || job.state == JobState::kRetrying));
+    if (job.state == JobState::kDelayed || job.state == JobState::kRetrying) {
+      auto due = due_entries.find(key);
+      CHECK(due != due_entries.end());
+      if (due != due_entries.end()) CHECK(due->second == job.due_at_ms);
+      auto bound = due_bound_of(redis, key);
+      CHECK(bound.has_value());
+      if (bound) CHECK(*bound <= job.due_at_ms);
+    }
     CHECK(zscore(redis, keys::working(), key).has_value() == (job.state == JobState::kWorking));
     CHECK(zscore(redis, keys::dead(topic), key).has_value() == (job.state == JobState::kDead));
     CHECK(lease.empty() == (job.state != JobState::kWorking));
@@ -206,7 +220,22 @@ void check_consistent(TestRedis& redis) {
     ready[topic] += job.state == JobState::kReady;
     dead[topic] += job.state == JobState::kDead;
   }
-  CHECK(zcard(redis, keys::delayed()) == delayed);
+  CHECK(delayed_count(redis) == delayed);
+  CHECK(static_cast<int64_t>(due_entries.size()) == delayed);
+  // Pending records in their buckets, the others flat; none in both.
+  for (const auto& [key, record] : dq::test::all_records(redis, true, false))
+    CHECK((record[0] == 'd' || record[0] == 'y'));
+  for (const auto& [key, record] : dq::test::all_records(redis, false, true))
+    CHECK_FALSE((record[0] == 'd' || record[0] == 'y'));
+  CHECK(dq::test::all_records(redis, true, false).size() +
+            dq::test::all_records(redis, false, true).size() ==
+        all_records(redis).size());
+  std::map<uint32_t, int64_t> earliest;
+  for (const auto& [key, due] : due_entries) {
+    uint32_t bucket = keys::bucket_of(key);
+    if (!earliest.count(bucket) || due < earliest[bucket]) earliest[bucket] = due;
+  }
+  CHECK(dq::test::due_index_entries(redis) == earliest);
   CHECK(zcard(redis, keys::working()) == working);
   for (const auto& [topic, n] : ready) CHECK(llen(redis, keys::ready(topic)) == n);
   for (const auto& [topic, n] : dead) CHECK(zcard(redis, keys::dead(topic)) == n);
@@ -306,8 +335,8 @@ TEST_CASE("add, get, del round trip; times come from Redis") {
   CHECK(store->del("orders", "42").is_ok());
   CHECK(store->get("orders", "42").status().code() == Code::kNotFound);
   CHECK(store->del("orders", "42").code() == Code::kNotFound);
-  CHECK(zcard(redis, keys::delayed()) == 0);
-  CHECK(integer(redis, {"EXISTS", keys::jobs()}) == 0);
+  CHECK(delayed_count(redis) == 0);
+  CHECK(record_count(redis) == 0);
   CHECK(integer(redis, {"EXISTS", keys::bodies()}) == 0);
   CHECK(integer(redis, {"EXISTS", keys::tombs()}) == 0);  // every shard was asked
   check_consistent(redis);
@@ -321,7 +350,7 @@ TEST_CASE("an absolute due time is stored as given") {
   REQUIRE(added.is_ok());
   CHECK(added->due_ms == due);
   CHECK(store->get("t", "1")->due_at_ms == due);
-  CHECK(zscore(redis, keys::delayed(), "t:1") == due);
+  CHECK(due_bound_of(redis, "t:1") == due);  // the only job of its bucket
 }
 
 TEST_CASE("a retried add (same id, same body) is answered as existing and changes nothing") {
@@ -337,15 +366,15 @@ TEST_CASE("a retried add (same id, same body) is answered as existing and change
   CHECK_FALSE(again->held);
   CHECK(again->due_ms == first->due_ms);  // the first add's due, not the retry's
   CHECK(redis.dump_all() == before);
-  CHECK(hlen(redis, keys::jobs()) == 1);
-  CHECK(zcard(redis, keys::delayed()) == 1);
+  CHECK(record_count(redis) == 1);
+  CHECK(delayed_count(redis) == 1);
   CHECK(stat(redis, "orders:added") == 1);
 
   // Same id in another topic is another job.
   auto other = store->add("payments", "42", "{\"v\":1}", kNow);
   REQUIRE(other.is_ok());
   CHECK_FALSE(other->existing);
-  CHECK(hlen(redis, keys::jobs()) == 2);
+  CHECK(record_count(redis) == 2);
 }
 
 TEST_CASE("a retried add of a job already ready or working is existing too") {
@@ -416,7 +445,7 @@ TEST_CASE("a big body is stored once, apart from the record, and no state change
   REQUIRE(store->add("t", "1", body, kNow).is_ok());
   CHECK(watch.events() == std::vector<std::string>{"hset"});
   CHECK(hget(redis, keys::bodies(), "t:1") == body);
-  auto record = hget(redis, keys::jobs(), "t:1");
+  auto record = record_of(redis, "t:1");
   REQUIRE(record.has_value());
   CHECK(record->find("BODY-MARKER") == std::string::npos);
   Job parsed;
@@ -435,7 +464,7 @@ TEST_CASE("a big body is stored once, apart from the record, and no state change
   // promote, reserve, fail, release and requeue_expired never touched it.
   CHECK(watch.events().empty());
   CHECK(hget(redis, keys::bodies(), "t:1") == body);
-  CHECK(hget(redis, keys::jobs(), "t:1")->find("BODY-MARKER") == std::string::npos);
+  CHECK(record_of(redis, "t:1")->find("BODY-MARKER") == std::string::npos);
 
   REQUIRE(ack(*store, 0, "t", "1", third.lease).is_ok());
   CHECK(watch.events() == std::vector<std::string>{"hdel", "del"});  // removed with the job
@@ -455,8 +484,8 @@ TEST_CASE(
   CHECK(watch.events() == std::vector<std::string>{"hset"});  // the big one only
   CHECK_FALSE(hget(redis, keys::bodies(), "t:small").has_value());
   CHECK(hget(redis, keys::bodies(), "t:big") == big);
-  CHECK(body_is_inline(*hget(redis, keys::jobs(), "t:small")));
-  CHECK_FALSE(body_is_inline(*hget(redis, keys::jobs(), "t:big")));
+  CHECK(body_is_inline(*record_of(redis, "t:small")));
+  CHECK_FALSE(body_is_inline(*record_of(redis, "t:big")));
   CHECK(store->get("t", "small")->body == small);
   CHECK(store->add("t", "small", small, kNow)->existing);  // a retried add
   CHECK(store->add("t", "small", small + " ", kNow).status().code() == Code::kConflict);
@@ -491,35 +520,55 @@ TEST_CASE(
   CHECK(last.job.body == small);
   REQUIRE(ack(*store, 0, "t", "small", last.lease).is_ok());
   CHECK(watch.events().empty());  // the small body never went to {dq}:bodies
-  CHECK_FALSE(hget(redis, keys::jobs(), "t:small").has_value());
+  CHECK_FALSE(record_of(redis, "t:small").has_value());
   CHECK(store->del("t", "big").is_ok());
   CHECK(watch.events() == std::vector<std::string>{"hdel", "del"});
-  CHECK(integer(redis, {"EXISTS", keys::jobs()}) == 0);
+  CHECK(record_count(redis) == 0);
 }
 
-TEST_CASE("a record of store v2 (body always apart) is read, delivered and removed as before") {
+TEST_CASE(
+    "a store v2 shard (one flat records hash, a zset of delayed jobs) is read and converted") {
   TestRedis redis;
   auto store = store_over({&redis});
   REQUIRE(store->add("t", "new", "{}", kNow).is_ok());  // loads the scripts, sets the counts
-  // What dq before inline bodies wrote for a small job.
+  // What store v2 wrote: records in {dq}:jobs, bodies in {dq}:bodies, delayed
+  // jobs in {dq}:delayed. One due now, one due later, one held by a lookup.
   const std::string body = "{\"old\":true}";
-  const int64_t due = redis_time_ms(redis) - 10;
-  redis.command({"HSET", keys::jobs(), "t:old", "d|0|" + std::to_string(due) + "|1|900||"});
-  redis.command({"HSET", keys::bodies(), "t:old", body});
-  redis.command({"ZADD", keys::delayed(), std::to_string(due), "t:old"});
-  redis.command({"HINCRBY", keys::counts(), "t:d", "1"});
-  check_consistent(redis);
+  const int64_t now = redis_time_ms(redis);
+  auto put_v2 = [&](const std::string& id, int64_t due) {
+    redis.command({"HSET", keys::flat_records(), "t:" + id,
+                   "d|0|" + std::to_string(due) + "|1|9" + std::to_string(id.size()) + "||"});
+    redis.command({"HSET", keys::bodies(), "t:" + id, body});
+    redis.command({"ZADD", keys::flat_delayed(), std::to_string(due), "t:" + id});
+    redis.command({"HINCRBY", keys::counts(), "t:d", "1"});
+  };
+  put_v2("old", now - 10);
+  put_v2("later", now + 600000);
+  put_v2("asked", now + 600000);
+  // Reads and scripts find them where they are.
   CHECK(store->get("t", "old")->body == body);
-  CHECK(store->add("t", "old", body, kNow)->existing);
+  CHECK(store->add("t", "asked", body, kNow)->existing);
+  CHECK(record_of(redis, "t:asked").has_value());
   CHECK(store->add("t", "old", "{}", kNow).status().code() == Code::kConflict);
+  put_v2("deleted", now + 600000);  // deleted before it is converted: gone from both
+  REQUIRE(store->del("t", "deleted").is_ok());
+  CHECK_FALSE(zscore(redis, keys::flat_delayed(), "t:deleted").has_value());
+  CHECK_FALSE(record_of(redis, "t:deleted").has_value());
+  // The timer's promote converts them into buckets, due jobs first, and
+  // promotes the due ones: the flat hash keeps only those two, ready.
   REQUIRE(store->promote(0, 100)->moved == 2);
+  CHECK(integer(redis, {"HLEN", keys::flat_records()}) == 2);
+  CHECK(integer(redis, {"EXISTS", keys::flat_delayed()}) == 0);
+  CHECK(due_bound_of(redis, "t:later") <= now + 600000);
+  check_consistent(redis);
   ReservedJob a = reserve_one(*store, "t", 30000, "r1");
   ReservedJob b = reserve_one(*store, "t", 30000, "r2");
   ReservedJob old = a.job.id == "old" ? a : b;
   CHECK(old.job.body == body);
   REQUIRE(ack(*store, 0, "t", "old", old.lease).is_ok());
   CHECK_FALSE(hget(redis, keys::bodies(), "t:old").has_value());  // removed with the job
-  CHECK_FALSE(hget(redis, keys::jobs(), "t:old").has_value());
+  CHECK_FALSE(record_of(redis, "t:old").has_value());
+  CHECK(store->get("t", "later")->body == body);
   check_consistent(redis);
 }
 
@@ -764,7 +813,7 @@ TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
   CHECK(*acked[1] == AckOutcome::kAcked);
   CHECK(*acked[2] == AckOutcome::kGone);
   CHECK(*acked[3] == AckOutcome::kAcked);
-  CHECK(hlen(redis, keys::jobs()) == 0);
+  CHECK(record_count(redis) == 0);
   CHECK(zcard(redis, keys::working()) == 0);
   CHECK(stat(redis, "t:delivered") == 3);
 
@@ -804,7 +853,7 @@ TEST_CASE("one ack call: counters per topic, a job acked twice is gone the secon
   CHECK(stat(redis, "p:delivered") == 3);
   CHECK(stat(redis, "q:delivered") == 3);
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"p:d", 1}});
-  CHECK(hlen(redis, keys::jobs()) == 1);
+  CHECK(record_count(redis) == 1);
   check_consistent(redis);
 }
 
@@ -1057,8 +1106,8 @@ TEST_CASE("dead_requeue of all and dead_list paging over shards") {
   TestRedis one, two;
   auto store = store_over({&one, &two});
   for (int i = 0; i < 20; ++i) REQUIRE(store->add("t", std::to_string(i), "{}", kNow).is_ok());
-  int64_t on_one = hlen(one, keys::jobs());
-  int64_t on_two = hlen(two, keys::jobs());
+  int64_t on_one = record_count(one);
+  int64_t on_two = record_count(two);
   CHECK(on_one + on_two == 20);
   for (size_t shard = 0; shard < 2; ++shard) {
     REQUIRE(store->promote(shard, 100).is_ok());
@@ -1239,7 +1288,7 @@ TEST_CASE("stats keys always carry a TTL, and counts follow every transition") {
   REQUIRE(store->del("s", "d").is_ok());
   REQUIRE(store->del("s", "e").is_ok());
   CHECK(counts(redis).empty());
-  CHECK(hlen(redis, keys::jobs()) == 0);
+  CHECK(record_count(redis) == 0);
 }
 
 TEST_CASE("totals and per-minute counters follow the day's stats, minutes expire") {
@@ -1321,8 +1370,8 @@ TEST_CASE("one add call stores many jobs: replies in order, an id twice, counter
   CHECK_FALSE(read_add_reply(reply->get(), 6, "m", "x").is_ok());  // no seventh job
 
   // Three new jobs stored, each its own incarnation, bodies as sent.
-  CHECK(redis.command({"HLEN", keys::jobs()})->integer == 4);
-  CHECK(redis.command({"ZCARD", keys::delayed()})->integer == 4);
+  CHECK(record_count(redis) == 4);
+  CHECK(delayed_count(redis) == 4);
   std::set<std::string> incarnations;
   for (auto [topic, id] : {std::pair{"m", "old"}, {"m", "a"}, {"m", "b"}, {"o", "a"}}) {
     auto job = store->get(topic, id);
@@ -1356,7 +1405,7 @@ TEST_CASE("an add call with a shard to verify holds every new job of the call") 
     CHECK(added->held);
   }
   CHECK(redis.command({"ZCARD", keys::held("far")})->integer == 2);
-  CHECK(redis.command({"ZCARD", keys::delayed()})->integer == 0);
+  CHECK(delayed_count(redis) == 0);
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"m:h", 2}});
 }
 
@@ -1404,13 +1453,13 @@ TEST_CASE("two shards: spread, one down, back up") {
     REQUIRE(store->add("spread", id, "{}", in_ms(60000)).is_ok());
     home[id] = shard_order(store->addresses(), job_key("spread", id)).front();
   }
-  int64_t on_one = hlen(one, keys::jobs());
-  int64_t on_two = hlen(two, keys::jobs());
+  int64_t on_one = record_count(one);
+  int64_t on_two = record_count(two);
   CHECK(on_one > 50);
   CHECK(on_two > 50);
   CHECK(on_one + on_two == 200);
   for (const auto& [id, shard] : home)
-    CHECK(hget(shard == 0 ? one : two, keys::jobs(), "spread:" + id).has_value());
+    CHECK(record_of(shard == 0 ? one : two, "spread:" + id).has_value());
 
   two.stop();
   auto fresh = store_over({&one, &two});  // never connected to two
@@ -1425,7 +1474,7 @@ TEST_CASE("two shards: spread, one down, back up") {
     held += added->held;
   }
   CHECK(held > 5);
-  CHECK(hlen(one, keys::jobs()) == on_one + 40);
+  CHECK(record_count(one) == on_one + 40);
   CHECK(zcard(one, keys::held(two.shard().name())) == held);
 
   std::string on_two_id;
@@ -1453,7 +1502,7 @@ TEST_CASE("two shards: spread, one down, back up") {
     CHECK(same->existing);
     CHECK(fresh->add("spread", id, "{\"x\":1}", kNow).status().code() == Code::kConflict);
   }
-  CHECK(hlen(two, keys::jobs()) == on_two);  // no copy was made on two
+  CHECK(record_count(two) == on_two);  // no copy was made on two
   check_consistent(one);
   check_consistent(two);
 }
@@ -1465,7 +1514,7 @@ TEST_CASE(
   std::string id = id_homed_on(*store, "t", 1, "k");
   REQUIRE(store->add("t", "warm", "{}", kNow).is_ok());
   REQUIRE(store->get("t", id).status().code() == Code::kNotFound);  // connected to both
-  int64_t on_one = hlen(one, keys::jobs());
+  int64_t on_one = record_count(one);
   two.stop();
   // The open connection still looks reachable, so the add is sent to two and
   // finds it closed: today that answers kUnknown (it may have run) instead of
@@ -1479,11 +1528,11 @@ TEST_CASE(
   }
   CHECK(added->held);
   CHECK_FALSE(added->existing);
-  CHECK(hget(one, keys::jobs(), "t:" + id).has_value());
+  CHECK(record_of(one, "t:" + id).has_value());
   auto retry = store->add("t", id, "{}", in_ms(60000));
   REQUIRE(retry.is_ok());
   CHECK(retry->existing);
-  CHECK(hlen(one, keys::jobs()) == on_one + 1);
+  CHECK(record_count(one) == on_one + 1);
 }
 
 TEST_CASE("a new id whose home shard is down is held on the other until claim and settle") {
@@ -1505,7 +1554,7 @@ TEST_CASE("a new id whose home shard is down is held on the other until claim an
   CHECK(job->state == JobState::kHeld);
   CHECK(std::string(state_name(job->state)) == "held");
   CHECK(zscore(one, keys::held(name_two), key) == added->due_ms);
-  CHECK(zcard(one, keys::delayed()) == 0);
+  CHECK(delayed_count(one) == 0);
   CHECK(counts(one) == std::map<std::string, int64_t>{{"t:h", 1}});
   // Due, but held: promote leaves it; reserve cannot take it.
   CHECK(store->promote(0, 100)->moved == 0);
@@ -1515,7 +1564,7 @@ TEST_CASE("a new id whose home shard is down is held on the other until claim an
   REQUIRE(retry.is_ok());
   CHECK(retry->existing);
   CHECK(retry->held);
-  CHECK(hlen(one, keys::jobs()) == 1);
+  CHECK(record_count(one) == 1);
 
   restart(two);
   auto copies = store->held_copies(0, name_two, 10);
@@ -1555,7 +1604,7 @@ TEST_CASE("a re-add while the shard holding the id is down is held, then dropped
   std::string id = id_homed_on(*store, "t", 1, "dup");
   std::string key = job_key("t", id);
   REQUIRE(store->add("t", id, "{\"v\":1}", in_ms(60000)).is_ok());
-  REQUIRE(hget(two, keys::jobs(), key).has_value());
+  REQUIRE(record_of(two, key).has_value());
   two.stop();
 
   auto store2 = store_over({&one, &two});
@@ -1583,7 +1632,7 @@ TEST_CASE("a re-add while the shard holding the id is down is held, then dropped
       store2->shard(0).run(settle_call(key, (*copies)[0].incarnation, "dup", name_two, names));
   REQUIRE(settled.is_ok());
   CHECK((*settled)->integer == 2);
-  CHECK(hlen(one, keys::jobs()) == 0);
+  CHECK(record_count(one) == 0);
   CHECK(hlen(one, keys::bodies()) == 0);
   CHECK(zcard(one, keys::held(name_two)) == 0);
   CHECK(counts(one).empty());
@@ -1610,7 +1659,7 @@ TEST_CASE("delete with a shard down: a verified copy is deleted with a tombstone
   two.stop();
   auto store2 = store_over({&one, &two});
   CHECK(store2->del("t", id).is_ok());
-  CHECK(hlen(one, keys::jobs()) == 0);
+  CHECK(record_count(one) == 0);
   CHECK(zscore(one, keys::tombs(), key).has_value());
   CHECK(store2->get("t", id).status().code() == Code::kUnavailable);  // two may hold it
   // A nonexistent id with a shard down: cannot say it is not there.
@@ -1639,7 +1688,7 @@ TEST_CASE("deleting a held copy with every shard up leaves no tombstone") {
   restart(two);
   auto store2 = store_over({&one, &two});
   CHECK(store2->del("t", id).is_ok());
-  CHECK(hlen(one, keys::jobs()) == 0);
+  CHECK(record_count(one) == 0);
   CHECK(zcard(one, keys::held(name_two)) == 0);
   CHECK(integer(one, {"EXISTS", keys::tombs()}) == 0);
   CHECK(counts(one).empty());
@@ -1679,15 +1728,15 @@ TEST_CASE("adding a third shard keeps every job reachable and makes no duplicate
     REQUIRE(same.is_ok());
     CHECK(same->existing);
   }
-  CHECK(moved_home > 20);                                // some homes did move to the new shard
-  CHECK(integer(three, {"EXISTS", keys::jobs()}) == 0);  // no duplicate was made
+  CHECK(moved_home > 20);           // some homes did move to the new shard
+  CHECK(record_count(three) == 0);  // no duplicate was made
   for (const auto& id : ids) CHECK(store->del("grow", id).is_ok());
-  CHECK(integer(one, {"EXISTS", keys::jobs()}) == 0);
-  CHECK(integer(two, {"EXISTS", keys::jobs()}) == 0);
+  CHECK(record_count(one) == 0);
+  CHECK(record_count(two) == 0);
   // New jobs do use the new shard.
   for (int i = 0; i < 60; ++i)
     REQUIRE(store->add("grow", "new" + std::to_string(i), "{}", kNow).is_ok());
-  CHECK(hlen(three, keys::jobs()) > 5);
+  CHECK(record_count(three) > 5);
 }
 
 TEST_CASE("AUTH with a password") {

@@ -65,7 +65,8 @@ struct ReplicatedRedis {
 };
 
 bool holds(TestRedis& redis, const std::string& topic, const std::string& id) {
-  auto reply = redis.command({"HEXISTS", dq::keys::jobs(), dq::job_key(topic, id)});
+  auto reply = redis.command(
+      {"HEXISTS", dq::keys::records_of(dq::job_key(topic, id)), dq::job_key(topic, id)});
   return reply->integer == 1;
 }
 

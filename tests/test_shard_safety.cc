@@ -62,6 +62,18 @@ TEST_CASE("the test harness's Redis is safe: AOF on, noeviction") {
   CHECK(safety.used_memory > 0);
 }
 
+TEST_CASE("a shard whose listpack limits are Redis's defaults gets a warning with the fix") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "128"});
+  dq::ShardSafety safety = check(redis);
+  CHECK(safety.safe());  // memory, not safety
+  REQUIRE(safety.warnings.size() == 1);
+  CHECK(has(safety.warnings, "hash-max-listpack-entries 128"));
+  CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-entries 512"));
+  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "512"});
+  CHECK(check(redis).warnings.empty());
+}
+
 TEST_CASE(
     "persistence off, an evicting policy and nearly full memory are each reported with "
     "their fix") {

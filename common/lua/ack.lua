@@ -1,9 +1,9 @@
 -- ack: deliveries succeeded, so their jobs are done and removed; many jobs
 -- per call (a consumer acks what finished since its last round trip).
--- KEYS[1] jobs  KEYS[2] bodies  KEYS[3] working  KEYS[4] delayed  KEYS[5] errors
+-- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] working  KEYS[4] due index  KEYS[5] errors
 -- KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] ready key prefix  ARGV[2] dead key prefix
--- then per job three entries: job key, incarnation, reserve id.
+-- then per job four entries: job key, incarnation, reserve id, the key's bucket.
 -- Only the job that was delivered is touched: a job deleted and re-added
 -- meanwhile has another incarnation and is left alone. The same job whose
 -- lease expired (requeued, or leased again) is removed too: its callback
@@ -15,41 +15,55 @@
 -- apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
-local keys, out = {}, {}
-for i = 3, #ARGV, 3 do keys[#keys + 1] = ARGV[i] end
-local metas = bulk_read('HMGET', KEYS[1], keys)
-local done, working, delayed, apart, per_state, per_topic = {}, {}, {}, {}, {}, {}
+local keys, buckets, out = {}, {}, {}
+for base = 3, #ARGV, 4 do
+  keys[#keys + 1] = ARGV[base]
+  buckets[#buckets + 1] = ARGV[base + 3]
+end
+-- Acked jobs are in flight: their records are in the flat hash. A miss may
+-- be a job that became pending again (retrying after its lease expired):
+-- its bucket is asked too.
+local records = bulk_read('HMGET', kFlatRecords, keys)
+local done, working, flat_gone, apart, per_state, per_topic = {}, {}, {}, {}, {}, {}
+local errors_gone = {}
 for n, key in ipairs(keys) do
-  local inc, lease = ARGV[3 * n + 1], ARGV[3 * n + 2]
-  local j = (not done[key]) and parse_record(metas[n]) or nil
+  local base = 3 + (n - 1) * 4
+  local inc, lease, bucket = ARGV[base + 1], ARGV[base + 2], buckets[n]
+  local record, from = records[n], 'flat'
+  if not record and not done[key] then
+    record = redis.call('HGET', KEYS[1] .. bucket, key)
+    from = record and 'bucket' or nil
+  end
+  local j = (not done[key]) and parse_record(record) or nil
   if not j or j.inc ~= inc or j.state == 'h' then
     out[n] = 0
   else
     out[n] = 2
     if j.state == 'w' and j.lease == lease then out[n] = 1 end
     done[key] = true
+    errors_gone[#errors_gone + 1] = key
     if j.rest == '' then apart[#apart + 1] = key end
     local topic = topic_of(key)
     if j.state == 'w' then
       working[#working + 1] = key
-    elseif j.state == 'd' or j.state == 'y' then
-      delayed[#delayed + 1] = key
-    else  -- ready or dead: rare (acked after its lease expired), one call each
-      unlink_job(key, j, KEYS[4], ARGV[1] .. topic, KEYS[3], ARGV[2] .. topic, {})
+    else  -- ready, retrying or dead: rare (acked after its lease expired), one call each
+      unlink_job(key, j, ARGV[1] .. topic, KEYS[3], ARGV[2] .. topic, {}, from, bucket)
+    end
+    if from == 'flat' then
+      flat_gone[#flat_gone + 1] = key
+    else
+      record_del(key, from, bucket)
     end
     local counted = topic .. ':' .. j.state
     per_state[counted] = (per_state[counted] or 0) + 1
     per_topic[topic] = (per_topic[topic] or 0) + 1
   end
 end
-local gone = {}
-for key in pairs(done) do gone[#gone + 1] = key end
-if #gone > 0 then
+if #errors_gone > 0 then
   bulk_write('ZREM', KEYS[3], working)
-  bulk_write('ZREM', KEYS[4], delayed)
-  bulk_write('HDEL', KEYS[1], gone)
+  bulk_write('HDEL', kFlatRecords, flat_gone)
   bulk_write('HDEL', KEYS[2], apart)
-  bulk_write('HDEL', KEYS[5], gone)
+  bulk_write('HDEL', KEYS[5], errors_gone)
   for counted, n in pairs(per_state) do redis.call('HINCRBY', KEYS[7], counted, -n) end
   local now = redis_now()
   for topic, n in pairs(per_topic) do stat(KEYS[6], topic, 'delivered', n, now) end

@@ -1,15 +1,16 @@
 -- add: store new jobs unless one with the same (topic, id) is held here.
--- KEYS[1] jobs  KEYS[2] bodies  KEYS[3] delayed  KEYS[4] stats of the day
+-- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] due index  KEYS[4] stats of the day
 -- KEYS[5] timer wake list  KEYS[6] counts  KEYS[7] seq  KEYS[8] moved markers
 -- ARGV[1] held set prefix  ARGV[2] shards to verify against, comma separated
 -- ARGV[3] every shard the caller could not reach, comma separated
--- then five per job: job key "topic:id", topic, body, 'delay' (ms from
--- Redis's now) or 'at' (epoch ms), and the ms.
+-- then six per job: job key "topic:id", topic, body, 'delay' (ms from
+-- Redis's now) or 'at' (epoch ms), the ms, and the key's bucket.
 -- One call stores many jobs: the API server sends together the adds of one
 -- event-loop turn that go to this shard (server/add_batcher.h). The work a
 -- call pays once (TIME, the timer wake check, the counters summed per topic,
--- one variadic HSET or ZADD per structure) is what made a one-job call cost
--- ~3x its job's own writes.
+-- one HMGET of the flat hash, one ZADD LT of the due index) is what made a
+-- one-job call cost ~3x its job's own writes. Each job has its own bucket:
+-- a new pending job costs an HSETNX into it and a ZADD into its due zset.
 -- A job added while a shard that may hold the same id was unreachable is
 -- kept in state h (held) in {dq}:held:<shard> until that shard has been
 -- asked (timer/held_verifier.h); it is not delivered before.
@@ -30,24 +31,40 @@ local unreachable = {}
 for name in string.gmatch(ARGV[3], '[^,]+') do unreachable[name] = true end
 -- Markers are rare: without the hash, no job of this call needs its HGET.
 local any_moved = redis.call('EXISTS', KEYS[8]) == 1
-local jobs = (#ARGV - 3) / 5
+local kPerJob = 6
+local jobs = (#ARGV - 3) / kPerJob
 -- The n-th new job's incarnation is seq + n; seq moves on by the new jobs
 -- only, so an add that stores nothing changes nothing.
 local seq = tonumber(redis.call('GET', KEYS[7]) or '0')
 local stored = 0
 
--- Every job's current meta in one HMGET: each redis.call costs ~9,000
--- instructions of its own (argument conversion, the call, the reply), more
--- than the job's other work in Lua. Writes wait for the end of the call, so
--- these are the values before it; ids repeated within the call go by in_call.
+-- Held, in-flight and dead jobs are in the flat hash: one HMGET for all.
+-- Ids repeated within the call go by in_call.
 local job_keys = {}
-for i = 1, jobs do job_keys[i] = ARGV[4 + (i - 1) * 5] end
-local current = redis.call('HMGET', KEYS[1], unpack(job_keys))
+for i = 1, jobs do job_keys[i] = ARGV[4 + (i - 1) * kPerJob] end
+local in_flat = bulk_read('HMGET', kFlatRecords, job_keys)
 
 -- Number formatting is the costly part of Lua's string work (Lua numbers are
 -- doubles: '%.0f' goes through printf's float path), and a call's jobs mostly
 -- share a delay: each distinct delay is formatted once.
 local due_text_of_delay, due_ms_of_delay = {}, {}
+local function due_of(a)
+  local when = ARGV[a + 4]
+  if ARGV[a + 3] ~= 'delay' then return when, tonumber(when) end
+  local due = due_text_of_delay[when]
+  if due then return due, due_ms_of_delay[when] end
+  local due_ms = now + tonumber(when)
+  due = ms_text(due_ms)
+  due_text_of_delay[when], due_ms_of_delay[when] = due, due_ms
+  return due, due_ms
+end
+
+-- meta_text() of {state, attempts 0, due, created, inc, no lease, no max},
+-- written out: no table per job.
+local function new_job_record(state, due, body)
+  return new_record(state .. '|0|' .. due .. '|' .. created .. '|' ..
+                    string.format('%d', seq + stored + 1) .. '||', body)
+end
 
 local metas, bodies, delayed = {}, {}, {}
 local in_call = {}          -- key -> index of the job of this call that added it
@@ -55,18 +72,35 @@ local counted_d, counted_h, added = {}, {}, {}  -- topic -> new jobs delayed, he
 local earliest, earliest_text = nil, nil
 local replies = {}
 for i = 1, jobs do
-  local a = 4 + (i - 1) * 5
+  local a = 4 + (i - 1) * kPerJob
   local key, topic, body = ARGV[a], ARGV[a + 1], ARGV[a + 2]
   local first = in_call[key]
   if first then
     local due, state = string.match(replies[first], '^added|(%d+)|(%a)$')
-    if ARGV[4 + (first - 1) * 5 + 2] == body then
+    if ARGV[4 + (first - 1) * kPerJob + 2] == body then
       replies[i] = 'same|' .. due .. '|' .. state
     else
       replies[i] = 'exists||' .. state
     end
   else
-    local existing = parse_record(current[i])
+    local bucket_key = KEYS[1] .. ARGV[a + 5]
+    local existing = parse_record(in_flat[i])
+    local written, record, body_apart, due, due_ms = false, nil, false, nil, nil
+    if not existing then
+      if not any_verify and not any_moved then
+        -- The common case, a new pending job: one HSETNX both looks for it
+        -- in its bucket and writes it there.
+        due, due_ms = due_of(a)
+        record, body_apart = new_job_record('d', due, body)
+        if redis.call('HSETNX', bucket_key, key, record) == 1 then
+          written = true
+        else
+          existing = parse_record(redis.call('HGET', bucket_key, key))
+        end
+      else
+        existing = parse_record(redis.call('HGET', bucket_key, key))
+      end
+    end
     if existing then
       if existing.state ~= 'x' and body_of(existing, key, KEYS[2]) == body then
         replies[i] = 'same|' .. existing.due .. '|' .. existing.state
@@ -74,47 +108,31 @@ for i = 1, jobs do
         replies[i] = 'exists||' .. existing.state
       end
     else
-      local due, due_ms
-      local when = ARGV[a + 4]
-      if ARGV[a + 3] == 'delay' then
-        due = due_text_of_delay[when]
-        if due then
-          due_ms = due_ms_of_delay[when]
-        else
-          due_ms = now + tonumber(when)
-          due = ms_text(due_ms)
-          due_text_of_delay[when], due_ms_of_delay[when] = due, due_ms
-        end
-      else
-        due, due_ms = when, tonumber(when)
-      end
-      -- A marker left when a copy of this id was verified on another shard: if
-      -- that shard cannot be asked now, it may still hold the job.
-      local also_hold = nil
-      local moved_to = any_moved and redis.call('HGET', KEYS[8], key)
-      if moved_to then
-        if unreachable[moved_to] then
-          if not verify[moved_to] then also_hold = moved_to end
-        else
-          redis.call('HDEL', KEYS[8], key)  -- the caller asked that shard: it holds no copy
-        end
-      end
       local state = 'd'
-      if any_verify or moved_to and unreachable[moved_to] then state = 'h' end
+      local also_hold = nil
+      if not written then
+        due, due_ms = due_of(a)
+        -- A marker left when a copy of this id was verified on another shard:
+        -- if that shard cannot be asked now, it may still hold the job.
+        local moved_to = any_moved and redis.call('HGET', KEYS[8], key)
+        if moved_to then
+          if unreachable[moved_to] then
+            if not verify[moved_to] then also_hold = moved_to end
+          else
+            redis.call('HDEL', KEYS[8], key)  -- the caller asked that shard: it holds no copy
+          end
+        end
+        if any_verify or moved_to and unreachable[moved_to] then state = 'h' end
+        record, body_apart = new_job_record(state, due, body)
+        metas[#metas + 1] = {key, record, ARGV[a + 5]}
+      end
       stored = stored + 1
-      -- meta_text() of {state, attempts 0, due, created, inc, no lease, no max},
-      -- written out: no table per job.
-      local record, body_apart = new_record(state .. '|0|' .. due .. '|' .. created .. '|' ..
-                                            string.format('%d', seq + stored) .. '||', body)
-      metas[#metas + 1] = key
-      metas[#metas + 1] = record
       if body_apart then
         bodies[#bodies + 1] = key
         bodies[#bodies + 1] = body
       end
       if state == 'd' then
-        delayed[#delayed + 1] = due
-        delayed[#delayed + 1] = key
+        delayed[#delayed + 1] = {ARGV[a + 5], due, key}
         if earliest == nil or due_ms < earliest then
           earliest, earliest_text = due_ms, due
         end
@@ -132,12 +150,21 @@ for i = 1, jobs do
 end
 if stored > 0 then
   redis.call('INCRBY', KEYS[7], stored)
-  redis.call('HSET', KEYS[1], unpack(metas))
+  for _, m in ipairs(metas) do record_set(m[1], m[2], nil, m[3]) end
   if #bodies > 0 then redis.call('HSET', KEYS[2], unpack(bodies)) end
 end
 if earliest_text then
-  wake_timer_if_first(KEYS[3], KEYS[5], earliest_text)  -- before the ZADD: compares with the old first
-  redis.call('ZADD', KEYS[3], unpack(delayed))
+  wake_timer_if_first(KEYS[3], KEYS[5], earliest_text)  -- before lowering: compares with the old first
+  -- Each job into its bucket's due zset; the index lowered in one ZADD LT.
+  local lower = {}
+  for _, d in ipairs(delayed) do
+    redis.call('ZADD', due_key(d[1]), d[2], d[3])
+    lower[#lower + 1] = d[2]
+    lower[#lower + 1] = d[1]
+  end
+  for first = 1, #lower, kBulkChunk do
+    redis.call('ZADD', KEYS[3], 'LT', unpack(lower, first, math.min(#lower, first + kBulkChunk - 1)))
+  end
 end
 for topic, n in pairs(counted_d) do redis.call('HINCRBY', KEYS[6], topic .. ':d', n) end
 for topic, n in pairs(counted_h) do redis.call('HINCRBY', KEYS[6], topic .. ':h', n) end

@@ -7,11 +7,11 @@
 -- 204 DELETE answered for. Otherwise S
 -- records that the id now lives on F (a marker the add script reads), so a
 -- later add here while F is unreachable is held until F is asked.
--- KEYS[1] jobs  KEYS[2] tombstones  KEYS[3] moved markers
+-- KEYS[1] records prefix  KEYS[2] tombstones  KEYS[3] moved markers
 -- ARGV[1] job key  ARGV[2] name of the shard holding the copy (F)
 -- ARGV[3] when F's copy was created (F's clock)  ARGV[4] clock slack ms
 -- Returns 1 duplicate, 0 F's copy may be delivered.
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+if record_get(ARGV[1]) then
   return 1
 end
 local deleted_at = redis.call('ZSCORE', KEYS[2], ARGV[1])

@@ -1,5 +1,5 @@
 -- dead_requeue: give dead jobs of a topic a fresh start, due now.
--- KEYS[1] jobs  KEYS[2] dead zset of topic  KEYS[3] delayed  KEYS[4] errors
+-- KEYS[1] records prefix  KEYS[2] dead zset of topic  KEYS[3] due index  KEYS[4] errors
 -- KEYS[5] timer wake list  KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] topic  ARGV[2] job key, or '' for a batch of all  ARGV[3] batch limit
 -- Attempts restart at 0. Returns the number of jobs requeued.
@@ -12,13 +12,14 @@ end
 local now = ms_text(redis_now())
 local moved = 0
 for _, key in ipairs(keys) do
-  local j = parse_record(redis.call('HGET', KEYS[1], key))
+  local record, from = record_get(key)
+  local j = parse_record(record)
   if j and j.state == 'x' and redis.call('ZREM', KEYS[2], key) == 1 then
     j.state = 'd'
     j.attempts = 0
     j.due = now
-    redis.call('HSET', KEYS[1], key, record_text(j))
-    redis.call('ZADD', KEYS[3], now, key)
+    record_set(key, record_text(j), from)  -- into its bucket
+    due_add(bucket_of(key), key, now)
     redis.call('HDEL', KEYS[4], key)
     moved = moved + 1
   end

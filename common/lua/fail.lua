@@ -1,5 +1,5 @@
 -- fail: a delivery attempt failed; schedule the next one or dead-letter it.
--- KEYS[1] jobs  KEYS[2] working  KEYS[3] delayed  KEYS[4] dead zset of topic
+-- KEYS[1] records prefix  KEYS[2] working  KEYS[3] due index  KEYS[4] dead zset of topic
 -- KEYS[5] errors  KEYS[6] stats of the day  KEYS[7] timer wake list  KEYS[8] counts
 -- ARGV[1] job key  ARGV[2] topic  ARGV[3] incarnation  ARGV[4] reserve id
 -- ARGV[5] delay before the next attempt, ms  ARGV[6] max attempts  ARGV[7] error
@@ -8,7 +8,8 @@
 -- changes nothing.
 -- Returns 1 rescheduled, 2 dead-lettered, 0 stale or gone.
 local key, topic = ARGV[1], ARGV[2]
-local j = parse_record(redis.call('HGET', KEYS[1], key))
+local record, from = record_get(key)
+local j = parse_record(record)
 if not j or j.state ~= 'w' or j.inc ~= ARGV[3] or j.lease ~= ARGV[4] then
   return 0
 end
@@ -21,7 +22,7 @@ count(KEYS[8], topic, 'w', -1)
 stat(KEYS[6], topic, 'failed', 1, now)
 if j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
-  redis.call('HSET', KEYS[1], key, record_text(j))
+  record_set(key, record_text(j), from)
   redis.call('ZADD', KEYS[4], now, key)
   count(KEYS[8], topic, 'x', 1)
   stat(KEYS[6], topic, 'dead', 1, now)
@@ -31,7 +32,7 @@ local next_due = ms_text(now + tonumber(ARGV[5]))
 wake_timer_if_first(KEYS[3], KEYS[7], next_due)
 j.state = 'y'
 j.due = next_due
-redis.call('HSET', KEYS[1], key, record_text(j))
-redis.call('ZADD', KEYS[3], next_due, key)
+record_set(key, record_text(j), from)  -- into its bucket
+due_add(bucket_of(key), key, next_due)
 count(KEYS[8], topic, 'y', 1)
 return 1

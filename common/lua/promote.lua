@@ -1,51 +1,113 @@
--- promote: move due jobs from the delayed zset to their topic's ready list.
--- KEYS[1] jobs  KEYS[2] delayed  KEYS[3] consumer wake list  KEYS[4] counts
+-- promote: move due jobs to their topic's ready list.
+-- KEYS[1] records prefix  KEYS[2] due index  KEYS[3] consumer wake list  KEYS[4] counts
 -- ARGV[1] batch limit  ARGV[2] ready key prefix ("{dq}:ready:")
 -- "Due" is by Redis's clock, so a host whose clock is ahead never promotes
 -- early. The ready keys are built from the prefix; they share the hash tag.
--- A batch costs a fixed number of redis.calls (ZREM, HMGET, HSET of all its
--- jobs at once), plus an RPUSH and two counters per topic.
+-- The due index gives the buckets whose earliest due has passed; in each,
+-- the due zset gives the jobs that are due, first due first. They move, and
+-- the bucket's index score becomes its earliest due left (or the bucket
+-- leaves the index). Nothing is scanned: a job that is not due is not read.
+-- A promoted record moves from its bucket to the flat hash, as state r.
+-- While a store v2 shard is being converted, each call first moves a batch
+-- of its delayed records from the flat hash into buckets.
 -- Returns {moved, next due ms or -1, Redis's now ms}.
 local now = redis_now()
+local limit = tonumber(ARGV[1])
 local kLetterD, kLetterY, kBar = string.byte('d'), string.byte('y'), string.byte('|')
-local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-local moved = 0
-local per_topic, topics, metas_out = {}, {}, {}
-if #due > 0 then
-  bulk_write('ZREM', KEYS[2], due)
-  local metas = bulk_read('HMGET', KEYS[1], due)
-  for n, key in ipairs(due) do
-    -- Only the state letter changes, so the meta is not parsed and rebuilt
-    -- (a pattern match and a number format per job): its first two bytes
-    -- are read, and the new record is 'r' and the rest as stored (an inline
-    -- body too).
-    local meta = metas[n]
-    local letter, bar = nil, nil
-    if meta then letter, bar = string.byte(meta, 1, 2) end
-    if bar == kBar and (letter == kLetterD or letter == kLetterY) then
-      local state = letter == kLetterD and 'd' or 'y'
-      local topic = topic_of(key)
-      local entry = per_topic[topic]
-      if not entry then
-        entry = {keys = {}, d = 0, y = 0}
-        per_topic[topic] = entry
-        topics[#topics + 1] = topic
-      end
-      entry[state] = entry[state] + 1
-      entry.keys[#entry.keys + 1] = key
-      metas_out[#metas_out + 1] = key
-      metas_out[#metas_out + 1] = 'r' .. string.sub(meta, 2)
-      moved = moved + 1
+
+-- Store v2 conversion: the delayed records still in the flat hash move
+-- into their buckets, due ones first, up to `limit` per call.
+local converting = false
+if redis.call('EXISTS', kFlatDelayed) == 1 then
+  local keys = redis.call('ZRANGE', kFlatDelayed, 0, limit - 1)
+  local records = bulk_read('HMGET', kFlatRecords, keys)
+  for n, key in ipairs(keys) do
+    local record = records[n]
+    local due = record and lives_in_bucket(record) and string.match(record, '^%a|%d+|(%d+)|')
+    if due then  -- else a stale entry: it only leaves the zset
+      local bucket = bucket_of(key)
+      redis.call('HSET', records_key(bucket), key, record)
+      redis.call('HDEL', kFlatRecords, key)
+      due_add(bucket, key, due)
     end
   end
-  bulk_write('HSET', KEYS[1], metas_out)
-  for _, topic in ipairs(topics) do
-    local entry = per_topic[topic]
-    if entry.d > 0 then count(KEYS[4], topic, 'd', -entry.d) end
-    if entry.y > 0 then count(KEYS[4], topic, 'y', -entry.y) end
-    count(KEYS[4], topic, 'r', #entry.keys)
-    bulk_write('RPUSH', ARGV[2] .. topic, entry.keys)
+  bulk_write('ZREM', kFlatDelayed, keys)
+  converting = redis.call('EXISTS', kFlatDelayed) == 1
+end
+
+local moved = 0
+local per_topic, topics = {}, {}
+-- A bucket's due zset is read from its first job on, kWindow jobs at a time
+-- (ZRANGE by rank, cheaper than ZRANGEBYSCORE): the due ones move, and the
+-- first one left is the bucket's new index score. The index changes are
+-- written once for all buckets.
+local kWindow = 8
+local bounds, gone = {}, {}
+local flat_out = {}  -- the promoted records, into the flat hash at the end
+local buckets = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
+for _, bucket in ipairs(buckets) do
+  if moved >= limit then break end
+  local due_zset = due_key(bucket)
+  local keys, next_due, start = {}, nil, 0
+  repeat
+    local part = redis.call('ZRANGE', due_zset, start, start + kWindow - 1, 'WITHSCORES')
+    for n = 1, #part, 2 do
+      if moved + #keys >= limit or tonumber(part[n + 1]) > now then
+        next_due = part[n + 1]
+        break
+      end
+      keys[#keys + 1] = part[n]
+    end
+    start = start + kWindow
+  until next_due or #part < 2 * kWindow
+  if #keys > 0 then
+    local records_key = KEYS[1] .. bucket
+    local records = redis.call('HMGET', records_key, unpack(keys))
+    local left = {}
+    for n, key in ipairs(keys) do
+      local record = records[n]
+      local letter, bar = false, false
+      if record then letter, bar = string.byte(record, 1, 2) end
+      -- Anything else is an entry its job left behind (never written so):
+      -- it only leaves the zset below.
+      if bar == kBar and (letter == kLetterD or letter == kLetterY) then
+        -- Only the state letter changes: the record is 'r' and the rest as
+        -- stored (an inline body too), no parse and no number format.
+        local state = letter == kLetterD and 'd' or 'y'
+        local topic = topic_of(key)
+        local entry = per_topic[topic]
+        if not entry then
+          entry = {keys = {}, d = 0, y = 0}
+          per_topic[topic] = entry
+          topics[#topics + 1] = topic
+        end
+        entry[state] = entry[state] + 1
+        entry.keys[#entry.keys + 1] = key
+        left[#left + 1] = key
+        flat_out[#flat_out + 1] = key
+        flat_out[#flat_out + 1] = 'r' .. string.sub(record, 2)
+        moved = moved + 1
+      end
+    end
+    if #left > 0 then bulk_write('HDEL', records_key, left) end
+    redis.call('ZREMRANGEBYRANK', due_zset, 0, #keys - 1)  -- the zset's first ones
   end
+  if next_due then
+    bounds[#bounds + 1] = next_due
+    bounds[#bounds + 1] = bucket
+  else
+    gone[#gone + 1] = bucket
+  end
+end
+bulk_write('HSET', kFlatRecords, flat_out)
+bulk_write('ZADD', KEYS[2], bounds)
+bulk_write('ZREM', KEYS[2], gone)
+for _, topic in ipairs(topics) do
+  local entry = per_topic[topic]
+  if entry.d > 0 then count(KEYS[4], topic, 'd', -entry.d) end
+  if entry.y > 0 then count(KEYS[4], topic, 'y', -entry.y) end
+  count(KEYS[4], topic, 'r', #entry.keys)
+  bulk_write('RPUSH', ARGV[2] .. topic, entry.keys)
 end
 if moved > 0 then
   -- One token per job (at most 64) wakes that many blocked consumers.
@@ -54,6 +116,7 @@ if moved > 0 then
   redis.call('LPUSH', KEYS[3], unpack(tokens))
   redis.call('LTRIM', KEYS[3], 0, 255)
 end
+if converting then return {moved, now, now} end  -- more to convert: call again at once
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if first[2] == nil then
   return {moved, -1, now}

@@ -1,7 +1,7 @@
 -- release: undo a reserve whose reply never reached the consumer (a timeout
 -- or a lost connection), without waiting out the lease and without counting
 -- an attempt: the jobs it leased go back to the front of their ready lists.
--- KEYS[1] jobs  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of the
+-- KEYS[1] records prefix  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of the
 -- reserve id  KEYS[5] cancel marker of the reserve id  KEYS[6] consumer wake list
 -- ARGV[1] reserve id  ARGV[2] ready key prefix  ARGV[3] cancel marker TTL ms
 -- The cancel marker makes a reserve that runs later (still queued in a
@@ -12,14 +12,15 @@ local keys = redis.call('LRANGE', KEYS[4], 0, -1)
 local moved = 0
 for i = #keys, 1, -1 do  -- backwards, so LPUSH restores their order
   local key = keys[i]
-  local j = parse_record(redis.call('HGET', KEYS[1], key))
+  local record, from = record_get(key)
+  local j = parse_record(record)
   if j and j.state == 'w' and j.lease == ARGV[1] then
     redis.call('ZREM', KEYS[2], key)
     j.state = 'r'
     j.attempts = j.attempts - 1
     j.lease = ''
     j.max = ''
-    redis.call('HSET', KEYS[1], key, record_text(j))
+    record_set(key, record_text(j), from)
     local topic = topic_of(key)
     redis.call('LPUSH', ARGV[2] .. topic, key)
     count(KEYS[3], topic, 'w', -1)

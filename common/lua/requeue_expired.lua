@@ -2,7 +2,7 @@
 -- The attempt they used counts: a job that has used its topic's max attempts
 -- is dead-lettered with "lease expired" as its last error, the others go back
 -- on their topic's ready list.
--- KEYS[1] jobs  KEYS[2] working  KEYS[3] consumer wake list  KEYS[4] stats of the day
+-- KEYS[1] records prefix  KEYS[2] working  KEYS[3] consumer wake list  KEYS[4] stats of the day
 -- KEYS[5] counts  KEYS[6] errors
 -- ARGV[1] batch limit  ARGV[2] ready key prefix  ARGV[3] dead key prefix
 -- Returns {requeued, {dead-lettered job key, its attempts, ...}}.
@@ -12,7 +12,8 @@ local moved = 0
 local dead = {}
 for _, key in ipairs(expired) do
   redis.call('ZREM', KEYS[2], key)
-  local j = parse_record(redis.call('HGET', KEYS[1], key))
+  local record, from = record_get(key)
+  local j = parse_record(record)
   if j and j.state == 'w' then
     local topic = topic_of(key)
     local max = tonumber(j.max)
@@ -24,7 +25,7 @@ for _, key in ipairs(expired) do
     j.max = ''
     if max and j.attempts >= max then
       j.state = 'x'
-      redis.call('HSET', KEYS[1], key, record_text(j))
+      record_set(key, record_text(j), from)
       redis.call('ZADD', ARGV[3] .. topic, now, key)
       count(KEYS[5], topic, 'x', 1)
       stat(KEYS[4], topic, 'failed', 1, now)
@@ -33,7 +34,7 @@ for _, key in ipairs(expired) do
       dead[#dead + 1] = j.attempts
     else
       j.state = 'r'
-      redis.call('HSET', KEYS[1], key, record_text(j))
+      record_set(key, record_text(j), from)
       redis.call('RPUSH', ARGV[2] .. topic, key)
       count(KEYS[5], topic, 'r', 1)
       moved = moved + 1

@@ -1,5 +1,5 @@
 -- reserve: lease ready jobs to a consumer under one reserve id.
--- KEYS[1] jobs  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
+-- KEYS[1] records prefix  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
 -- reserve id  KEYS[5] cancel marker of this reserve id  KEYS[6] bodies
 -- KEYS[7] lease list of an earlier reserve whose reply arrived (dropped now:
 -- it is only needed while a reply may be lost)
@@ -43,7 +43,8 @@ local function take(t, want)
     return
   end
   if #popped < want then t.empty = true end
-  local metas = bulk_read('HMGET', KEYS[1], popped)
+  -- Ready records are in the flat hash.
+  local metas = bulk_read('HMGET', kFlatRecords, popped)
   local live, jobs = {}, {}
   for n, key in ipairs(popped) do
     local j = parse_record(metas[n])
@@ -120,7 +121,7 @@ for pass = 1, 2 do
     end
   end
 end
-bulk_write('HSET', KEYS[1], metas_out)
+bulk_write('HSET', kFlatRecords, metas_out)
 bulk_write('ZADD', KEYS[2], working_out)
 bulk_write('RPUSH', KEYS[4], lease_out)
 local left = 0

@@ -119,9 +119,10 @@ bool TestRedis::launch() {
   std::string port = std::to_string(port_);
   std::string log = dir_ + "/redis.log";
   std::vector<std::string> args = {
-      "redis-server", "--port",       port,  "--bind",           "127.0.0.1", "--dir",
-      dir_,           "--appendonly", "yes", "--save",           "",          "--daemonize",
-      "no",           "--logfile",    "",    "--protected-mode", "no"};
+      "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir_, "--appendonly", "yes",
+      "--save", "", "--daemonize", "no", "--logfile", "", "--protected-mode", "no",
+      // What dq asks of a shard for compact job records (common/shard_safety.h).
+      "--hash-max-listpack-entries", "512", "--hash-max-listpack-value", "512"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());

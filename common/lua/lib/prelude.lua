@@ -1,7 +1,7 @@
 -- Prelude: prepended to every script in common/lua/ at build time
 -- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
 --
--- Job metadata lives in {dq}:jobs as "state|attempts|due|created|inc|lease|max":
+-- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max":
 --   state    d delayed, r ready, w working (leased), y retrying, x dead,
 --            h held (added while a shard that may hold the id was unreachable)
 --   attempts delivery attempts started so far
@@ -17,7 +17,113 @@
 -- a command per transition. A bigger body sits in {dq}:bodies, written once,
 -- so no state change copies it. A record without '\n' (also every record of
 -- store v2) has its body in {dq}:bodies.
+-- Where a record lives depends on its state (field "topic:id" in both):
+--   d, y   pending jobs, the many and long-lived: in the bucket hash
+--          {dq}:jobs:<b>, b = bucket_of("topic:id") (49,157 buckets, small
+--          enough to be listpacks: the key is stored once, with no
+--          hashtable entry around it), and in the bucket's due zset
+--          {dq}:due:<b> (key scored by due, a listpack too). The due index
+--          {dq}:due scores each bucket that has a due zset with its
+--          earliest due, exactly: promote reads the buckets whose score has
+--          passed and, in each, only the jobs that are due.
+--   r, w, x, h   jobs in flight, dead or held, the few: in the flat hash
+--          {dq}:jobs, so a reserve or an ack reads and writes all its jobs
+--          with one command each.
+-- Store v2 kept every record in {dq}:jobs and delayed jobs in the zset
+-- {dq}:delayed: its delayed records are read where they are, and promote
+-- moves them into buckets, due ones first (store v2 conversion).
 local kInlineBody = 256
+local kRecordsPrefix = '{dq}:jobs:'
+local kDueIndex = '{dq}:due'
+local kDuePrefix = '{dq}:due:'
+local kFlatRecords, kFlatDelayed = '{dq}:jobs', '{dq}:delayed'
+local kByteD, kByteY = string.byte('d'), string.byte('y')
+local kBuckets = 49157
+
+-- h = (h * 31 + byte) mod 49157 over the key's bytes, six at a time (exact
+-- in doubles: 49,156 * 31^6 + ... < 2^53); common/keys.h computes the same.
+-- ~1 us for a 23-byte key: callers pass the bucket when they can.
+local byte = string.byte
+local function bucket_of(key)
+  local h, n, i = 0, #key, 1
+  while i + 5 <= n do
+    local a, b, c, d, e, f = byte(key, i, i + 5)
+    h = ((((((h * 31 + a) * 31 + b) * 31 + c) * 31 + d) * 31 + e) * 31 + f) % kBuckets
+    i = i + 6
+  end
+  while i <= n do
+    h = (h * 31 + byte(key, i)) % kBuckets
+    i = i + 1
+  end
+  return h
+end
+
+local function records_key(bucket)
+  return kRecordsPrefix .. bucket
+end
+
+local function due_key(bucket)
+  return kDuePrefix .. bucket
+end
+
+-- The job becomes delayed or retrying: into its bucket's due zset, and the
+-- bucket's index score lowered to its due if that is earlier.
+local function due_add(bucket, key, due)
+  redis.call('ZADD', due_key(bucket), due, key)
+  redis.call('ZADD', kDueIndex, 'LT', due, bucket)
+end
+
+-- After jobs left a bucket's due zset: the index gets the bucket's new
+-- earliest due, or drops the bucket.
+local function due_refresh(bucket)
+  local first = redis.call('ZRANGE', due_key(bucket), 0, 0, 'WITHSCORES')
+  if first[2] then
+    redis.call('ZADD', kDueIndex, first[2], bucket)
+  else
+    redis.call('ZREM', kDueIndex, bucket)
+  end
+end
+
+-- A delayed or retrying job leaves its state (deleted, acked late).
+local function due_remove(bucket, key)
+  if redis.call('ZREM', due_key(bucket), key) == 1 then due_refresh(bucket) end
+end
+
+-- Whether a record's state keeps it in its bucket (d, y) or flat.
+local function lives_in_bucket(record)
+  local c = string.byte(record, 1)
+  return c == kByteD or c == kByteY
+end
+
+-- The job's record (false when there is none) and where it is: 'flat' or
+-- 'bucket'. bucket: bucket_of(key) when the caller knows it.
+local function record_get(key, bucket)
+  local record = redis.call('HGET', kFlatRecords, key)
+  if record then return record, 'flat' end
+  record = redis.call('HGET', records_key(bucket or bucket_of(key)), key)
+  if record then return record, 'bucket' end
+  return false, nil
+end
+
+-- Writes the record where its state keeps it, and removes the job's old
+-- record when it was elsewhere (from: 'flat', 'bucket' or nil, a new job).
+local function record_set(key, record, from, bucket)
+  if lives_in_bucket(record) then
+    redis.call('HSET', records_key(bucket or bucket_of(key)), key, record)
+    if from == 'flat' then redis.call('HDEL', kFlatRecords, key) end
+  else
+    redis.call('HSET', kFlatRecords, key, record)
+    if from == 'bucket' then redis.call('HDEL', records_key(bucket or bucket_of(key)), key) end
+  end
+end
+
+local function record_del(key, from, bucket)
+  if from == 'flat' then
+    redis.call('HDEL', kFlatRecords, key)
+  elseif from == 'bucket' then
+    redis.call('HDEL', records_key(bucket or bucket_of(key)), key)
+  end
+end
 
 -- Every time a script uses comes from Redis's clock, never the host's.
 local function redis_now()
@@ -102,8 +208,8 @@ local function stat(stats_key, topic, what, n, now)
 end
 
 -- Wakes a sleeping timer when `due` is earlier than everything delayed.
-local function wake_timer_if_first(delayed_key, wake_key, due)
-  local first = redis.call('ZRANGE', delayed_key, 0, 0, 'WITHSCORES')
+local function wake_timer_if_first(due_index_key, wake_key, due)
+  local first = redis.call('ZRANGE', due_index_key, 0, 0, 'WITHSCORES')
   if first[2] == nil or tonumber(first[2]) > tonumber(due) then
     redis.call('LPUSH', wake_key, due)
     redis.call('LTRIM', wake_key, 0, 15)
@@ -111,11 +217,10 @@ local function wake_timer_if_first(delayed_key, wake_key, due)
 end
 
 -- Removes a job's key from the structure its state keeps it in.
--- held_keys: the {dq}:held:<shard> sets (state h only).
-local function unlink_job(key, j, delayed_key, ready_key, working_key, dead_key, held_keys)
-  if j.state == 'd' or j.state == 'y' then
-    redis.call('ZREM', delayed_key, key)
-  elseif j.state == 'r' then
+-- held_keys: the {dq}:held:<shard> sets (state h only). from: where its
+-- record is (record_get). bucket: bucket_of(key) when the caller knows it.
+local function unlink_job(key, j, ready_key, working_key, dead_key, held_keys, from, bucket)
+  if j.state == 'r' then
     redis.call('LREM', ready_key, 1, key)
   elseif j.state == 'w' then
     redis.call('ZREM', working_key, key)
@@ -123,9 +228,14 @@ local function unlink_job(key, j, delayed_key, ready_key, working_key, dead_key,
     redis.call('ZREM', dead_key, key)
   elseif j.state == 'h' then
     for _, held in ipairs(held_keys) do redis.call('ZREM', held, key) end
+  elseif j.state == 'd' or j.state == 'y' then
+    if from == 'flat' then
+      redis.call('ZREM', kFlatDelayed, key)  -- a store v2 record
+    else
+      due_remove(bucket or bucket_of(key), key)
+    end
   end
 end
-
 
 -- One command over many items (HMGET, HDEL, ZREM, RPUSH, HSET/ZADD pairs...),
 -- in chunks: Lua's unpack() refuses more than a few thousand values. A flat
