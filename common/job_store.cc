@@ -267,7 +267,7 @@ Result<std::vector<HeldCopy>> JobStore::held_copies(size_t shard, const std::str
   if (list->elements == 0) return copies;
   std::vector<std::string> held_keys;
   for (size_t i = 0; i < list->elements; ++i) held_keys.push_back(reply_string(list->element[i]));
-  auto records = read_records(shards_[shard], held_keys);
+  auto records = read_flat_records(shards_[shard], held_keys);  // held: flat
   if (!records.is_ok()) return records.status();
   for (size_t i = 0; i < held_keys.size(); ++i) {
     HeldCopy copy;
@@ -429,7 +429,7 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
     // The same job keys, read from the three hashes a dead job spans.
     std::vector<std::string> job_keys;
     for (size_t i = 0; i < list->elements; ++i) job_keys.push_back(reply_string(list->element[i]));
-    auto records = read_records(shard, job_keys);
+    auto records = read_flat_records(shard, job_keys);  // dead: flat
     if (!records.is_ok()) return records.status();
     std::vector<ReplyPtr> columns;
     for (const std::string& hash : {keys::bodies(), keys::errors()}) {

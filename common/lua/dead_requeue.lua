@@ -18,8 +18,9 @@ for _, key in ipairs(keys) do
     j.state = 'd'
     j.attempts = 0
     j.due = now
-    record_set(key, record_text(j), from)  -- into its bucket
-    due_add(bucket_of(key), key, now)
+    local bucket = bucket_of(key)
+    record_set(key, record_text(j), from, bucket)  -- into its bucket
+    due_add(bucket, key, now)
     redis.call('HDEL', KEYS[4], key)
     moved = moved + 1
   end

@@ -32,7 +32,8 @@ local next_due = ms_text(now + tonumber(ARGV[5]))
 wake_timer_if_first(KEYS[3], KEYS[7], next_due)
 j.state = 'y'
 j.due = next_due
-record_set(key, record_text(j), from)  -- into its bucket
-due_add(bucket_of(key), key, next_due)
+local bucket = bucket_of(key)
+record_set(key, record_text(j), from, bucket)  -- into its bucket
+due_add(bucket, key, next_due)
 count(KEYS[8], topic, 'y', 1)
 return 1

@@ -28,9 +28,10 @@ for name in string.gmatch(ARGV[7], '[^,]+') do
   if redis.call('ZSCORE', ARGV[6] .. name, key) then return 3 end
 end
 j.state = 'd'
-record_set(key, record_text(j), from)  -- into its bucket
+local bucket = bucket_of(key)
+record_set(key, record_text(j), from, bucket)  -- into its bucket
 wake_timer_if_first(KEYS[3], KEYS[7], j.due)
-due_add(bucket_of(key), key, j.due)
+due_add(bucket, key, j.due)
 count(KEYS[6], topic, 'h', -1)
 count(KEYS[6], topic, 'd', 1)
 return 1
