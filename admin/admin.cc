@@ -21,7 +21,7 @@ namespace dq {
 namespace {
 
 constexpr const char* kTitle = "dq-admin";
-constexpr size_t kMaxBodyBytes = 1024 * 1024;
+constexpr size_t kMaxBodyBytes = size_t{1024} * 1024;
 
 struct EventBaseDeleter {
   void operator()(event_base* base) const { event_base_free(base); }
@@ -50,7 +50,9 @@ void on_request(evhttp_request* request, void* arg) {
     // A bug must not take the page down for everyone.
     err_log().error("dq-admin: {} /{}: {}", exchange.method(),
                     exchange.path().empty() ? "" : exchange.path()[0], error.what());
-    if (exchange.status() == 0) exchange.reply_error(500, "internal error");
+    if (exchange.status() == 0) {
+      exchange.reply_error(500, "internal error");
+    }
   }
   request_log().info("admin {} {} {}", exchange.peer_ip(), exchange.method(), exchange.status());
 }
@@ -62,11 +64,15 @@ void on_stop(evutil_socket_t /*signal_number*/, short /*what*/, void* arg) {
 void on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* process = static_cast<AdminProcess*>(arg);
   reopen_logs_if_asked(process->config.log_dir, process->config.log_level, kTitle);
-  if (++process->ticks % 60 == 0) process->app->housekeeping();
+  if (++process->ticks % 60 == 0) {
+    process->app->housekeeping();
+  }
 }
 
 int wait_for_stop() {
-  while (!stop_requested()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!stop_requested()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   return 0;
 }
 

@@ -14,11 +14,13 @@ namespace {
 constexpr const char* kCookie = "dq_admin";
 constexpr int kLoginsPerIp = 20;   // failed logins per address per window
 constexpr int kLoginsPerUser = 5;  // failed logins per user name per window
-constexpr int64_t kLoginWindowMs = 5 * 60 * 1000;
+constexpr int64_t kLoginWindowMs = int64_t{5} * 60 * 1000;
 
 const EmbeddedAsset* find_asset(const std::string& name) {
   for (const auto& asset : kAdminAssets) {
-    if (name == asset.name) return &asset;
+    if (name == asset.name) {
+      return &asset;
+    }
   }
   return nullptr;
 }
@@ -26,7 +28,9 @@ const EmbeddedAsset* find_asset(const std::string& name) {
 bool is_page(const std::string& first) {
   static const char* kPages[] = {"topics", "jobs", "dead", "shards", "alerts"};
   for (const char* page : kPages) {
-    if (first == page) return true;
+    if (first == page) {
+      return true;
+    }
   }
   return false;
 }
@@ -44,9 +48,13 @@ std::string cookie_header(const std::string& value, int64_t max_age_s, bool secu
 
 Result<std::unique_ptr<AdminApp>> AdminApp::open(const Config& config) {
   auto users = AdminUsers::open(config.sqlite_path);
-  if (!users.is_ok()) return users.status();
+  if (!users.is_ok()) {
+    return users.status();
+  }
   auto registry = Registry::open(config.sqlite_path);
-  if (!registry.is_ok()) return registry.status();
+  if (!registry.is_ok()) {
+    return registry.status();
+  }
   auto first = (*users)->ensure_first_user(config);
   if (!first.is_ok()) {
     err_log().error("dq-admin: first user [admin] user = {} not created: {}", config.admin_user,
@@ -69,12 +77,16 @@ AdminApp::AdminApp(const Config& config, std::unique_ptr<Registry> registry,
 
 void AdminApp::housekeeping() {
   auto swept = sessions_.sweep();
-  if (!swept.is_ok()) err_log().warn("dq-admin: session sweep: {}", swept.status().message());
+  if (!swept.is_ok()) {
+    err_log().warn("dq-admin: session sweep: {}", swept.status().message());
+  }
 }
 
 void AdminApp::serve_asset(Exchange& exchange, const std::string& name) {
   const EmbeddedAsset* asset = find_asset(name);
-  if (asset == nullptr) return exchange.reply_error(404, "no such file");
+  if (asset == nullptr) {
+    return exchange.reply_error(404, "no such file");
+  }
   exchange.reply(200, asset->content_type, asset->bytes);
 }
 
@@ -82,36 +94,51 @@ void AdminApp::handle(Exchange& exchange) {
   const auto& path = exchange.path();
   std::string first = path.empty() ? "" : path[0];
   bool api = first == "api";
-  if (first == "static" && path.size() == 2 && exchange.method() == "GET")
+  if (first == "static" && path.size() == 2 && exchange.method() == "GET") {
     return serve_asset(exchange, path[1]);
-  if (first == "login" && path.size() == 1 && exchange.method() == "GET")
+  }
+  if (first == "login" && path.size() == 1 && exchange.method() == "GET") {
     return serve_asset(exchange, "login.html");
+  }
   if (api && path.size() == 2 && path[1] == "login") {
-    if (exchange.method() != "POST") return exchange.reply_error(405, "use POST");
+    if (exchange.method() != "POST") {
+      return exchange.reply_error(405, "use POST");
+    }
     return login(exchange);
   }
 
   auto found = sessions_.find(exchange.cookie(kCookie));
-  if (!found.is_ok()) return exchange.reply_error(found.status());
+  if (!found.is_ok()) {
+    return exchange.reply_error(found.status());
+  }
   if (!found->has_value()) {
-    if (api) return exchange.reply_error(401, "log in first");
+    if (api) {
+      return exchange.reply_error(401, "log in first");
+    }
     return exchange.redirect("/login");
   }
   const Session& session = **found;
   if (!api) {
-    if (exchange.method() != "GET") return exchange.reply_error(405, "pages are GET only");
-    if (first.empty() || (is_page(first) && path.size() == 1))
+    if (exchange.method() != "GET") {
+      return exchange.reply_error(405, "pages are GET only");
+    }
+    if (first.empty() || (is_page(first) && path.size() == 1)) {
       return serve_asset(exchange, "app.html");
+    }
     return exchange.reply_error(404, "no such page");
   }
-  if (exchange.changes_state() && !same_token(exchange.header("X-CSRF-Token"), session.csrf_token))
+  if (exchange.changes_state() &&
+      !same_token(exchange.header("X-CSRF-Token"), session.csrf_token)) {
     return exchange.reply_error(403, "missing or wrong X-CSRF-Token (reload the page)");
+  }
   route_api(exchange, session);
 }
 
 void AdminApp::login(Exchange& exchange) {
   auto body = exchange.json_object();
-  if (!body.is_ok()) return exchange.reply_error(body.status());
+  if (!body.is_ok()) {
+    return exchange.reply_error(body.status());
+  }
   std::string user =
       body->value("user", Json("")).is_string() ? (*body)["user"].get<std::string>() : "";
   std::string password = body->contains("password") && (*body)["password"].is_string()
@@ -126,7 +153,9 @@ void AdminApp::login(Exchange& exchange) {
         429, "too many failed logins; try again in " + std::to_string(wait) + " s");
   }
   auto verified = users_->verify(user, password);
-  if (!verified.is_ok()) return exchange.reply_error(verified.status());
+  if (!verified.is_ok()) {
+    return exchange.reply_error(verified.status());
+  }
   if (!*verified) {
     limiter_.failed(ip, user, now);
     err_log().warn("dq-admin: failed login for '{}' from {}", user, ip);
@@ -134,7 +163,9 @@ void AdminApp::login(Exchange& exchange) {
   }
   limiter_.succeeded(user);
   auto created = sessions_.create(user);
-  if (!created.is_ok()) return exchange.reply_error(created.status());
+  if (!created.is_ok()) {
+    return exchange.reply_error(created.status());
+  }
   exchange.set_header("Set-Cookie", cookie_header(created->token, config_.admin_session_ttl_s,
                                                   exchange.over_https()));
   err_log().info("dq-admin: {} logged in from {}", user, ip);
@@ -143,7 +174,9 @@ void AdminApp::login(Exchange& exchange) {
 
 void AdminApp::logout(Exchange& exchange) {
   Status ended = sessions_.end(exchange.cookie(kCookie));
-  if (!ended.is_ok()) return exchange.reply_error(ended);
+  if (!ended.is_ok()) {
+    return exchange.reply_error(ended);
+  }
   exchange.set_header("Set-Cookie", cookie_header("", 0, exchange.over_https()));
   exchange.reply_json(200, Json{{"logged_out", true}});
 }
@@ -152,36 +185,64 @@ void AdminApp::route_api(Exchange& exchange, const Session& session) {
   const auto& path = exchange.path();
   const std::string& method = exchange.method();
   std::string what = path.size() > 1 ? path[1] : "";
-  if (what == "session" && path.size() == 2 && method == "GET")
+  if (what == "session" && path.size() == 2 && method == "GET") {
     return exchange.reply_json(200, Json{{"user", session.user}, {"csrf", session.csrf_token}});
-  if (what == "logout" && path.size() == 2 && method == "POST") return logout(exchange);
-  if (what == "dashboard" && path.size() == 2 && method == "GET") return dashboard(exchange);
+  }
+  if (what == "logout" && path.size() == 2 && method == "POST") {
+    return logout(exchange);
+  }
+  if (what == "dashboard" && path.size() == 2 && method == "GET") {
+    return dashboard(exchange);
+  }
   if (what == "topics") {
     if (path.size() == 2) {
-      if (method == "GET") return list_topics(exchange);
-      if (method == "POST") return create_topic(exchange);
+      if (method == "GET") {
+        return list_topics(exchange);
+      }
+      if (method == "POST") {
+        return create_topic(exchange);
+      }
       return exchange.reply_error(405, "GET or POST");
     }
     const std::string& topic = path[2];
-    if (path.size() == 3) return topic_route(exchange, topic);
+    if (path.size() == 3) {
+      return topic_route(exchange, topic);
+    }
     const std::string& part = path[3];
-    if (part == "test" && path.size() == 4 && method == "POST")
+    if (part == "test" && path.size() == 4 && method == "POST") {
       return test_callback(exchange, topic);
-    if (part == "purge" && path.size() == 4 && method == "POST")
+    }
+    if (part == "purge" && path.size() == 4 && method == "POST") {
       return purge_topic(exchange, topic);
-    if (part == "stats" && path.size() == 4 && method == "GET")
+    }
+    if (part == "stats" && path.size() == 4 && method == "GET") {
       return topic_stats_route(exchange, topic);
-    if (part == "jobs" && path.size() == 4) return jobs_route(exchange, topic);
-    if (part == "jobs" && path.size() == 5) return job_route(exchange, topic, path[4]);
-    if (part == "dead") return dead_route(exchange, topic);
+    }
+    if (part == "jobs" && path.size() == 4) {
+      return jobs_route(exchange, topic);
+    }
+    if (part == "jobs" && path.size() == 5) {
+      return job_route(exchange, topic, path[4]);
+    }
+    if (part == "dead") {
+      return dead_route(exchange, topic);
+    }
   }
   if (what == "shards") {
-    if (path.size() == 2) return shards_route(exchange);
-    if (path.size() == 3 && method == "DELETE") return remove_shard(exchange, path[2]);
+    if (path.size() == 2) {
+      return shards_route(exchange);
+    }
+    if (path.size() == 3 && method == "DELETE") {
+      return remove_shard(exchange, path[2]);
+    }
   }
   if (what == "alerts") {
-    if (path.size() == 2) return alerts_route(exchange);
-    if (path.size() == 3 && path[2] == "test" && method == "POST") return alerts_test(exchange);
+    if (path.size() == 2) {
+      return alerts_route(exchange);
+    }
+    if (path.size() == 3 && path[2] == "test" && method == "POST") {
+      return alerts_test(exchange);
+    }
   }
   exchange.reply_error(404, "no such route");
 }

@@ -13,7 +13,9 @@ namespace dq {
 
 void AdminApp::dashboard(Exchange& exchange) {
   auto topics = registry_->list_topics();
-  if (!topics.is_ok()) return exchange.reply_error(topics.status());
+  if (!topics.is_ok()) {
+    return exchange.reply_error(topics.status());
+  }
   std::vector<std::string> names;
   Json online = Json::object();
   for (const Topic& topic : *topics) {
@@ -21,7 +23,9 @@ void AdminApp::dashboard(Exchange& exchange) {
     online[topic.name] = topic.online;
   }
   auto stats = all_topic_stats(store_, names, false);
-  if (!stats.is_ok()) return exchange.reply_error(stats.status());
+  if (!stats.is_ok()) {
+    return exchange.reply_error(stats.status());
+  }
   Json listed = Json::array();
   for (const TopicStats& one : *stats) {
     Json entry = to_json(one);
@@ -31,14 +35,20 @@ void AdminApp::dashboard(Exchange& exchange) {
   // The series: of the topic asked for (?topic=), else of the first one.
   Json series = nullptr;
   std::string chosen = exchange.query("topic");
-  if (chosen.empty() && !names.empty()) chosen = names[0];
+  if (chosen.empty() && !names.empty()) {
+    chosen = names[0];
+  }
   if (!chosen.empty() && valid_topic(chosen)) {
     auto detail = topic_stats(store_, chosen, true);
-    if (detail.is_ok()) series = to_json(*detail);
+    if (detail.is_ok()) {
+      series = to_json(*detail);
+    }
   }
   ShardHealthReport report;
   auto read = read_shard_health(config_.pid_file);
-  if (read.is_ok()) report = *read;
+  if (read.is_ok()) {
+    report = *read;
+  }
   bool stale = !read.is_ok() || report.stale(now_ms());
   exchange.reply_json(200, Json{{"topics", listed},
                                 {"series", series},
@@ -49,24 +59,40 @@ void AdminApp::dashboard(Exchange& exchange) {
 
 void AdminApp::topic_stats_route(Exchange& exchange, const std::string& topic) {
   auto known = registry_->get_topic(topic);
-  if (!known.is_ok()) return exchange.reply_error(known.status());
+  if (!known.is_ok()) {
+    return exchange.reply_error(known.status());
+  }
   auto stats = topic_stats(store_, topic, true);
-  if (!stats.is_ok()) return exchange.reply_error(stats.status());
+  if (!stats.is_ok()) {
+    return exchange.reply_error(stats.status());
+  }
   exchange.reply_json(200, to_json(*stats));
 }
 
 void AdminApp::jobs_route(Exchange& exchange, const std::string& topic) {
-  if (exchange.method() != "GET") return exchange.reply_error(405, "GET");
-  if (!valid_topic(topic)) return exchange.reply_error(400, "not a valid topic name");
+  if (exchange.method() != "GET") {
+    return exchange.reply_error(405, "GET");
+  }
+  if (!valid_topic(topic)) {
+    return exchange.reply_error(400, "not a valid topic name");
+  }
   auto state =
       parse_list_state(exchange.query("state").empty() ? "delayed" : exchange.query("state"));
-  if (!state) return exchange.reply_error(400, "state: one of delayed, ready, working, retrying");
+  if (!state) {
+    return exchange.reply_error(400, "state: one of delayed, ready, working, retrying");
+  }
   auto offset = exchange.query_int("offset", 0, 0, 1000000000);
   auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) return exchange.reply_error(offset.status());
-  if (!limit.is_ok()) return exchange.reply_error(limit.status());
+  if (!offset.is_ok()) {
+    return exchange.reply_error(offset.status());
+  }
+  if (!limit.is_ok()) {
+    return exchange.reply_error(limit.status());
+  }
   auto page = list_topic_jobs(store_, topic, *state, *offset, *limit);
-  if (!page.is_ok()) return exchange.reply_error(page.status());
+  if (!page.is_ok()) {
+    return exchange.reply_error(page.status());
+  }
   Json out = to_json(*page);
   out["offset"] = *offset;
   exchange.reply_json(200, out);

@@ -9,16 +9,23 @@
 namespace dq {
 
 void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std::string& id) {
-  if (!valid_topic(topic) || !valid_id(id))
+  if (!valid_topic(topic) || !valid_id(id)) {
     return exchange.reply_error(400, "not a valid topic name or job id");
+  }
   if (exchange.method() == "GET") {
     auto job = store_.get(topic, id);
-    if (!job.is_ok()) return exchange.reply_error(job.status());
+    if (!job.is_ok()) {
+      return exchange.reply_error(job.status());
+    }
     return exchange.reply_json(200, job_to_json(*job));
   }
-  if (exchange.method() != "DELETE") return exchange.reply_error(405, "GET or DELETE");
+  if (exchange.method() != "DELETE") {
+    return exchange.reply_error(405, "GET or DELETE");
+  }
   Status deleted = store_.del(topic, id);
-  if (!deleted.is_ok()) return exchange.reply_error(deleted);
+  if (!deleted.is_ok()) {
+    return exchange.reply_error(deleted);
+  }
   err_log().info("dq-admin: job {} of {} deleted", id, topic);
   exchange.reply_json(200, Json{{"deleted", id}});
 }
@@ -27,77 +34,116 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
 // the topic's name (body {"confirm": "<topic>"}).
 void AdminApp::purge_topic(Exchange& exchange, const std::string& topic) {
   auto body = exchange.json_object();
-  if (!body.is_ok()) return exchange.reply_error(body.status());
+  if (!body.is_ok()) {
+    return exchange.reply_error(body.status());
+  }
   auto confirm = body->find("confirm");
-  if (confirm == body->end() || !confirm->is_string() || confirm->get<std::string>() != topic)
+  if (confirm == body->end() || !confirm->is_string() || confirm->get<std::string>() != topic) {
     return exchange.reply_json(
         400, Json{{"error", "confirm: type the topic's name to purge it"}, {"field", "confirm"}});
+  }
   auto known = registry_->get_topic(topic);
-  if (!known.is_ok()) return exchange.reply_error(known.status());
+  if (!known.is_ok()) {
+    return exchange.reply_error(known.status());
+  }
   auto purged = purge_topic_jobs(store_, topic);
-  if (!purged.is_ok()) return exchange.reply_error(purged.status());
+  if (!purged.is_ok()) {
+    return exchange.reply_error(purged.status());
+  }
   err_log().info("dq-admin: purged {} job(s) of {}", *purged, topic);
   exchange.reply_json(200, Json{{"purged", *purged}});
 }
 
 void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
-  if (!valid_topic(topic)) return exchange.reply_error(400, "not a valid topic name");
+  if (!valid_topic(topic)) {
+    return exchange.reply_error(400, "not a valid topic name");
+  }
   const auto& path = exchange.path();
   const std::string& method = exchange.method();
-  if (path.size() == 5 && path[4] == "requeue" && method == "POST")
+  if (path.size() == 5 && path[4] == "requeue" && method == "POST") {
     return dead_requeue(exchange, topic);
+  }
   if (path.size() == 5 && method == "DELETE") {
     const std::string& id = path[4];
     auto job = store_.get(topic, id);
-    if (!job.is_ok()) return exchange.reply_error(job.status());
-    if (job->state != JobState::kDead)
+    if (!job.is_ok()) {
+      return exchange.reply_error(job.status());
+    }
+    if (job->state != JobState::kDead) {
       return exchange.reply_error(409, "job " + id + " is not a dead letter");
+    }
     Status deleted = store_.del(topic, id);
-    if (!deleted.is_ok()) return exchange.reply_error(deleted);
+    if (!deleted.is_ok()) {
+      return exchange.reply_error(deleted);
+    }
     return exchange.reply_json(200, Json{{"deleted", id}});
   }
-  if (path.size() != 4) return exchange.reply_error(404, "no such route");
+  if (path.size() != 4) {
+    return exchange.reply_error(404, "no such route");
+  }
   if (method == "DELETE") {
     auto purged = store_.dead_purge(topic);
-    if (!purged.is_ok()) return exchange.reply_error(purged.status());
+    if (!purged.is_ok()) {
+      return exchange.reply_error(purged.status());
+    }
     err_log().info("dq-admin: purged {} dead letter(s) of {}", *purged, topic);
     return exchange.reply_json(200, Json{{"purged", *purged}});
   }
-  if (method != "GET") return exchange.reply_error(405, "GET or DELETE");
+  if (method != "GET") {
+    return exchange.reply_error(405, "GET or DELETE");
+  }
   auto offset = exchange.query_int("offset", 0, 0, 1000000000);
   auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) return exchange.reply_error(offset.status());
-  if (!limit.is_ok()) return exchange.reply_error(limit.status());
+  if (!offset.is_ok()) {
+    return exchange.reply_error(offset.status());
+  }
+  if (!limit.is_ok()) {
+    return exchange.reply_error(limit.status());
+  }
   auto total = store_.dead_count(topic);
-  if (!total.is_ok()) return exchange.reply_error(total.status());
+  if (!total.is_ok()) {
+    return exchange.reply_error(total.status());
+  }
   auto dead = store_.dead_list(topic, static_cast<size_t>(*offset), static_cast<size_t>(*limit));
-  if (!dead.is_ok()) return exchange.reply_error(dead.status());
+  if (!dead.is_ok()) {
+    return exchange.reply_error(dead.status());
+  }
   Json jobs = Json::array();
-  for (const DeadJob& entry : *dead) jobs.push_back(job_to_json(entry.job));
+  for (const DeadJob& entry : *dead) {
+    jobs.push_back(job_to_json(entry.job));
+  }
   exchange.reply_json(200, Json{{"total", *total}, {"offset", *offset}, {"jobs", jobs}});
 }
 
 // {"ids": ["a", "b"]} requeues those, {"all": true} every dead letter.
 void AdminApp::dead_requeue(Exchange& exchange, const std::string& topic) {
   auto body = exchange.json_object();
-  if (!body.is_ok()) return exchange.reply_error(body.status());
+  if (!body.is_ok()) {
+    return exchange.reply_error(body.status());
+  }
   int64_t requeued = 0;
   auto all_flag = body->find("all");
   if (all_flag != body->end() && *all_flag == true) {
     auto all = store_.dead_requeue(topic, "");
-    if (!all.is_ok()) return exchange.reply_error(all.status());
+    if (!all.is_ok()) {
+      return exchange.reply_error(all.status());
+    }
     requeued = *all;
   } else {
     auto ids = body->find("ids");
-    if (ids == body->end() || !ids->is_array() || ids->empty())
+    if (ids == body->end() || !ids->is_array() || ids->empty()) {
       return exchange.reply_error(400, "ids: a list of job ids, or all: true");
+    }
     for (const auto& id : *ids) {
-      if (!id.is_string() || !valid_id(id.get<std::string>()))
+      if (!id.is_string() || !valid_id(id.get<std::string>())) {
         return exchange.reply_error(400, "ids: every id must be a valid job id");
+      }
     }
     for (const auto& id : *ids) {
       auto one = store_.dead_requeue(topic, id.get<std::string>());
-      if (!one.is_ok()) return exchange.reply_error(one.status());
+      if (!one.is_ok()) {
+        return exchange.reply_error(one.status());
+      }
       requeued += *one;
     }
   }

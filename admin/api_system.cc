@@ -50,7 +50,9 @@ ShardFacts ask_shard(const ShardAddress& address) {
     facts.jobs = 0;
     for (size_t i = 0; i < (*counted)->elements; ++i) {
       const redisReply* n = (*counted)->element[i];
-      if (n->type == REDIS_REPLY_STRING) facts.jobs += std::strtoll(n->str, nullptr, 10);
+      if (n->type == REDIS_REPLY_STRING) {
+        facts.jobs += std::strtoll(n->str, nullptr, 10);
+      }
     }
   }
   return facts;
@@ -75,39 +77,56 @@ Json shard_json(const ShardAddress& address, const std::string& source,
 void AdminApp::shards_route(Exchange& exchange) {
   if (exchange.method() == "POST") {
     auto body = exchange.json_object();
-    if (!body.is_ok()) return exchange.reply_error(body.status());
+    if (!body.is_ok()) {
+      return exchange.reply_error(body.status());
+    }
     auto address = body->find("address");
     auto password = body->find("password");
-    if (address == body->end() || !address->is_string())
+    if (address == body->end() || !address->is_string()) {
       return exchange.reply_json(400, Json{{"error", "address: host:port"}, {"field", "address"}});
+    }
     std::string secret =
         password != body->end() && password->is_string() ? password->get<std::string>() : "";
     for (const auto& shard : config_.shards) {
-      if (shard.name() == address->get<std::string>())
+      if (shard.name() == address->get<std::string>()) {
         return exchange.reply_error(409, "shard " + shard.name() + " is in [redis] shards already");
+      }
     }
     Status added = registry_->add_extra_shard(address->get<std::string>(), secret);
-    if (added.code() == Code::kInvalid)
+    if (added.code() == Code::kInvalid) {
       return exchange.reply_json(400, Json{{"error", added.message()}, {"field", "address"}});
-    if (!added.is_ok()) return exchange.reply_error(added);
+    }
+    if (!added.is_ok()) {
+      return exchange.reply_error(added);
+    }
     err_log().info("dq-admin: shard {} added to the registry", address->get<std::string>());
     return exchange.reply_json(201, Json{{"added", address->get<std::string>()}});
   }
-  if (exchange.method() != "GET") return exchange.reply_error(405, "GET or POST");
+  if (exchange.method() != "GET") {
+    return exchange.reply_error(405, "GET or POST");
+  }
   ShardHealthReport report;
   auto read = read_shard_health(config_.pid_file);
-  if (read.is_ok()) report = *read;
+  if (read.is_ok()) {
+    report = *read;
+  }
   bool stale = !read.is_ok() || report.stale(now_ms());
   Json shards = Json::array();
-  for (const auto& address : config_.shards)
+  for (const auto& address : config_.shards) {
     shards.push_back(shard_json(address, "config", report, stale));
+  }
   auto extra = registry_->list_extra_shards();
-  if (!extra.is_ok()) return exchange.reply_error(extra.status());
+  if (!extra.is_ok()) {
+    return exchange.reply_error(extra.status());
+  }
   for (const auto& entry : *extra) {
     auto parsed = parse_shard_list(entry);
-    if (!parsed.is_ok()) continue;
-    for (const auto& address : *parsed)
+    if (!parsed.is_ok()) {
+      continue;
+    }
+    for (const auto& address : *parsed) {
       shards.push_back(shard_json(address, "registry", report, stale));
+    }
   }
   exchange.reply_json(200, Json{{"shards", shards},
                                 {"checker_running", !stale},
@@ -119,56 +138,82 @@ void AdminApp::shards_route(Exchange& exchange) {
 // jobs would make them unreachable.
 void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
   for (const auto& shard : config_.shards) {
-    if (shard.name() == address)
+    if (shard.name() == address) {
       return exchange.reply_error(
           409, "shard " + address + " is in [redis] shards; remove it from the config file");
+    }
   }
   auto extra = registry_->list_extra_shards();
-  if (!extra.is_ok()) return exchange.reply_error(extra.status());
+  if (!extra.is_ok()) {
+    return exchange.reply_error(extra.status());
+  }
   for (const auto& entry : *extra) {
     auto parsed = parse_shard_list(entry);
-    if (!parsed.is_ok() || parsed->empty() || (*parsed)[0].name() != address) continue;
+    if (!parsed.is_ok() || parsed->empty() || (*parsed)[0].name() != address) {
+      continue;
+    }
     ShardFacts facts = ask_shard((*parsed)[0]);
-    if (!facts.reachable || facts.jobs < 0)
+    if (!facts.reachable || facts.jobs < 0) {
       return exchange.reply_error(
           409, "shard " + address + " cannot be asked whether it holds jobs: " + facts.error);
-    if (facts.jobs > 0)
+    }
+    if (facts.jobs > 0) {
       return exchange.reply_error(409, "shard " + address + " still holds " +
                                            std::to_string(facts.jobs) + " job(s); not removed");
+    }
   }
   Status removed = registry_->remove_extra_shard(address);
-  if (!removed.is_ok()) return exchange.reply_error(removed);
+  if (!removed.is_ok()) {
+    return exchange.reply_error(removed);
+  }
   err_log().info("dq-admin: shard {} removed from the registry", address);
   exchange.reply_json(200, Json{{"removed", address}});
 }
 
 void AdminApp::alerts_route(Exchange& exchange) {
   auto settings = load_alert_settings(*registry_);
-  if (!settings.is_ok()) return exchange.reply_error(settings.status());
-  if (exchange.method() == "GET") return exchange.reply_json(200, settings->to_json());
-  if (exchange.method() != "PUT") return exchange.reply_error(405, "GET or PUT");
+  if (!settings.is_ok()) {
+    return exchange.reply_error(settings.status());
+  }
+  if (exchange.method() == "GET") {
+    return exchange.reply_json(200, settings->to_json());
+  }
+  if (exchange.method() != "PUT") {
+    return exchange.reply_error(405, "GET or PUT");
+  }
   auto body = exchange.json_object();
-  if (!body.is_ok()) return exchange.reply_error(body.status());
+  if (!body.is_ok()) {
+    return exchange.reply_error(body.status());
+  }
   for (const auto& [key, value] : body->items()) {
     // The page shows a stored password as "***": sending that back keeps it.
-    if (key == "smtp_password" && value == "***") continue;
+    if (key == "smtp_password" && value == "***") {
+      continue;
+    }
     std::string text = value.is_string() ? value.get<std::string>() : value.dump();
     Status applied = apply_alert_setting(&*settings, key, text);
-    if (!applied.is_ok())
+    if (!applied.is_ok()) {
       return exchange.reply_json(400, Json{{"error", applied.message()}, {"field", key}});
+    }
   }
   Status saved = save_alert_settings(*registry_, *settings);
-  if (!saved.is_ok()) return exchange.reply_json(400, Json{{"error", saved.message()}});
+  if (!saved.is_ok()) {
+    return exchange.reply_json(400, Json{{"error", saved.message()}});
+  }
   err_log().info("dq-admin: alert settings saved");
   exchange.reply_json(200, settings->to_json());
 }
 
 void AdminApp::alerts_test(Exchange& exchange) {
   auto settings = load_alert_settings(*registry_);
-  if (!settings.is_ok()) return exchange.reply_error(settings.status());
+  if (!settings.is_ok()) {
+    return exchange.reply_error(settings.status());
+  }
   bool failed = false;
   auto sent = send_test_alert(*settings, "the admin page", config_.alert_send_timeout_ms, &failed);
-  if (!sent.is_ok()) return exchange.reply_error(sent.status());
+  if (!sent.is_ok()) {
+    return exchange.reply_error(sent.status());
+  }
   Json out = *sent;
   out["ok"] = !failed;
   exchange.reply_json(200, out);

@@ -11,12 +11,16 @@ namespace dq {
 namespace {
 
 std::string lower(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : text) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
   return text;
 }
 
 void reply_invalid(Exchange& exchange, const Status& status) {
-  if (status.code() != Code::kInvalid) return exchange.reply_error(status);
+  if (status.code() != Code::kInvalid) {
+    return exchange.reply_error(status);
+  }
   exchange.reply_json(400, Json{{"error", status.message()}, {"field", field_of(status)}});
 }
 
@@ -29,9 +33,12 @@ Status AdminApp::check_callback_url(const std::string& url) {
   if (extra.is_ok()) {
     for (const auto& entry : *extra) {
       auto shards = parse_shard_list(entry);
-      if (!shards.is_ok()) continue;
-      for (const auto& shard : *shards)
+      if (!shards.is_ok()) {
+        continue;
+      }
+      for (const auto& shard : *shards) {
         policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+      }
     }
   }
   return policy.check_url(url);
@@ -40,10 +47,16 @@ Status AdminApp::check_callback_url(const std::string& url) {
 void AdminApp::list_topics(Exchange& exchange) {
   auto offset = exchange.query_int("offset", 0, 0, 1000000000);
   auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) return exchange.reply_error(offset.status());
-  if (!limit.is_ok()) return exchange.reply_error(limit.status());
+  if (!offset.is_ok()) {
+    return exchange.reply_error(offset.status());
+  }
+  if (!limit.is_ok()) {
+    return exchange.reply_error(limit.status());
+  }
   auto topics = registry_->list_topics();
-  if (!topics.is_ok()) return exchange.reply_error(topics.status());
+  if (!topics.is_ok()) {
+    return exchange.reply_error(topics.status());
+  }
   // Search is a substring match done here, never SQL text.
   std::string needle = lower(exchange.query("q"));
   Json listed = Json::array();
@@ -51,9 +64,12 @@ void AdminApp::list_topics(Exchange& exchange) {
   for (const Topic& topic : *topics) {
     if (!needle.empty() && lower(topic.name).find(needle) == std::string::npos &&
         lower(topic.creator).find(needle) == std::string::npos &&
-        lower(topic.callback_url).find(needle) == std::string::npos)
+        lower(topic.callback_url).find(needle) == std::string::npos) {
       continue;
-    if (total >= *offset && total < *offset + *limit) listed.push_back(topic_to_json(topic));
+    }
+    if (total >= *offset && total < *offset + *limit) {
+      listed.push_back(topic_to_json(topic));
+    }
     ++total;
   }
   exchange.reply_json(200, Json{{"total", total}, {"offset", *offset}, {"topics", listed}});
@@ -61,20 +77,32 @@ void AdminApp::list_topics(Exchange& exchange) {
 
 void AdminApp::create_topic(Exchange& exchange) {
   auto form = exchange.json_object();
-  if (!form.is_ok()) return exchange.reply_error(form.status());
+  if (!form.is_ok()) {
+    return exchange.reply_error(form.status());
+  }
   Topic topic;
   auto name = form->find("name");
-  if (name == form->end() || !name->is_string())
+  if (name == form->end() || !name->is_string()) {
     return reply_invalid(exchange, Status(Code::kInvalid, "name: required"));
+  }
   topic.name = name->get<std::string>();
   Status status = apply_topic_form(*form, &topic);
-  if (status.is_ok()) status = validate_topic(topic);
-  if (status.is_ok()) status = check_callback_url(topic.callback_url);
-  if (!status.is_ok()) return reply_invalid(exchange, status);
+  if (status.is_ok()) {
+    status = validate_topic(topic);
+  }
+  if (status.is_ok()) {
+    status = check_callback_url(topic.callback_url);
+  }
+  if (!status.is_ok()) {
+    return reply_invalid(exchange, status);
+  }
   status = registry_->add_topic(topic);
-  if (status.code() == Code::kConflict)
+  if (status.code() == Code::kConflict) {
     return exchange.reply_json(409, Json{{"error", status.message()}, {"field", "name"}});
-  if (!status.is_ok()) return exchange.reply_error(status);
+  }
+  if (!status.is_ok()) {
+    return exchange.reply_error(status);
+  }
   err_log().info("dq-admin: topic {} added", topic.name);
   auto stored = registry_->get_topic(topic.name);
   exchange.reply_json(201, topic_to_json(stored.is_ok() ? *stored : topic));
@@ -82,27 +110,46 @@ void AdminApp::create_topic(Exchange& exchange) {
 
 void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
   const std::string& method = exchange.method();
-  if (method == "PUT") return update_topic(exchange, name);
-  if (method == "DELETE") return delete_topic(exchange, name);
-  if (method != "GET") return exchange.reply_error(405, "GET, PUT or DELETE");
+  if (method == "PUT") {
+    return update_topic(exchange, name);
+  }
+  if (method == "DELETE") {
+    return delete_topic(exchange, name);
+  }
+  if (method != "GET") {
+    return exchange.reply_error(405, "GET, PUT or DELETE");
+  }
   auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) return exchange.reply_error(topic.status());
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
   exchange.reply_json(200, topic_to_json(*topic));
 }
 
 void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   auto form = exchange.json_object();
-  if (!form.is_ok()) return exchange.reply_error(form.status());
+  if (!form.is_ok()) {
+    return exchange.reply_error(form.status());
+  }
   auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) return exchange.reply_error(topic.status());
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
   std::string old_url = topic->callback_url;
   Status status = apply_topic_form(*form, &*topic);
-  if (status.is_ok()) status = validate_topic(*topic);
-  if (status.is_ok() && topic->callback_url != old_url)
+  if (status.is_ok()) {
+    status = validate_topic(*topic);
+  }
+  if (status.is_ok() && topic->callback_url != old_url) {
     status = check_callback_url(topic->callback_url);
-  if (!status.is_ok()) return reply_invalid(exchange, status);
+  }
+  if (!status.is_ok()) {
+    return reply_invalid(exchange, status);
+  }
   status = registry_->update_topic(*topic);
-  if (!status.is_ok()) return exchange.reply_error(status);
+  if (!status.is_ok()) {
+    return exchange.reply_error(status);
+  }
   err_log().info("dq-admin: topic {} updated", name);
   auto stored = registry_->get_topic(name);
   exchange.reply_json(200, topic_to_json(stored.is_ok() ? *stored : *topic));
@@ -113,16 +160,22 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
 // an add that raced the deletion).
 void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
   auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) return exchange.reply_error(topic.status());
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
   bool confirmed = exchange.query("confirm") == "yes";
   int64_t purged = 0;
   if (confirmed) {
     auto gone = purge_topic_jobs(store_, name);
-    if (!gone.is_ok()) return exchange.reply_error(gone.status());
+    if (!gone.is_ok()) {
+      return exchange.reply_error(gone.status());
+    }
     purged = *gone;
   } else {
     auto held = count_topic_jobs(store_, name);
-    if (!held.is_ok()) return exchange.reply_error(held.status());
+    if (!held.is_ok()) {
+      return exchange.reply_error(held.status());
+    }
     if (*held > 0) {
       return exchange.reply_json(
           409, Json{{"error", "topic " + name + " still holds " + std::to_string(*held) +
@@ -131,10 +184,14 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
     }
   }
   Status status = registry_->delete_topic(name);
-  if (!status.is_ok()) return exchange.reply_error(status);
+  if (!status.is_ok()) {
+    return exchange.reply_error(status);
+  }
   if (confirmed) {
     auto late = purge_topic_jobs(store_, name);
-    if (late.is_ok()) purged += *late;
+    if (late.is_ok()) {
+      purged += *late;
+    }
   }
   err_log().info("dq-admin: topic {} deleted with {} job(s)", name, purged);
   exchange.reply_json(200, Json{{"deleted", name}, {"purged_jobs", purged}});
@@ -142,7 +199,9 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
 
 void AdminApp::test_callback(Exchange& exchange, const std::string& name) {
   auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) return exchange.reply_error(topic.status());
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
   CallbackPolicy policy = CallbackPolicy::from_config(config_);
   Status allowed = check_callback_url(topic->callback_url);
   CallbackProbeResult probe;

@@ -30,7 +30,9 @@ std::string Exchange::cookie(const std::string& name) const {
   size_t start = 0;
   while (start < cookies.size()) {
     size_t end = cookies.find(';', start);
-    if (end == std::string::npos) end = cookies.size();
+    if (end == std::string::npos) {
+      end = cookies.size();
+    }
     std::string pair = cookies.substr(start, end - start);
     pair.erase(0, pair.find_first_not_of(' '));
     size_t equals = pair.find('=');
@@ -47,7 +49,9 @@ std::string Exchange::peer_ip() const {
   evhttp_connection* connection = evhttp_request_get_connection(request_);
   char* address = nullptr;
   ev_uint16_t port = 0;
-  if (connection) evhttp_connection_get_peer(connection, &address, &port);
+  if (connection) {
+    evhttp_connection_get_peer(connection, &address, &port);
+  }
   return address ? address : "";
 }
 
@@ -55,15 +59,18 @@ bool Exchange::over_https() const { return header("X-Forwarded-Proto") == "https
 
 Result<Json> Exchange::json_object() const {
   Json parsed = Json::parse(body_, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object())
+  if (parsed.is_discarded() || !parsed.is_object()) {
     return Status(Code::kInvalid, "the body must be a JSON object");
+  }
   return parsed;
 }
 
 Result<int64_t> Exchange::query_int(const char* name, int64_t fallback, int64_t min,
                                     int64_t max) const {
   std::string text = query(name);
-  if (text.empty()) return fallback;
+  if (text.empty()) {
+    return fallback;
+  }
   if (text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos ||
       std::stoll(text) < min || std::stoll(text) > max) {
     return Status(Code::kInvalid, std::string(name) + " must be an integer from " +

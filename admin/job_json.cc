@@ -5,7 +5,9 @@ namespace dq {
 
 Json job_to_json(const Job& job) {
   Json body = Json::parse(job.body, nullptr, false);
-  if (body.is_discarded()) body = job.body;
+  if (body.is_discarded()) {
+    body = job.body;
+  }
   Json out{{"topic", job.topic},
            {"id", job.id},
            {"state", state_name(job.state)},

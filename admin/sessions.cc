@@ -46,19 +46,25 @@ Result<NewSession> SessionStore::create(const std::string& user) {
   auto stmt = Statement::prepare(db_,
                                  "INSERT INTO admin_sessions (token_hash, user, csrf_token, "
                                  "created_at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, token_hash(created.token))
       .bind(2, user)
       .bind(3, created.session.csrf_token)
       .bind(4, now)
       .bind(5, created.session.expires_at_ms);
   Status status = stmt->run();
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return created;
 }
 
 Result<std::optional<Session>> SessionStore::find(const std::string& token) {
-  if (token.size() != kTokenBytes * 2) return std::optional<Session>();
+  if (token.size() != kTokenBytes * 2) {
+    return std::optional<Session>();
+  }
   std::string hash = token_hash(token);
   int64_t now = now_ms();
   // The user must still exist: deleting a user ends its sessions at once.
@@ -72,35 +78,51 @@ Result<std::optional<Session>> SessionStore::find(const std::string& token) {
         db_,
         "SELECT s.user, s.csrf_token FROM admin_sessions s JOIN admin_users u ON u.name = s.user "
         "WHERE s.token_hash = ?1 AND s.expires_at_ms > ?2");
-    if (!stmt.is_ok()) return stmt.status();
+    if (!stmt.is_ok()) {
+      return stmt.status();
+    }
     stmt->bind(1, hash).bind(2, now);
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return std::optional<Session>();
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return std::optional<Session>();
+    }
     session = Session{stmt->column_text(0), stmt->column_text(1), now + ttl_ms_};
   }
   auto touch =
       Statement::prepare(db_, "UPDATE admin_sessions SET expires_at_ms = ?2 WHERE token_hash = ?1");
-  if (!touch.is_ok()) return touch.status();
+  if (!touch.is_ok()) {
+    return touch.status();
+  }
   touch->bind(1, hash).bind(2, session.expires_at_ms);
   Status touched = touch->run();
-  if (!touched.is_ok()) return touched;
+  if (!touched.is_ok()) {
+    return touched;
+  }
   return std::optional<Session>(session);
 }
 
 Status SessionStore::end(const std::string& token) {
   auto stmt = Statement::prepare(db_, "DELETE FROM admin_sessions WHERE token_hash = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, token_hash(token));
   return stmt->run();
 }
 
 Result<int64_t> SessionStore::sweep() {
   auto stmt = Statement::prepare(db_, "DELETE FROM admin_sessions WHERE expires_at_ms <= ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, now_ms());
   Status status = stmt->run();
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return static_cast<int64_t>(sqlite3_changes(db_));
 }
 

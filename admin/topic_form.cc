@@ -12,16 +12,21 @@ Status wrong(const std::string& field, const char* what) {
 
 template <typename T>
 Status set_int(const Json& value, const std::string& field, T* out) {
-  if (!value.is_number_integer()) return wrong(field, "a whole number");
+  if (!value.is_number_integer()) {
+    return wrong(field, "a whole number");
+  }
   int64_t number = value.get<int64_t>();
-  if (number < std::numeric_limits<T>::min() || number > std::numeric_limits<T>::max())
+  if (number < std::numeric_limits<T>::min() || number > std::numeric_limits<T>::max()) {
     return wrong(field, "a smaller number");
+  }
   *out = static_cast<T>(number);
   return Status::ok();
 }
 
 Status set_text(const Json& value, const std::string& field, std::string* out) {
-  if (!value.is_string()) return wrong(field, "text");
+  if (!value.is_string()) {
+    return wrong(field, "text");
+  }
   *out = value.get<std::string>();
   return Status::ok();
 }
@@ -72,17 +77,22 @@ Status apply_topic_form(const Json& form, Topic* topic) {
     } else if (key == "priority") {
       status = set_int(value, key, &topic->priority);
     } else if (key == "online") {
-      if (!value.is_boolean()) return wrong(key, "true or false");
+      if (!value.is_boolean()) {
+        return wrong(key, "true or false");
+      }
       topic->online = value.get<bool>();
     } else if (key == "name") {
-      if (!value.is_string() || value.get<std::string>() != topic->name)
+      if (!value.is_string() || value.get<std::string>() != topic->name) {
         return Status(Code::kInvalid, "name: a topic cannot be renamed");
+      }
     } else if (key == "created_at_ms" || key == "updated_at_ms") {
       continue;  // shown, not edited
     } else {
       return Status(Code::kInvalid, key + ": no such field");
     }
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   return Status::ok();
 }
@@ -90,9 +100,13 @@ Status apply_topic_form(const Json& form, Topic* topic) {
 std::string field_of(const Status& status) {
   const std::string& message = status.message();
   size_t colon = message.find(": ");
-  if (colon == std::string::npos) return "";
+  if (colon == std::string::npos) {
+    return "";
+  }
   std::string field = message.substr(0, colon);
-  if (field.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) return "";
+  if (field.find_first_not_of("abcdefghijklmnopqrstuvwxyz_") != std::string::npos) {
+    return "";
+  }
   return field;
 }
 

@@ -57,7 +57,9 @@ void report(const std::string& name, long jobs, double rate, long p50, long p99,
   std::printf("  => %s: %ld jobs, %.0f jobs/s, lateness p50 %ld ms, p99 %ld ms, max %ld ms%s%s\n",
               name.c_str(), jobs, rate, p50, p99, max, note.empty() ? "" : "; ", note.c_str());
   const char* path = std::getenv("BENCH_RESULTS");
-  if (!path) return;
+  if (!path) {
+    return;
+  }
   if (FILE* out = std::fopen(path, "a")) {
     std::fprintf(out, "%s\t%ld\t%.0f\t%ld\t%ld\t%ld\t%s\n", name.c_str(), jobs, rate, p50, p99, max,
                  note.c_str());
@@ -99,16 +101,24 @@ double raw_post_rate(const std::string& url, int count, int parallel) {
     curl_multi_perform(multi, &running);
     int queued = 0;
     while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
-      if (message->msg != CURLMSG_DONE) continue;
+      if (message->msg != CURLMSG_DONE) {
+        continue;
+      }
       CURL* easy = message->easy_handle;
       curl_multi_remove_handle(multi, easy);
       ++done;
-      if (started < count) start_one(easy);
+      if (started < count) {
+        start_one(easy);
+      }
     }
-    if (done < count) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    if (done < count) {
+      curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    }
   }
   double rate = count * 1000.0 / std::max<int64_t>(1, now_ms() - begin);
-  for (CURL* easy : handles) curl_easy_cleanup(easy);
+  for (CURL* easy : handles) {
+    curl_easy_cleanup(easy);
+  }
   curl_slist_free_all(headers);
   curl_multi_cleanup(multi);
   return rate;
@@ -147,12 +157,16 @@ Figures figures(const std::vector<const Arrival*>& list) {
   std::vector<int64_t> lateness;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (const Arrival* a : list) {
-    if (!seen.insert({a->topic, a->id}).second) continue;
+    if (!seen.insert({a->topic, a->id}).second) {
+      continue;
+    }
     lateness.push_back(a->arrived_ms - a->due_ms);
     first = std::min(first, a->arrived_ms);
     last = std::max(last, a->arrived_ms);
   }
-  if (lateness.empty()) return f;
+  if (lateness.empty()) {
+    return f;
+  }
   std::sort(lateness.begin(), lateness.end());
   auto pct = [&](double p) { return lateness[static_cast<size_t>(p * (lateness.size() - 1))]; };
   f.jobs = static_cast<long>(lateness.size());
@@ -172,7 +186,9 @@ void tune(DeliveryWorld& world) {
 
 void start_roles(DeliveryWorld& world) {
   world.start_timer();
-  for (int i = 0; i < env_int("CONSUMERS", 2); ++i) world.start_consumer(i);
+  for (int i = 0; i < env_int("CONSUMERS", 2); ++i) {
+    world.start_consumer(i);
+  }
 }
 
 // The instant a backlog of `jobs` adds will be due: after the adds are
@@ -183,8 +199,9 @@ void start_roles(DeliveryWorld& world) {
 int64_t plan_due(DeliveryWorld& world, int jobs) {
   int64_t begin = now_ms();
   const int probes = 300;
-  for (int i = 0; i < probes; ++i)
-    world.add_job("calibrate", "c" + std::to_string(i), now_ms() + 3600 * 1000);
+  for (int i = 0; i < probes; ++i) {
+    world.add_job("calibrate", "c" + std::to_string(i), now_ms() + int64_t{3600} * 1000);
+  }
   double per_add_ms = double(now_ms() - begin) / probes;
   return now_ms() + static_cast<int64_t>(jobs * per_add_ms * 2.0) + 1000;
 }
@@ -192,7 +209,9 @@ int64_t plan_due(DeliveryWorld& world, int jobs) {
 // Adds `jobs` jobs "<prefix><n>" of `topic`, all due at `due`.
 void add_backlog(DeliveryWorld& world, const std::string& topic, const std::string& prefix,
                  int jobs, int64_t due) {
-  for (int i = 0; i < jobs; ++i) world.add_job(topic, prefix + std::to_string(i), due, "{\"n\":1}");
+  for (int i = 0; i < jobs; ++i) {
+    world.add_job(topic, prefix + std::to_string(i), due, "{\"n\":1}");
+  }
 }
 
 // Roles start now; reports how far past the due instant the adds ran (the
@@ -200,32 +219,46 @@ void add_backlog(DeliveryWorld& world, const std::string& topic, const std::stri
 std::string start_before(DeliveryWorld& world, int64_t due) {
   int64_t overrun = now_ms() - due;
   start_roles(world);
-  if (overrun <= 0) return "";
+  if (overrun <= 0) {
+    return "";
+  }
   std::printf("  (the adds ended %lld ms after the due time; lateness includes it)\n",
               static_cast<long long>(overrun));
   return "adds overran due by " + std::to_string(overrun) + " ms";
 }
 
 std::string join(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
+  if (a.empty()) {
+    return b;
+  }
+  if (b.empty()) {
+    return a;
+  }
   return a + "; " + b;
 }
 
 // VERBOSE=1: arrivals per 500 ms, and Redis's command counts (how many
 // reserves, acks, promotes ran), to see where a drain spends its time.
 void print_details(DeliveryWorld& world, const std::vector<Arrival>& all) {
-  if (all.empty()) return;
+  if (all.empty()) {
+    return;
+  }
   int64_t first = INT64_MAX;
-  for (const auto& a : all) first = std::min(first, a.arrived_ms);
+  for (const auto& a : all) {
+    first = std::min(first, a.arrived_ms);
+  }
   std::map<int64_t, long> per_bucket;
-  for (const auto& a : all) ++per_bucket[(a.arrived_ms - first) / 500];
-  for (const auto& entry : per_bucket)
-    std::printf("  +%5lld ms: %ld arrivals\n", static_cast<long long>(entry.first * 500),
+  for (const auto& a : all) {
+    ++per_bucket[(a.arrived_ms - first) / 500];
+  }
+  for (const auto& entry : per_bucket) {
+    std::printf("  +%5lld ms: %ld arrivals\n", static_cast<long long>(entry.first) * 500,
                 entry.second);
+  }
   auto stats = world.store().shard(0).command({"INFO", "commandstats"});
-  if (stats.is_ok() && (*stats)->type == REDIS_REPLY_STRING)
+  if (stats.is_ok() && (*stats)->type == REDIS_REPLY_STRING) {
     std::printf("%.*s\n", static_cast<int>((*stats)->len), (*stats)->str);
+  }
 }
 
 // Drains JOBS jobs of topic "bench" with `idle` other topics online and empty.
@@ -234,7 +267,9 @@ Figures drain_with_idle_topics(int idle, const std::string& name) {
   DeliveryWorld world;
   tune(world);
   world.add_topic(world.topic("bench"));
-  for (int i = 0; i < idle; ++i) world.add_topic(world.topic("idle" + std::to_string(i)));
+  for (int i = 0; i < idle; ++i) {
+    world.add_topic(world.topic("idle" + std::to_string(i)));
+  }
   int64_t due = plan_due(world, jobs);
   add_backlog(world, "bench", "j", jobs, due);
   std::string note = start_before(world, due);
@@ -258,13 +293,20 @@ Figures drain_with_idle_topics(int idle, const std::string& name) {
   }
   bool all_came = world.callback().wait_for(jobs, 120000);
   done = true;
-  if (sampler.joinable()) sampler.join();
+  if (sampler.joinable()) {
+    sampler.join();
+  }
   REQUIRE(all_came);
   auto all = arrivals(world.callback().requests());
   std::vector<const Arrival*> list;
-  for (const auto& a : all) list.push_back(&a);
+  list.reserve(all.size());
+  for (const auto& a : all) {
+    list.push_back(&a);
+  }
   Figures f = figures(list);
-  if (std::getenv("VERBOSE")) print_details(world, all);
+  if (std::getenv("VERBOSE")) {
+    print_details(world, all);
+  }
   report(name, f.jobs, f.rate, f.p50, f.p99, f.max,
          join("span " + std::to_string(f.span_ms) + " ms", note));
   return f;
@@ -316,21 +358,27 @@ TEST_CASE("drain: healthy topic beside a hanging one") {
   add_backlog(world, "bench", "j", jobs, due);
   std::string note = start_before(world, due);
   int64_t deadline = now_ms() + 180000;
-  while (healthy.load() < jobs && now_ms() < deadline)
+  while (healthy.load() < jobs && now_ms() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   REQUIRE(healthy.load() >= jobs);
   auto all = arrivals(world.callback().requests());
   std::vector<const Arrival*> list;
   int64_t first = INT64_MAX, last = INT64_MIN;
   for (const auto& a : all) {
-    if (a.topic != "bench") continue;
+    if (a.topic != "bench") {
+      continue;
+    }
     list.push_back(&a);
     first = std::min(first, a.arrived_ms);
     last = std::max(last, a.arrived_ms);
   }
   long hang_attempts = 0;  // hanging attempts started while the healthy topic drained
-  for (const auto& a : all)
-    if (a.topic == "hang" && a.arrived_ms <= last) ++hang_attempts;
+  for (const auto& a : all) {
+    if (a.topic == "hang" && a.arrived_ms <= last) {
+      ++hang_attempts;
+    }
+  }
   Figures f = figures(list);
   report("drain: healthy topic beside a hanging one", f.jobs, f.rate, f.p50, f.p99, f.max,
          join("span " + std::to_string(f.span_ms) + " ms; " + std::to_string(hang_attempts) +
@@ -363,18 +411,23 @@ TEST_CASE("drain: one shard of two stalled") {
       const std::string key = "bench:j" + std::to_string(i);
       auto held = world.store().shard(shard).command({"HEXISTS", dq::keys::records_of(key), key});
       REQUIRE(held.is_ok());
-      if ((*held)->integer == 1) shard_of[key.substr(6)] = shard;
+      if ((*held)->integer == 1) {
+        shard_of[key.substr(6)] = shard;
+      }
     }
   }
   REQUIRE(shard_of.size() == static_cast<size_t>(jobs));
   long on_stalled = 0;
-  for (const auto& entry : shard_of) on_stalled += entry.second == 1;
+  for (const auto& entry : shard_of) {
+    on_stalled += entry.second == 1;
+  }
   std::string note = start_before(world, due);
 
   const long stall_at = std::max(1L, static_cast<long>(jobs) * env_int("STALL_AT", 5) / 100);
   int64_t deadline = now_ms() + 60000;
-  while (arrived.load() < stall_at && now_ms() < deadline)
+  while (arrived.load() < stall_at && now_ms() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
   REQUIRE(::kill(second.pid(), SIGSTOP) == 0);
   int64_t stopped_ms = now_ms();
   std::this_thread::sleep_for(std::chrono::milliseconds(stall_ms));
@@ -389,17 +442,25 @@ TEST_CASE("drain: one shard of two stalled") {
   std::vector<const Arrival*> healthy, stalled;
   long stalled_after_cont = 0, healthy_during_stall = 0;
   for (const auto& a : all) {
-    if (++times[a.id] > 1) continue;
+    if (++times[a.id] > 1) {
+      continue;
+    }
     if (shard_of.at(a.id) == 1) {
       stalled.push_back(&a);
-      if (a.arrived_ms >= continued_ms) ++stalled_after_cont;
+      if (a.arrived_ms >= continued_ms) {
+        ++stalled_after_cont;
+      }
     } else {
       healthy.push_back(&a);
-      if (a.arrived_ms >= stopped_ms && a.arrived_ms < continued_ms) ++healthy_during_stall;
+      if (a.arrived_ms >= stopped_ms && a.arrived_ms < continued_ms) {
+        ++healthy_during_stall;
+      }
     }
   }
   long duplicates = 0;
-  for (const auto& entry : times) duplicates += entry.second - 1;
+  for (const auto& entry : times) {
+    duplicates += entry.second - 1;
+  }
   Figures h = figures(healthy);
   Figures s = figures(stalled);
   report("drain: one shard of two stalled, healthy shard", h.jobs, h.rate, h.p50, h.p99, h.max,
@@ -417,7 +478,9 @@ TEST_CASE("lateness at a steady rate") {
   const int seconds = env_int("SECONDS", 10);
   DeliveryWorld world;
   world.config().log_level = "warn";
-  if (std::getenv("NO_AOF")) world.redis().command({"CONFIG", "SET", "appendonly", "no"});
+  if (std::getenv("NO_AOF")) {
+    world.redis().command({"CONFIG", "SET", "appendonly", "no"});
+  }
   world.add_topic(world.topic("steady"));
   world.start_timer();
   world.start_consumer(0);
@@ -428,7 +491,9 @@ TEST_CASE("lateness at a steady rate") {
   for (int i = 0; i < total; ++i) {
     int64_t slot = start + static_cast<int64_t>(i) * 1000 / rate;
     int64_t wait = slot - now_ms();
-    if (wait > 0) std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    if (wait > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait));
+    }
     world.add_job("steady", "s" + std::to_string(i), now_ms() + 1000);
   }
   REQUIRE(world.callback().wait_for(total, 30000));

@@ -15,7 +15,9 @@ constexpr size_t kErrorChars = 300;  // of each job's last error
 std::string shorten(const std::string& text, size_t limit) {
   std::string line = text;
   for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
+    if (c == '\n' || c == '\r') {
+      c = ' ';
+    }
   }
   return line.size() <= limit ? line : line.substr(0, limit) + "...";
 }
@@ -23,7 +25,9 @@ std::string shorten(const std::string& text, size_t limit) {
 }  // namespace
 
 std::string format_duration(int64_t ms) {
-  if (ms < 1000) return std::to_string(ms) + " ms";
+  if (ms < 1000) {
+    return std::to_string(ms) + " ms";
+  }
   int64_t s = ms / 1000;
   char text[32];
   if (s < 60) {
@@ -91,13 +95,17 @@ AlertMessage dead_letters_alert(const std::string& topic, const std::string& cal
                  : "[dq] " + std::to_string(count) + " jobs of topic " + topic + " dead-lettered";
   std::set<std::string> recipients;
   for (const auto& event : events) {
-    for (const auto& address : split_addresses(event.recipients)) recipients.insert(address);
+    for (const auto& address : split_addresses(event.recipients)) {
+      recipients.insert(address);
+    }
   }
   for (const auto& address : recipients) {
     message.recipients += (message.recipients.empty() ? "" : ",") + address;
   }
   std::string text = "Topic: " + topic + "\n";
-  if (!callback_url.empty()) text += "Callback: " + callback_url + "\n";
+  if (!callback_url.empty()) {
+    text += "Callback: " + callback_url + "\n";
+  }
   text += "Dead-lettered: " + std::to_string(count) + " job" + (count == 1 ? "" : "s") +
           " between " + format_time(events.front().created_at_ms) + " and " +
           format_time(events.back().created_at_ms) + "\n\n";

@@ -26,7 +26,9 @@ int64_t retry_delay_ms(int attempts, int retry_max_s) {
 AlertLoop::AlertLoop(const Config& config) : config_(config) {}
 
 bool AlertLoop::open() {
-  if (registry_ && outbox_ && messages_) return true;
+  if (registry_ && outbox_ && messages_) {
+    return true;
+  }
   auto registry = Registry::open(config_.sqlite_path);
   auto outbox = AlertOutbox::open(config_.sqlite_path);
   auto messages = AlertMessages::open(config_.sqlite_path);
@@ -44,7 +46,9 @@ bool AlertLoop::open() {
 }
 
 void AlertLoop::turn() {
-  if (!open()) return;
+  if (!open()) {
+    return;
+  }
   int64_t now = now_ms();
   compose(now);
   send(now);
@@ -81,12 +85,18 @@ void AlertLoop::compose(int64_t now) {
   }
   int64_t window_ms = int64_t{config_.alert_group_window_s} * 1000;
   for (auto& [topic, group] : dead_by_topic) {
-    if (now - group.front().created_at_ms < window_ms) continue;  // still gathering
+    if (now - group.front().created_at_ms < window_ms) {
+      continue;  // still gathering
+    }
     std::string callback;
     auto known = registry_->get_topic(topic);
-    if (known.is_ok()) callback = known->callback_url;
+    if (known.is_ok()) {
+      callback = known->callback_url;
+    }
     std::vector<int64_t> ids;
-    for (const auto& event : group) ids.push_back(event.id);
+    for (const auto& event : group) {
+      ids.push_back(event.id);
+    }
     auto added = messages_->add(dead_letters_alert(topic, callback, group, now), ids);
     if (!added.is_ok()) {
       err_log().error("checker: cannot queue the dead-letter alert of {}: {}", topic,
@@ -104,7 +114,9 @@ void AlertLoop::send(int64_t now) {
     err_log().error("checker: cannot read the alert messages: {}", due.status().message());
     return;
   }
-  if (due->empty()) return;
+  if (due->empty()) {
+    return;
+  }
   auto settings = load_alert_settings(*registry_);
   if (!settings.is_ok()) {
     err_log().error("checker: cannot read the alert settings (alerts wait): {}",
@@ -114,7 +126,9 @@ void AlertLoop::send(int64_t now) {
   int64_t lease_ms = 2 * int64_t{config_.alert_send_timeout_ms} + 1000;
   for (auto& message : *due) {
     auto claimed = messages_->claim(message, now + lease_ms);
-    if (!claimed.is_ok() || !*claimed) continue;
+    if (!claimed.is_ok() || !*claimed) {
+      continue;
+    }
     send_one(message, *settings, now);
   }
 }

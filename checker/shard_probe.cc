@@ -24,7 +24,9 @@ ProbeResult ShardProbe::probe(bool with_safety, int memory_warn_percent) {
   result.ok = true;
   if (with_safety) {
     auto safety = check_shard_safety(connection_, memory_warn_percent);
-    if (safety.is_ok()) result.safety = std::move(*safety);
+    if (safety.is_ok()) {
+      result.safety = std::move(*safety);
+    }
   }
   return result;
 }

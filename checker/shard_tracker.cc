@@ -5,7 +5,9 @@ namespace dq {
 
 ShardTracker::ShardTracker(CheckedShard initial, int down_after, int up_after)
     : health_(std::move(initial)), down_after_(down_after), up_after_(up_after) {
-  if (!health_.up) first_failure_ms_ = health_.since_ms;
+  if (!health_.up) {
+    first_failure_ms_ = health_.since_ms;
+  }
   health_.failures = 0;
 }
 
@@ -13,7 +15,9 @@ std::optional<ShardChange> ShardTracker::record_ok(int64_t now_ms) {
   health_.checked_at_ms = now_ms;
   health_.failures = 0;
   ++successes_;
-  if (health_.up || successes_ < up_after_) return std::nullopt;
+  if (health_.up || successes_ < up_after_) {
+    return std::nullopt;
+  }
   ShardChange change;
   change.up = true;
   change.reason = health_.reason;
@@ -28,13 +32,17 @@ std::optional<ShardChange> ShardTracker::record_ok(int64_t now_ms) {
 std::optional<ShardChange> ShardTracker::record_failure(const std::string& reason, int64_t now_ms) {
   health_.checked_at_ms = now_ms;
   successes_ = 0;
-  if (health_.failures == 0) first_failure_ms_ = now_ms;
+  if (health_.failures == 0) {
+    first_failure_ms_ = now_ms;
+  }
   ++health_.failures;
   if (!health_.up) {
     health_.reason = reason;  // the latest word on why
     return std::nullopt;
   }
-  if (health_.failures < down_after_) return std::nullopt;
+  if (health_.failures < down_after_) {
+    return std::nullopt;
+  }
   ShardChange change;
   change.up = false;
   change.reason = reason;

@@ -25,7 +25,9 @@ CheckedShard initial_health(const ShardAddress& shard, const Result<ShardHealthR
                             int64_t now) {
   if (earlier.is_ok()) {
     const CheckedShard* known = earlier->find(shard.name());
-    if (known != nullptr) return *known;
+    if (known != nullptr) {
+      return *known;
+    }
   }
   CheckedShard health;
   health.name = shard.name();
@@ -65,7 +67,9 @@ void ShardWatch::run() {
 
 void ShardWatch::round() {
   bool with_safety = monotonic_ms() >= next_safety_mono_ms_;
-  if (with_safety) next_safety_mono_ms_ = monotonic_ms() + kSafetyEveryMs;
+  if (with_safety) {
+    next_safety_mono_ms_ = monotonic_ms() + kSafetyEveryMs;
+  }
   std::vector<std::future<ProbeResult>> pending;
   for (size_t i = 0; i < probes_.size(); ++i) {
     // A shard that just came back (or was never looked at) is checked for
@@ -86,13 +90,19 @@ void ShardWatch::round() {
     ShardTracker& tracker = trackers_[i];
     std::optional<ShardChange> change =
         result.ok ? tracker.record_ok(now) : tracker.record_failure(result.error, now);
-    if (result.safety) note_safety(tracker.health(), *result.safety);
-    if (change) queue_alert(config_.shards[i], *change);
+    if (result.safety) {
+      note_safety(tracker.health(), *result.safety);
+    }
+    if (change) {
+      queue_alert(config_.shards[i], *change);
+    }
     report.shards.push_back(tracker.health());
   }
   report.updated_at_ms = now_ms();
   Status written = write_shard_health(config_.pid_file, report);
-  if (!written.is_ok()) err_log().warn("checker: {}", written.message());
+  if (!written.is_ok()) {
+    err_log().warn("checker: {}", written.message());
+  }
 }
 
 void ShardWatch::note_safety(CheckedShard& health, const ShardSafety& safety) {

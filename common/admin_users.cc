@@ -40,14 +40,19 @@ Status write_new_password_file(const std::string& path) {
   sodium_bin2base64(text, sizeof(text), raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
   std::error_code error;
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+  }
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0)
+  if (fd < 0) {
     return Status(Code::kUnavailable, "cannot create " + path + ": " + std::strerror(errno));
+  }
   std::string line = std::string(text) + "\n";
   bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
   ::close(fd);
-  if (!written) return Status(Code::kUnavailable, "cannot write " + path);
+  if (!written) {
+    return Status(Code::kUnavailable, "cannot write " + path);
+  }
   return Status::ok();
 }
 
@@ -64,77 +69,117 @@ Status validate_admin_user_name(const std::string& name) {
 }
 
 Status validate_admin_password(const std::string& password) {
-  if (password.size() < kMinPasswordBytes)
+  if (password.size() < kMinPasswordBytes) {
     return Status(Code::kInvalid, "password: at least 8 characters");
-  if (password.size() > kMaxPasswordBytes)
+  }
+  if (password.size() > kMaxPasswordBytes) {
     return Status(Code::kInvalid, "password: at most 1024 bytes");
+  }
   return Status::ok();
 }
 
 Result<std::string> read_password_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Status(Code::kInvalid, "cannot read password file " + path);
+  if (!in) {
+    return Status(Code::kInvalid, "cannot read password file " + path);
+  }
   std::string password;
   std::getline(in, password);
-  if (!password.empty() && password.back() == '\r') password.pop_back();
+  if (!password.empty() && password.back() == '\r') {
+    password.pop_back();
+  }
   Status valid = validate_admin_password(password);
-  if (!valid.is_ok()) return Status(Code::kInvalid, path + ": " + valid.message());
+  if (!valid.is_ok()) {
+    return Status(Code::kInvalid, path + ": " + valid.message());
+  }
   return password;
 }
 
 Result<std::unique_ptr<AdminUsers>> AdminUsers::open(const std::string& path) {
-  if (sodium_init() < 0) return Status(Code::kInternal, "libsodium cannot start");
+  if (sodium_init() < 0) {
+    return Status(Code::kInternal, "libsodium cannot start");
+  }
   auto registry = Registry::open(path);  // creates and migrates the schema
-  if (!registry.is_ok()) return registry.status();
+  if (!registry.is_ok()) {
+    return registry.status();
+  }
   auto db = open_sqlite(path);
-  if (!db.is_ok()) return db.status();
+  if (!db.is_ok()) {
+    return db.status();
+  }
   return std::unique_ptr<AdminUsers>(new AdminUsers(std::move(*db)));
 }
 
 Status AdminUsers::add(const std::string& name, const std::string& password) {
   Status valid = validate_admin_user_name(name);
-  if (valid.is_ok()) valid = validate_admin_password(password);
-  if (!valid.is_ok()) return valid;
+  if (valid.is_ok()) {
+    valid = validate_admin_password(password);
+  }
+  if (!valid.is_ok()) {
+    return valid;
+  }
   auto hashed = hash_password(password);
-  if (!hashed.is_ok()) return hashed.status();
+  if (!hashed.is_ok()) {
+    return hashed.status();
+  }
   auto stmt = Statement::prepare(
       db_.get(),
       "INSERT INTO admin_users (name, password_hash, created_at_ms) VALUES (?1, ?2, ?3)");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name).bind(2, *hashed).bind(3, now_ms());
   Status status = stmt->run();
-  if (status.code() == Code::kConflict)
+  if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "user '" + name + "' exists already");
+  }
   return status;
 }
 
 Status AdminUsers::remove(const std::string& name) {
   auto transaction = Transaction::begin(db_.get());
-  if (!transaction.is_ok()) return transaction.status();
+  if (!transaction.is_ok()) {
+    return transaction.status();
+  }
   auto users = Statement::prepare(db_.get(), "DELETE FROM admin_users WHERE name = ?1");
-  if (!users.is_ok()) return users.status();
+  if (!users.is_ok()) {
+    return users.status();
+  }
   users->bind(1, name);
   Status status = users->run();
-  if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_.get()) == 0)
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_.get()) == 0) {
     return Status(Code::kNotFound, "user '" + name + "' does not exist");
+  }
   auto sessions = Statement::prepare(db_.get(), "DELETE FROM admin_sessions WHERE user = ?1");
-  if (!sessions.is_ok()) return sessions.status();
+  if (!sessions.is_ok()) {
+    return sessions.status();
+  }
   sessions->bind(1, name);
   status = sessions->run();
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return (*transaction)->commit();
 }
 
 Result<std::vector<AdminUser>> AdminUsers::list() {
   auto stmt =
       Statement::prepare(db_.get(), "SELECT name, created_at_ms FROM admin_users ORDER BY name");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   std::vector<AdminUser> users;
   for (;;) {
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return users;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return users;
+    }
     users.push_back({stmt->column_text(0), stmt->column_int(1)});
   }
 }
@@ -142,10 +187,14 @@ Result<std::vector<AdminUser>> AdminUsers::list() {
 Result<bool> AdminUsers::verify(const std::string& name, const std::string& password) {
   auto stmt =
       Statement::prepare(db_.get(), "SELECT password_hash FROM admin_users WHERE name = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name);
   auto row = stmt->step();
-  if (!row.is_ok()) return row.status();
+  if (!row.is_ok()) {
+    return row.status();
+  }
   // A made-up hash for a missing user, so both answers take as long.
   static const std::string kDecoy = [] {
     auto decoy = hash_password("not a password of anyone");
@@ -157,19 +206,33 @@ Result<bool> AdminUsers::verify(const std::string& name, const std::string& pass
 }
 
 Result<bool> AdminUsers::ensure_first_user(const Config& config) {
-  if (config.admin_user.empty()) return false;
+  if (config.admin_user.empty()) {
+    return false;
+  }
   auto users = list();
-  if (!users.is_ok()) return users.status();
-  if (!users->empty()) return false;
+  if (!users.is_ok()) {
+    return users.status();
+  }
+  if (!users->empty()) {
+    return false;
+  }
   if (!std::filesystem::exists(config.admin_password_file)) {
     Status written = write_new_password_file(config.admin_password_file);
-    if (!written.is_ok()) return written;
+    if (!written.is_ok()) {
+      return written;
+    }
   }
   auto password = read_password_file(config.admin_password_file);
-  if (!password.is_ok()) return password.status();
+  if (!password.is_ok()) {
+    return password.status();
+  }
   Status added = add(config.admin_user, *password);
-  if (added.code() == Code::kConflict) return false;  // another process was first
-  if (!added.is_ok()) return added;
+  if (added.code() == Code::kConflict) {
+    return false;  // another process was first
+  }
+  if (!added.is_ok()) {
+    return added;
+  }
   return true;
 }
 

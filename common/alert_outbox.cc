@@ -42,10 +42,14 @@ AlertMail crash_loop_alert(const std::string& title, const std::string& detail, 
 Result<std::unique_ptr<AlertOutbox>> AlertOutbox::open(const std::string& sqlite_path) {
   {
     auto migrated = Registry::open(sqlite_path);  // applies sql/NNN_*.sql
-    if (!migrated.is_ok()) return migrated.status();
+    if (!migrated.is_ok()) {
+      return migrated.status();
+    }
   }
   auto db = open_sqlite(sqlite_path);
-  if (!db.is_ok()) return db.status();
+  if (!db.is_ok()) {
+    return db.status();
+  }
   return std::unique_ptr<AlertOutbox>(new AlertOutbox(std::move(*db)));
 }
 
@@ -54,7 +58,9 @@ Result<int64_t> AlertOutbox::queue(const AlertMail& mail) {
       db_.get(),
       "INSERT INTO alert_outbox (topic, job_id, recipients, subject, text, created_at_ms, kind, "
       "attempts, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!statement.is_ok()) return statement.status();
+  if (!statement.is_ok()) {
+    return statement.status();
+  }
   statement->bind(1, mail.topic)
       .bind(2, mail.job_id)
       .bind(3, mail.recipients)
@@ -65,19 +71,27 @@ Result<int64_t> AlertOutbox::queue(const AlertMail& mail) {
       .bind(8, int64_t{mail.attempts})
       .bind(9, mail.error);
   Status status = statement->run();
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_.get()));
 }
 
 Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit) {
   auto statement = Statement::prepare(db_.get(), sql);
-  if (!statement.is_ok()) return statement.status();
+  if (!statement.is_ok()) {
+    return statement.status();
+  }
   statement->bind(1, static_cast<int64_t>(limit));
   std::vector<AlertMail> mails;
   while (true) {
     auto row = statement->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) break;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      break;
+    }
     AlertMail mail;
     mail.id = statement->column_int(0);
     mail.topic = statement->column_text(1);
@@ -86,7 +100,9 @@ Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit
     mail.subject = statement->column_text(4);
     mail.text = statement->column_text(5);
     mail.created_at_ms = statement->column_int(6);
-    if (!statement->column_text(7).empty()) mail.sent_at_ms = statement->column_int(7);
+    if (!statement->column_text(7).empty()) {
+      mail.sent_at_ms = statement->column_int(7);
+    }
     mail.kind = statement->column_text(8);
     mail.attempts = static_cast<int>(statement->column_int(9));
     mail.error = statement->column_text(10);
@@ -112,7 +128,9 @@ Result<std::vector<AlertMail>> AlertOutbox::recent(size_t limit) {
 Status AlertOutbox::mark_sent(int64_t id, int64_t sent_at_ms) {
   auto statement =
       Statement::prepare(db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ?");
-  if (!statement.is_ok()) return statement.status();
+  if (!statement.is_ok()) {
+    return statement.status();
+  }
   statement->bind(1, sent_at_ms).bind(2, id);
   return statement->run();
 }

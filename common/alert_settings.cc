@@ -6,7 +6,9 @@ namespace {
 
 bool has_control(const std::string& text) {
   for (unsigned char c : text) {
-    if (c < ' ' || c == 0x7f) return true;
+    if (c < ' ' || c == 0x7f) {
+      return true;
+    }
   }
   return false;
 }
@@ -16,13 +18,27 @@ Status invalid(const std::string& key, const std::string& why) {
 }
 
 std::string field_text(const AlertSettings& settings, const std::string& key) {
-  if (key == "smtp_host") return settings.smtp_host;
-  if (key == "smtp_port") return std::to_string(settings.smtp_port);
-  if (key == "smtp_security") return settings.smtp_security;
-  if (key == "smtp_user") return settings.smtp_user;
-  if (key == "smtp_password") return settings.smtp_password;
-  if (key == "mail_from") return settings.mail_from;
-  if (key == "to") return settings.to;
+  if (key == "smtp_host") {
+    return settings.smtp_host;
+  }
+  if (key == "smtp_port") {
+    return std::to_string(settings.smtp_port);
+  }
+  if (key == "smtp_security") {
+    return settings.smtp_security;
+  }
+  if (key == "smtp_user") {
+    return settings.smtp_user;
+  }
+  if (key == "smtp_password") {
+    return settings.smtp_password;
+  }
+  if (key == "mail_from") {
+    return settings.mail_from;
+  }
+  if (key == "to") {
+    return settings.to;
+  }
   return settings.webhook_url;
 }
 
@@ -80,24 +96,32 @@ Status apply_alert_setting(AlertSettings* settings, const std::string& key,
     settings->smtp_password = value;
   } else if (key == "mail_from") {
     Status status = validate_email_list(key, value);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
     if (value.empty() || value.find(',') != std::string::npos) {
       return invalid(key, "must be one email address");
     }
     settings->mail_from = value;
   } else if (key == "to") {
     Status status = validate_email_list(key, value);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
     settings->to = value;
   } else if (key == "webhook_url") {
     if (!value.empty() && value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0) {
       return invalid(key, "'" + value + "' must start with http:// or https://");
     }
-    if (value.find(' ') != std::string::npos) return invalid(key, "contains a space");
+    if (value.find(' ') != std::string::npos) {
+      return invalid(key, "contains a space");
+    }
     settings->webhook_url = value;
   } else {
     std::string known;
-    for (const auto& name : alert_setting_keys()) known += (known.empty() ? "" : ", ") + name;
+    for (const auto& name : alert_setting_keys()) {
+      known += (known.empty() ? "" : ", ") + name;
+    }
     return Status(Code::kInvalid, "unknown alert setting '" + key + "' (known: " + known + ")");
   }
   return Status::ok();
@@ -105,11 +129,15 @@ Status apply_alert_setting(AlertSettings* settings, const std::string& key,
 
 Result<AlertSettings> load_alert_settings(Registry& registry) {
   auto stored = registry.alert_settings();
-  if (!stored.is_ok()) return stored.status();
+  if (!stored.is_ok()) {
+    return stored.status();
+  }
   AlertSettings settings;
   for (const auto& key : alert_setting_keys()) {
     auto it = stored->find(key);
-    if (it == stored->end()) continue;
+    if (it == stored->end()) {
+      continue;
+    }
     Status applied = apply_alert_setting(&settings, key, it->second);
     if (!applied.is_ok()) {
       return Status(Code::kInvalid, "stored alert setting " + applied.message());
@@ -122,11 +150,15 @@ Status save_alert_settings(Registry& registry, const AlertSettings& settings) {
   AlertSettings checked;
   for (const auto& key : alert_setting_keys()) {
     Status status = apply_alert_setting(&checked, key, field_text(settings, key));
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   for (const auto& key : alert_setting_keys()) {
     Status status = registry.set_alert_setting(key, field_text(settings, key));
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   return Status::ok();
 }

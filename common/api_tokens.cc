@@ -25,9 +25,13 @@ std::string new_secret() {
 }  // namespace
 
 std::string TokenScope::text() const {
-  if (all_topics) return "*";
+  if (all_topics) {
+    return "*";
+  }
   std::string out;
-  for (const auto& topic : topics) out += (out.empty() ? "" : ",") + topic;
+  for (const auto& topic : topics) {
+    out += (out.empty() ? "" : ",") + topic;
+  }
   return out;
 }
 
@@ -58,7 +62,9 @@ Result<TokenScope> parse_token_scope(const std::string& text) {
                                         "by commas (a,b)");
     }
     scope.topics.insert(topic);
-    if (comma == std::string::npos) return scope;
+    if (comma == std::string::npos) {
+      return scope;
+    }
     start = comma + 1;
   }
 }
@@ -73,66 +79,99 @@ std::string api_token_hash(const std::string& token) {
 }
 
 Result<std::unique_ptr<ApiTokens>> ApiTokens::open(const std::string& path) {
-  if (sodium_init() < 0) return Status(Code::kInternal, "libsodium cannot start");
+  if (sodium_init() < 0) {
+    return Status(Code::kInternal, "libsodium cannot start");
+  }
   auto registry = Registry::open(path);  // creates and migrates the schema
-  if (!registry.is_ok()) return registry.status();
+  if (!registry.is_ok()) {
+    return registry.status();
+  }
   auto db = open_sqlite(path);
-  if (!db.is_ok()) return db.status();
+  if (!db.is_ok()) {
+    return db.status();
+  }
   return std::unique_ptr<ApiTokens>(new ApiTokens(std::move(*db)));
 }
 
 Result<std::string> ApiTokens::create(const std::string& name, const TokenScope& scope) {
   Status valid = validate_token_name(name);
-  if (!valid.is_ok()) return valid;
-  if (!scope.all_topics && scope.topics.empty())
+  if (!valid.is_ok()) {
+    return valid;
+  }
+  if (!scope.all_topics && scope.topics.empty()) {
     return Status(Code::kInvalid, "topics: give \"*\" or at least one topic");
+  }
   std::string secret = new_secret();
   auto stmt = Statement::prepare(db_.get(),
                                  "INSERT INTO api_tokens (name, token_hash, topics, created_at_ms) "
                                  "VALUES (?1, ?2, ?3, ?4)");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name).bind(2, api_token_hash(secret)).bind(3, scope.text()).bind(4, now_ms());
   Status status = stmt->run();
-  if (status.code() == Code::kConflict)
+  if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "token '" + name + "' exists already");
-  if (!status.is_ok()) return status;
+  }
+  if (!status.is_ok()) {
+    return status;
+  }
   return secret;
 }
 
 Status ApiTokens::remove(const std::string& name) {
   auto stmt = Statement::prepare(db_.get(), "DELETE FROM api_tokens WHERE name = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name);
   Status status = stmt->run();
-  if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_.get()) == 0)
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_.get()) == 0) {
     return Status(Code::kNotFound, "token '" + name + "' does not exist");
+  }
   return Status::ok();
 }
 
 Result<int64_t> ApiTokens::data_version() {
   auto stmt = Statement::prepare(db_.get(), "PRAGMA data_version");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   auto row = stmt->step();
-  if (!row.is_ok()) return row.status();
-  if (!*row) return Status(Code::kInternal, "PRAGMA data_version gave no row");
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  if (!*row) {
+    return Status(Code::kInternal, "PRAGMA data_version gave no row");
+  }
   return stmt->column_int(0);
 }
 
 Result<std::vector<ApiToken>> ApiTokens::list() {
   auto stmt = Statement::prepare(
       db_.get(), "SELECT name, token_hash, topics, created_at_ms FROM api_tokens ORDER BY name");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   std::vector<ApiToken> tokens;
   for (;;) {
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return tokens;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return tokens;
+    }
     ApiToken token;
     token.name = stmt->column_text(0);
     token.token_hash = stmt->column_text(1);
     auto scope = parse_token_scope(stmt->column_text(2));
-    if (scope.is_ok()) token.scope = std::move(*scope);  // a bad row allows nothing
+    if (scope.is_ok()) {
+      token.scope = std::move(*scope);  // a bad row allows nothing
+    }
     token.created_at_ms = stmt->column_int(3);
     tokens.push_back(std::move(token));
   }

@@ -17,7 +17,9 @@ constexpr const char* kProbeId = "dq-test-callback";
 size_t keep_start(char* data, size_t size, size_t count, void* user) {
   auto* kept = static_cast<std::string*>(user);
   size_t n = size * count;
-  if (kept->size() < kKeptBytes) kept->append(data, std::min(n, kKeptBytes - kept->size()));
+  if (kept->size() < kKeptBytes) {
+    kept->append(data, std::min(n, kKeptBytes - kept->size()));
+  }
   return n;
 }
 

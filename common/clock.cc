@@ -19,9 +19,13 @@ int64_t monotonic_ms() {
 Result<int64_t> parse_datetime_ms(const std::string& text) {
   bool shaped = text.size() == 19 && text[4] == '-' && text[7] == '-' && text[10] == ' ' &&
                 text[13] == ':' && text[16] == ':';
-  if (!shaped) return Status(Code::kInvalid, "time '" + text + "' is not YYYY-MM-DD HH:MM:SS");
+  if (!shaped) {
+    return Status(Code::kInvalid, "time '" + text + "' is not YYYY-MM-DD HH:MM:SS");
+  }
   auto due = parse_time_text(text);
-  if (!due.is_ok()) return due.status();
+  if (!due.is_ok()) {
+    return due.status();
+  }
   return due->ms;
 }
 

@@ -21,9 +21,13 @@ int collect(void* user, const char* section, const char* name, const char* value
 }
 
 std::string resolve(const std::filesystem::path& base, const std::string& path) {
-  if (path.empty()) return path;
+  if (path.empty()) {
+    return path;
+  }
   std::filesystem::path p(path);
-  if (p.is_absolute()) return p.lexically_normal().string();
+  if (p.is_absolute()) {
+    return p.lexically_normal().string();
+  }
   return (base / p).lexically_normal().string();
 }
 
@@ -32,7 +36,9 @@ Status parse_int(const std::string& key, const std::string& text, int64_t min, i
   try {
     size_t used = 0;
     long long value = std::stoll(text, &used);
-    if (used != text.size() || value < min || value > max) throw std::out_of_range(key);
+    if (used != text.size() || value < min || value > max) {
+      throw std::out_of_range(key);
+    }
     *out = value;
     return Status::ok();
   } catch (const std::exception&) {
@@ -56,12 +62,17 @@ Status parse_bool(const std::string& key, const std::string& text, bool* out) {
 
 bool parse_host_port(const std::string& text, std::string* host, int* port) {
   size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size()) return false;
-  std::string port_text = text.substr(colon + 1);
-  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5)
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size()) {
     return false;
+  }
+  std::string port_text = text.substr(colon + 1);
+  if (port_text.find_first_not_of("0123456789") != std::string::npos || port_text.size() > 5) {
+    return false;
+  }
   int value = std::stoi(port_text);
-  if (value < 1 || value > 65535) return false;
+  if (value < 1 || value > 65535) {
+    return false;
+  }
   *host = text.substr(0, colon);
   *port = value;
   return true;
@@ -70,8 +81,12 @@ bool parse_host_port(const std::string& text, std::string* host, int* port) {
 Result<Config> load_config(const std::string& path) {
   Values values;
   int rc = ini_parse(path.c_str(), collect, &values);
-  if (rc < 0) return Status(Code::kInvalid, "cannot open config file " + path);
-  if (rc > 0) return Status(Code::kInvalid, path + ": syntax error on line " + std::to_string(rc));
+  if (rc < 0) {
+    return Status(Code::kInvalid, "cannot open config file " + path);
+  }
+  if (rc > 0) {
+    return Status(Code::kInvalid, path + ": syntax error on line " + std::to_string(rc));
+  }
 
   Config config;
   std::filesystem::path absolute = std::filesystem::absolute(path);
@@ -81,14 +96,18 @@ Result<Config> load_config(const std::string& path) {
   Status status;
   auto number = [&](const char* key, int64_t min, int64_t max, auto* field) {
     auto it = values.find(key);
-    if (it == values.end() || !status.is_ok()) return;
+    if (it == values.end() || !status.is_ok()) {
+      return;
+    }
     int64_t value = 0;
     status = parse_int(key, it->second, min, max, &value);
     *field = static_cast<std::remove_pointer_t<decltype(field)>>(value);
   };
   auto text = [&](const char* key, std::string* field) {
     auto it = values.find(key);
-    if (it != values.end()) *field = it->second;
+    if (it != values.end()) {
+      *field = it->second;
+    }
   };
 
   text("server.listen", &config.server_listen);
@@ -125,7 +144,7 @@ Result<Config> load_config(const std::string& path) {
   number("alert.retry_max_s", 1, 86400, &config.alert_retry_max_s);
   number("master.drain_timeout_ms", 0, 3600000, &config.drain_timeout_ms);
   number("master.registry_refresh_ms", 100, 600000, &config.registry_refresh_ms);
-  number("admin.session_ttl_s", 60, 30 * 86400, &config.admin_session_ttl_s);
+  number("admin.session_ttl_s", 60, int64_t{30} * 86400, &config.admin_session_ttl_s);
   text("admin.listen", &config.admin_listen);
   text("admin.user", &config.admin_user);
   text("admin.password_file", &config.admin_password_file);
@@ -135,7 +154,9 @@ Result<Config> load_config(const std::string& path) {
   text("log.format", &config.log_format);
   number("log.keep_days", 0, 36500, &config.log_keep_days);
   text("master.pid_file", &config.pid_file);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   // One add carries a body and its id and fields: the request limit must let it in.
   if (config.max_request_bytes < config.max_body_bytes + 4096) {
     return Status(Code::kInvalid, "server.max_request_bytes (" +
@@ -157,25 +178,33 @@ Result<Config> load_config(const std::string& path) {
         return Status(Code::kInvalid, "consumer.callback_allow_hosts: '" + host +
                                           "' is not a host name (a comma list of hosts)");
       }
-      if (!host.empty()) config.callback_allow_hosts.push_back(host);
+      if (!host.empty()) {
+        config.callback_allow_hosts.push_back(host);
+      }
     }
   }
 
   auto require_token = values.find("server.require_token");
   if (require_token != values.end()) {
     status = parse_bool("server.require_token", require_token->second, &config.require_token);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   auto start_local = values.find("redis.start_local");
   if (start_local != values.end()) {
     status = parse_bool("redis.start_local", start_local->second, &config.start_local_redis);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
 
   auto allow_unsafe = values.find("redis.allow_unsafe");
   if (allow_unsafe != values.end()) {
     status = parse_bool("redis.allow_unsafe", allow_unsafe->second, &config.allow_unsafe_redis);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
 
   static const std::set<std::string> kKnown = {"server.listen",
@@ -251,8 +280,12 @@ Result<Config> load_config(const std::string& path) {
   }
   auto shards =
       parse_shard_list(values.count("redis.shards") ? values["redis.shards"] : "127.0.0.1:6379");
-  if (!shards.is_ok()) return Status(Code::kInvalid, "redis.shards: " + shards.status().message());
-  if (shards->empty()) return Status(Code::kInvalid, "redis.shards lists no shard");
+  if (!shards.is_ok()) {
+    return Status(Code::kInvalid, "redis.shards: " + shards.status().message());
+  }
+  if (shards->empty()) {
+    return Status(Code::kInvalid, "redis.shards lists no shard");
+  }
   config.shards = *shards;
 
   static const std::set<std::string> kLevels = {"trace", "debug",    "info", "warn",

@@ -15,7 +15,7 @@ namespace dq {
 // docs/decisions.md): 20 jobs of this size go through while small adds keep
 // answering; bodies are stored once and never copied by state changes, and a
 // reserve stops adding jobs past 4 MiB of bodies.
-inline constexpr size_t kMaxBodyBytesLimit = 4 * 1024 * 1024;
+inline constexpr size_t kMaxBodyBytesLimit = size_t{4} * 1024 * 1024;
 
 struct Config {
   std::string path;  // the ini file itself (absolute)
@@ -28,12 +28,13 @@ struct Config {
   // outcome unknown" (the PHP client gives up after 1 s and would read every
   // later reply one call late); its late result is dropped.
   int legacy_reply_timeout_ms = 900;
-  size_t max_body_bytes = 64 * 1024;
+  size_t max_body_bytes = size_t{64} * 1024;
   int max_batch_jobs = 1000;
   // HTTP API limits (server/http_server.h); each is answered with JSON.
   int max_connections = 10000;                  // open connections per API server process
-  size_t max_header_bytes = 64 * 1024;          // request line and headers
-  size_t max_request_bytes = 16 * 1024 * 1024;  // a request body (a batch carries many jobs)
+  size_t max_header_bytes = size_t{64} * 1024;  // request line and headers
+  size_t max_request_bytes =
+      size_t{16} * 1024 * 1024;    // a request body (a batch carries many jobs)
   int request_timeout_ms = 30000;  // a request must arrive whole within this from its first byte
   int idle_timeout_ms = 120000;    // a connection that sends nothing is closed after this
   // The legacy port's idle cut: as the PHP server's 300 s, so its producers'

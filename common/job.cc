@@ -41,16 +41,22 @@ std::string job_key(std::string_view topic, std::string_view id) {
 
 bool split_job_key(std::string_view key, std::string* topic, std::string* id) {
   size_t colon = key.find(':');
-  if (colon == std::string_view::npos) return false;
+  if (colon == std::string_view::npos) {
+    return false;
+  }
   topic->assign(key.substr(0, colon));
   id->assign(key.substr(colon + 1));
   return true;
 }
 
 bool valid_topic(std::string_view topic) {
-  if (topic.empty() || topic.size() > 64) return false;
+  if (topic.empty() || topic.size() > 64) {
+    return false;
+  }
   for (char c : topic) {
-    if (!is_name_char(c)) return false;
+    if (!is_name_char(c)) {
+      return false;
+    }
   }
   return true;
 }
@@ -60,19 +66,27 @@ bool valid_topic(std::string_view topic) {
 // surrogates (ED) and code points past U+10FFFF (F4), and, after C2, the
 // C1 controls U+0080-U+009F (well-formed UTF-8, but control characters).
 bool valid_id(std::string_view id) {
-  if (id.empty() || id.size() > 256) return false;
+  if (id.empty() || id.size() > 256) {
+    return false;
+  }
   size_t i = 0;
   while (i < id.size()) {
     unsigned char lead = static_cast<unsigned char>(id[i]);
     if (lead < 0x80) {
-      if (lead < 0x20 || lead == 0x7F) return false;
+      if (lead < 0x20 || lead == 0x7F) {
+        return false;
+      }
       ++i;
       continue;
     }
     size_t length = utf8_sequence_length(id, i);
-    if (length == 0) return false;
+    if (length == 0) {
+      return false;
+    }
     // C2 80..9F encode the C1 controls: well-formed UTF-8, but control characters.
-    if (lead == 0xC2 && static_cast<unsigned char>(id[i + 1]) < 0xA0) return false;
+    if (lead == 0xC2 && static_cast<unsigned char>(id[i + 1]) < 0xA0) {
+      return false;
+    }
     i += length;
   }
   return true;

@@ -66,14 +66,20 @@ ChunkFn zset_chunks(RedisConnection& shard, const std::string& zset, const std::
   return [&shard, zset, prefix = topic + ":"](int64_t start, int64_t count) -> Result<Chunk> {
     auto reply = shard.command(
         {"ZRANGE", zset, std::to_string(start), std::to_string(start + count - 1), "WITHSCORES"});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     const redisReply* r = reply->get();
-    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) return unexpected(shard, "ZRANGE");
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) {
+      return unexpected(shard, "ZRANGE");
+    }
     Chunk chunk;
     chunk.read = r->elements / 2;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
       std::string key = text_of(r->element[i]);
-      if (key.compare(0, prefix.size(), prefix) != 0) continue;
+      if (key.compare(0, prefix.size(), prefix) != 0) {
+        continue;
+      }
       // Scores are integral ms, answered as text.
       double score = std::strtod(text_of(r->element[i + 1]).c_str(), nullptr);
       chunk.kept.push_back({std::move(key), static_cast<int64_t>(score)});
@@ -86,12 +92,18 @@ ChunkFn list_chunks(RedisConnection& shard, const std::string& list) {
   return [&shard, list](int64_t start, int64_t count) -> Result<Chunk> {
     auto reply =
         shard.command({"LRANGE", list, std::to_string(start), std::to_string(start + count - 1)});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     const redisReply* r = reply->get();
-    if (r->type != REDIS_REPLY_ARRAY) return unexpected(shard, "LRANGE");
+    if (r->type != REDIS_REPLY_ARRAY) {
+      return unexpected(shard, "LRANGE");
+    }
     Chunk chunk;
     chunk.read = r->elements;
-    for (size_t i = 0; i < r->elements; ++i) chunk.kept.push_back({text_of(r->element[i]), 0});
+    for (size_t i = 0; i < r->elements; ++i) {
+      chunk.kept.push_back({text_of(r->element[i]), 0});
+    }
     return chunk;
   };
 }
@@ -99,10 +111,14 @@ ChunkFn list_chunks(RedisConnection& shard, const std::string& list) {
 // Keeps the job when its record is in the state asked for.
 void keep_if_in_state(const RedisConnection& shard, const Entry& entry, std::string_view record,
                       ListState state, ShardScan* scan) {
-  if (record.empty() || record[0] != letter_of(state)) return;  // another state
+  if (record.empty() || record[0] != letter_of(state)) {
+    return;  // another state
+  }
   Job job;
   std::string topic;
-  if (!parse_job_meta(record, &job) || !split_job_key(entry.key, &topic, &job.id)) return;
+  if (!parse_job_meta(record, &job) || !split_job_key(entry.key, &topic, &job.id)) {
+    return;
+  }
   Candidate found;
   found.key = entry.key;
   found.job.id = job.id;
@@ -111,7 +127,9 @@ void keep_if_in_state(const RedisConnection& shard, const Entry& entry, std::str
   found.job.due_ms = job.due_at_ms;
   found.job.created_ms = job.created_at_ms;
   found.job.shard = shard.address().name();
-  if (state == ListState::kWorking) found.job.lease_deadline_ms = entry.score;
+  if (state == ListState::kWorking) {
+    found.job.lease_deadline_ms = entry.score;
+  }
   // The working set is walked in lease order and delayed jobs sorted by due;
   // a ready list in queue order, and its due times only interleave the shards.
   found.order = state == ListState::kWorking ? entry.score : job.due_at_ms;
@@ -121,13 +139,22 @@ void keep_if_in_state(const RedisConnection& shard, const Entry& entry, std::str
 // Keeps the entries whose record is in the state asked for.
 Status keep_in_state(RedisConnection& shard, const std::vector<Entry>& entries, ListState state,
                      ShardScan* scan) {
-  if (entries.empty()) return Status::ok();
+  if (entries.empty()) {
+    return Status::ok();
+  }
   std::vector<std::string> job_keys;
-  for (const auto& entry : entries) job_keys.push_back(entry.key);
+  job_keys.reserve(entries.size());
+  for (const auto& entry : entries) {
+    job_keys.push_back(entry.key);
+  }
   auto records = read_records(shard, job_keys);
-  if (!records.is_ok()) return records.status();
+  if (!records.is_ok()) {
+    return records.status();
+  }
   for (size_t i = 0; i < entries.size(); ++i) {
-    if ((*records)[i]) keep_if_in_state(shard, entries[i], *(*records)[i], state, scan);
+    if ((*records)[i]) {
+      keep_if_in_state(shard, entries[i], *(*records)[i], state, scan);
+    }
   }
   return Status::ok();
 }
@@ -144,7 +171,9 @@ Result<ShardScan> scan_due(RedisConnection& shard, const std::string& topic, Lis
   int64_t examined = 0, start = 0;
   constexpr int64_t kBucketsPerRound = 100;
   auto sorted_enough = [&](int64_t next_bound) {
-    if (scan.found.size() < need) return false;
+    if (scan.found.size() < need) {
+      return false;
+    }
     std::sort(scan.found.begin(), scan.found.end(),
               [](const Candidate& a, const Candidate& b) { return a.order < b.order; });
     return scan.found[need - 1].order < next_bound;
@@ -152,35 +181,54 @@ Result<ShardScan> scan_due(RedisConnection& shard, const std::string& topic, Lis
   while (true) {
     auto reply = shard.command({"ZRANGE", keys::due_index(), std::to_string(start),
                                 std::to_string(start + kBucketsPerRound - 1), "WITHSCORES"});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     const redisReply* r = reply->get();
-    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) return unexpected(shard, "ZRANGE");
-    if (r->elements == 0) break;
-    if (sorted_enough(std::strtoll(text_of(r->element[1]).c_str(), nullptr, 10))) break;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) {
+      return unexpected(shard, "ZRANGE");
+    }
+    if (r->elements == 0) {
+      break;
+    }
+    if (sorted_enough(std::strtoll(text_of(r->element[1]).c_str(), nullptr, 10))) {
+      break;
+    }
     if (examined >= kMaxExaminedPerShard) {
       scan.truncated = true;
       break;
     }
     std::vector<std::vector<std::string>> reads;
-    for (size_t i = 0; i + 1 < r->elements; i += 2)
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
       reads.push_back({"HGETALL", keys::records_prefix() + text_of(r->element[i])});
+    }
     for (auto& bucket : shard.command_all(reads)) {
-      if (!bucket.is_ok()) return bucket.status();
+      if (!bucket.is_ok()) {
+        return bucket.status();
+      }
       const redisReply* all = bucket->get();
-      if (all->type != REDIS_REPLY_ARRAY) return unexpected(shard, "HGETALL");
+      if (all->type != REDIS_REPLY_ARRAY) {
+        return unexpected(shard, "HGETALL");
+      }
       for (size_t i = 0; i + 1 < all->elements; i += 2) {
         ++examined;
         Entry entry{text_of(all->element[i]), 0};
-        if (entry.key.compare(0, prefix.size(), prefix) != 0) continue;
+        if (entry.key.compare(0, prefix.size(), prefix) != 0) {
+          continue;
+        }
         keep_if_in_state(shard, entry, text_of(all->element[i + 1]), state, &scan);
       }
     }
     start += static_cast<int64_t>(r->elements / 2);
-    if (static_cast<int64_t>(r->elements / 2) < kBucketsPerRound) break;  // the end
+    if (static_cast<int64_t>(r->elements / 2) < kBucketsPerRound) {
+      break;  // the end
+    }
   }
   std::sort(scan.found.begin(), scan.found.end(),
             [](const Candidate& a, const Candidate& b) { return a.order < b.order; });
-  if (scan.found.size() > need) scan.found.resize(need);
+  if (scan.found.size() > need) {
+    scan.found.resize(need);
+  }
   return scan;
 }
 
@@ -193,17 +241,25 @@ Result<ShardScan> scan_shard(const ChunkFn& chunks, RedisConnection& shard, List
   while (scan.found.size() < need) {
     if (start >= kMaxExaminedPerShard) {
       auto more = chunks(start, 1);  // is anything left past the cap?
-      if (!more.is_ok()) return more.status();
+      if (!more.is_ok()) {
+        return more.status();
+      }
       scan.truncated = more->read > 0;
       break;
     }
     int64_t count = std::min(kChunk, kMaxExaminedPerShard - start);
     auto chunk = chunks(start, count);
-    if (!chunk.is_ok()) return chunk.status();
+    if (!chunk.is_ok()) {
+      return chunk.status();
+    }
     Status kept = keep_in_state(shard, chunk->kept, state, &scan);
-    if (!kept.is_ok()) return kept;
+    if (!kept.is_ok()) {
+      return kept;
+    }
     start += static_cast<int64_t>(chunk->read);
-    if (static_cast<int64_t>(chunk->read) < count) break;  // the end
+    if (static_cast<int64_t>(chunk->read) < count) {
+      break;  // the end
+    }
   }
   return scan;
 }
@@ -224,24 +280,40 @@ Result<ShardScan> scan_state(RedisConnection& shard, const std::string& topic, L
 
 Result<int64_t> count_in_state(RedisConnection& shard, const std::string& topic, ListState state) {
   auto reply = shard.command({"HGET", keys::counts(), topic + ":" + letter_of(state)});
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
-  if (r->type == REDIS_REPLY_NIL) return int64_t{0};
-  if (r->type != REDIS_REPLY_STRING) return unexpected(shard, "HGET");
+  if (r->type == REDIS_REPLY_NIL) {
+    return int64_t{0};
+  }
+  if (r->type != REDIS_REPLY_STRING) {
+    return unexpected(shard, "HGET");
+  }
   return static_cast<int64_t>(std::strtoll(text_of(r).c_str(), nullptr, 10));
 }
 
 // Fills the last errors of the page's jobs found on one shard.
 Status fill_errors(RedisConnection& shard, const std::vector<Candidate*>& jobs) {
-  if (jobs.empty()) return Status::ok();
+  if (jobs.empty()) {
+    return Status::ok();
+  }
   std::vector<std::string> argv = {"HMGET", keys::errors()};
-  for (const Candidate* job : jobs) argv.push_back(job->key);
+  for (const Candidate* job : jobs) {
+    argv.push_back(job->key);
+  }
   auto reply = shard.command(argv);
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != jobs.size()) return unexpected(shard, "HMGET");
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != jobs.size()) {
+    return unexpected(shard, "HMGET");
+  }
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (r->element[i]->type != REDIS_REPLY_STRING) continue;
+    if (r->element[i]->type != REDIS_REPLY_STRING) {
+      continue;
+    }
     Job parsed;
     parse_error_entry(std::string_view(r->element[i]->str, r->element[i]->len), &parsed);
     jobs[i]->job.last_error = parsed.last_error;
@@ -255,7 +327,9 @@ Status fill_errors(RedisConnection& shard, const std::vector<Candidate*>& jobs) 
 std::optional<ListState> parse_list_state(std::string_view text) {
   for (ListState state :
        {ListState::kDelayed, ListState::kReady, ListState::kWorking, ListState::kRetrying}) {
-    if (text == list_state_name(state)) return state;
+    if (text == list_state_name(state)) {
+      return state;
+    }
   }
   return std::nullopt;
 }
@@ -276,9 +350,12 @@ const char* list_state_name(ListState state) {
 
 Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListState state,
                                 int64_t offset, int64_t limit) {
-  if (offset < 0) return Status(Code::kInvalid, "offset must be 0 or more");
-  if (limit < 1 || limit > kMaxListLimit)
+  if (offset < 0) {
+    return Status(Code::kInvalid, "offset must be 0 or more");
+  }
+  if (limit < 1 || limit > kMaxListLimit) {
     return Status(Code::kInvalid, "limit must be 1 to " + std::to_string(kMaxListLimit));
+  }
   JobPage page;
   const size_t need = static_cast<size_t>(offset + limit);
   std::vector<ShardScan> scans(store.shard_count());
@@ -307,23 +384,33 @@ Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListS
   for (size_t taken = 0; taken < need; ++taken) {
     size_t best = scans.size();
     for (size_t i = 0; i < scans.size(); ++i) {
-      if (next[i] >= scans[i].found.size()) continue;
+      if (next[i] >= scans[i].found.size()) {
+        continue;
+      }
       if (best == scans.size() ||
-          scans[i].found[next[i]].order < scans[best].found[next[best]].order)
+          scans[i].found[next[i]].order < scans[best].found[next[best]].order) {
         best = i;
+      }
     }
-    if (best == scans.size()) break;
+    if (best == scans.size()) {
+      break;
+    }
     Candidate* candidate = &scans[best].found[next[best]++];
-    if (taken < static_cast<size_t>(offset)) continue;
+    if (taken < static_cast<size_t>(offset)) {
+      continue;
+    }
     chosen.push_back(candidate);
     on_shard[best].push_back(candidate);
   }
   for (size_t i = 0; i < scans.size(); ++i) {
     // A shard lost now leaves its jobs listed without their errors, and named.
-    if (reachable[i] && !fill_errors(store.shard(i), on_shard[i]).is_ok())
+    if (reachable[i] && !fill_errors(store.shard(i), on_shard[i]).is_ok()) {
       page.unreachable_shards.push_back(store.shard(i).address().name());
+    }
   }
-  for (Candidate* candidate : chosen) page.jobs.push_back(std::move(candidate->job));
+  for (Candidate* candidate : chosen) {
+    page.jobs.push_back(std::move(candidate->job));
+  }
   return page;
 }
 
@@ -340,7 +427,9 @@ Json to_json(const JobPage& page) {
       row["last_error"] = job.last_error;
       row["last_error_at_ms"] = job.last_error_ms;
     }
-    if (job.state == "working") row["lease_deadline_ms"] = job.lease_deadline_ms;
+    if (job.state == "working") {
+      row["lease_deadline_ms"] = job.lease_deadline_ms;
+    }
     jobs.push_back(std::move(row));
   }
   return Json{{"total", page.total},

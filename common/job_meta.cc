@@ -7,7 +7,9 @@ namespace dq {
 namespace {
 
 bool parse_int64(std::string_view text, int64_t* out) {
-  if (text.empty()) return false;
+  if (text.empty()) {
+    return false;
+  }
   auto result = std::from_chars(text.data(), text.data() + text.size(), *out);
   return result.ec == std::errc() && result.ptr == text.data() + text.size();
 }
@@ -55,8 +57,12 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
     fields.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
-  if (fields.size() != 7 || fields[0].size() != 1) return false;
-  if (!state_of_letter(fields[0][0], &job->state)) return false;
+  if (fields.size() != 7 || fields[0].size() != 1) {
+    return false;
+  }
+  if (!state_of_letter(fields[0][0], &job->state)) {
+    return false;
+  }
   int64_t attempts = 0;
   if (!parse_int64(fields[1], &attempts) || !parse_int64(fields[2], &job->due_at_ms) ||
       !parse_int64(fields[3], &job->created_at_ms)) {
@@ -64,8 +70,12 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   }
   job->attempts = static_cast<int>(attempts);
   job->incarnation.assign(fields[4]);
-  if (lease != nullptr) lease->assign(fields[5]);
-  if (newline != std::string_view::npos) job->body.assign(record.substr(newline + 1));
+  if (lease != nullptr) {
+    lease->assign(fields[5]);
+  }
+  if (newline != std::string_view::npos) {
+    job->body.assign(record.substr(newline + 1));
+  }
   return true;
 }
 

@@ -41,12 +41,18 @@ Result<std::vector<std::optional<std::string>>> read_records(RedisConnection& sh
                                                              const std::vector<std::string>& keys) {
   std::vector<std::vector<std::string>> commands;
   commands.reserve(keys.size());
-  for (const auto& key : keys) commands.push_back(record_read_argv(key));
+  for (const auto& key : keys) {
+    commands.push_back(record_read_argv(key));
+  }
   std::vector<std::optional<std::string>> out;
   out.reserve(keys.size());
   for (auto& reply : shard.command_all(commands)) {
-    if (!reply.is_ok()) return reply.status();
-    if (!take_record(reply->get(), &out)) return unexpected_reply(shard);
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
+    if (!take_record(reply->get(), &out)) {
+      return unexpected_reply(shard);
+    }
   }
   return out;
 }
@@ -56,13 +62,19 @@ Result<std::vector<std::optional<std::string>>> read_flat_records(
   std::vector<std::string> argv = {"HMGET", keys::flat_records()};
   argv.insert(argv.end(), keys.begin(), keys.end());
   auto reply = shard.command(argv);
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != keys.size()) return unexpected_reply(shard);
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != keys.size()) {
+    return unexpected_reply(shard);
+  }
   std::vector<std::optional<std::string>> out;
   out.reserve(keys.size());
   for (size_t i = 0; i < r->elements; ++i) {
-    if (!take_record(r->element[i], &out)) return unexpected_reply(shard);
+    if (!take_record(r->element[i], &out)) {
+      return unexpected_reply(shard);
+    }
   }
   return out;
 }

@@ -38,7 +38,9 @@ bool reply_int(const redisReply* reply, int64_t* out) {
     std::string text(reply->str, reply->len);
     char* end = nullptr;
     double value = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size()) return false;
+    if (text.empty() || end != text.c_str() + text.size()) {
+      return false;
+    }
     *out = static_cast<int64_t>(value);
     return true;
   }
@@ -46,9 +48,12 @@ bool reply_int(const redisReply* reply, int64_t* out) {
 }
 
 std::string reply_string(const redisReply* reply) {
-  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) {
     return std::string(reply->str, reply->len);
-  if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
+  }
+  if (reply->type == REDIS_REPLY_INTEGER) {
+    return std::to_string(reply->integer);
+  }
   return {};
 }
 
@@ -70,8 +75,9 @@ JobStore::JobStore(const std::vector<ShardAddress>& shards, int connect_timeout_
                    int command_timeout_ms)
     : addresses_(shards) {
   shards_.reserve(shards.size());
-  for (const auto& address : shards)
+  for (const auto& address : shards) {
     shards_.emplace_back(address, connect_timeout_ms, command_timeout_ms);
+  }
 }
 
 JobStore::JobStore(const Config& config)
@@ -81,11 +87,15 @@ JobStore::JobStore(const Config& config)
 }
 
 Status JobStore::confirm_replicas(size_t shard) {
-  if (wait_replicas_ <= 0) return Status::ok();
+  if (wait_replicas_ <= 0) {
+    return Status::ok();
+  }
   RedisConnection& connection = shards_[shard];
   auto reply = connection.command(wait_argv(wait_replicas_, wait_timeout_ms_),
                                   connection.command_timeout_ms() + wait_timeout_ms_);
-  if (!reply.is_ok()) return wait_failed(reply.status(), addresses_[shard].name());
+  if (!reply.is_ok()) {
+    return wait_failed(reply.status(), addresses_[shard].name());
+  }
   return read_wait_reply(reply->get(), wait_replicas_, wait_timeout_ms_, addresses_[shard].name());
 }
 
@@ -97,8 +107,12 @@ Result<std::optional<JobStore::StoredJob>> JobStore::read_record(size_t shard,
                                                                  const std::string& topic,
                                                                  const std::string& id) {
   auto reply = shards_[shard].command(record_read_argv(job_key(topic, id)));
-  if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type == REDIS_REPLY_NIL) return std::optional<StoredJob>();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  if ((*reply)->type == REDIS_REPLY_NIL) {
+    return std::optional<StoredJob>();
+  }
   StoredJob stored{Job{}, false};
   stored.job.topic = topic;
   stored.job.id = id;
@@ -113,11 +127,17 @@ Result<std::optional<JobStore::StoredJob>> JobStore::read_record(size_t shard,
 }
 
 Result<std::optional<std::string>> JobStore::read_body(size_t shard, const StoredJob& stored) {
-  if (stored.body_inline) return std::optional<std::string>(stored.job.body);
+  if (stored.body_inline) {
+    return std::optional<std::string>(stored.job.body);
+  }
   auto reply =
       shards_[shard].command({"HGET", keys::bodies(), job_key(stored.job.topic, stored.job.id)});
-  if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type != REDIS_REPLY_STRING) return std::optional<std::string>();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  if ((*reply)->type != REDIS_REPLY_STRING) {
+    return std::optional<std::string>();
+  }
   return std::optional<std::string>(std::string((*reply)->str, (*reply)->len));
 }
 
@@ -125,7 +145,9 @@ Result<Added> JobStore::add(const std::string& topic, const std::string& id,
                             const std::string& body, DueTime due) {
   const std::vector<size_t> order = order_for(job_key(topic, id));
   std::vector<bool> reachable(shards_.size(), false);
-  for (size_t index : order) reachable[index] = shards_[index].ensure_connected().is_ok();
+  for (size_t index : order) {
+    reachable[index] = shards_[index].ensure_connected().is_ok();
+  }
 
   // Each pass either adds or finds one more shard unreachable.
   for (size_t pass = 0; pass <= shards_.size(); ++pass) {
@@ -136,32 +158,48 @@ Result<Added> JobStore::add(const std::string& topic, const std::string& id,
     }
     // The add script only sees its own shard: ask the others first.
     for (size_t index : order) {
-      if (!reachable[index] || index == *plan.target) continue;
+      if (!reachable[index] || index == *plan.target) {
+        continue;
+      }
       auto held = read_record(index, topic, id);
       if (!held.is_ok()) {
-        if (!is_unreachable(held.status())) return held.status();
+        if (!is_unreachable(held.status())) {
+          return held.status();
+        }
         reachable[index] = false;
         continue;
       }
-      if (!held->has_value()) continue;
+      if (!held->has_value()) {
+        continue;
+      }
       auto stored = read_body(index, **held);
-      if (!stored.is_ok()) return stored.status();
+      if (!stored.is_ok()) {
+        return stored.status();
+      }
       std::optional<std::string_view> stored_body;
-      if (*stored) stored_body = **stored;
+      if (*stored) {
+        stored_body = **stored;
+      }
       return read_copy_elsewhere((*held)->job, stored_body, body, addresses_[index].name());
     }
     plan = plan_add(addresses_, order, reachable);  // the target is unchanged
     auto reply = shards_[*plan.target].run(
         add_call(topic, id, body, due, plan.verify_against, plan.unreachable));
     if (!reply.is_ok()) {
-      if (reply.status().code() != Code::kUnavailable) return reply.status();
+      if (reply.status().code() != Code::kUnavailable) {
+        return reply.status();
+      }
       reachable[*plan.target] = false;  // it did not run: the next shard takes the job
       continue;
     }
     auto added = read_add_reply(reply->get(), 0, topic, id);
-    if (!added.is_ok()) return added;
+    if (!added.is_ok()) {
+      return added;
+    }
     Status replicated = confirm_replicas(*plan.target);
-    if (!replicated.is_ok()) return replicated;
+    if (!replicated.is_ok()) {
+      return replicated;
+    }
     return added;
   }
   return Status(Code::kUnavailable, "no Redis shard can take job " + job_name(topic, id));
@@ -173,18 +211,30 @@ Result<Job> JobStore::get(const std::string& topic, const std::string& id) {
   for (size_t index : order_for(key)) {
     auto held = read_record(index, topic, id);
     if (!held.is_ok()) {
-      if (!is_unreachable(held.status())) return held.status();
-      if (down.empty()) down = addresses_[index].name();
+      if (!is_unreachable(held.status())) {
+        return held.status();
+      }
+      if (down.empty()) {
+        down = addresses_[index].name();
+      }
       continue;
     }
-    if (!held->has_value()) continue;
+    if (!held->has_value()) {
+      continue;
+    }
     auto body = read_body(index, **held);
-    if (!body.is_ok()) return body.status();
+    if (!body.is_ok()) {
+      return body.status();
+    }
     Job job = std::move((*held)->job);
-    if (*body) job.body = std::move(**body);
+    if (*body) {
+      job.body = std::move(**body);
+    }
     RedisConnection& shard = shards_[index];
     auto error = shard.command({"HGET", keys::errors(), key});
-    if (!error.is_ok()) return error.status();
+    if (!error.is_ok()) {
+      return error.status();
+    }
     if ((*error)->type == REDIS_REPLY_STRING) {
       parse_error_entry(std::string_view((*error)->str, (*error)->len), &job);
     }
@@ -204,25 +254,35 @@ Status JobStore::del(const std::string& topic, const std::string& id) {
   for (size_t index = 0; index < shards_.size(); ++index) {
     auto held = read_record(index, topic, id);
     if (!held.is_ok()) {
-      if (!is_unreachable(held.status())) return held.status();
+      if (!is_unreachable(held.status())) {
+        return held.status();
+      }
       unreachable.push_back(addresses_[index].name());
       continue;
     }
-    if (held->has_value()) copies.push_back({index, (*held)->job.state});
+    if (held->has_value()) {
+      copies.push_back({index, (*held)->job.state});
+    }
   }
   DeletePlan plan = plan_delete(copies, unreachable, topic, id);
-  if (!plan.verdict.is_ok()) return plan.verdict;
+  if (!plan.verdict.is_ok()) {
+    return plan.verdict;
+  }
   const std::vector<std::string> names = shard_names(addresses_);
   for (const auto& copy : copies) {
     auto reply = shards_[copy.shard].run(del_call(topic, id, plan.tomb, names));
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
   }
   return Status::ok();
 }
 
 Result<PromoteResult> JobStore::promote(size_t shard, int limit) {
   auto reply = shards_[shard].run(promote_call(limit));
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
   int64_t moved = 0;
   int64_t next = -1;
@@ -232,13 +292,17 @@ Result<PromoteResult> JobStore::promote(size_t shard, int limit) {
     return unexpected(shards_[shard], "promote");
   }
   result.moved = static_cast<int>(moved);
-  if (next >= 0) result.next_due_ms = next;
+  if (next >= 0) {
+    result.next_due_ms = next;
+  }
   return result;
 }
 
 Result<ExpiredResult> JobStore::requeue_expired(size_t shard, int limit) {
   auto reply = shards_[shard].run(requeue_expired_call(limit));
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
   int64_t moved = 0;
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !reply_int(r->element[0], &moved) ||
@@ -261,14 +325,24 @@ Result<std::vector<HeldCopy>> JobStore::held_copies(size_t shard, const std::str
   std::vector<HeldCopy> copies;
   auto members = shards_[shard].command(
       {"ZRANGE", keys::held(against), "0", std::to_string(std::max(1, limit) - 1)});
-  if (!members.is_ok()) return members.status();
+  if (!members.is_ok()) {
+    return members.status();
+  }
   const redisReply* list = members->get();
-  if (list->type != REDIS_REPLY_ARRAY) return unexpected(shards_[shard], "ZRANGE");
-  if (list->elements == 0) return copies;
+  if (list->type != REDIS_REPLY_ARRAY) {
+    return unexpected(shards_[shard], "ZRANGE");
+  }
+  if (list->elements == 0) {
+    return copies;
+  }
   std::vector<std::string> held_keys;
-  for (size_t i = 0; i < list->elements; ++i) held_keys.push_back(reply_string(list->element[i]));
+  for (size_t i = 0; i < list->elements; ++i) {
+    held_keys.push_back(reply_string(list->element[i]));
+  }
   auto records = read_flat_records(shards_[shard], held_keys);  // held: flat
-  if (!records.is_ok()) return records.status();
+  if (!records.is_ok()) {
+    return records.status();
+  }
   for (size_t i = 0; i < held_keys.size(); ++i) {
     HeldCopy copy;
     copy.key = held_keys[i];
@@ -287,13 +361,17 @@ Result<bool> JobStore::wait_wake(size_t shard, const std::string& list, int time
   RedisConnection& connection = shards_[shard];
   if (timeout_ms <= 0) {  // BLPOP 0 would block forever: just take a token if one is there
     auto reply = connection.command({"LPOP", list});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     return (*reply)->type != REDIS_REPLY_NIL;
   }
   // The socket must outwait the BLPOP itself.
   auto reply = connection.command({"BLPOP", list, blpop_seconds(timeout_ms)},
                                   timeout_ms + connection.command_timeout_ms());
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   return (*reply)->type == REDIS_REPLY_ARRAY && (*reply)->elements == 2;
 }
 
@@ -309,10 +387,14 @@ Result<ReserveBatch> JobStore::reserve(size_t shard, const std::string& reserve_
                                        const std::vector<ReserveSlot>& slots, int most_jobs,
                                        int64_t most_bytes, const std::string& forget_id) {
   ReserveBatch batch;
-  if (slots.empty()) return batch;
+  if (slots.empty()) {
+    return batch;
+  }
   auto reply =
       shards_[shard].run(reserve_call(reserve_id, slots, most_jobs, most_bytes, forget_id));
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   const redisReply* r = reply->get();
   if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || (r->elements - 2) % 6 != 0 ||
       !reply_int(r->element[0], &batch.ready_left)) {
@@ -350,15 +432,21 @@ Status JobStore::forget_reserve(size_t shard, const std::string& reserve_id) {
 
 Result<int> JobStore::release(size_t shard, const std::string& reserve_id) {
   auto reply = shards_[shard].run(release_call(reserve_id));
-  if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "release");
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  if ((*reply)->type != REDIS_REPLY_INTEGER) {
+    return unexpected(shards_[shard], "release");
+  }
   return static_cast<int>((*reply)->integer);
 }
 
 std::vector<Result<AckOutcome>> JobStore::ack_all(size_t shard,
                                                   const std::vector<AckRequest>& acks) {
   std::vector<Result<AckOutcome>> outcomes;
-  if (acks.empty()) return outcomes;
+  if (acks.empty()) {
+    return outcomes;
+  }
   std::vector<AckTarget> targets;
   targets.reserve(acks.size());
   for (const auto& ack : acks) {
@@ -391,8 +479,12 @@ Result<FailOutcome> JobStore::fail(size_t shard, const std::string& topic, const
                                    const std::string& error) {
   auto reply = shards_[shard].run(fail_call(topic, id, lease.incarnation, lease.reserve_id,
                                             retry_delay_ms, max_attempts, error));
-  if (!reply.is_ok()) return reply.status();
-  if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shards_[shard], "fail");
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  if ((*reply)->type != REDIS_REPLY_INTEGER) {
+    return unexpected(shards_[shard], "fail");
+  }
   switch ((*reply)->integer) {
     case 1:
       return FailOutcome::kRescheduled;
@@ -410,9 +502,13 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
   std::vector<DeadJob> out;
   size_t skip = offset;
   for (RedisConnection& shard : shards_) {
-    if (out.size() >= count) break;
+    if (out.size() >= count) {
+      break;
+    }
     auto size = shard.command({"ZCARD", keys::dead(topic)});
-    if (!size.is_ok()) return size.status();
+    if (!size.is_ok()) {
+      return size.status();
+    }
     size_t total = static_cast<size_t>((*size)->integer);
     if (skip >= total) {
       skip -= total;
@@ -422,35 +518,52 @@ Result<std::vector<DeadJob>> JobStore::dead_list(const std::string& topic, size_
     auto members =
         shard.command({"ZRANGE", keys::dead(topic), std::to_string(skip), std::to_string(stop)});
     skip = 0;
-    if (!members.is_ok()) return members.status();
+    if (!members.is_ok()) {
+      return members.status();
+    }
     const redisReply* list = members->get();
-    if (list->type != REDIS_REPLY_ARRAY) return unexpected(shard, "ZRANGE");
-    if (list->elements == 0) continue;
+    if (list->type != REDIS_REPLY_ARRAY) {
+      return unexpected(shard, "ZRANGE");
+    }
+    if (list->elements == 0) {
+      continue;
+    }
     // The same job keys, read from the three hashes a dead job spans.
     std::vector<std::string> job_keys;
-    for (size_t i = 0; i < list->elements; ++i) job_keys.push_back(reply_string(list->element[i]));
+    for (size_t i = 0; i < list->elements; ++i) {
+      job_keys.push_back(reply_string(list->element[i]));
+    }
     auto records = read_flat_records(shard, job_keys);  // dead: flat
-    if (!records.is_ok()) return records.status();
+    if (!records.is_ok()) {
+      return records.status();
+    }
     std::vector<ReplyPtr> columns;
     for (const std::string& hash : {keys::bodies(), keys::errors()}) {
       std::vector<std::string> argv = {"HMGET", hash};
       argv.insert(argv.end(), job_keys.begin(), job_keys.end());
       auto reply = shard.command(argv);
-      if (!reply.is_ok()) return reply.status();
-      if ((*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != job_keys.size())
+      if (!reply.is_ok()) {
+        return reply.status();
+      }
+      if ((*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != job_keys.size()) {
         return unexpected(shard, "HMGET");
+      }
       columns.push_back(std::move(*reply));
     }
     for (size_t i = 0; i < job_keys.size(); ++i) {
       const std::optional<std::string>& record = (*records)[i];
-      if (!record) continue;  // deleted in between
+      if (!record) {
+        continue;  // deleted in between
+      }
       DeadJob dead;
       if (!split_job_key(job_keys[i], &dead.job.topic, &dead.job.id) ||
           !parse_job_meta(*record, &dead.job)) {
         continue;
       }
       const redisReply* body = columns[0]->element[i];
-      if (body->type == REDIS_REPLY_STRING) dead.job.body.assign(body->str, body->len);
+      if (body->type == REDIS_REPLY_STRING) {
+        dead.job.body.assign(body->str, body->len);
+      }
       const redisReply* error = columns[1]->element[i];
       if (error->type == REDIS_REPLY_STRING) {
         parse_error_entry(std::string_view(error->str, error->len), &dead.job);
@@ -468,15 +581,25 @@ Result<int64_t> JobStore::dead_requeue(const std::string& topic, const std::stri
     while (true) {
       auto reply = shard.run(dead_requeue_call(topic, id, id.empty() ? kDeadBatch : 1));
       if (!reply.is_ok()) {
-        if (!is_unreachable(reply.status())) return reply.status();
-        if (down.empty()) down = shard.address().name();
+        if (!is_unreachable(reply.status())) {
+          return reply.status();
+        }
+        if (down.empty()) {
+          down = shard.address().name();
+        }
         break;
       }
-      if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shard, "dead_requeue");
+      if ((*reply)->type != REDIS_REPLY_INTEGER) {
+        return unexpected(shard, "dead_requeue");
+      }
       moved += (*reply)->integer;
-      if (!id.empty() || (*reply)->integer == 0) break;
+      if (!id.empty() || (*reply)->integer == 0) {
+        break;
+      }
     }
-    if (!id.empty() && moved > 0) return moved;
+    if (!id.empty() && moved > 0) {
+      return moved;
+    }
   }
   if (!down.empty()) {
     return Status(Code::kUnavailable, "requeued " + std::to_string(moved) +
@@ -496,13 +619,21 @@ Result<int64_t> JobStore::dead_purge(const std::string& topic) {
     while (true) {
       auto reply = shard.run(dead_purge_call(topic, kDeadBatch));
       if (!reply.is_ok()) {
-        if (!is_unreachable(reply.status())) return reply.status();
-        if (down.empty()) down = shard.address().name();
+        if (!is_unreachable(reply.status())) {
+          return reply.status();
+        }
+        if (down.empty()) {
+          down = shard.address().name();
+        }
         break;
       }
-      if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shard, "dead_purge");
+      if ((*reply)->type != REDIS_REPLY_INTEGER) {
+        return unexpected(shard, "dead_purge");
+      }
       purged += (*reply)->integer;
-      if ((*reply)->integer == 0) break;
+      if ((*reply)->integer == 0) {
+        break;
+      }
     }
   }
   if (!down.empty()) {
@@ -517,8 +648,12 @@ Result<int64_t> JobStore::dead_count(const std::string& topic) {
   int64_t total = 0;
   for (RedisConnection& shard : shards_) {
     auto reply = shard.command({"ZCARD", keys::dead(topic)});
-    if (!reply.is_ok()) return reply.status();
-    if ((*reply)->type != REDIS_REPLY_INTEGER) return unexpected(shard, "ZCARD");
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
+    if ((*reply)->type != REDIS_REPLY_INTEGER) {
+      return unexpected(shard, "ZCARD");
+    }
     total += (*reply)->integer;
   }
   return total;

@@ -19,7 +19,9 @@ class Checker {
 
   bool document() {
     space();
-    if (!value()) return false;
+    if (!value()) {
+      return false;
+    }
     space();
     return at_ == text_.size();
   }
@@ -28,34 +30,47 @@ class Checker {
   bool more() const { return at_ < text_.size(); }
   unsigned char peek() const { return static_cast<unsigned char>(text_[at_]); }
 
+  // The byte that closes a container opened with `open` ('{' or '[').
+  static unsigned char closer(unsigned char open) { return open == '{' ? '}' : ']'; }
+
   void space() {
-    while (more() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) ++at_;
+    while (more() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r')) {
+      ++at_;
+    }
   }
 
   bool literal(std::string_view word) {
-    if (text_.substr(at_, word.size()) != word) return false;
+    if (text_.substr(at_, word.size()) != word) {
+      return false;
+    }
     at_ += word.size();
     return true;
   }
 
   // Containers are walked with an explicit stack: depth costs no recursion.
   bool value() {
-    char open[kMaxDepth];
+    unsigned char open[kMaxDepth];
     size_t depth = 0;
     while (true) {
       space();
-      if (!more()) return false;
+      if (!more()) {
+        return false;
+      }
       unsigned char c = peek();
       if (c == '{' || c == '[') {
-        if (depth == kMaxDepth) return false;
-        open[depth++] = static_cast<char>(c);
+        if (depth == kMaxDepth) {
+          return false;
+        }
+        open[depth++] = c;
         ++at_;
         space();
-        if (more() && peek() == (c == '{' ? '}' : ']')) {
+        if (more() && peek() == closer(c)) {
           ++at_;
           --depth;
         } else {
-          if (c == '{' && !member_name()) return false;
+          if (c == '{' && !member_name()) {
+            return false;
+          }
           continue;  // the first value
         }
       } else if (!scalar()) {
@@ -63,18 +78,25 @@ class Checker {
       }
       // After a value: close containers, or go on after a comma.
       while (true) {
-        if (depth == 0) return true;
+        if (depth == 0) {
+          return true;
+        }
         space();
-        if (!more()) return false;
-        char close = open[depth - 1] == '{' ? '}' : ']';
-        if (peek() == static_cast<unsigned char>(close)) {
+        if (!more()) {
+          return false;
+        }
+        if (peek() == closer(open[depth - 1])) {
           ++at_;
           --depth;
           continue;
         }
-        if (peek() != ',') return false;
+        if (peek() != ',') {
+          return false;
+        }
         ++at_;
-        if (open[depth - 1] == '{' && !member_name()) return false;
+        if (open[depth - 1] == '{' && !member_name()) {
+          return false;
+        }
         break;
       }
     }
@@ -83,38 +105,62 @@ class Checker {
   // `"name" :` of an object member.
   bool member_name() {
     space();
-    if (!more() || peek() != '"' || !string()) return false;
+    if (!more() || peek() != '"' || !string()) {
+      return false;
+    }
     space();
-    if (!more() || peek() != ':') return false;
+    if (!more() || peek() != ':') {
+      return false;
+    }
     ++at_;
     return true;
   }
 
   bool scalar() {
     unsigned char c = peek();
-    if (c == '"') return string();
-    if (c == 't') return literal("true");
-    if (c == 'f') return literal("false");
-    if (c == 'n') return literal("null");
+    if (c == '"') {
+      return string();
+    }
+    if (c == 't') {
+      return literal("true");
+    }
+    if (c == 'f') {
+      return literal("false");
+    }
+    if (c == 'n') {
+      return literal("null");
+    }
     return number();
   }
 
   // -?(0|[1-9][0-9]*)(\.[0-9]+)? ; an exponent is left to nlohmann.
   bool number() {
     size_t start = at_;
-    if (more() && peek() == '-') ++at_;
-    if (!more() || peek() < '0' || peek() > '9') return false;
+    if (more() && peek() == '-') {
+      ++at_;
+    }
+    if (!more() || peek() < '0' || peek() > '9') {
+      return false;
+    }
     if (peek() == '0') {
       ++at_;
     } else {
-      while (more() && peek() >= '0' && peek() <= '9') ++at_;
+      while (more() && peek() >= '0' && peek() <= '9') {
+        ++at_;
+      }
     }
     if (more() && peek() == '.') {
       ++at_;
-      if (!more() || peek() < '0' || peek() > '9') return false;
-      while (more() && peek() >= '0' && peek() <= '9') ++at_;
+      if (!more() || peek() < '0' || peek() > '9') {
+        return false;
+      }
+      while (more() && peek() >= '0' && peek() <= '9') {
+        ++at_;
+      }
     }
-    if (more() && (peek() == 'e' || peek() == 'E')) return false;
+    if (more() && (peek() == 'e' || peek() == 'E')) {
+      return false;
+    }
     return at_ - start <= kMaxNumber;
   }
 
@@ -127,10 +173,14 @@ class Checker {
         ++at_;
         return true;
       }
-      if (c < 0x20) return false;
+      if (c < 0x20) {
+        return false;
+      }
       if (c == '\\') {
         ++at_;
-        if (!more()) return false;
+        if (!more()) {
+          return false;
+        }
         switch (peek()) {
           case '"':
           case '\\':

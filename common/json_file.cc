@@ -15,7 +15,9 @@ Status write_json_file(const std::string& path, const Json& value) {
   {
     std::ofstream out(temp, std::ios::trunc);
     out << value.dump(2) << "\n";
-    if (!out) return Status(Code::kUnavailable, "cannot write " + temp);
+    if (!out) {
+      return Status(Code::kUnavailable, "cannot write " + temp);
+    }
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     std::string reason = std::strerror(errno);
@@ -27,7 +29,9 @@ Status write_json_file(const std::string& path, const Json& value) {
 
 Result<Json> read_json_object_file(const std::string& path, const std::string& what) {
   std::ifstream in(path);
-  if (!in) return Status(Code::kNotFound, "no " + what + " " + path);
+  if (!in) {
+    return Status(Code::kNotFound, "no " + what + " " + path);
+  }
   std::stringstream text;
   text << in.rdbuf();
   Json parsed = Json::parse(text.str(), nullptr, false);

@@ -16,9 +16,15 @@ constexpr int kMostDepth = 256;
 constexpr int64_t kMostMagnitude = 300;
 
 int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= '0' && c <= '9') {
+    return c - '0';
+  }
+  if (c >= 'a' && c <= 'f') {
+    return c - 'a' + 10;
+  }
+  if (c >= 'A' && c <= 'F') {
+    return c - 'A' + 10;
+  }
   return -1;
 }
 
@@ -32,11 +38,15 @@ class Scanner {
   bool at_end() const { return at_ == end_; }
 
   void skip_space() {
-    while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r')) ++at_;
+    while (at_ != end_ && (*at_ == ' ' || *at_ == '\t' || *at_ == '\n' || *at_ == '\r')) {
+      ++at_;
+    }
   }
 
   bool take(char wanted) {
-    if (at_ == end_ || *at_ != wanted) return false;
+    if (at_ == end_ || *at_ != wanted) {
+      return false;
+    }
     ++at_;
     return true;
   }
@@ -52,13 +62,17 @@ class Scanner {
       }
       if (c == '\\') {
         *escaped = true;
-        if (!escape()) return false;
+        if (!escape()) {
+          return false;
+        }
       } else if (c < 0x20) {
         return false;  // control characters must be escaped
-      } else if (c < 0x80) {
+      } else if (c >= 0x80) {
+        if (!utf8_sequence()) {
+          return false;  // not well-formed UTF-8
+        }
+      } else {
         ++at_;
-      } else if (!utf8_sequence()) {
-        return false;
       }
     }
     return false;
@@ -66,7 +80,9 @@ class Scanner {
 
   // `at_` on the first character of a value.
   bool value(int depth) {
-    if (at_ == end_) return false;
+    if (at_ == end_) {
+      return false;
+    }
     switch (*at_) {
       case '{':
         return container(depth, '}');
@@ -92,28 +108,44 @@ class Scanner {
   // a high surrogate only when a \u low surrogate follows, never a lone low one.
   bool escape() {
     ++at_;
-    if (at_ == end_) return false;
+    if (at_ == end_) {
+      return false;
+    }
     char c = *at_++;
     if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' ||
         c == 't') {
       return true;
     }
-    if (c != 'u') return false;
+    if (c != 'u') {
+      return false;
+    }
     int unit = hex4();
-    if (unit < 0) return false;
-    if (unit >= 0xDC00 && unit <= 0xDFFF) return false;
-    if (unit < 0xD800 || unit > 0xDBFF) return true;
-    if (!take('\\') || !take('u')) return false;
+    if (unit < 0) {
+      return false;
+    }
+    if (unit >= 0xDC00 && unit <= 0xDFFF) {
+      return false;
+    }
+    if (unit < 0xD800 || unit > 0xDBFF) {
+      return true;
+    }
+    if (!take('\\') || !take('u')) {
+      return false;
+    }
     int low = hex4();
     return low >= 0xDC00 && low <= 0xDFFF;
   }
 
   int hex4() {
-    if (end_ - at_ < 4) return -1;
+    if (end_ - at_ < 4) {
+      return -1;
+    }
     int unit = 0;
     for (int i = 0; i < 4; ++i) {
       int digit = hex_value(*at_++);
-      if (digit < 0) return -1;
+      if (digit < 0) {
+        return -1;
+      }
       unit = unit * 16 + digit;
     }
     return unit;
@@ -141,7 +173,9 @@ class Scanner {
   // magnitude to be sure a double holds it.
   bool number() {
     take('-');
-    if (at_ == end_ || !is_digit(*at_)) return false;
+    if (at_ == end_ || !is_digit(*at_)) {
+      return false;
+    }
     int64_t integer_digits = 0;
     if (*at_ == '0') {
       ++at_;
@@ -153,43 +187,71 @@ class Scanner {
       }
     }
     if (take('.')) {
-      if (at_ == end_ || !is_digit(*at_)) return false;
-      while (at_ != end_ && is_digit(*at_)) ++at_;
+      if (at_ == end_ || !is_digit(*at_)) {
+        return false;
+      }
+      while (at_ != end_ && is_digit(*at_)) {
+        ++at_;
+      }
     }
     int64_t exponent = 0;
     if (at_ != end_ && (*at_ == 'e' || *at_ == 'E')) {
       ++at_;
       bool negative = take('-');
-      if (!negative) take('+');
-      if (at_ == end_ || !is_digit(*at_)) return false;
+      if (!negative) {
+        take('+');
+      }
+      if (at_ == end_ || !is_digit(*at_)) {
+        return false;
+      }
       while (at_ != end_ && is_digit(*at_)) {
-        if (exponent < 100000) exponent = exponent * 10 + (*at_ - '0');
+        if (exponent < 100000) {
+          exponent = exponent * 10 + (*at_ - '0');
+        }
         ++at_;
       }
-      if (negative) exponent = -exponent;
+      if (negative) {
+        exponent = -exponent;
+      }
     }
     return integer_digits + exponent <= kMostMagnitude;
   }
 
   // `at_` on '{' or '['.
   bool container(int depth, char close) {
-    if (depth >= kMostDepth) return false;
+    if (depth >= kMostDepth) {
+      return false;
+    }
     ++at_;
     skip_space();
-    if (take(close)) return true;
+    if (take(close)) {
+      return true;
+    }
     while (true) {
       if (close == '}') {
-        if (at_ == end_ || *at_ != '"') return false;
+        if (at_ == end_ || *at_ != '"') {
+          return false;
+        }
         bool escaped = false;
-        if (!string(&escaped)) return false;
+        if (!string(&escaped)) {
+          return false;
+        }
         skip_space();
-        if (!take(':')) return false;
+        if (!take(':')) {
+          return false;
+        }
         skip_space();
       }
-      if (!value(depth + 1)) return false;
+      if (!value(depth + 1)) {
+        return false;
+      }
       skip_space();
-      if (take(close)) return true;
-      if (!take(',')) return false;
+      if (take(close)) {
+        return true;
+      }
+      if (!take(',')) {
+        return false;
+      }
       skip_space();
     }
   }
@@ -203,32 +265,50 @@ class Scanner {
 std::optional<JsonObjectScan> scan_json_object(std::string_view text) {
   Scanner scan(text);
   scan.skip_space();
-  if (!scan.take('{')) return std::nullopt;  // also a byte order mark: not sure
+  if (!scan.take('{')) {
+    return std::nullopt;  // also a byte order mark: not sure
+  }
   JsonObjectScan result;
   scan.skip_space();
   if (!scan.take('}')) {
     while (true) {
-      if (result.count == JsonObjectScan::kMostMembers) return std::nullopt;
+      if (result.count == JsonObjectScan::kMostMembers) {
+        return std::nullopt;
+      }
       JsonMember& member = result.members[result.count++];
       const char* key_start = scan.at();
-      if (scan.at_end() || *key_start != '"') return std::nullopt;
+      if (scan.at_end() || *key_start != '"') {
+        return std::nullopt;
+      }
       member.key_escaped = false;
-      if (!scan.string(&member.key_escaped)) return std::nullopt;
+      if (!scan.string(&member.key_escaped)) {
+        return std::nullopt;
+      }
       member.key = std::string_view(key_start + 1, static_cast<size_t>(scan.at() - key_start - 2));
       scan.skip_space();
-      if (!scan.take(':')) return std::nullopt;
+      if (!scan.take(':')) {
+        return std::nullopt;
+      }
       scan.skip_space();
       const char* value_start = scan.at();
-      if (!scan.value(1)) return std::nullopt;
+      if (!scan.value(1)) {
+        return std::nullopt;
+      }
       member.value = std::string_view(value_start, static_cast<size_t>(scan.at() - value_start));
       scan.skip_space();
-      if (scan.take('}')) break;
-      if (!scan.take(',')) return std::nullopt;
+      if (scan.take('}')) {
+        break;
+      }
+      if (!scan.take(',')) {
+        return std::nullopt;
+      }
       scan.skip_space();
     }
   }
   scan.skip_space();
-  if (!scan.at_end()) return std::nullopt;  // nlohmann parses strictly: nothing may follow
+  if (!scan.at_end()) {
+    return std::nullopt;  // nlohmann parses strictly: nothing may follow
+  }
   return result;
 }
 

@@ -22,7 +22,9 @@ constexpr uint32_t kBuckets = 49157;
 // the prelude computes it.
 inline uint32_t bucket_of(std::string_view job_key) {
   uint64_t h = 0;
-  for (unsigned char c : job_key) h = (h * 31 + c) % kBuckets;
+  for (unsigned char c : job_key) {
+    h = (h * 31 + c) % kBuckets;
+  }
   return static_cast<uint32_t>(h);
 }
 inline std::string records_prefix() { return kPrefix + "jobs:"; }

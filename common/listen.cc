@@ -27,8 +27,9 @@ Result<int> try_listen(const std::string& host_port, bool* in_use) {
   *in_use = false;
   std::string host;
   int port = 0;
-  if (!parse_host_port(host_port, &host, &port))
+  if (!parse_host_port(host_port, &host, &port)) {
     return Status(Code::kInvalid, "bad address " + host_port);
+  }
   struct addrinfo hints {};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -37,13 +38,16 @@ Result<int> try_listen(const std::string& host_port, bool* in_use) {
   std::string port_text = std::to_string(port);
   int rc = getaddrinfo(host.empty() || host == "*" ? nullptr : host.c_str(), port_text.c_str(),
                        &hints, &found);
-  if (rc != 0)
+  if (rc != 0) {
     return Status(Code::kInvalid, "cannot resolve " + host_port + ": " + gai_strerror(rc));
+  }
   std::string last_error = "no address";
   for (auto* info = found; info != nullptr; info = info->ai_next) {
     int fd = socket(info->ai_family, info->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
                     info->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      continue;
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, info->ai_addr, info->ai_addrlen) == 0 && listen(fd, 1024) == 0) {
@@ -66,7 +70,9 @@ Result<int> listen_on(const std::string& host_port, int wait_in_use_ms) {
   for (;;) {
     bool in_use = false;
     auto fd = try_listen(host_port, &in_use);
-    if (fd.is_ok() || !in_use || monotonic_ms() >= deadline) return fd;
+    if (fd.is_ok() || !in_use || monotonic_ms() >= deadline) {
+      return fd;
+    }
     if (!warned) {
       err_log().warn(
           "{} is in use; trying again for up to {} ms (children of a previous master "
@@ -79,9 +85,13 @@ Result<int> listen_on(const std::string& host_port, int wait_in_use_ms) {
 }
 
 int listen_admin(const std::string& host_port) {
-  if (host_port.empty()) return -1;
+  if (host_port.empty()) {
+    return -1;
+  }
   auto admin = listen_on(host_port);
-  if (admin.is_ok()) return *admin;
+  if (admin.is_ok()) {
+    return *admin;
+  }
   err_log().error("the admin page is off: {}", admin.status().message());
   return -1;
 }
@@ -89,7 +99,9 @@ int listen_admin(const std::string& host_port) {
 Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_ms) {
   ListenSockets sockets;
   auto http = listen_on(config.server_listen, wait_in_use_ms);
-  if (!http.is_ok()) return http.status();
+  if (!http.is_ok()) {
+    return http.status();
+  }
   sockets.http_fd = *http;
   if (!config.legacy_listen.empty()) {
     auto legacy = listen_on(config.legacy_listen, wait_in_use_ms);
@@ -104,9 +116,15 @@ Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_
 }
 
 void close_listen_sockets(ListenSockets* sockets) {
-  if (sockets->http_fd >= 0) close(sockets->http_fd);
-  if (sockets->legacy_fd >= 0) close(sockets->legacy_fd);
-  if (sockets->admin_fd >= 0) close(sockets->admin_fd);
+  if (sockets->http_fd >= 0) {
+    close(sockets->http_fd);
+  }
+  if (sockets->legacy_fd >= 0) {
+    close(sockets->legacy_fd);
+  }
+  if (sockets->admin_fd >= 0) {
+    close(sockets->admin_fd);
+  }
   sockets->http_fd = sockets->legacy_fd = sockets->admin_fd = -1;
 }
 

@@ -103,7 +103,9 @@ class DropOnErrorSink : public spdlog::sinks::sink {
 
   void log(const spdlog::details::log_msg& msg) override {
     size_t line = msg.payload.size() + kLineRoom;
-    if (deferrable_ && buffered_ + line > kRequestBufferBytes / 2) write_out();
+    if (deferrable_ && buffered_ + line > kRequestBufferBytes / 2) {
+      write_out();
+    }
     try {
       file_->log(msg);
       ++unflushed_;
@@ -134,7 +136,9 @@ class DropOnErrorSink : public spdlog::sinks::sink {
     try {
       file_->flush();
     } catch (const std::exception& error) {
-      if (lines > 0) dropped(lines, error.what());
+      if (lines > 0) {
+        dropped(lines, error.what());
+      }
     }
   }
   void dropped(uint64_t lines, const char* what) {
@@ -144,7 +148,9 @@ class DropOnErrorSink : public spdlog::sinks::sink {
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count();
     int64_t last = last_note_s_.load();
-    if (now - last < 10 || !last_note_s_.compare_exchange_strong(last, now)) return;
+    if (now - last < 10 || !last_note_s_.compare_exchange_strong(last, now)) {
+      return;
+    }
     std::fprintf(stderr, "dq: %s log line dropped (%s); %llu dropped so far by this process\n",
                  kind_.c_str(), what, static_cast<unsigned long long>(count));
   }
@@ -193,15 +199,18 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& kind, const std::
       std::fprintf(stderr, "dq: %s log file not opened: %s\n", kind.c_str(), error.what());
     }
   }
-  if (echo_to_stderr || sinks.empty())
+  if (echo_to_stderr || sinks.empty()) {
     sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  }
   return std::make_shared<spdlog::logger>(kind, sinks.begin(), sinks.end());
 }
 
 std::shared_ptr<spdlog::logger> fallback(std::shared_ptr<spdlog::logger>& logger,
                                          const char* kind) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  if (!logger) logger = make_logger(kind, "", true);
+  if (!logger) {
+    logger = make_logger(kind, "", true);
+  }
   return logger;
 }
 
@@ -212,7 +221,9 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
   if (!dir.empty()) {
     std::error_code error;
     std::filesystem::create_directories(dir, error);
-    if (error) usable_dir.clear();
+    if (error) {
+      usable_dir.clear();
+    }
   }
   auto request = make_logger("request", usable_dir, false);
   auto notify = make_logger("notify", usable_dir, false);
@@ -223,7 +234,9 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
     (*logger)->set_level(parsed);
     (*logger)->flush_on(spdlog::level::trace);
   }
-  if (g_notify_flushed_by_caller.load()) notify->flush_on(spdlog::level::off);
+  if (g_notify_flushed_by_caller.load()) {
+    notify->flush_on(spdlog::level::off);
+  }
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_request) {  // its buffered lines go to the file it had open (SIGHUP: before a rotation)
     g_flushing_requests = true;
@@ -231,7 +244,9 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
     g_flushing_requests = false;
   }
   for (auto* old : {&g_request, &g_notify, &g_err}) {
-    if (*old) g_retired.push_back(*old);
+    if (*old) {
+      g_retired.push_back(*old);
+    }
   }
   g_request = request;
   g_notify = notify;
@@ -241,9 +256,13 @@ void init_logging(const std::string& dir, const std::string& level, const std::s
 void set_log_format(LogFormat format) { g_format = format; }
 
 int remove_old_logs(const std::string& dir, int keep_days, const std::string& today) {
-  if (keep_days <= 0 || dir.empty()) return 0;
+  if (keep_days <= 0 || dir.empty()) {
+    return 0;
+  }
   std::tm day{};
-  if (strptime(today.c_str(), "%Y%m%d", &day) == nullptr) return 0;
+  if (strptime(today.c_str(), "%Y%m%d", &day) == nullptr) {
+    return 0;
+  }
   day.tm_mday -= keep_days - 1;  // today is one of the days kept
   day.tm_hour = 12;              // away from DST edges
   mktime(&day);
@@ -255,15 +274,23 @@ int remove_old_logs(const std::string& dir, int keep_days, const std::string& to
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::smatch match;
     std::string name = entry.path().filename().string();
-    if (!std::regex_match(name, match, kDaily)) continue;
-    if (match[2].str() >= oldest_kept) continue;
-    if (std::filesystem::remove(entry.path(), error)) ++removed;
+    if (!std::regex_match(name, match, kDaily)) {
+      continue;
+    }
+    if (match[2].str() >= oldest_kept) {
+      continue;
+    }
+    if (std::filesystem::remove(entry.path(), error)) {
+      ++removed;
+    }
   }
   return removed;
 }
 
 void defer_request_log_flush(std::function<void()> schedule) {
-  if (!schedule) flush_request_log();
+  if (!schedule) {
+    flush_request_log();
+  }
   g_schedule_request_flush = std::move(schedule);
 }
 

@@ -8,7 +8,9 @@ namespace dq {
 namespace {
 
 std::string number_text(double value) {
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
+  if (std::isinf(value)) {
+    return value > 0 ? "+Inf" : "-Inf";
+  }
   if (value == std::floor(value) && std::fabs(value) < 1e15) {
     return std::to_string(static_cast<int64_t>(value));
   }
@@ -18,10 +20,14 @@ std::string number_text(double value) {
 }
 
 std::string labels_text(const Labels& labels) {
-  if (labels.empty()) return "";
+  if (labels.empty()) {
+    return "";
+  }
   std::string text = "{";
   for (const auto& [name, value] : labels) {
-    if (text.size() > 1) text += ',';
+    if (text.size() > 1) {
+      text += ',';
+    }
     text += name + "=\"" + escape_label_value(value) + "\"";
   }
   return text + "}";

@@ -2,7 +2,6 @@
 // from (and borrowing) a vector of strings, so binary-safe arguments need no copy.
 #pragma once
 
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -43,13 +42,17 @@ inline std::string resp_command(const std::vector<std::string>& argv) {
     return count;
   };
   size_t size = 3 + digits(argv.size());
-  for (const auto& arg : argv) size += 5 + digits(arg.size()) + arg.size();
+  for (const auto& arg : argv) {
+    size += 5 + digits(arg.size()) + arg.size();
+  }
   std::string out(size, '\0');
   char* at = out.data();
   auto put_line = [&](char kind, size_t n) {
     *at++ = kind;
     size_t width = digits(n);
-    for (size_t i = width; i > 0; --i, n /= 10) at[i - 1] = static_cast<char>('0' + n % 10);
+    for (size_t i = width; i > 0; --i, n /= 10) {
+      at[i - 1] = static_cast<char>('0' + n % 10);
+    }
     at += width;
     *at++ = '\r';
     *at++ = '\n';
@@ -57,8 +60,7 @@ inline std::string resp_command(const std::vector<std::string>& argv) {
   put_line('*', argv.size());
   for (const auto& arg : argv) {
     put_line('$', arg.size());
-    std::memcpy(at, arg.data(), arg.size());
-    at += arg.size();
+    at += arg.copy(at, arg.size());  // binary-safe, no terminator: "\r\n" follows
     *at++ = '\r';
     *at++ = '\n';
   }

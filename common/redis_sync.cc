@@ -30,7 +30,9 @@ RedisConnection::RedisConnection(ShardAddress address, int connect_timeout_ms,
       command_timeout_ms_(command_timeout_ms) {}
 
 Status RedisConnection::ensure_connected() {
-  if (context_) return Status::ok();
+  if (context_) {
+    return Status::ok();
+  }
   ContextPtr context(redisConnectWithTimeout(address_.host.c_str(), address_.port,
                                              to_timeval(connect_timeout_ms_)));
   if (!context) {
@@ -75,7 +77,9 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   RedisArgv args(argv);
 
   bool overridden = timeout_ms > 0 && timeout_ms != command_timeout_ms_;
-  if (overridden) redisSetTimeout(context_.get(), to_timeval(timeout_ms));
+  if (overridden) {
+    redisSetTimeout(context_.get(), to_timeval(timeout_ms));
+  }
   ReplyPtr reply(static_cast<redisReply*>(
       redisCommandArgv(context_.get(), args.count(), args.pointers(), args.lengths())));
   if (!reply) {
@@ -87,10 +91,14 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
                                       (error.empty() ? "connection lost" : error) +
                                       "; outcome unknown");
   }
-  if (overridden) redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
+  if (overridden) {
+    redisSetTimeout(context_.get(), to_timeval(command_timeout_ms_));
+  }
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string error(reply->str, reply->len);
-    if (error.rfind("NOSCRIPT", 0) != 0) count_command_error(address_);  // run() loads it
+    if (error.rfind("NOSCRIPT", 0) != 0) {
+      count_command_error(address_);  // run() loads it
+    }
     return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
   }
   return reply;
@@ -102,7 +110,9 @@ std::vector<Result<ReplyPtr>> RedisConnection::command_all(
   results.reserve(commands.size());
   Status connected = ensure_connected();
   if (!connected.is_ok()) {
-    for (size_t i = 0; i < commands.size(); ++i) results.emplace_back(connected);
+    for (size_t i = 0; i < commands.size(); ++i) {
+      results.emplace_back(connected);
+    }
     return results;
   }
   for (const auto& argv : commands) {
@@ -138,22 +148,30 @@ bool RedisConnection::is_noscript(const Status& status) const {
 std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptCall>& calls) {
   std::vector<std::vector<std::string>> commands;
   commands.reserve(calls.size());
-  for (const auto& call : calls) commands.push_back(call.evalsha_argv());
+  for (const auto& call : calls) {
+    commands.push_back(call.evalsha_argv());
+  }
   std::vector<Result<ReplyPtr>> results = command_all(commands);
   // Scripts not cached yet are rerun one by one, once the pipe is read.
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!results[i].is_ok() && is_noscript(results[i].status())) results[i] = run(calls[i]);
+    if (!results[i].is_ok() && is_noscript(results[i].status())) {
+      results[i] = run(calls[i]);
+    }
   }
   return results;
 }
 
 Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   Status connected = ensure_connected();
-  if (!connected.is_ok()) return connected;
+  if (!connected.is_ok()) {
+    return connected;
+  }
   // Look at the raw reply: a NOSCRIPT error means the script cache is empty
   // (a fresh or restarted Redis); EVAL runs it and caches it for next time.
   auto reply = command(call.evalsha_argv());
-  if (reply.is_ok() || !is_noscript(reply.status())) return reply;
+  if (reply.is_ok() || !is_noscript(reply.status())) {
+    return reply;
+  }
   return command(call.eval_argv());
 }
 

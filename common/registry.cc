@@ -34,7 +34,9 @@ std::vector<std::string> split_commas(const std::string& text) {
     size_t comma = text.find(',', start);
     parts.push_back(
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) return parts;
+    if (comma == std::string::npos) {
+      return parts;
+    }
     start = comma + 1;
   }
 }
@@ -44,8 +46,12 @@ bool all_digits(const std::string& text) {
 }
 
 Status validate_retry_ms(const std::string& retry_ms) {
-  if (retry_ms.empty()) return Status::ok();
-  if (retry_ms.size() > kMaxTextBytes) return invalid("retry_ms", "longer than 1024 bytes");
+  if (retry_ms.empty()) {
+    return Status::ok();
+  }
+  if (retry_ms.size() > kMaxTextBytes) {
+    return invalid("retry_ms", "longer than 1024 bytes");
+  }
   for (const std::string& step : split_commas(retry_ms)) {
     if (!all_digits(step) || step.size() > 13 || std::stoll(step) < 1 ||
         std::stoll(step) > kMaxRetryStepMs) {
@@ -58,12 +64,18 @@ Status validate_retry_ms(const std::string& retry_ms) {
 }
 
 Status validate_emails(const std::string& field, const std::string& emails) {
-  if (emails.empty()) return Status::ok();
-  if (emails.size() > kMaxTextBytes) return invalid(field, "longer than 1024 bytes");
+  if (emails.empty()) {
+    return Status::ok();
+  }
+  if (emails.size() > kMaxTextBytes) {
+    return invalid(field, "longer than 1024 bytes");
+  }
   for (const std::string& email : split_commas(emails)) {
     size_t at = email.find('@');
     bool bad_char = false;
-    for (unsigned char c : email) bad_char = bad_char || c <= ' ' || c == 0x7f;
+    for (unsigned char c : email) {
+      bad_char = bad_char || c <= ' ' || c == 0x7f;
+    }
     if (at == std::string::npos || at == 0 || at + 1 == email.size() ||
         email.find('@', at + 1) != std::string::npos || bad_char) {
       return invalid(field, "'" + email + "' is not an email address (name@host)");
@@ -117,9 +129,13 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
 
 Result<int> schema_version(sqlite3* db) {
   auto stmt = Statement::prepare(db, "PRAGMA user_version");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   auto row = stmt->step();
-  if (!row.is_ok()) return row.status();
+  if (!row.is_ok()) {
+    return row.status();
+  }
   return *row ? static_cast<int>(stmt->column_int(0)) : 0;
 }
 
@@ -130,7 +146,9 @@ Status validate_topic(const Topic& topic) {
     return invalid("name", "'" + topic.name + "' must be 1-64 characters of A-Z a-z 0-9 _ . -");
   }
   Status status = validate_callback_url(topic.callback_url);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   if (topic.method != "POST" && topic.method != "GET") {
     return invalid("method", "'" + topic.method + "' must be POST or GET");
   }
@@ -139,7 +157,9 @@ Status validate_topic(const Topic& topic) {
   }
   if (!topic.success_json.empty()) {
     auto rule = parse_success_rule(topic.success_json);
-    if (!rule.is_ok()) return invalid("success_json", rule.status().message());
+    if (!rule.is_ok()) {
+      return invalid("success_json", rule.status().message());
+    }
   }
   if (topic.timeout_ms < 1 || topic.timeout_ms > 600000) {
     return invalid("timeout_ms", std::to_string(topic.timeout_ms) + " must be from 1 to 600000");
@@ -157,10 +177,16 @@ Status validate_topic(const Topic& topic) {
     return invalid("priority", std::to_string(topic.priority) + " must be 1, 2 or 3");
   }
   status = validate_retry_ms(topic.retry_ms);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   status = validate_emails("alert_emails", topic.alert_emails);
-  if (!status.is_ok()) return status;
-  if (topic.creator.size() > kMaxTextBytes) return invalid("creator", "longer than 1024 bytes");
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (topic.creator.size() > kMaxTextBytes) {
+    return invalid("creator", "longer than 1024 bytes");
+  }
   return Status::ok();
 }
 
@@ -174,7 +200,9 @@ Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
   // The default path (../var/dq.db) may not exist yet on a fresh checkout.
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code error;
-  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+  }
   if (error) {
     return Status(Code::kUnavailable, "cannot create " + parent.string() + ": " + error.message());
   }
@@ -189,13 +217,17 @@ Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
     if (db.is_ok()) {
       registry.reset(new Registry(db->release()));
       status = registry->migrate();
-      if (status.is_ok()) break;
+      if (status.is_ok()) {
+        break;
+      }
     } else {
       status = db.status();
     }
     bool busy = status.message().find("locked") != std::string::npos ||
                 status.message().find("busy") != std::string::npos;
-    if (!busy || attempt >= 50) return status;
+    if (!busy || attempt >= 50) {
+      return status;
+    }
     registry.reset();
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 2));
   }
@@ -207,14 +239,24 @@ Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
 // version is read again under the write lock before applying.
 Status Registry::migrate() {
   auto current = schema_version(db_);
-  if (!current.is_ok()) return current.status();
+  if (!current.is_ok()) {
+    return current.status();
+  }
   for (const SqlMigration& migration : kSqlMigrations) {
-    if (migration.version <= *current) continue;
+    if (migration.version <= *current) {
+      continue;
+    }
     auto transaction = Transaction::begin(db_);
-    if (!transaction.is_ok()) return transaction.status();
+    if (!transaction.is_ok()) {
+      return transaction.status();
+    }
     auto locked_version = schema_version(db_);
-    if (!locked_version.is_ok()) return locked_version.status();
-    if (migration.version <= *locked_version) continue;  // another process applied it
+    if (!locked_version.is_ok()) {
+      return locked_version.status();
+    }
+    if (migration.version <= *locked_version) {
+      continue;  // another process applied it
+    }
     Status status = exec_sql(db_, migration.sql);
     if (!status.is_ok()) {
       return Status(status.code(),
@@ -224,9 +266,13 @@ Status Registry::migrate() {
     // embedded file name, never outside input.
     std::string set_version = "PRAGMA user_version = " + std::to_string(migration.version);
     status = exec_sql(db_, set_version.c_str());
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
     status = (*transaction)->commit();
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   return Status::ok();
 }
@@ -234,12 +280,18 @@ Status Registry::migrate() {
 Result<std::vector<Topic>> Registry::list_topics() {
   std::string sql = std::string("SELECT ") + kTopicColumns + " FROM topics ORDER BY name";
   auto stmt = Statement::prepare(db_, sql.c_str());
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   std::vector<Topic> topics;
   for (;;) {
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return topics;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return topics;
+    }
     topics.push_back(read_topic(*stmt));
   }
 }
@@ -247,17 +299,25 @@ Result<std::vector<Topic>> Registry::list_topics() {
 Result<Topic> Registry::get_topic(const std::string& name) {
   std::string sql = std::string("SELECT ") + kTopicColumns + " FROM topics WHERE name = ?1";
   auto stmt = Statement::prepare(db_, sql.c_str());
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name);
   auto row = stmt->step();
-  if (!row.is_ok()) return row.status();
-  if (!*row) return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  if (!*row) {
+    return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  }
   return read_topic(*stmt);
 }
 
 Status Registry::add_topic(const Topic& topic) {
   Status status = validate_topic(topic);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   int64_t now = now_ms();
   auto stmt = Statement::prepare(
       db_,
@@ -265,7 +325,9 @@ Status Registry::add_topic(const Topic& topic) {
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
       "updated_at_ms, callback_format, success_json) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   bind_topic_fields(*stmt, topic)
       .bind(12, topic.created_at_ms > 0 ? topic.created_at_ms : now)
       .bind(13, now);
@@ -278,30 +340,42 @@ Status Registry::add_topic(const Topic& topic) {
 
 Status Registry::update_topic(const Topic& topic) {
   Status status = validate_topic(topic);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   auto stmt =
       Statement::prepare(db_,
                          "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
                          "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
                          "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
                          "callback_format = ?14, success_json = ?15 WHERE name = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   bind_topic_fields(*stmt, topic).bind(12, now_ms());
   status = stmt->run();
-  if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_) == 0)
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
     return Status(Code::kNotFound, "topic '" + topic.name + "' does not exist");
+  }
   return Status::ok();
 }
 
 Status Registry::delete_topic(const std::string& name) {
   auto stmt = Statement::prepare(db_, "DELETE FROM topics WHERE name = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, name);
   Status status = stmt->run();
-  if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_) == 0)
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
     return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  }
   return Status::ok();
 }
 
@@ -310,12 +384,18 @@ Result<std::vector<std::string>> Registry::list_extra_shards() {
   auto stmt = Statement::prepare(
       db_,
       "SELECT address, password FROM shards WHERE enabled = 1 ORDER BY created_at_ms, address");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   std::vector<std::string> shards;
   for (;;) {
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return shards;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return shards;
+    }
     std::string password = stmt->column_text(1);
     shards.push_back(stmt->column_text(0) + (password.empty() ? "" : ":" + password));
   }
@@ -324,49 +404,69 @@ Result<std::vector<std::string>> Registry::list_extra_shards() {
 Status Registry::add_extra_shard(const std::string& address, const std::string& password) {
   std::string host;
   int port = 0;
-  if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos)
+  if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos) {
     return invalid("address", "'" + address + "' is not host:port");
-  if (password.find_first_of(",\r\n") != std::string::npos)
+  }
+  if (password.find_first_of(",\r\n") != std::string::npos) {
     return invalid("password", "must not contain a comma or a line break");
+  }
   auto stmt = Statement::prepare(
       db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, address).bind(2, password).bind(3, now_ms());
   Status status = stmt->run();
-  if (status.code() == Code::kConflict)
+  if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "shard " + address + " is listed already");
+  }
   return status;
 }
 
 Status Registry::remove_extra_shard(const std::string& address) {
   auto stmt = Statement::prepare(db_, "DELETE FROM shards WHERE address = ?1");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, address);
   Status status = stmt->run();
-  if (!status.is_ok()) return status;
-  if (sqlite3_changes(db_) == 0)
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
     return Status(Code::kNotFound, "shard '" + address + "' is not in the registry");
+  }
   return Status::ok();
 }
 
 Result<std::map<std::string, std::string>> Registry::alert_settings() {
   auto stmt = Statement::prepare(db_, "SELECT key, value FROM alert_settings");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   std::map<std::string, std::string> settings;
   for (;;) {
     auto row = stmt->step();
-    if (!row.is_ok()) return row.status();
-    if (!*row) return settings;
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return settings;
+    }
     settings[stmt->column_text(0)] = stmt->column_text(1);
   }
 }
 
 Status Registry::set_alert_setting(const std::string& key, const std::string& value) {
-  if (key.empty()) return invalid("key", "must not be empty");
+  if (key.empty()) {
+    return invalid("key", "must not be empty");
+  }
   auto stmt = Statement::prepare(db_,
                                  "INSERT INTO alert_settings (key, value) VALUES (?1, ?2) "
                                  "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  if (!stmt.is_ok()) return stmt.status();
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
   stmt->bind(1, key).bind(2, value);
   return stmt->run();
 }

@@ -12,7 +12,9 @@ Status read_wait_reply(const redisReply* reply, int wanted, int timeout_ms,
   if (reply->type != REDIS_REPLY_INTEGER) {
     return Status(Code::kInternal, "redis shard " + shard + ": WAIT answered no number");
   }
-  if (reply->integer >= wanted) return Status::ok();
+  if (reply->integer >= wanted) {
+    return Status::ok();
+  }
   return Status(Code::kTimeout,
                 "replication_timeout: the job is stored on the primary of redis shard " + shard +
                     ", but only " + std::to_string(reply->integer) + " of " +

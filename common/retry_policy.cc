@@ -11,7 +11,9 @@ Result<std::vector<int64_t>> parse_retry_schedule(const std::string& text) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
+    if (comma == std::string::npos) {
+      comma = text.size();
+    }
     std::string item = text.substr(pos, comma - pos);
     item.erase(0, item.find_first_not_of(' '));
     item.erase(item.find_last_not_of(' ') + 1);
@@ -21,7 +23,9 @@ Result<std::vector<int64_t>> parse_retry_schedule(const std::string& text) {
                     "retry_ms must be comma-separated positive milliseconds, got '" + text + "'");
     }
     int64_t value = std::stoll(item);
-    if (value <= 0) return Status(Code::kInvalid, "retry_ms entries must be > 0");
+    if (value <= 0) {
+      return Status(Code::kInvalid, "retry_ms entries must be > 0");
+    }
     schedule.push_back(value);
     pos = comma + 1;
   }

@@ -30,7 +30,9 @@ std::vector<std::string> script_argv(const ScriptCall& call, bool with_source) {
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& name : names) {
-    if (!out.empty()) out += ',';
+    if (!out.empty()) {
+      out += ',';
+    }
     out += name;
   }
   return out;

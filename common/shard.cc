@@ -14,11 +14,14 @@ Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
     ShardAddress shard;
     // host:port[:password]; the password may itself contain ':'.
     size_t first = item.find(':');
-    if (first == std::string::npos)
+    if (first == std::string::npos) {
       return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
+    }
     size_t second = item.find(':', first + 1);
     std::string host_port = second == std::string::npos ? item : item.substr(0, second);
-    if (second != std::string::npos) shard.password = item.substr(second + 1);
+    if (second != std::string::npos) {
+      shard.password = item.substr(second + 1);
+    }
     if (!parse_host_port(host_port, &shard.host, &shard.port)) {
       return Status(Code::kInvalid, "shard '" + item + "' is not host:port[:password]");
     }
@@ -58,7 +61,9 @@ std::vector<size_t> shard_order(const std::vector<ShardAddress>& shards, std::st
             [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<size_t> order;
   order.reserve(ranked.size());
-  for (const auto& entry : ranked) order.push_back(entry.second);
+  for (const auto& entry : ranked) {
+    order.push_back(entry.second);
+  }
   return order;
 }
 

@@ -51,7 +51,9 @@ CheckedShard CheckedShard::from_json(const Json& json) {
   auto problems = json.find("problems");
   if (problems != json.end() && problems->is_array()) {
     for (const auto& problem : *problems) {
-      if (problem.is_string()) health.problems.push_back(problem.get<std::string>());
+      if (problem.is_string()) {
+        health.problems.push_back(problem.get<std::string>());
+      }
     }
   }
   return health;
@@ -64,14 +66,18 @@ bool ShardHealthReport::stale(int64_t now) const {
 
 const CheckedShard* ShardHealthReport::find(const std::string& name) const {
   for (const auto& shard : shards) {
-    if (shard.name == name) return &shard;
+    if (shard.name == name) {
+      return &shard;
+    }
   }
   return nullptr;
 }
 
 Json ShardHealthReport::to_json() const {
   Json list = Json::array();
-  for (const auto& shard : shards) list.push_back(shard.to_json());
+  for (const auto& shard : shards) {
+    list.push_back(shard.to_json());
+  }
   return Json{{"updated_at_ms", updated_at_ms},
               {"interval_ms", interval_ms},
               {"checker_pid", checker_pid},
@@ -122,7 +128,9 @@ Status write_shard_health(const std::string& pid_file, const ShardHealthReport& 
 
 Result<ShardHealthReport> read_shard_health(const std::string& pid_file) {
   auto read = read_json_object_file(shard_health_path(pid_file), "shard health file");
-  if (!read.is_ok()) return read.status();
+  if (!read.is_ok()) {
+    return read.status();
+  }
   const Json& parsed = *read;
   ShardHealthReport report;
   report.updated_at_ms = parsed.value("updated_at_ms", int64_t{0});
@@ -131,7 +139,9 @@ Result<ShardHealthReport> read_shard_health(const std::string& pid_file) {
   auto shards = parsed.find("shards");
   if (shards != parsed.end() && shards->is_array()) {
     for (const auto& shard : *shards) {
-      if (shard.is_object()) report.shards.push_back(CheckedShard::from_json(shard));
+      if (shard.is_object()) {
+        report.shards.push_back(CheckedShard::from_json(shard));
+      }
     }
   }
   return report;
@@ -142,7 +152,9 @@ ShardHealthView::ShardHealthView(std::string pid_file, int recheck_ms)
 
 void ShardHealthView::refresh() {
   int64_t now = monotonic_ms();
-  if (now < next_check_mono_ms_) return;
+  if (now < next_check_mono_ms_) {
+    return;
+  }
   next_check_mono_ms_ = now + recheck_ms_;
   struct stat info {};
   if (stat(path_.c_str(), &info) != 0) {
@@ -151,16 +163,22 @@ void ShardHealthView::refresh() {
     return;
   }
   int64_t mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
-  if (mtime_ns == mtime_ns_) return;
+  if (mtime_ns == mtime_ns_) {
+    return;
+  }
   auto read = read_shard_health(pid_file_);
-  if (!read.is_ok()) return;  // being replaced right now: try again next time
+  if (!read.is_ok()) {
+    return;  // being replaced right now: try again next time
+  }
   mtime_ns_ = mtime_ns;
   report_ = std::move(*read);
 }
 
 bool ShardHealthView::is_down(const std::string& shard_name) {
   refresh();
-  if (report_.stale(now_ms())) return false;
+  if (report_.stale(now_ms())) {
+    return false;
+  }
   const CheckedShard* shard = report_.find(shard_name);
   return shard != nullptr && !shard->up;
 }

@@ -16,17 +16,25 @@ InfoFields parse_info(const std::string& text) {
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
     size_t colon = line.find(':');
-    if (colon != std::string::npos) fields[line.substr(0, colon)] = line.substr(colon + 1);
+    if (colon != std::string::npos) {
+      fields[line.substr(0, colon)] = line.substr(colon + 1);
+    }
   }
   return fields;
 }
 
 Result<InfoFields> info(RedisConnection& connection, const char* section) {
   auto reply = connection.command({"INFO", section});
-  if (!reply.is_ok()) return reply.status();
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
   if ((*reply)->type != REDIS_REPLY_STRING) {
     return Status(Code::kInternal, "INFO " + std::string(section) + " is not text");
   }
@@ -35,7 +43,9 @@ Result<InfoFields> info(RedisConnection& connection, const char* section) {
 
 int64_t to_int(const InfoFields& fields, const std::string& key) {
   auto it = fields.find(key);
-  if (it == fields.end()) return 0;
+  if (it == fields.end()) {
+    return 0;
+  }
   try {
     return std::stoll(it->second);
   } catch (const std::exception&) {
@@ -79,9 +89,13 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   const std::string cli = "redis-cli -h " + connection.address().host + " -p " +
                           std::to_string(connection.address().port);
   auto persistence = info(connection, "persistence");
-  if (!persistence.is_ok()) return persistence.status();
+  if (!persistence.is_ok()) {
+    return persistence.status();
+  }
   auto memory = info(connection, "memory");
-  if (!memory.is_ok()) return memory.status();
+  if (!memory.is_ok()) {
+    return memory.status();
+  }
 
   ShardSafety safety;
   bool aof = to_int(*persistence, "aof_enabled") == 1;
@@ -91,11 +105,15 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   if (save.is_ok() && (*save)->type == REDIS_REPLY_ARRAY && (*save)->elements == 2) {
     const redisReply* value = (*save)->element[1];
     rdb = value->type == REDIS_REPLY_STRING && value->len > 0;
-    if (rdb) safety.rdb_save.assign(value->str, value->len);
+    if (rdb) {
+      safety.rdb_save.assign(value->str, value->len);
+    }
   } else {
     rdb_known = false;
     safety.rdb_save = "?";
-    if (!save.is_ok() && connection_lost(save.status())) return save.status();
+    if (!save.is_ok() && connection_lost(save.status())) {
+      return save.status();
+    }
     if (!aof) {
       safety.warnings.push_back("shard " + shard +
                                 ": cannot tell whether RDB snapshots are on (CONFIG GET save "
@@ -107,7 +125,9 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
     // What a crash of the machine can lose: up to a second of writes with
     // everysec, none with always (docs/RELIABILITY.md).
     auto fsync = connection.command({"CONFIG", "GET", "appendfsync"});
-    if (!fsync.is_ok() && connection_lost(fsync.status())) return fsync.status();
+    if (!fsync.is_ok() && connection_lost(fsync.status())) {
+      return fsync.status();
+    }
     safety.appendfsync = "?";
     if (fsync.is_ok() && (*fsync)->type == REDIS_REPLY_ARRAY && (*fsync)->elements == 2 &&
         (*fsync)->element[1]->type == REDIS_REPLY_STRING) {
@@ -135,9 +155,12 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   // For [redis] wait_replicas (common/replica_wait.h); a failure here is not
   // a safety problem.
   auto replication = info(connection, "replication");
-  if (!replication.is_ok() && connection_lost(replication.status())) return replication.status();
-  if (replication.is_ok() && replication->count("connected_slaves") > 0)
+  if (!replication.is_ok() && connection_lost(replication.status())) {
+    return replication.status();
+  }
+  if (replication.is_ok() && replication->count("connected_slaves") > 0) {
     safety.connected_replicas = static_cast<int>(to_int(*replication, "connected_slaves"));
+  }
 
   safety.used_memory = to_int(*memory, "used_memory");
   safety.maxmemory = to_int(*memory, "maxmemory");
@@ -156,17 +179,21 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   // (zset-max-listpack-entries stays Redis's default: docs/decisions.md.)
   for (const char* setting : {"hash-max-listpack-entries", "hash-max-listpack-value"}) {
     auto value = connection.command({"CONFIG", "GET", setting});
-    if (!value.is_ok() && connection_lost(value.status())) return value.status();
+    if (!value.is_ok() && connection_lost(value.status())) {
+      return value.status();
+    }
     if (!value.is_ok() || (*value)->type != REDIS_REPLY_ARRAY || (*value)->elements != 2 ||
         (*value)->element[1]->type != REDIS_REPLY_STRING) {
       continue;  // CONFIG refused: nothing to tell
     }
     if (std::strtoll((*value)->element[1]->str, nullptr, 10) < kListpackLimit) {
-      safety.warnings.push_back(
-          "shard " + shard + " has " + setting + " " + (*value)->element[1]->str +
-          ": job records take about twice the memory; fix: " + cli + " CONFIG SET " + setting +
-          " " + std::to_string(kListpackLimit) + ", then CONFIG REWRITE (or " + setting + " " +
-          std::to_string(kListpackLimit) + " in redis.conf)");
+      const std::string limit = std::to_string(kListpackLimit);
+      std::ostringstream warning;
+      warning << "shard " << shard << " has " << setting << " " << (*value)->element[1]->str
+              << ": job records take about twice the memory; fix: " << cli << " CONFIG SET "
+              << setting << " " << limit << ", then CONFIG REWRITE (or " << setting << " " << limit
+              << " in redis.conf)";
+      safety.warnings.push_back(warning.str());
     }
   }
   if (safety.maxmemory > 0 &&
@@ -183,8 +210,12 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
 
 std::string describe_problems(const ShardSafety& safety) {
   std::string text;
-  for (const auto& problem : safety.unsafe) text += (text.empty() ? "" : "; ") + problem;
-  for (const auto& warning : safety.warnings) text += (text.empty() ? "" : "; ") + warning;
+  for (const auto& problem : safety.unsafe) {
+    text += (text.empty() ? "" : "; ") + problem;
+  }
+  for (const auto& warning : safety.warnings) {
+    text += (text.empty() ? "" : "; ") + warning;
+  }
   return text;
 }
 

@@ -35,14 +35,18 @@ SharedMetrics& SharedMetrics::instance() {
   static SharedMetrics metrics([] {
     void* memory =
         mmap(nullptr, sizeof(Table), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) throw std::bad_alloc();
+    if (memory == MAP_FAILED) {
+      throw std::bad_alloc();
+    }
     return new (memory) Table();
   }());
   return metrics;
 }
 
 SharedMetrics::Slot* SharedMetrics::find_or_claim(std::string_view key) {
-  if (key.size() > kKeyBytes) return nullptr;
+  if (key.size() > kKeyBytes) {
+    return nullptr;
+  }
   size_t start = stable_hash(key) % kSlots;
   for (size_t probe = 0; probe < kSlots; ++probe) {
     Slot& slot = table_->slots[(start + probe) % kSlots];
@@ -76,7 +80,9 @@ void SharedMetrics::observe(std::string_view key, double seconds) {
     return;
   }
   size_t bucket = 0;
-  while (bucket < kLatencyBucketCount && seconds > kLatencyBuckets[bucket]) ++bucket;
+  while (bucket < kLatencyBucketCount && seconds > kLatencyBuckets[bucket]) {
+    ++bucket;
+  }
   slot->buckets[bucket].fetch_add(1, std::memory_order_relaxed);
   slot->count.fetch_add(1, std::memory_order_relaxed);
   uint64_t micros = seconds <= 0 ? 0 : static_cast<uint64_t>(seconds * 1e6);
@@ -95,7 +101,9 @@ void SharedMetrics::add(std::string_view key, uint64_t n) {
 void SharedMetrics::for_each(
     const std::function<void(std::string_view, const HistogramView&)>& fn) const {
   for (const Slot& slot : table_->slots) {
-    if (slot.state.load(std::memory_order_acquire) != Slot::kReady) continue;
+    if (slot.state.load(std::memory_order_acquire) != Slot::kReady) {
+      continue;
+    }
     HistogramView view{};
     for (size_t i = 0; i <= kLatencyBucketCount; ++i) {
       view.buckets[i] = slot.buckets[i].load(std::memory_order_relaxed);
@@ -113,7 +121,9 @@ uint64_t SharedMetrics::overflow() const {
 std::string SharedMetrics::key(std::initializer_list<std::string_view> parts) {
   std::string joined;
   for (auto part : parts) {
-    if (!joined.empty()) joined += '\x1f';
+    if (!joined.empty()) {
+      joined += '\x1f';
+    }
     joined += part;
   }
   return joined;

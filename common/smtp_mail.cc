@@ -40,7 +40,9 @@ std::string base64(const std::string& data) {
   }
   if (i < data.size()) {
     uint32_t n = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) n |= static_cast<unsigned char>(data[i + 1]) << 8;
+    if (i + 1 < data.size()) {
+      n |= static_cast<unsigned char>(data[i + 1]) << 8;
+    }
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += i + 1 < data.size() ? kAlphabet[(n >> 6) & 63] : '=';
@@ -52,7 +54,9 @@ std::string base64(const std::string& data) {
 // RFC 2047 encoded word for a non-ASCII subject.
 std::string header_text(const std::string& text) {
   std::string line = one_line(text);
-  if (is_ascii(line)) return line;
+  if (is_ascii(line)) {
+    return line;
+  }
   return "=?UTF-8?B?" + base64(line) + "?=";
 }
 
@@ -62,10 +66,16 @@ std::string crlf_body(const std::string& text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
+    if (end == std::string::npos) {
+      end = text.size();
+    }
     std::string line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.size() > 998) line.resize(998);
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.size() > 998) {
+      line.resize(998);
+    }
     body += line + "\r\n";
     start = end + 1;
   }
@@ -91,8 +101,12 @@ size_t read_upload(char* buffer, size_t size, size_t count, void* user) {
 size_t keep_reply(char* data, size_t size, size_t count, void* user) {
   auto* last = static_cast<std::string*>(user);
   std::string line(data, size * count);
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
-  if (!line.empty()) *last = line;
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) {
+    line.pop_back();
+  }
+  if (!line.empty()) {
+    *last = line;
+  }
   return size * count;
 }
 
@@ -101,7 +115,9 @@ size_t keep_reply(char* data, size_t size, size_t count, void* user) {
 std::vector<std::string> split_addresses(const std::string& text) {
   std::vector<std::string> out;
   for (std::string& item : split_list(text)) {
-    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
+    if (std::find(out.begin(), out.end(), item) == out.end()) {
+      out.push_back(std::move(item));
+    }
   }
   return out;
 }
@@ -113,7 +129,9 @@ std::string format_mail(const std::string& from, const OutgoingMail& mail, int64
   char date[64];
   std::strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S %z", &local);
   std::string to;
-  for (const auto& address : mail.to) to += (to.empty() ? "" : ", ") + one_line(address);
+  for (const auto& address : mail.to) {
+    to += (to.empty() ? "" : ", ") + one_line(address);
+  }
   char host[256] = "localhost";
   gethostname(host, sizeof(host) - 1);
   std::string message_id = "<" + std::to_string(now_ms) + "." + std::to_string(getpid()) + "." +
@@ -128,10 +146,16 @@ std::string format_mail(const std::string& from, const OutgoingMail& mail, int64
 
 Result<std::string> send_mail(const AlertSettings& settings, const OutgoingMail& mail,
                               int timeout_ms) {
-  if (!settings.mail_on()) return Status(Code::kInvalid, "no SMTP host is set (smtp_host)");
-  if (mail.to.empty()) return Status(Code::kInvalid, "the mail has no recipient");
+  if (!settings.mail_on()) {
+    return Status(Code::kInvalid, "no SMTP host is set (smtp_host)");
+  }
+  if (mail.to.empty()) {
+    return Status(Code::kInvalid, "the mail has no recipient");
+  }
   CurlEasy easy(curl_easy_init());
-  if (!easy) return Status(Code::kInternal, "curl_easy_init failed");
+  if (!easy) {
+    return Status(Code::kInternal, "curl_easy_init failed");
+  }
   std::string scheme = settings.smtp_security == "tls" ? "smtps://" : "smtp://";
   std::string url = scheme + settings.smtp_host + ":" + std::to_string(settings.smtp_port);
   Upload upload;
@@ -157,8 +181,9 @@ Result<std::string> send_mail(const AlertSettings& settings, const OutgoingMail&
   curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-  if (settings.smtp_security == "starttls")
+  if (settings.smtp_security == "starttls") {
     curl_easy_setopt(handle, CURLOPT_USE_SSL, CURLUSESSL_ALL);
+  }
   if (!settings.smtp_user.empty()) {
     curl_easy_setopt(handle, CURLOPT_USERNAME, settings.smtp_user.c_str());
     curl_easy_setopt(handle, CURLOPT_PASSWORD, settings.smtp_password.c_str());
@@ -168,10 +193,14 @@ Result<std::string> send_mail(const AlertSettings& settings, const OutgoingMail&
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &code);
   if (rc != CURLE_OK) {
     std::string why = error[0] != '\0' ? error : curl_easy_strerror(rc);
-    if (!last_reply.empty()) why += " (server said: " + last_reply + ")";
+    if (!last_reply.empty()) {
+      why += " (server said: " + last_reply + ")";
+    }
     return Status(Code::kUnavailable, "SMTP " + url + ": " + why);
   }
-  if (last_reply.empty()) last_reply = std::to_string(code);
+  if (last_reply.empty()) {
+    last_reply = std::to_string(code);
+  }
   return last_reply;
 }
 

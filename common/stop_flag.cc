@@ -35,7 +35,9 @@ void install_stop_handlers() {
 
 void reopen_logs_if_asked(const std::string& dir, const std::string& level,
                           const std::string& title) {
-  if (g_reopen_logs.exchange(false)) init_logging(dir, level, title);
+  if (g_reopen_logs.exchange(false)) {
+    init_logging(dir, level, title);
+  }
 }
 
 bool stop_requested() { return g_stop.load(); }

@@ -15,17 +15,23 @@ constexpr size_t kMaxValueBytes = 256;
 
 // VALUE as a number, when the whole text is one.
 bool as_number(const std::string& text, double* out) {
-  if (text.empty() || isspace(static_cast<unsigned char>(text[0]))) return false;
+  if (text.empty() || isspace(static_cast<unsigned char>(text[0]))) {
+    return false;
+  }
   char* end = nullptr;
   errno = 0;
   double number = std::strtod(text.c_str(), &end);
-  if (errno != 0 || end != text.c_str() + text.size()) return false;
+  if (errno != 0 || end != text.c_str() + text.size()) {
+    return false;
+  }
   *out = number;
   return true;
 }
 
 bool value_matches(const Json& found, const std::string& expected) {
-  if (found.is_string()) return found.get<std::string>() == expected;
+  if (found.is_string()) {
+    return found.get<std::string>() == expected;
+  }
   if (found.is_number()) {
     double number = 0;
     return as_number(expected, &number) && found.get<double>() == number;
@@ -53,14 +59,18 @@ Result<SuccessRule> parse_success_rule(const std::string& text) {
     std::string key =
         path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     bool bad_char = false;
-    for (unsigned char c : key) bad_char = bad_char || c <= ' ' || c == 0x7f;
+    for (unsigned char c : key) {
+      bad_char = bad_char || c <= ' ' || c == 0x7f;
+    }
     if (key.empty() || key.size() > kMaxKeyBytes || bad_char) {
       return Status(Code::kInvalid, "PATH '" + path +
                                         "' must be dot-separated keys of 1-64 bytes without "
                                         "spaces or control characters, e.g. data.code");
     }
     rule.path.push_back(key);
-    if (dot == std::string::npos) break;
+    if (dot == std::string::npos) {
+      break;
+    }
     start = dot + 1;
   }
   return rule;
@@ -82,9 +92,13 @@ bool response_matches(const SuccessRule& rule, const std::string& response, std:
     }
     node = &(*node)[key];
   }
-  if (value_matches(*node, rule.value)) return true;
+  if (value_matches(*node, rule.value)) {
+    return true;
+  }
   std::string shown = node->dump();
-  if (shown.size() > 64) shown = shown.substr(0, 64) + "...";
+  if (shown.size() > 64) {
+    shown = shown.substr(0, 64) + "...";
+  }
   *why = "the answer has " + walked + "=" + shown;
   return false;
 }

@@ -7,11 +7,15 @@ std::vector<std::string> split_list(const std::string& text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
+    if (comma == std::string::npos) {
+      comma = text.size();
+    }
     std::string item = text.substr(start, comma - start);
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) items.push_back(std::move(item));
+    if (!item.empty()) {
+      items.push_back(std::move(item));
+    }
     start = comma + 1;
   }
   return items;

@@ -20,11 +20,15 @@ Status not_a_time(const std::string& text) {
 
 // Reads exactly `count` digits at text[*at].
 bool digits(const std::string& text, size_t* at, size_t count, int* out) {
-  if (*at + count > text.size()) return false;
+  if (*at + count > text.size()) {
+    return false;
+  }
   int value = 0;
   for (size_t i = 0; i < count; ++i) {
     char c = text[*at + i];
-    if (c < '0' || c > '9') return false;
+    if (c < '0' || c > '9') {
+      return false;
+    }
     value = value * 10 + (c - '0');
   }
   *at += count;
@@ -60,24 +64,44 @@ int64_t days_from_civil(int64_t year, int month, int day) {
 // "+N unit": N whole, unit seconds|minutes|hours|days (singular too).
 Result<DueTime> parse_relative(const std::string& text) {
   size_t at = 1;  // after '+'
-  while (at < text.size() && text[at] == ' ') ++at;
+  while (at < text.size() && text[at] == ' ') {
+    ++at;
+  }
   size_t start = at;
   int64_t count = 0;
   while (at < text.size() && isdigit(static_cast<unsigned char>(text[at])) && at - start < 10) {
     count = count * 10 + (text[at] - '0');
     ++at;
   }
-  if (at == start) return not_a_time(text);
-  while (at < text.size() && text[at] == ' ') ++at;
+  if (at == start) {
+    return not_a_time(text);
+  }
+  while (at < text.size() && text[at] == ' ') {
+    ++at;
+  }
   std::string unit = text.substr(at);
-  for (char& c : unit) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  if (!unit.empty() && unit.back() == 's') unit.pop_back();
+  for (char& c : unit) {
+    c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  }
+  if (!unit.empty() && unit.back() == 's') {
+    unit.pop_back();
+  }
   int64_t unit_s = 0;
-  if (unit == "second" || unit == "sec") unit_s = 1;
-  if (unit == "minute" || unit == "min") unit_s = 60;
-  if (unit == "hour") unit_s = 3600;
-  if (unit == "day") unit_s = 86400;
-  if (unit_s == 0) return not_a_time(text);
+  if (unit == "second" || unit == "sec") {
+    unit_s = 1;
+  }
+  if (unit == "minute" || unit == "min") {
+    unit_s = 60;
+  }
+  if (unit == "hour") {
+    unit_s = 3600;
+  }
+  if (unit == "day") {
+    unit_s = 86400;
+  }
+  if (unit_s == 0) {
+    return not_a_time(text);
+  }
   return DueTime{true, count * unit_s * 1000};
 }
 
@@ -103,7 +127,9 @@ Result<DueTime> fixed_unix_seconds(double seconds, Shown shown) {
 Result<DueTime> parse_unix_text(const std::string& text) {
   char* end = nullptr;
   double seconds = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || !std::isfinite(seconds)) return not_a_time(text);
+  if (end != text.c_str() + text.size() || !std::isfinite(seconds)) {
+    return not_a_time(text);
+  }
   return fixed_unix_seconds(seconds, [&text] { return "'" + text + "'"; });
 }
 
@@ -117,20 +143,27 @@ Result<DueTime> parse_calendar(const std::string& text) {
   }
   int64_t fraction_ms = 0;
   if (at < text.size()) {
-    if (!take(text, &at, ' ') && !take(text, &at, 'T')) return not_a_time(text);
-    if (!digits(text, &at, 2, &hour) || !take(text, &at, ':') || !digits(text, &at, 2, &minute))
+    if (!take(text, &at, ' ') && !take(text, &at, 'T')) {
       return not_a_time(text);
+    }
+    if (!digits(text, &at, 2, &hour) || !take(text, &at, ':') || !digits(text, &at, 2, &minute)) {
+      return not_a_time(text);
+    }
     if (take(text, &at, ':')) {
-      if (!digits(text, &at, 2, &second)) return not_a_time(text);
+      if (!digits(text, &at, 2, &second)) {
+        return not_a_time(text);
+      }
       if (take(text, &at, '.')) {
         size_t start = at;
-        int scale = 100;
+        int64_t scale = 100;
         while (at < text.size() && isdigit(static_cast<unsigned char>(text[at]))) {
           fraction_ms += (text[at] - '0') * scale;
           scale /= 10;
           ++at;
         }
-        if (at == start) return not_a_time(text);
+        if (at == start) {
+          return not_a_time(text);
+        }
       }
     }
   }
@@ -142,18 +175,26 @@ Result<DueTime> parse_calendar(const std::string& text) {
       offset_s = 0;
     } else {
       char sign = text[at];
-      if (sign != '+' && sign != '-') return not_a_time(text);
+      if (sign != '+' && sign != '-') {
+        return not_a_time(text);
+      }
       ++at;
       int offset_h = 0, offset_m = 0;
-      if (!digits(text, &at, 2, &offset_h)) return not_a_time(text);
+      if (!digits(text, &at, 2, &offset_h)) {
+        return not_a_time(text);
+      }
       take(text, &at, ':');
-      if (!digits(text, &at, 2, &offset_m)) return not_a_time(text);
+      if (!digits(text, &at, 2, &offset_m)) {
+        return not_a_time(text);
+      }
       if (offset_h > 14 || offset_m > 59) {
         return Status(Code::kInvalid, "time '" + text + "' does not have a valid UTC offset");
       }
       offset_s = (offset_h * 3600 + offset_m * 60) * (sign == '-' ? -1 : 1);
     }
-    if (at != text.size()) return not_a_time(text);
+    if (at != text.size()) {
+      return not_a_time(text);
+    }
   }
   if (month < 1 || month > 12 || day < 1 || day > days_in_month(year, month) || hour > 23 ||
       minute > 59 || second > 59) {
@@ -161,8 +202,8 @@ Result<DueTime> parse_calendar(const std::string& text) {
   }
   int64_t seconds = 0;
   if (has_offset) {
-    seconds =
-        days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset_s;
+    seconds = days_from_civil(year, month, day) * 86400 + int64_t{hour} * 3600 +
+              int64_t{minute} * 60 + second - offset_s;
   } else {
     struct tm parts {};
     parts.tm_year = year - 1900;
@@ -173,7 +214,9 @@ Result<DueTime> parse_calendar(const std::string& text) {
     parts.tm_sec = second;
     parts.tm_isdst = -1;
     time_t local = mktime(&parts);
-    if (local == -1) return Status(Code::kInvalid, "time '" + text + "' is out of range");
+    if (local == -1) {
+      return Status(Code::kInvalid, "time '" + text + "' is out of range");
+    }
     seconds = local;
   }
   return DueTime{false, seconds * 1000 + fraction_ms};
@@ -184,9 +227,13 @@ Result<DueTime> parse_calendar(const std::string& text) {
 Result<DueTime> parse_time_text(const std::string& raw) {
   size_t first = raw.find_first_not_of(' ');
   size_t last = raw.find_last_not_of(' ');
-  if (first == std::string::npos) return DueTime{true, 0};  // "" means now
+  if (first == std::string::npos) {
+    return DueTime{true, 0};  // "" means now
+  }
   std::string text = raw.substr(first, last - first + 1);
-  if (text[0] == '+') return parse_relative(text);
+  if (text[0] == '+') {
+    return parse_relative(text);
+  }
   bool all_digits = true;
   size_t dots = 0;
   for (char c : text) {
@@ -196,14 +243,19 @@ Result<DueTime> parse_time_text(const std::string& raw) {
       all_digits = false;
     }
   }
-  if (all_digits && dots <= 1) return parse_unix_text(text);
+  if (all_digits && dots <= 1) {
+    return parse_unix_text(text);
+  }
   return parse_calendar(text);
 }
 
 Result<DueTime> parse_time_value(const Json& value) {
-  if (value.is_number())
+  if (value.is_number()) {
     return fixed_unix_seconds(value.get<double>(), [&value] { return value.dump(); });
-  if (value.is_string()) return parse_time_text(value.get<std::string>());
+  }
+  if (value.is_string()) {
+    return parse_time_text(value.get<std::string>());
+  }
   return Status(Code::kInvalid, "time " + value.dump() + " is not understood: " + kForms);
 }
 

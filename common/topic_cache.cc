@@ -11,7 +11,9 @@ Status TopicCache::refresh() {
   refreshed_at_ms_ = monotonic_ms();
   if (!registry_) {
     auto opened = Registry::open(sqlite_path_);
-    if (!opened.is_ok()) return opened.status();
+    if (!opened.is_ok()) {
+      return opened.status();
+    }
     registry_ = std::move(*opened);
   }
   auto topics = registry_->list_topics();
@@ -29,10 +31,13 @@ Status TopicCache::refresh() {
 }
 
 void TopicCache::refresh_if_older(int64_t interval_ms) {
-  if (refreshed_at_ms_ >= 0 && monotonic_ms() - refreshed_at_ms_ < interval_ms) return;
+  if (refreshed_at_ms_ >= 0 && monotonic_ms() - refreshed_at_ms_ < interval_ms) {
+    return;
+  }
   Status status = refresh();
-  if (!status.is_ok())
+  if (!status.is_ok()) {
     err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
+  }
 }
 
 const Topic* TopicCache::find(const std::string& name) const {
@@ -52,7 +57,9 @@ const Topic* TopicCache::find_or_reload(const std::string& name, int64_t min_age
 std::vector<Topic> TopicCache::online() const {
   std::vector<Topic> result;
   for (const auto& entry : topics_) {
-    if (entry.second.online) result.push_back(entry.second);
+    if (entry.second.online) {
+      result.push_back(entry.second);
+    }
   }
   return result;
 }

@@ -22,7 +22,9 @@ Status scan_hash(RedisConnection& shard, const std::string& hash, const std::str
   std::string cursor = "0";
   do {
     auto reply = shard.command({"HSCAN", hash, cursor, "MATCH", pattern, "COUNT", kScanCount});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     const redisReply* r = reply->get();
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
         r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -32,11 +34,14 @@ Status scan_hash(RedisConnection& shard, const std::string& hash, const std::str
     cursor.assign(r->element[0]->str, r->element[0]->len);
     const redisReply* pairs = r->element[1];
     std::vector<std::string> fields;
-    for (size_t i = 0; i + 1 < pairs->elements; i += 2)  // field, value, field, value...
+    for (size_t i = 0; i + 1 < pairs->elements; i += 2) {  // field, value, field, value...
       fields.emplace_back(pairs->element[i]->str, pairs->element[i]->len);
+    }
     if (!fields.empty()) {
       Status status = each(fields);
-      if (!status.is_ok()) return status;
+      if (!status.is_ok()) {
+        return status;
+      }
     }
   } while (cursor != "0");
   return Status::ok();
@@ -48,7 +53,9 @@ Result<std::vector<std::string>> scan_keys(RedisConnection& shard, const std::st
   std::string cursor = "0";
   do {
     auto reply = shard.command({"SCAN", cursor, "MATCH", pattern, "COUNT", kScanCount});
-    if (!reply.is_ok()) return reply.status();
+    if (!reply.is_ok()) {
+      return reply.status();
+    }
     const redisReply* r = reply->get();
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
         r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -56,8 +63,9 @@ Result<std::vector<std::string>> scan_keys(RedisConnection& shard, const std::st
                     "unexpected reply to SCAN from Redis shard " + shard.address().name());
     }
     cursor.assign(r->element[0]->str, r->element[0]->len);
-    for (size_t i = 0; i < r->element[1]->elements; ++i)
+    for (size_t i = 0; i < r->element[1]->elements; ++i) {
       found.emplace_back(r->element[1]->element[i]->str, r->element[1]->element[i]->len);
+    }
   } while (cursor != "0");
   return found;
 }
@@ -66,11 +74,15 @@ Result<std::vector<std::string>> scan_keys(RedisConnection& shard, const std::st
 // bucket hash, and the store v2 flat hash while the shard is converted.
 Status scan_records(RedisConnection& shard, const std::string& pattern, const KeysFn& each) {
   auto buckets = scan_keys(shard, keys::records_prefix() + "*");
-  if (!buckets.is_ok()) return buckets.status();
+  if (!buckets.is_ok()) {
+    return buckets.status();
+  }
   buckets->push_back(keys::flat_records());  // HSCAN of a missing key: nothing
   for (const auto& bucket : *buckets) {
     Status status = scan_hash(shard, bucket, pattern, each);
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   return Status::ok();
 }
@@ -87,15 +99,19 @@ Status delete_jobs(RedisConnection& shard, const std::string& topic,
     std::vector<ScriptCall> calls;
     std::string key_topic, id;
     for (const auto& key : found) {
-      if (split_job_key(key, &key_topic, &id))
+      if (split_job_key(key, &key_topic, &id)) {
         calls.push_back(del_call(topic, id, /*tomb=*/false, shard_names));
+      }
     }
     for (auto& reply : shard.run_all(calls)) {
-      if (!reply.is_ok()) return reply.status();
+      if (!reply.is_ok()) {
+        return reply.status();
+      }
       const redisReply* r = reply->get();  // {1, state} deleted, {0, ''} gone meanwhile
       if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-          r->element[0]->type == REDIS_REPLY_INTEGER)
+          r->element[0]->type == REDIS_REPLY_INTEGER) {
         *deleted += r->element[0]->integer;
+      }
     }
     return Status::ok();
   });
@@ -106,15 +122,23 @@ Status delete_jobs(RedisConnection& shard, const std::string& topic,
 // minutes).
 Status delete_leftovers(RedisConnection& shard, const std::string& topic) {
   auto deleted = shard.command({"DEL", keys::ready(topic), keys::dead(topic)});
-  if (!deleted.is_ok()) return deleted.status();
+  if (!deleted.is_ok()) {
+    return deleted.status();
+  }
   std::vector<std::string> counts = {"HDEL", keys::counts()};
-  for (const char* state : {"d", "r", "w", "y", "x", "h"}) counts.push_back(topic + ":" + state);
+  for (const char* state : {"d", "r", "w", "y", "x", "h"}) {
+    counts.push_back(topic + ":" + state);
+  }
   auto counted = shard.command(counts);
-  if (!counted.is_ok()) return counted.status();
+  if (!counted.is_ok()) {
+    return counted.status();
+  }
   std::vector<std::string> hashes = {keys::totals()};
   for (const std::string& pattern : {keys::stats("*"), keys::minute_prefix() + "*"}) {
     auto found = scan_keys(shard, pattern);
-    if (!found.is_ok()) return found.status();
+    if (!found.is_ok()) {
+      return found.status();
+    }
     hashes.insert(hashes.end(), found->begin(), found->end());
   }
   for (const auto& hash : hashes) {
@@ -125,7 +149,9 @@ Status delete_leftovers(RedisConnection& shard, const std::string& topic) {
           auto reply = shard.command(argv);
           return reply.is_ok() ? Status::ok() : reply.status();
         });
-    if (!status.is_ok()) return status;
+    if (!status.is_ok()) {
+      return status;
+    }
   }
   return Status::ok();
 }
@@ -140,7 +166,9 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic) {
           total += static_cast<int64_t>(found.size());
           return Status::ok();
         });
-    if (!status.is_ok()) return refused("count", topic, status);
+    if (!status.is_ok()) {
+      return refused("count", topic, status);
+    }
   }
   return total;
 }
@@ -148,19 +176,27 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic) {
 Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic) {
   for (size_t i = 0; i < store.shard_count(); ++i) {
     Status up = store.shard(i).ensure_connected();
-    if (!up.is_ok()) return refused("purge", topic, up);
+    if (!up.is_ok()) {
+      return refused("purge", topic, up);
+    }
   }
   int64_t deleted = 0;
   for (size_t i = 0; i < store.shard_count(); ++i) {
     Status status = delete_jobs(store.shard(i), topic, shard_names(store.addresses()), &deleted);
-    if (!status.is_ok()) return refused("purge", topic, status);
+    if (!status.is_ok()) {
+      return refused("purge", topic, status);
+    }
   }
   // Dead-set members whose record was already gone.
   auto dead = store.dead_purge(topic);
-  if (!dead.is_ok()) return refused("purge", topic, dead.status());
+  if (!dead.is_ok()) {
+    return refused("purge", topic, dead.status());
+  }
   for (size_t i = 0; i < store.shard_count(); ++i) {
     Status status = delete_leftovers(store.shard(i), topic);
-    if (!status.is_ok()) return refused("purge", topic, status);
+    if (!status.is_ok()) {
+      return refused("purge", topic, status);
+    }
   }
   return deleted + *dead;
 }

@@ -23,24 +23,52 @@ const char* const kEvents[] = {"added",   "delivered", "failed",   "dead",
                                "deleted", "expired",   "requeued", "duplicate"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
-  if (letter == "d") return &counts.delayed;
-  if (letter == "r") return &counts.ready;
-  if (letter == "w") return &counts.working;
-  if (letter == "y") return &counts.retrying;
-  if (letter == "x") return &counts.dead;
-  if (letter == "h") return &counts.held;
+  if (letter == "d") {
+    return &counts.delayed;
+  }
+  if (letter == "r") {
+    return &counts.ready;
+  }
+  if (letter == "w") {
+    return &counts.working;
+  }
+  if (letter == "y") {
+    return &counts.retrying;
+  }
+  if (letter == "x") {
+    return &counts.dead;
+  }
+  if (letter == "h") {
+    return &counts.held;
+  }
   return nullptr;
 }
 
 int64_t* event_slot(EventCounts& counts, std::string_view event) {
-  if (event == "added") return &counts.added;
-  if (event == "delivered") return &counts.delivered;
-  if (event == "failed") return &counts.failed;
-  if (event == "dead") return &counts.dead;
-  if (event == "deleted") return &counts.deleted;
-  if (event == "expired") return &counts.expired;
-  if (event == "requeued") return &counts.requeued;
-  if (event == "duplicate") return &counts.duplicate;
+  if (event == "added") {
+    return &counts.added;
+  }
+  if (event == "delivered") {
+    return &counts.delivered;
+  }
+  if (event == "failed") {
+    return &counts.failed;
+  }
+  if (event == "dead") {
+    return &counts.dead;
+  }
+  if (event == "deleted") {
+    return &counts.deleted;
+  }
+  if (event == "expired") {
+    return &counts.expired;
+  }
+  if (event == "requeued") {
+    return &counts.requeued;
+  }
+  if (event == "duplicate") {
+    return &counts.duplicate;
+  }
   return nullptr;
 }
 
@@ -74,7 +102,9 @@ bool parse_int(const redisReply* reply, int64_t* out) {
     *out = reply->integer;
     return true;
   }
-  if (reply->type != REDIS_REPLY_STRING) return false;
+  if (reply->type != REDIS_REPLY_STRING) {
+    return false;
+  }
   std::string text(reply->str, reply->len);
   char* end = nullptr;
   *out = std::strtoll(text.c_str(), &end, 10);
@@ -84,15 +114,18 @@ bool parse_int(const redisReply* reply, int64_t* out) {
 // The counters in an HGETALL reply, or in an HMGET reply of `fields`.
 std::vector<Counter> counters_of(const redisReply* reply, const std::vector<std::string>* fields) {
   std::vector<Counter> out;
-  if (reply->type != REDIS_REPLY_ARRAY) return out;
+  if (reply->type != REDIS_REPLY_ARRAY) {
+    return out;
+  }
   size_t step = fields ? 1 : 2;
   for (size_t i = 0; i + step - 1 < reply->elements; i += step) {
     const redisReply* value = reply->element[fields ? i : i + 1];
     std::string field =
         fields ? (*fields)[i] : std::string(reply->element[i]->str, reply->element[i]->len);
     Counter counter;
-    if (!parse_int(value, &counter.value) || !split_job_key(field, &counter.topic, &counter.name))
+    if (!parse_int(value, &counter.value) || !split_job_key(field, &counter.topic, &counter.name)) {
       continue;
+    }
     out.push_back(std::move(counter));
   }
   return out;
@@ -103,10 +136,16 @@ class StatsPass {
  public:
   StatsPass(std::optional<std::string> only, bool with_series)
       : only_(std::move(only)), with_series_(with_series) {
-    if (with_series_) days_ = last_days(now_ms());
+    if (with_series_) {
+      days_ = last_days(now_ms());
+    }
     if (only_) {
-      for (const char* letter : kStateLetters) state_fields_.push_back(*only_ + ":" + letter);
-      for (const char* event : kEvents) event_fields_.push_back(*only_ + ":" + event);
+      for (const char* letter : kStateLetters) {
+        state_fields_.push_back(*only_ + ":" + letter);
+      }
+      for (const char* event : kEvents) {
+        event_fields_.push_back(*only_ + ":" + event);
+      }
       topic(*only_);
     }
   }
@@ -130,33 +169,44 @@ class StatsPass {
     }
     if (!any) {
       std::string names;
-      for (const auto& name : unreachable) names += (names.empty() ? "" : ", ") + name;
+      for (const auto& name : unreachable) {
+        names += (names.empty() ? "" : ", ") + name;
+      }
       return Status(Code::kUnavailable, "no Redis shard can be reached (" + names + ")");
     }
-    for (auto& [name, stats] : topics_) stats.unreachable_shards = unreachable;
+    for (auto& [name, stats] : topics_) {
+      stats.unreachable_shards = unreachable;
+    }
     return Status::ok();
   }
 
   std::vector<TopicStats> take() {
     std::vector<TopicStats> out;
-    for (auto& [name, stats] : topics_) out.push_back(std::move(stats));
+    for (auto& [name, stats] : topics_) {
+      out.push_back(std::move(stats));
+    }
     return out;
   }
 
  private:
   TopicStats& topic(const std::string& name) {
     auto found = topics_.find(name);
-    if (found != topics_.end()) return found->second;
+    if (found != topics_.end()) {
+      return found->second;
+    }
     TopicStats& stats = topics_[name];
     stats.topic = name;
     if (with_series_) {
       // The minute is known once the first shard answered TIME; blanks made
       // before that are filled in by read_minute().
       if (minute_) {
-        for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m)
+        for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
           stats.per_minute.emplace_back(m, EventCounts{});
+        }
       }
-      for (const auto& day : days_) stats.per_day.emplace_back(day, EventCounts{});
+      for (const auto& day : days_) {
+        stats.per_day.emplace_back(day, EventCounts{});
+      }
     }
     return stats;
   }
@@ -164,21 +214,27 @@ class StatsPass {
   // The current unix minute by the shard's clock (Redis TIME).
   bool read_minute(RedisConnection& shard) {
     auto reply = shard.command({"TIME"});
-    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2)
+    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
       return false;
+    }
     int64_t seconds = 0;
-    if (!parse_int((*reply)->element[0], &seconds)) return false;
+    if (!parse_int((*reply)->element[0], &seconds)) {
+      return false;
+    }
     minute_ = seconds / 60;
     for (auto& [name, stats] : topics_) {
-      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m)
+      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
         stats.per_minute.emplace_back(m, EventCounts{});
+      }
     }
     return true;
   }
 
   std::vector<std::string> read(const std::string& key, const std::vector<std::string>& fields) {
     std::vector<std::string> argv = {only_ ? "HMGET" : "HGETALL", key};
-    if (only_) argv.insert(argv.end(), fields.begin(), fields.end());
+    if (only_) {
+      argv.insert(argv.end(), fields.begin(), fields.end());
+    }
     return argv;
   }
 
@@ -188,30 +244,43 @@ class StatsPass {
     std::vector<std::vector<std::string>> commands = {read(keys::counts(), state_fields_),
                                                       read(keys::totals(), event_fields_)};
     if (with_series_) {
-      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m)
+      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
         commands.push_back(read(keys::minute(m), event_fields_));
-      for (const auto& day : days_) commands.push_back(read(keys::stats(day), event_fields_));
+      }
+      for (const auto& day : days_) {
+        commands.push_back(read(keys::stats(day), event_fields_));
+      }
     }
     auto replies = shard.command_all(commands);
     for (const auto& reply : replies) {
-      if (!reply.is_ok()) return false;
+      if (!reply.is_ok()) {
+        return false;
+      }
     }
     const auto* states = only_ ? &state_fields_ : nullptr;
     const auto* events = only_ ? &event_fields_ : nullptr;
     for (const Counter& c : counters_of(replies[0]->get(), states)) {
-      if (int64_t* slot = state_slot(topic(c.topic).now, c.name)) *slot += c.value;
+      if (int64_t* slot = state_slot(topic(c.topic).now, c.name)) {
+        *slot += c.value;
+      }
     }
     for (const Counter& c : counters_of(replies[1]->get(), events)) {
-      if (int64_t* slot = event_slot(topic(c.topic).total, c.name)) *slot += c.value;
+      if (int64_t* slot = event_slot(topic(c.topic).total, c.name)) {
+        *slot += c.value;
+      }
     }
-    if (!with_series_) return true;
+    if (!with_series_) {
+      return true;
+    }
     const size_t minutes = static_cast<size_t>(kMinutes);
     for (size_t i = 0; i < minutes + days_.size(); ++i) {
       for (const Counter& c : counters_of(replies[2 + i]->get(), events)) {
         TopicStats& stats = topic(c.topic);
         EventCounts& slot =
             i < minutes ? stats.per_minute[i].second : stats.per_day[i - minutes].second;
-        if (int64_t* value = event_slot(slot, c.name)) *value += c.value;
+        if (int64_t* value = event_slot(slot, c.name)) {
+          *value += c.value;
+        }
       }
     }
     return true;
@@ -241,7 +310,9 @@ void put_events(Json& out, const EventCounts& c) {
 Result<TopicStats> topic_stats(JobStore& store, const std::string& topic, bool with_series) {
   StatsPass pass(topic, with_series);
   Status status = pass.run(store);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   auto all = pass.take();
   return std::move(all.front());
 }
@@ -250,9 +321,13 @@ Result<std::vector<TopicStats>> all_topic_stats(JobStore& store,
                                                 const std::vector<std::string>& topics,
                                                 bool with_series) {
   StatsPass pass(std::nullopt, with_series);
-  for (const auto& name : topics) pass.add_topic(name);
+  for (const auto& name : topics) {
+    pass.add_topic(name);
+  }
   Status status = pass.run(store);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return pass.take();
 }
 

@@ -23,7 +23,9 @@ size_t keep_answer(char* data, size_t size, size_t count, void* user) {
 
 Result<std::string> post_webhook(const std::string& url, const Json& payload, int timeout_ms) {
   CurlEasy easy(curl_easy_init());
-  if (!easy) return Status(Code::kInternal, "curl_easy_init failed");
+  if (!easy) {
+    return Status(Code::kInternal, "curl_easy_init failed");
+  }
   std::string body = payload.dump();
   std::string answer;
   char error[CURL_ERROR_SIZE] = "";
@@ -50,8 +52,9 @@ Result<std::string> post_webhook(const std::string& url, const Json& payload, in
   long status = 0;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
   std::string said = "HTTP " + std::to_string(status) + (answer.empty() ? "" : ": " + answer);
-  if (status < 200 || status > 299)
+  if (status < 200 || status > 299) {
     return Status(Code::kUnavailable, "webhook " + url + ": " + said);
+  }
   return said;
 }
 

@@ -131,11 +131,17 @@ std::string with_query(const std::string& base, const std::string& query) {
 // text, a number as written, true as "1", false and null as "", an object or
 // array as its JSON text (PHP sent the useless word "Array").
 std::string form_value(const std::string& json) {
-  if (json == "true") return "1";
-  if (json == "false" || json == "null") return "";
+  if (json == "true") {
+    return "1";
+  }
+  if (json == "false" || json == "null") {
+    return "";
+  }
   if (!json.empty() && json[0] == '"') {
     Json text = Json::parse(json, nullptr, false);
-    if (text.is_string()) return text.get<std::string>();
+    if (text.is_string()) {
+      return text.get<std::string>();
+    }
   }
   return json;
 }
@@ -152,7 +158,9 @@ std::string callback_form(const Job& job) {
   }
   std::string out;
   for (const PhpField& field : *fields) {
-    if (!out.empty()) out.push_back('&');
+    if (!out.empty()) {
+      out.push_back('&');
+    }
     out += url_encode(field.name) + "=" + url_encode(form_value(field.json));
   }
   return out;

@@ -63,16 +63,21 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
   curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, connections);
   curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, connections);
   std::string prefix = reserve_prefix();
-  for (size_t shard = 0; shard < config.shards.size(); ++shard)
+  for (size_t shard = 0; shard < config.shards.size(); ++shard) {
     workers_.push_back(std::make_unique<ShardWorker>(config, shard, multi_.get(), prefix));
+  }
   waiter_ = std::make_unique<WakeWaiter>(config, multi_.get());
   Status refreshed = topics_.refresh();
-  if (!refreshed.is_ok()) err_log().warn("consumer: cannot read topics: {}", refreshed.message());
+  if (!refreshed.is_ok()) {
+    err_log().warn("consumer: cannot read topics: {}", refreshed.message());
+  }
 }
 
 ConsumerLoop::~ConsumerLoop() {
   waiter_.reset();  // joins before the multi handle goes
-  for (auto& entry : deliveries_) curl_multi_remove_handle(multi_.get(), entry.first);
+  for (auto& entry : deliveries_) {
+    curl_multi_remove_handle(multi_.get(), entry.first);
+  }
   workers_.clear();  // joins
 }
 
@@ -86,7 +91,9 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
 }
 
 std::unique_ptr<Delivery> ConsumerLoop::take_delivery() {
-  if (spare_.empty()) return new_delivery();
+  if (spare_.empty()) {
+    return new_delivery();
+  }
   // No curl_easy_reset: prepare_transfer sets every option that differs.
   std::unique_ptr<Delivery> delivery = std::move(spare_.back());
   spare_.pop_back();
@@ -100,7 +107,9 @@ void ConsumerLoop::keep_delivery(std::unique_ptr<Delivery> delivery) {
 
 std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
   auto it = snapshots_.find(topic.name);
-  if (it != snapshots_.end() && same_settings(*it->second, topic)) return it->second;
+  if (it != snapshots_.end() && same_settings(*it->second, topic)) {
+    return it->second;
+  }
   auto copy = std::make_shared<const Topic>(topic);
   snapshots_[topic.name] = copy;
   return copy;
@@ -112,7 +121,9 @@ std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
 bool ConsumerLoop::held_elsewhere(size_t shard) const {
   const std::string name = config_.shards[shard].name();
   for (size_t other = 0; other < workers_.size(); ++other) {
-    if (other != shard && workers_[other]->held_for().count(name) > 0) return true;
+    if (other != shard && workers_[other]->held_for().count(name) > 0) {
+      return true;
+    }
   }
   return false;
 }
@@ -121,7 +132,9 @@ void ConsumerLoop::request_reserves() {
   int64_t now = monotonic_ms();
   if (now >= next_sweep_ms_) {
     next_sweep_ms_ = now + kSweepMs;
-    for (auto& state : shards_) state.maybe_ready = true;
+    for (auto& state : shards_) {
+      state.maybe_ready = true;
+    }
     ++changes_;
   }
   for (size_t shard = 0; shard < shards_.size(); ++shard) {
@@ -131,9 +144,13 @@ void ConsumerLoop::request_reserves() {
     }
   }
   int promised = 0;
-  for (const auto& state : shards_) promised += state.promised;
+  for (const auto& state : shards_) {
+    promised += state.promised;
+  }
   int free_slots = config_.consumer_concurrency - static_cast<int>(deliveries_.size()) - promised;
-  if (free_slots <= 0) return;
+  if (free_slots <= 0) {
+    return;
+  }
   // Shards that want a reserve now share the free slots, so a stalled shard
   // holds at most its part while its reserve waits.
   std::vector<size_t> wanting;
@@ -147,13 +164,19 @@ void ConsumerLoop::request_reserves() {
     }
     wanting.push_back(shard);
   }
-  if (wanting.empty()) return;
+  if (wanting.empty()) {
+    return;
+  }
   const auto& online = online_topics();
-  if (online.empty()) return;
+  if (online.empty()) {
+    return;
+  }
   int part = (free_slots + static_cast<int>(wanting.size()) - 1) / static_cast<int>(wanting.size());
   for (size_t shard : wanting) {
     int most = std::min(part, free_slots);
-    if (most <= 0) break;
+    if (most <= 0) {
+      break;
+    }
     SlotPlanInput input{&online,
                         &in_flight_,
                         most,
@@ -162,7 +185,9 @@ void ConsumerLoop::request_reserves() {
                         config_.default_max_attempts,
                         round_++};
     std::vector<ReserveSlot> slots = plan_slots(input);
-    if (slots.empty()) continue;
+    if (slots.empty()) {
+      continue;
+    }
     shards_[shard].promised = most;
     shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
@@ -173,7 +198,9 @@ void ConsumerLoop::request_reserves() {
 void ConsumerLoop::take_reserved() {
   for (size_t shard = 0; shard < workers_.size(); ++shard) {
     auto reply = workers_[shard]->take_reply();
-    if (!reply) continue;
+    if (!reply) {
+      continue;
+    }
     ShardState& state = shards_[shard];
     state.promised = 0;
     if (!reply->ok) {
@@ -186,7 +213,9 @@ void ConsumerLoop::take_reserved() {
         reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
     // Slots freed while it was in flight count as a change: compare with the
     // turn it was asked at, or those would wait for the next sweep.
-    if (reply->jobs.empty()) state.empty_at_turn = state.asked_at_turn;
+    if (reply->jobs.empty()) {
+      state.empty_at_turn = state.asked_at_turn;
+    }
     for (auto& job : reply->jobs) {
       const Topic* topic = topics_.find(job.job.topic);
       Topic fallback;
@@ -226,7 +255,9 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     outcome.give_up_at_ms =
         monotonic_ms() + raw->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
     workers_[raw->shard]->record(std::move(outcome));
-    if (--in_flight_[raw->job.topic] <= 0) in_flight_.erase(raw->job.topic);
+    if (--in_flight_[raw->job.topic] <= 0) {
+      in_flight_.erase(raw->job.topic);
+    }
     auto it = deliveries_.find(easy);
     keep_delivery(std::move(it->second));
     deliveries_.erase(it);
@@ -237,9 +268,13 @@ int ConsumerLoop::collect_finished() {
   int ended = 0;
   int queued = 0;
   while (CURLMsg* message = curl_multi_info_read(multi_.get(), &queued)) {
-    if (message->msg != CURLMSG_DONE) continue;
+    if (message->msg != CURLMSG_DONE) {
+      continue;
+    }
     auto it = deliveries_.find(message->easy_handle);
-    if (it == deliveries_.end()) continue;
+    if (it == deliveries_.end()) {
+      continue;
+    }
     CURLcode code = message->data.result;  // read before removing the handle
     curl_multi_remove_handle(multi_.get(), message->easy_handle);
     Delivery* delivery = it->second.get();
@@ -252,13 +287,17 @@ int ConsumerLoop::collect_finished() {
     outcome.lease = std::move(delivery->lease);
     outcome.topic = std::move(delivery->topic);
     size_t shard = delivery->shard;
-    if (--in_flight_[outcome.job.topic] <= 0) in_flight_.erase(outcome.job.topic);
+    if (--in_flight_[outcome.job.topic] <= 0) {
+      in_flight_.erase(outcome.job.topic);
+    }
     keep_delivery(std::move(it->second));
     deliveries_.erase(it);
     workers_[shard]->record(std::move(outcome));
     ++ended;
   }
-  if (ended > 0) ++changes_;
+  if (ended > 0) {
+    ++changes_;
+  }
   return ended;
 }
 
@@ -277,16 +316,22 @@ int ConsumerLoop::run() {
     topics_.refresh_if_older(config_.registry_refresh_ms);
     reopen_logs_if_asked(config_.log_dir, config_.log_level, title_);
     take_reserved();
-    if (!stopping) request_reserves();
+    if (!stopping) {
+      request_reserves();
+    }
     int running = 0;
     curl_multi_perform(multi_.get(), &running);
     int progressed = collect_finished();
-    if (progressed > 0) continue;  // freed slots: look again before sleeping
+    if (progressed > 0) {
+      continue;  // freed slots: look again before sleeping
+    }
     curl_multi_poll(multi_.get(), nullptr, 0, kIdlePollMs, nullptr);
   }
   // Reserves still in flight: their jobs are leased to this process but not
   // started; they go back when their lease expires (the attempt counts).
-  for (auto& worker : workers_) worker->stop(drain_deadline);
+  for (auto& worker : workers_) {
+    worker->stop(drain_deadline);
+  }
   workers_.clear();  // joins once every outcome is recorded or the deadline passed
   return 0;
 }

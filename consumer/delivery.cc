@@ -12,8 +12,8 @@
 namespace dq {
 namespace {
 
-constexpr size_t kResponseHeadBytes = 200;        // shown in an attempt's error text
-constexpr size_t kResponseRuleBytes = 64 * 1024;  // read for a topic's success_json
+constexpr size_t kResponseHeadBytes = 200;                // shown in an attempt's error text
+constexpr size_t kResponseRuleBytes = size_t{64} * 1024;  // read for a topic's success_json
 
 CallbackPolicy& callback_policy() {
   static CallbackPolicy policy;
@@ -31,8 +31,12 @@ constexpr size_t kMaxUrlVerdicts = 1024;
 const std::string& url_verdict(const std::string& url) {
   auto& verdicts = url_verdicts();
   auto it = verdicts.find(url);
-  if (it != verdicts.end()) return it->second;
-  if (verdicts.size() >= kMaxUrlVerdicts) verdicts.clear();
+  if (it != verdicts.end()) {
+    return it->second;
+  }
+  if (verdicts.size() >= kMaxUrlVerdicts) {
+    verdicts.clear();
+  }
   return verdicts.emplace(url, CallbackGuard::url_refusal(callback_policy(), url)).first->second;
 }
 
@@ -41,12 +45,16 @@ size_t keep_response_head(char* data, size_t size, size_t count, void* user) {
   std::string* head = &delivery->response_head;
   size_t limit = delivery->topic->success_json.empty() ? kResponseHeadBytes : kResponseRuleBytes;
   size_t bytes = size * count;
-  if (head->size() < limit) head->append(data, std::min(bytes, limit - head->size()));
+  if (head->size() < limit) {
+    head->append(data, std::min(bytes, limit - head->size()));
+  }
   return bytes;
 }
 
 std::string one_line(std::string text) {
-  if (text.size() > kResponseHeadBytes) text.resize(kResponseHeadBytes);
+  if (text.size() > kResponseHeadBytes) {
+    text.resize(kResponseHeadBytes);
+  }
   std::replace_if(
       text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   return text;
@@ -54,16 +62,24 @@ std::string one_line(std::string text) {
 
 // A 2xx answer whose body breaks the topic's success_json is a failed attempt.
 void check_success_rule(Delivery* delivery, TransferResult* result) {
-  if (delivery->topic->success_json.empty()) return;
+  if (delivery->topic->success_json.empty()) {
+    return;
+  }
   auto rule = parse_success_rule(delivery->topic->success_json);
-  if (!rule.is_ok()) return;  // validate_topic refuses such a topic
+  if (!rule.is_ok()) {
+    return;  // validate_topic refuses such a topic
+  }
   std::string why;
-  if (response_matches(*rule, delivery->response_head, &why)) return;
+  if (response_matches(*rule, delivery->response_head, &why)) {
+    return;
+  }
   result->ok = false;
   result->error = "HTTP " + std::to_string(result->http_status) + " but success_json " +
                   delivery->topic->success_json + " does not hold: " + why;
   std::string head = one_line(delivery->response_head);
-  if (!head.empty()) result->error += ": " + head;
+  if (!head.empty()) {
+    result->error += ": " + head;
+  }
 }
 
 struct CurlUrlDeleter {
@@ -78,8 +94,12 @@ struct CurlUrlDeleter {
 CURLU* parsed_url(const std::string& url) {
   static std::unordered_map<std::string, std::unique_ptr<CURLU, CurlUrlDeleter>> parsed;
   auto it = parsed.find(url);
-  if (it != parsed.end()) return it->second.get();
-  if (parsed.size() >= kMaxUrlVerdicts) return nullptr;
+  if (it != parsed.end()) {
+    return it->second.get();
+  }
+  if (parsed.size() >= kMaxUrlVerdicts) {
+    return nullptr;
+  }
   std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
   if (handle && curl_url_set(handle.get(), CURLUPART_URL, url.c_str(),
                              CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
@@ -94,7 +114,9 @@ CURLU* parsed_url(const std::string& url) {
 bool proxy_in_environment() {
   for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy",
                            "ALL_PROXY", "no_proxy", "NO_PROXY"}) {
-    if (std::getenv(name) != nullptr) return true;
+    if (std::getenv(name) != nullptr) {
+      return true;
+    }
   }
   return false;
 }
@@ -183,7 +205,9 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   }
   result.error = "HTTP " + std::to_string(result.http_status);
   std::string head = one_line(delivery->response_head);
-  if (!head.empty()) result.error += ": " + head;
+  if (!head.empty()) {
+    result.error += ": " + head;
+  }
   return result;
 }
 

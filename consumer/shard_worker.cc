@@ -44,7 +44,9 @@ ShardWorker::~ShardWorker() {
     }
     changed_.notify_all();
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_.join();
+  }
 }
 
 void ShardWorker::stop(int64_t deadline_ms) {
@@ -65,7 +67,9 @@ std::optional<ReserveReply> ShardWorker::take_reply() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::optional<ReserveReply> reply = std::move(reply_);
   reply_.reset();
-  if (reply) reserving_.store(false);
+  if (reply) {
+    reserving_.store(false);
+  }
   return reply;
 }
 
@@ -96,11 +100,12 @@ void ShardWorker::run() {
         return reserve_request_ || !outcomes_.empty() || (stopping_ && unrecorded_ == 0);
       });
       if (stopping_ && (unrecorded_ == 0 || monotonic_ms() >= stop_deadline_ms_)) {
-        if (unrecorded_ > 0)
+        if (unrecorded_ > 0) {
           err_log().error(
               "consumer: {} outcome(s) on shard {} not recorded at stop; their jobs "
               "are delivered again after their lease",
               unrecorded_, config_.shards[shard_].name());
+        }
         return;
       }
       request = std::move(reserve_request_);
@@ -119,8 +124,12 @@ void ShardWorker::run() {
         ++it;
       }
     }
-    if (request) do_reserve(std::move(request->first), request->second);
-    if (!batch.empty()) record_batch(std::move(batch));
+    if (request) {
+      do_reserve(request->first, request->second);
+    }
+    if (!batch.empty()) {
+      record_batch(std::move(batch));
+    }
     if (now >= next_held_report_ms_) {
       refresh_held_report();
       next_held_report_ms_ = now + kHeldReportMs;
@@ -128,7 +137,7 @@ void ShardWorker::run() {
   }
 }
 
-void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
+void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs) {
   ReserveReply reply;
   reply.asked = most_jobs;
   std::string reserve_id = reserve_prefix_ + std::to_string(++reserve_seq_);
@@ -149,14 +158,17 @@ void ShardWorker::do_reserve(std::vector<ReserveSlot> slots, int most_jobs) {
       while (true) {
         auto released = store_.release(shard_, reserve_id);
         if (released.is_ok()) {
-          if (*released > 0)
+          if (*released > 0) {
             err_log().warn("consumer: gave back {} job(s) of lost reserve {}", *released,
                            reserve_id);
+          }
           break;
         }
         {
           std::lock_guard<std::mutex> lock(mutex_);
-          if (stopping_) break;
+          if (stopping_) {
+            break;
+          }
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(kRecordRetryMs));
       }
@@ -175,7 +187,9 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
   acks.reserve(batch.size());
   acked.reserve(batch.size());
   for (auto& outcome : batch) {
-    if (!outcome.result.ok) continue;
+    if (!outcome.result.ok) {
+      continue;
+    }
     acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease});
     acked.push_back(&outcome);
   }
@@ -203,7 +217,9 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
     }
   }
   for (auto& outcome : batch) {
-    if (outcome.result.ok) continue;
+    if (outcome.result.ok) {
+      continue;
+    }
     bool retry = false;
     std::string what = record_failure(outcome, &retry);
     if (retry) {
@@ -219,7 +235,9 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
     retrying_.push_back(std::move(outcome));
   }
   // One write for the batch's notify lines (flush_notify_log_by_caller).
-  if (recorded > 0) notify_log().flush();
+  if (recorded > 0) {
+    notify_log().flush();
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   unrecorded_ -= recorded;
 }
@@ -239,7 +257,9 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
                     job.topic, job.id, failed.status().message());
     return "fail-unrecorded";
   }
-  if (*failed == FailOutcome::kRescheduled) return "retry in " + std::to_string(delay) + " ms";
+  if (*failed == FailOutcome::kRescheduled) {
+    return "retry in " + std::to_string(delay) + " ms";
+  }
   if (*failed == FailOutcome::kDead) {
     alerts_.report(*outcome.topic, job.id, job.attempts, outcome.result.error);
     return "dead";
@@ -264,8 +284,12 @@ void ShardWorker::log_attempt(const Outcome& outcome, const std::string& what) {
 
 const std::pair<std::string, std::string>& ShardWorker::metric_keys(const std::string& topic) {
   auto it = metric_keys_.find(topic);
-  if (it != metric_keys_.end()) return it->second;
-  if (metric_keys_.size() >= 4096) metric_keys_.clear();  // topics come and go
+  if (it != metric_keys_.end()) {
+    return it->second;
+  }
+  if (metric_keys_.size() >= 4096) {
+    metric_keys_.clear();  // topics come and go
+  }
   auto keys = std::make_pair(SharedMetrics::key({"delivery", topic}),
                              SharedMetrics::key({"lateness", topic}));
   return metric_keys_.emplace(topic, std::move(keys)).first->second;
@@ -274,11 +298,17 @@ const std::pair<std::string, std::string>& ShardWorker::metric_keys(const std::s
 void ShardWorker::refresh_held_report() {
   std::set<std::string> held;
   for (size_t other = 0; other < config_.shards.size(); ++other) {
-    if (other == shard_) continue;
+    if (other == shard_) {
+      continue;
+    }
     const std::string name = config_.shards[other].name();
     auto reply = store_.shard(shard_).command({"EXISTS", keys::held(name)});
-    if (!reply.is_ok()) return;  // keep the last report while this shard is out
-    if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) held.insert(name);
+    if (!reply.is_ok()) {
+      return;  // keep the last report while this shard is out
+    }
+    if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) {
+      held.insert(name);
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   held_for_ = std::move(held);

@@ -77,7 +77,7 @@ class ShardWorker {
 
  private:
   void run();
-  void do_reserve(std::vector<ReserveSlot> slots, int most_jobs);
+  void do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs);
   void record_batch(std::vector<Outcome> batch);
   std::string record_failure(const Outcome& outcome, bool* retry);
   void log_attempt(const Outcome& outcome, const std::string& what);

@@ -26,30 +26,42 @@ constexpr int kFirstClass[10] = {1, 2, 1, 1, 2, 1, 3, 1, 2, 1};
 }  // namespace
 
 int topic_cap(int concurrency, size_t online_topics) {
-  if (online_topics <= 1) return std::max(1, concurrency);
+  if (online_topics <= 1) {
+    return std::max(1, concurrency);
+  }
   return std::max(1, concurrency * 3 / 4);
 }
 
 std::vector<ReserveSlot> plan_slots(const SlotPlanInput& input) {
   std::vector<ReserveSlot> slots;
   const auto& topics = *input.topics;
-  if (topics.empty() || input.free_slots <= 0) return slots;
+  if (topics.empty() || input.free_slots <= 0) {
+    return slots;
+  }
 
   // Topics by class, each class rotated so topics of equal priority take turns.
   std::vector<const Topic*> by_class[4];
-  for (const auto& topic : topics) by_class[std::clamp(topic.priority, 1, 3)].push_back(&topic);
+  for (const auto& topic : topics) {
+    by_class[std::clamp(topic.priority, 1, 3)].push_back(&topic);
+  }
   for (auto& members : by_class) {
-    if (members.empty()) continue;
+    if (members.empty()) {
+      continue;
+    }
     std::rotate(members.begin(), members.begin() + (input.round % members.size()), members.end());
   }
   int first = kFirstClass[input.round % 10];
   std::vector<int> class_order = {first};
   for (int priority = 1; priority <= 3; ++priority) {
-    if (priority != first) class_order.push_back(priority);
+    if (priority != first) {
+      class_order.push_back(priority);
+    }
   }
 
   int total_weight = 0;
-  for (const auto& topic : topics) total_weight += class_weight(topic.priority);
+  for (const auto& topic : topics) {
+    total_weight += class_weight(topic.priority);
+  }
   const int cap = topic_cap(input.concurrency, topics.size());
   for (int priority : class_order) {
     for (const Topic* topic : by_class[priority]) {

@@ -24,7 +24,9 @@ WakeWaiter::WakeWaiter(const Config& config, CURLM* multi)
 
 WakeWaiter::~WakeWaiter() {
   stop();
-  for (auto& thread : threads_) thread.join();
+  for (auto& thread : threads_) {
+    thread.join();
+  }
 }
 
 void WakeWaiter::stop() {
@@ -34,7 +36,9 @@ void WakeWaiter::stop() {
 
 bool WakeWaiter::take(size_t shard) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!pending_[shard]) return false;
+  if (!pending_[shard]) {
+    return false;
+  }
   pending_[shard] = 0;
   taken_.notify_all();
   return true;
@@ -49,14 +53,18 @@ void WakeWaiter::wait_loop(size_t shard) {
       std::unique_lock<std::mutex> lock(mutex_);
       taken_.wait_for(lock, std::chrono::milliseconds(kBlockMs),
                       [&] { return !pending_[shard] || stopping_.load(); });
-      if (pending_[shard]) continue;
+      if (pending_[shard]) {
+        continue;
+      }
     }
     auto woken = store.wait_consumer_wake(shard, kBlockMs);
     if (!woken.is_ok()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
       continue;
     }
-    if (!*woken) continue;
+    if (!*woken) {
+      continue;
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       pending_[shard] = 1;

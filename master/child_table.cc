@@ -9,14 +9,17 @@
 namespace dq {
 
 int64_t respawn_delay_ms(int quick_deaths) {
-  if (quick_deaths <= 1) return 0;
+  if (quick_deaths <= 1) {
+    return 0;
+  }
   int shift = std::min(quick_deaths - 2, 10);
   return std::min<int64_t>(int64_t{500} << shift, 30000);
 }
 
 std::string describe_exit(int wait_status) {
-  if (WIFEXITED(wait_status))
+  if (WIFEXITED(wait_status)) {
     return "exited with status " + std::to_string(WEXITSTATUS(wait_status));
+  }
   if (WIFSIGNALED(wait_status)) {
     int number = WTERMSIG(wait_status);
     return "was killed by signal " + std::to_string(number) + " (" + strsignal(number) + ")";
@@ -26,7 +29,9 @@ std::string describe_exit(int wait_status) {
 
 Child* ChildTable::find(pid_t pid) {
   for (auto& child : children_) {
-    if (child.pid == pid) return &child;
+    if (child.pid == pid) {
+      return &child;
+    }
   }
   return nullptr;
 }

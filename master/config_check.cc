@@ -99,8 +99,12 @@ int run_config_check(const std::string& config_path, FILE* out) {
     }
   }
   const auto& shards = config->shards;
-  if (shards.empty()) report.fail("shards", "no Redis shard is configured ([redis] shards)");
-  for (const auto& shard : shards) check_shard(*config, shard, report);
+  if (shards.empty()) {
+    report.fail("shards", "no Redis shard is configured ([redis] shards)");
+  }
+  for (const auto& shard : shards) {
+    check_shard(*config, shard, report);
+  }
 
   if (report.failures() == 0) {
     std::fprintf(out, "dqd --check: all checks passed\n");

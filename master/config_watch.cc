@@ -22,7 +22,9 @@ ConfigWatch::ConfigWatch(std::string path) : path_(std::move(path)) { remember_c
 
 bool ConfigWatch::stat_differs() {
   struct stat info {};
-  if (stat(path_.c_str(), &info) != 0) return false;  // being replaced; look again later
+  if (stat(path_.c_str(), &info) != 0) {
+    return false;  // being replaced; look again later
+  }
   int64_t mtime = int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
   bool differs = mtime != mtime_ns_ || info.st_size != size_ || info.st_ino != inode_;
   mtime_ns_ = mtime;
@@ -32,9 +34,13 @@ bool ConfigWatch::stat_differs() {
 }
 
 bool ConfigWatch::changed() {
-  if (!stat_differs()) return false;
+  if (!stat_differs()) {
+    return false;
+  }
   std::string now = read_file(path_);
-  if (now == contents_) return false;
+  if (now == contents_) {
+    return false;
+  }
   contents_ = now;
   return true;
 }

@@ -33,7 +33,9 @@ bool answers_ping(int port, const std::string& password) {
 
 // For a process that is not our child: gone, or a zombie nobody reaped yet.
 bool process_gone(pid_t pid) {
-  if (kill(pid, 0) != 0) return errno == ESRCH;
+  if (kill(pid, 0) != 0) {
+    return errno == ESRCH;
+  }
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   size_t close_paren = text.rfind(')');
@@ -44,11 +46,15 @@ bool process_gone(pid_t pid) {
 bool wait_for_exit(pid_t pid, bool adopted, int timeout_ms) {
   for (int waited = 0; waited <= timeout_ms; waited += 10) {
     if (adopted) {
-      if (process_gone(pid)) return true;
+      if (process_gone(pid)) {
+        return true;
+      }
     } else {
       int status = 0;
       pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid || done < 0) return true;
+      if (done == pid || done < 0) {
+        return true;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -61,17 +67,24 @@ pid_t started_by_dq(int port, const std::string& password, const std::string& di
   RedisConnection connection(ShardAddress{"127.0.0.1", port, password}, 300, 500);
   auto config_dir = connection.command({"CONFIG", "GET", "dir"});
   if (!config_dir.is_ok() || (*config_dir)->type != REDIS_REPLY_ARRAY ||
-      (*config_dir)->elements != 2 || (*config_dir)->element[1]->str == nullptr)
+      (*config_dir)->elements != 2 || (*config_dir)->element[1]->str == nullptr) {
     return -1;
+  }
   std::error_code error;
   auto theirs = std::filesystem::weakly_canonical((*config_dir)->element[1]->str, error);
   auto ours = std::filesystem::weakly_canonical(dir, error);
-  if (error || theirs != ours) return -1;
+  if (error || theirs != ours) {
+    return -1;
+  }
   auto info = connection.command({"INFO", "server"});
-  if (!info.is_ok() || (*info)->str == nullptr) return -1;
+  if (!info.is_ok() || (*info)->str == nullptr) {
+    return -1;
+  }
   std::string text = (*info)->str;
   size_t at = text.find("process_id:");
-  if (at == std::string::npos) return -1;
+  if (at == std::string::npos) {
+    return -1;
+  }
   return static_cast<pid_t>(std::atol(text.c_str() + at + 11));
 }
 
@@ -83,18 +96,28 @@ std::string find_redis_server() {
   std::string dir;
   while (std::getline(dirs, dir, ':')) {
     std::string candidate = (dir.empty() ? "." : dir) + "/redis-server";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
   }
   return "";
 }
 
 void LocalRedis::ensure_started(const Config& config) {
-  if (!config.start_local_redis) return;
+  if (!config.start_local_redis) {
+    return;
+  }
   for (const auto& shard : config.shards) {
-    if (!is_loopback(shard.host)) continue;
+    if (!is_loopback(shard.host)) {
+      continue;
+    }
     bool ours = false;
-    for (const auto& instance : instances_) ours = ours || instance.port == shard.port;
-    if (ours) continue;
+    for (const auto& instance : instances_) {
+      ours = ours || instance.port == shard.port;
+    }
+    if (ours) {
+      continue;
+    }
     Instance instance;
     instance.port = shard.port;
     instance.password = shard.password;
@@ -126,7 +149,9 @@ void LocalRedis::ensure_started(const Config& config) {
           "[redis] start_local: started redis-server (pid {}) on 127.0.0.1:{}, data in {}",
           instance.pid, instance.port, instance.dir);
     }
-    if (instance.pid > 0 || instance.respawn_at_ms >= 0) instances_.push_back(instance);
+    if (instance.pid > 0 || instance.respawn_at_ms >= 0) {
+      instances_.push_back(instance);
+    }
   }
 }
 
@@ -160,14 +185,21 @@ bool LocalRedis::launch(Instance* instance) {
   if (pid == 0) {
     // No PR_SET_PDEATHSIG: when the master is killed, Redis stays up for the
     // children still draining and for the next master, which adopts it.
-    if (getppid() != master) _exit(0);
+    if (getppid() != master) {
+      _exit(0);
+    }
     setpgid(0, 0);  // a terminal's Ctrl-C must not stop Redis before the children drained
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (int number = 1; number < NSIG; ++number) signal(number, SIG_DFL);
+    for (int number = 1; number < NSIG; ++number) {
+      signal(number, SIG_DFL);
+    }
     std::vector<char*> args;
-    for (auto& arg : argv) args.push_back(arg.data());
+    args.reserve(argv.size() + 1);
+    for (auto& arg : argv) {
+      args.push_back(arg.data());
+    }
     args.push_back(nullptr);
     execv(binary.c_str(), args.data());
     _exit(127);
@@ -178,7 +210,9 @@ bool LocalRedis::launch(Instance* instance) {
   instance->started_mono_ms = monotonic_ms();
   instance->respawn_at_ms = -1;
   for (int waited = 0; waited < 5000; waited += 50) {
-    if (answers_ping(instance->port, instance->password)) return true;
+    if (answers_ping(instance->port, instance->password)) {
+      return true;
+    }
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       err_log().error("[redis] start_local: redis-server on port {} {} at start (see {}/redis.log)",
@@ -195,7 +229,9 @@ bool LocalRedis::launch(Instance* instance) {
 
 bool LocalRedis::on_exit(pid_t pid, int wait_status) {
   for (auto& instance : instances_) {
-    if (instance.pid != pid || instance.adopted) continue;
+    if (instance.pid != pid || instance.adopted) {
+      continue;
+    }
     exited(&instance, describe_exit(wait_status));
     return true;
   }
@@ -215,12 +251,14 @@ void LocalRedis::exited(Instance* instance, const std::string& how) {
 
 void LocalRedis::tick() {
   for (auto& instance : instances_) {
-    if (instance.adopted && instance.pid > 0 && process_gone(instance.pid))
+    if (instance.adopted && instance.pid > 0 && process_gone(instance.pid)) {
       exited(&instance, "exited");
+    }
   }
   for (auto& instance : instances_) {
-    if (instance.pid > 0 || instance.respawn_at_ms < 0 || monotonic_ms() < instance.respawn_at_ms)
+    if (instance.pid > 0 || instance.respawn_at_ms < 0 || monotonic_ms() < instance.respawn_at_ms) {
       continue;
+    }
     ++instance.restarts;
     if (!launch(&instance)) {
       instance.quick_deaths++;
@@ -232,14 +270,18 @@ void LocalRedis::tick() {
 
 void LocalRedis::stop_all(int timeout_ms) {
   for (auto& instance : instances_) {
-    if (instance.pid <= 0) continue;
+    if (instance.pid <= 0) {
+      continue;
+    }
     kill(instance.pid, SIGTERM);
     if (!wait_for_exit(instance.pid, instance.adopted, timeout_ms)) {
       err_log().error(
           "local redis-server on port {} (pid {}) ignored SIGTERM for {} ms; killing it",
           instance.port, instance.pid, timeout_ms);
       kill(instance.pid, SIGKILL);
-      if (!instance.adopted) waitpid(instance.pid, nullptr, 0);
+      if (!instance.adopted) {
+        waitpid(instance.pid, nullptr, 0);
+      }
     }
     err_log().info("stopped local redis-server on port {}", instance.port);
     instance.pid = -1;

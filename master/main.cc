@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (check) return dq::run_config_check(config_path, stdout);
+  if (check) {
+    return dq::run_config_check(config_path, stdout);
+  }
 
   auto config = dq::load_config(config_path);
   if (!config.is_ok()) {

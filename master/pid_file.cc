@@ -15,9 +15,13 @@ namespace {
 std::string read_small_file(int fd) {
   char buffer[64];
   ssize_t got = pread(fd, buffer, sizeof(buffer) - 1, 0);
-  if (got <= 0) return "";
+  if (got <= 0) {
+    return "";
+  }
   std::string text(buffer, static_cast<size_t>(got));
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+    text.pop_back();
+  }
   return text;
 }
 
@@ -26,10 +30,13 @@ std::string read_small_file(int fd) {
 Result<std::unique_ptr<PidFile>> PidFile::acquire(const std::string& path) {
   std::error_code error;
   auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+  }
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
+  if (fd < 0) {
     return Status(Code::kUnavailable, "cannot open pid file " + path + ": " + std::strerror(errno));
+  }
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int saved = errno;
     std::string holder = read_small_file(fd);
@@ -56,15 +63,21 @@ Status PidFile::write_pid() {
 }
 
 void PidFile::close_in_child() {
-  if (fd_ >= 0) close(fd_);
+  if (fd_ >= 0) {
+    close(fd_);
+  }
   fd_ = -1;
   written_by_ = -1;
 }
 
 PidFile::~PidFile() {
-  if (fd_ < 0) return;
+  if (fd_ < 0) {
+    return;
+  }
   // Unlink while still holding the lock, so a new master never sees our pid.
-  if (written_by_ == getpid()) unlink(path_.c_str());
+  if (written_by_ == getpid()) {
+    unlink(path_.c_str());
+  }
   close(fd_);
 }
 

@@ -20,7 +20,9 @@ Status check_shards_before_start(const Config& config) {
           shard.name(), safety.status().message());
       continue;
     }
-    for (const auto& warning : safety->warnings) err_log().warn("{}", warning);
+    for (const auto& warning : safety->warnings) {
+      err_log().warn("{}", warning);
+    }
     for (const auto& problem : safety->unsafe) {
       if (config.allow_unsafe_redis) {
         err_log().warn("{} (used anyway: [redis] allow_unsafe = yes)", problem);
@@ -29,7 +31,9 @@ Status check_shards_before_start(const Config& config) {
       }
     }
   }
-  if (refused.empty()) return Status::ok();
+  if (refused.empty()) {
+    return Status::ok();
+  }
   return Status(Code::kInvalid, "refusing Redis shards that would silently drop jobs:" + refused +
                                     "\n(to use them anyway, set allow_unsafe = yes in [redis])");
 }

@@ -26,8 +26,12 @@ void on_signal(int signal_number) {
 }  // namespace
 
 SignalPipe::~SignalPipe() {
-  if (read_fd_ >= 0) close(read_fd_);
-  if (write_fd_ >= 0) close(write_fd_);
+  if (read_fd_ >= 0) {
+    close(read_fd_);
+  }
+  if (write_fd_ >= 0) {
+    close(write_fd_);
+  }
 }
 
 Status SignalPipe::install(std::initializer_list<int> signals) {
@@ -57,7 +61,9 @@ std::vector<int> SignalPipe::drain() {
   unsigned char buffer[64];
   ssize_t got = 0;
   while ((got = read(read_fd_, buffer, sizeof(buffer))) > 0) {
-    for (ssize_t i = 0; i < got; ++i) arrived.push_back(buffer[i]);
+    for (ssize_t i = 0; i < got; ++i) {
+      arrived.push_back(buffer[i]);
+    }
   }
   return arrived;
 }
@@ -71,11 +77,17 @@ void SignalPipe::block_all(sigset_t* saved) {
 void SignalPipe::restore(const sigset_t& saved) { sigprocmask(SIG_SETMASK, &saved, nullptr); }
 
 void SignalPipe::reset_in_child() {
-  for (int signal_number : signals_) signal(signal_number, SIG_DFL);
+  for (int signal_number : signals_) {
+    signal(signal_number, SIG_DFL);
+  }
   signal(SIGPIPE, SIG_DFL);
   g_write_fd = -1;
-  if (read_fd_ >= 0) close(read_fd_);
-  if (write_fd_ >= 0) close(write_fd_);
+  if (read_fd_ >= 0) {
+    close(read_fd_);
+  }
+  if (write_fd_ >= 0) {
+    close(write_fd_);
+  }
   read_fd_ = write_fd_ = -1;
   sigset_t none;
   sigemptyset(&none);

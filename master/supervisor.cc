@@ -47,15 +47,23 @@ std::string process_title_of(pid_t pid) {
 // are not ours to wait for (and they already released the listening sockets).
 void log_previous_master(const std::string& pid_file) {
   auto previous = read_master_status(pid_file);
-  if (!previous.is_ok()) return;
+  if (!previous.is_ok()) {
+    return;
+  }
   long long pid = previous->value("master_pid", 0LL);
-  if (pid <= 0 || pid == getpid()) return;
+  if (pid <= 0 || pid == getpid()) {
+    return;
+  }
   std::string draining;
   for (const auto& child : previous->value("children", Json::array())) {
     long long child_pid = child.value("pid", -1LL);
     std::string title = child.value("title", std::string());
-    if (child_pid <= 0 || title.rfind("dq-", 0) != 0) continue;
-    if (process_title_of(static_cast<pid_t>(child_pid)) != title) continue;
+    if (child_pid <= 0 || title.rfind("dq-", 0) != 0) {
+      continue;
+    }
+    if (process_title_of(static_cast<pid_t>(child_pid)) != title) {
+      continue;
+    }
     draining += (draining.empty() ? "" : ", ") + title + " (pid " + std::to_string(child_pid) + ")";
   }
   err_log().warn(
@@ -92,7 +100,9 @@ Supervisor::Supervisor(Config config, PidFile* pid_file, SignalPipe* signals)
       started_at_ms_(now_ms()) {}
 
 Supervisor::~Supervisor() {
-  if (getpid() == master_pid_) close_listen_sockets(&sockets_);
+  if (getpid() == master_pid_) {
+    close_listen_sockets(&sockets_);
+  }
 }
 
 int Supervisor::run() {
@@ -122,7 +132,9 @@ int Supervisor::run() {
     wake.fd = signals_->read_fd();
     wake.events = POLLIN;
     poll(&wake, 1, kLoopTickMs);
-    for (int signal_number : signals_->drain()) handle_signal(signal_number);
+    for (int signal_number : signals_->drain()) {
+      handle_signal(signal_number);
+    }
     reap();
     tick();
   }
@@ -147,7 +159,9 @@ void Supervisor::spawn_generation() {
       table_.children().push_back(child);
     }
   }
-  for (size_t slot = first; slot < table_.children().size(); ++slot) spawn(slot);
+  for (size_t slot = first; slot < table_.children().size(); ++slot) {
+    spawn(slot);
+  }
 }
 
 void Supervisor::spawn(size_t slot) {
@@ -155,7 +169,9 @@ void Supervisor::spawn(size_t slot) {
   sigset_t saved;
   SignalPipe::block_all(&saved);  // the child must never run the master's handlers
   pid_t pid = fork();
-  if (pid == 0) run_child(child);
+  if (pid == 0) {
+    run_child(child);
+  }
   SignalPipe::restore(saved);
   if (pid < 0) {
     err_log().error("cannot fork {}: {}; trying again in 1 s", child.title, std::strerror(errno));
@@ -173,7 +189,9 @@ void Supervisor::run_child(const Child& child) {
   // When the master dies the children get SIGTERM: API servers release the
   // listening sockets at once, everyone finishes what it holds and exits.
   prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (getppid() != master_pid_) _exit(0);  // the master died before prctl took effect
+  if (getppid() != master_pid_) {
+    _exit(0);  // the master died before prctl took effect
+  }
   remember_master(master_pid_);
   signals_->reset_in_child();
   pid_file_->close_in_child();  // else the next master would find the lock held
@@ -188,13 +206,17 @@ void Supervisor::run_child(const Child& child) {
 void Supervisor::reap() {
   int wait_status = 0;
   pid_t pid = 0;
-  while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) on_child_exit(pid, wait_status);
+  while ((pid = waitpid(-1, &wait_status, WNOHANG)) > 0) {
+    on_child_exit(pid, wait_status);
+  }
 }
 
 void Supervisor::on_child_exit(pid_t pid, int wait_status) {
   Child* child = table_.find(pid);
   if (child == nullptr) {
-    if (local_redis_.on_exit(pid, wait_status)) write_status();
+    if (local_redis_.on_exit(pid, wait_status)) {
+      write_status();
+    }
     return;
   }
   int64_t lived = monotonic_ms() - child->started_mono_ms;
@@ -213,7 +235,9 @@ void Supervisor::on_child_exit(pid_t pid, int wait_status) {
                              : "it keeps dying: respawning in " + std::to_string(delay) + " ms");
   child->pid = -1;
   child->respawn_at_ms = monotonic_ms() + delay;
-  if (child->quick_deaths == kCrashLoopDeaths) queue_crash_loop_alert(*child, wait_status);
+  if (child->quick_deaths == kCrashLoopDeaths) {
+    queue_crash_loop_alert(*child, wait_status);
+  }
   if (delay == 0) {
     child->restarts++;
     restarts_by_role_[child->role->name]++;
@@ -273,7 +297,9 @@ Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_socket
     next_sockets->http_fd = sockets_.http_fd;
   } else {
     auto http = listen_on(next.server_listen);
-    if (!http.is_ok()) return http.status();
+    if (!http.is_ok()) {
+      return http.status();
+    }
     next_sockets->http_fd = *http;
   }
   if (next.legacy_listen == config_.legacy_listen) {
@@ -281,7 +307,9 @@ Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_socket
   } else if (!next.legacy_listen.empty()) {
     auto legacy = listen_on(next.legacy_listen);
     if (!legacy.is_ok()) {
-      if (next_sockets->http_fd != sockets_.http_fd) close(next_sockets->http_fd);
+      if (next_sockets->http_fd != sockets_.http_fd) {
+        close(next_sockets->http_fd);
+      }
       return legacy.status();
     }
     next_sockets->legacy_fd = *legacy;
@@ -291,18 +319,24 @@ Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_socket
   } else {
     next_sockets->admin_fd = listen_admin(next.admin_listen);
   }
-  if (sockets_.admin_fd >= 0 && sockets_.admin_fd != next_sockets->admin_fd)
+  if (sockets_.admin_fd >= 0 && sockets_.admin_fd != next_sockets->admin_fd) {
     close(sockets_.admin_fd);
+  }
   // The old children keep their own copies; the master drops the ones it no
   // longer hands out, before forking, so the new generation never inherits them.
-  if (sockets_.http_fd != next_sockets->http_fd) close(sockets_.http_fd);
-  if (sockets_.legacy_fd >= 0 && sockets_.legacy_fd != next_sockets->legacy_fd)
+  if (sockets_.http_fd != next_sockets->http_fd) {
+    close(sockets_.http_fd);
+  }
+  if (sockets_.legacy_fd >= 0 && sockets_.legacy_fd != next_sockets->legacy_fd) {
     close(sockets_.legacy_fd);
+  }
   return Status::ok();
 }
 
 void Supervisor::reload(const std::string& why) {
-  if (stopping_) return;
+  if (stopping_) {
+    return;
+  }
   auto loaded = load_config(config_.path);
   if (!loaded.is_ok()) {
     err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
@@ -345,7 +379,9 @@ void Supervisor::reload(const std::string& why) {
       children.end());
   size_t retiring = 0;
   for (auto& child : children) {
-    if (child.retiring) continue;
+    if (child.retiring) {
+      continue;
+    }
     child.retiring = true;
     child.term_at_ms = monotonic_ms() + kRetireGraceMs;
     ++retiring;
@@ -374,7 +410,9 @@ void Supervisor::begin_stop(int signal_number) {
   children.erase(std::remove_if(children.begin(), children.end(),
                                 [](const Child& child) { return child.pid <= 0; }),
                  children.end());
-  for (auto& child : children) kill(child.pid, SIGTERM);
+  for (auto& child : children) {
+    kill(child.pid, SIGTERM);
+  }
   err_log().info("signal {}: stopping; {} children drain for at most {} ms", signal_number,
                  children.size(), config_.drain_timeout_ms);
   write_status();
@@ -418,10 +456,12 @@ void Supervisor::tick() {
   local_redis_.tick();
   if (now >= next_watch_ms_) {
     next_watch_ms_ = now + 1000;
-    if (watch_.changed()) reload("config file changed");
+    if (watch_.changed()) {
+      reload("config file changed");
+    }
   }
   if (now >= next_log_prune_ms_) {
-    next_log_prune_ms_ = now + 3600 * 1000;
+    next_log_prune_ms_ = now + int64_t{3600} * 1000;
     int removed = remove_old_logs(config_.log_dir, config_.log_keep_days, day_of(now_ms()));
     if (removed > 0) {
       err_log().info("removed {} log files older than {} days ([log] keep_days)", removed,
@@ -434,7 +474,9 @@ void Supervisor::write_status() {
   Json children = Json::array();
   for (const auto& child : table_.children()) {
     const char* state = child.retiring ? "retiring" : (child.pid > 0 ? "running" : "respawning");
-    if (stopping_) state = "stopping";
+    if (stopping_) {
+      state = "stopping";
+    }
     children.push_back({{"role", child.role->name},
                         {"index", child.index},
                         {"title", child.title},
@@ -455,7 +497,9 @@ void Supervisor::write_status() {
                  {"children", children},
                  {"restarts_by_role", restarts_by_role_}};
   Status written = write_master_status(config_.pid_file, status);
-  if (!written.is_ok()) err_log().warn("{}", written.message());
+  if (!written.is_ok()) {
+    err_log().warn("{}", written.message());
+  }
 }
 
 }  // namespace dq

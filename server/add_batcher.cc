@@ -14,9 +14,13 @@ constexpr size_t kMostBytes = 1 << 20;
 std::string verdicts_of(const std::vector<std::string>& verify_against,
                         const std::vector<std::string>& unreachable) {
   std::string text;
-  for (const auto& name : verify_against) text += name + ",";
+  for (const auto& name : verify_against) {
+    text += name + ",";
+  }
   text += "|";
-  for (const auto& name : unreachable) text += name + ",";
+  for (const auto& name : unreachable) {
+    text += name + ",";
+  }
   return text;
 }
 
@@ -33,7 +37,9 @@ void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_
   std::string verdicts = verdicts_of(verify_against, unreachable);
   Batch* batch = nullptr;
   for (auto& queued : batches_) {
-    if (queued.writer == writer && queued.verdicts == verdicts) batch = &queued;
+    if (queued.writer == writer && queued.verdicts == verdicts) {
+      batch = &queued;
+    }
   }
   if (batch == nullptr) {
     batches_.push_back({writer, verdicts, add_call_for(verify_against, unreachable), {}, 0});
@@ -74,16 +80,24 @@ void AddBatcher::send(Batch batch) {
   ++in_flight_[writer];
   std::weak_ptr<AddBatcher*> self = self_;
   writer->run(std::move(batch.call),
-              [self, writer, done = std::move(batch.done)](Result<const redisReply*> reply) {
-                for (size_t i = 0; i < done.size(); ++i) done[i](reply, i);
-                if (auto alive = self.lock()) (*alive)->on_reply(writer);
+              [self, writer, done = std::move(batch.done)](const Result<const redisReply*>& reply) {
+                for (size_t i = 0; i < done.size(); ++i) {
+                  done[i](reply, i);
+                }
+                if (auto alive = self.lock()) {
+                  (*alive)->on_reply(writer);
+                }
               });
 }
 
 void AddBatcher::on_reply(AsyncShard* writer) {
-  if (--in_flight_[writer] > 0) return;
+  if (--in_flight_[writer] > 0) {
+    return;
+  }
   for (size_t i = 0; i < batches_.size(); ++i) {
-    if (batches_[i].writer != writer) continue;
+    if (batches_[i].writer != writer) {
+      continue;
+    }
     Batch held = std::move(batches_[i]);
     batches_.erase(batches_.begin() + static_cast<std::ptrdiff_t>(i));
     send(std::move(held));

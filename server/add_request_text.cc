@@ -17,34 +17,51 @@ struct AddMembers {
 
 std::optional<AddMembers> add_members(std::string_view text) {
   auto scan = scan_json_object(text);
-  if (!scan) return std::nullopt;
+  if (!scan) {
+    return std::nullopt;
+  }
   AddMembers found;
   for (size_t i = 0; i < scan->count; ++i) {
     const JsonMember& member = scan->members[i];
-    if (member.key_escaped) return std::nullopt;
+    if (member.key_escaped) {
+      return std::nullopt;
+    }
     std::string_view* slot = member.key == "id"      ? &found.id
                              : member.key == "body"  ? &found.body
                              : member.key == "delay" ? &found.delay
                              : member.key == "at"    ? &found.at
                                                      : nullptr;
-    if (slot == nullptr || !slot->empty()) return std::nullopt;  // unknown or twice
+    if (slot == nullptr || !slot->empty()) {
+      return std::nullopt;  // unknown or twice
+    }
     *slot = member.value;
   }
-  if (found.id.empty() || found.body.empty()) return std::nullopt;
-  if (!found.delay.empty() && !found.at.empty()) return std::nullopt;
+  if (found.id.empty() || found.body.empty()) {
+    return std::nullopt;
+  }
+  if (!found.delay.empty() && !found.at.empty()) {
+    return std::nullopt;
+  }
   return found;
 }
 
 // The id as build_add_request reads it: a string's value, or the text PHP
 // makes of a number. nullopt for other types (a refusal).
 std::optional<std::string> id_of(std::string_view raw) {
-  if (json_string_is_plain(raw)) return std::string(raw.substr(1, raw.size() - 2));
-  if (raw.front() != '"' && raw.front() != '-' && (raw.front() < '0' || raw.front() > '9'))
+  if (json_string_is_plain(raw)) {
+    return std::string(raw.substr(1, raw.size() - 2));
+  }
+  if (raw.front() != '"' && raw.front() != '-' && (raw.front() < '0' || raw.front() > '9')) {
     return std::nullopt;
+  }
   // Scanned already, so valid; were it not, the document path would refuse it.
   Json value = Json::parse(raw, nullptr, false);
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number()) return php_number_text(value);
+  if (value.is_string()) {
+    return value.get<std::string>();
+  }
+  if (value.is_number()) {
+    return php_number_text(value);
+  }
   return std::nullopt;
 }
 
@@ -55,7 +72,9 @@ Json value_of(std::string_view raw) {
   if (raw.size() <= 15 && (raw.size() == 1 || raw.front() != '0')) {
     uint64_t value = 0;
     for (char c : raw) {
-      if (c < '0' || c > '9') return Json::parse(raw, nullptr, false);
+      if (c < '0' || c > '9') {
+        return Json::parse(raw, nullptr, false);
+      }
       value = value * 10 + static_cast<uint64_t>(c - '0');
     }
     return Json(value);
@@ -67,15 +86,25 @@ Json value_of(std::string_view raw) {
 std::optional<AddRequest> fast_add(const std::string& topic, std::string_view text,
                                    TopicCache& topics, const Config& config, int64_t now_ms) {
   auto members = add_members(text);
-  if (!members) return std::nullopt;
+  if (!members) {
+    return std::nullopt;
+  }
   auto id = id_of(members->id);
-  if (!id || !check_topic_and_id(topic, *id, topics).is_ok()) return std::nullopt;
+  if (!id || !check_topic_and_id(topic, *id, topics).is_ok()) {
+    return std::nullopt;
+  }
   std::optional<Json> delay, at;
-  if (!members->delay.empty()) delay = value_of(members->delay);
-  if (!members->at.empty()) at = value_of(members->at);
+  if (!members->delay.empty()) {
+    delay = value_of(members->delay);
+  }
+  if (!members->at.empty()) {
+    at = value_of(members->at);
+  }
   auto built = add_request_of(topic, std::move(*id), members->body, delay ? &*delay : nullptr,
                               at ? &*at : nullptr, topics, config, now_ms);
-  if (!built.is_ok()) return std::nullopt;
+  if (!built.is_ok()) {
+    return std::nullopt;
+  }
   return std::move(*built);
 }
 
@@ -103,8 +132,9 @@ ParsedAdd parse_add_text_dom(const std::string& topic, std::string_view text, To
     return parsed;
   }
   parsed.request = build_add_request(topic, job, text, topics, config, now_ms);
-  if (!parsed.request.is_ok())
+  if (!parsed.request.is_ok()) {
     parsed.logged_id = job.is_object() && job.contains("id") ? job["id"].dump() : "-";
+  }
   return parsed;
 }
 

@@ -22,25 +22,35 @@ uint64_t prefix_of(const unsigned char* hash) {
 }  // namespace
 
 std::string bearer_token(const char* authorization) {
-  if (authorization == nullptr) return {};
+  if (authorization == nullptr) {
+    return {};
+  }
   std::string value = authorization;
   constexpr size_t kScheme = 7;  // "Bearer "
-  if (value.size() <= kScheme || strncasecmp(value.c_str(), "Bearer ", kScheme) != 0) return {};
+  if (value.size() <= kScheme || strncasecmp(value.c_str(), "Bearer ", kScheme) != 0) {
+    return {};
+  }
   size_t start = value.find_first_not_of(' ', kScheme);
   size_t end = value.find_last_not_of(" \t");
-  if (start == std::string::npos) return {};
+  if (start == std::string::npos) {
+    return {};
+  }
   return value.substr(start, end + 1 - start);
 }
 
 ApiAuth::ApiAuth(const Config& config)
     : required_(config.require_token), sqlite_path_(config.sqlite_path) {
-  if (required_) reload_if_changed();
+  if (required_) {
+    reload_if_changed();
+  }
 }
 
 ApiAuth::~ApiAuth() = default;
 
 void ApiAuth::refresh_if_older(int64_t interval_ms) {
-  if (required_ && monotonic_ms() - checked_at_ms_ >= interval_ms) reload_if_changed();
+  if (required_ && monotonic_ms() - checked_at_ms_ >= interval_ms) {
+    reload_if_changed();
+  }
 }
 
 void ApiAuth::reload_if_changed() {
@@ -54,7 +64,9 @@ void ApiAuth::reload_if_changed() {
     store_ = std::move(*opened);
   }
   auto version = store_->data_version();
-  if (version.is_ok() && *version == data_version_) return;
+  if (version.is_ok() && *version == data_version_) {
+    return;
+  }
   auto listed = store_->list();
   if (!listed.is_ok()) {
     err_log().error("api tokens: cannot read {}: {}", sqlite_path_, listed.status().message());
@@ -86,14 +98,18 @@ const ApiToken* ApiAuth::find(const std::string& token) const {
   auto [first, last] = by_prefix_.equal_range(prefix_of(hash));
   for (auto it = first; it != last; ++it) {
     const Loaded& stored = tokens_[it->second];
-    if (sodium_memcmp(stored.hash.data(), hash, sizeof(hash)) == 0) found = &stored.token;
+    if (sodium_memcmp(stored.hash.data(), hash, sizeof(hash)) == 0) {
+      found = &stored.token;
+    }
   }
   return found;
 }
 
 std::optional<AuthRefusal> ApiAuth::check(const std::string& token, const std::string* topic,
                                           const char* protocol, TokenScope* scope) {
-  if (!required_) return std::nullopt;
+  if (!required_) {
+    return std::nullopt;
+  }
   auto refuse = [&](int status, const char* reason_key, std::string reason) {
     SharedMetrics::instance().add(SharedMetrics::key({"auth", protocol, reason_key}));
     return AuthRefusal{status, status == 401 ? "unauthorized" : "forbidden", std::move(reason)};
@@ -108,11 +124,15 @@ std::optional<AuthRefusal> ApiAuth::check(const std::string& token, const std::s
     reload_if_changed();
     found = find(token);
   }
-  if (found == nullptr) return refuse(401, "unknown", "the API token is not known");
+  if (found == nullptr) {
+    return refuse(401, "unknown", "the API token is not known");
+  }
   if (topic != nullptr && !found->scope.allows(*topic)) {
     return refuse(403, "scope", "token '" + found->name + "' may not use topic '" + *topic + "'");
   }
-  if (scope != nullptr) *scope = found->scope;
+  if (scope != nullptr) {
+    *scope = found->scope;
+  }
   return std::nullopt;
 }
 

@@ -47,18 +47,22 @@ void AsyncShard::stop() {
 void AsyncShard::start() {
   if (tick_ == nullptr) {
     tick_ = event_new(base_, -1, EV_PERSIST, &AsyncShard::on_tick, this);
-    timeval every{0, 100 * 1000};
+    timeval every{0, 100000};
     event_add(tick_, &every);
   }
   connect();
 }
 
 void AsyncShard::connect() {
-  if (context_ != nullptr || stopping_) return;
+  if (context_ != nullptr || stopping_) {
+    return;
+  }
   redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
   if (context == nullptr || context->err) {
     last_error_ = context ? context->errstr : "out of memory";
-    if (context) redisAsyncFree(context);
+    if (context) {
+      redisAsyncFree(context);
+    }
     return;  // the tick retries
   }
   context->data = this;
@@ -110,12 +114,16 @@ void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/)
   auto* self = static_cast<AsyncShard*>(context->data);
   self->context_ = nullptr;
   // Marked down already (a timeout, a refused AUTH): keep that reason.
-  if (!self->up_ && !self->last_error_.empty()) return;
+  if (!self->up_ && !self->last_error_.empty()) {
+    return;
+  }
   self->mark_down(context->err ? context->errstr : "connection closed");
 }
 
 void AsyncShard::mark_down(const std::string& why) {
-  if (up_ || last_error_ != why) err_log().warn("redis shard {} is down: {}", address_.name(), why);
+  if (up_ || last_error_ != why) {
+    err_log().warn("redis shard {} is down: {}", address_.name(), why);
+  }
   up_ = false;
   last_error_ = why;
   sent_at_ms_.clear();
@@ -126,7 +134,9 @@ void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   int64_t now = monotonic_ms();
   if (self->context_ == nullptr) {
     // Reconnect at most every 500 ms.
-    if (now - self->connect_started_ms_ >= 500) self->connect();
+    if (now - self->connect_started_ms_ >= 500) {
+      self->connect();
+    }
     return;
   }
   bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
@@ -165,11 +175,15 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
       event_free(probe->deadline);
       probe->deadline = nullptr;
     }
-    if (probe->answered) return;
+    if (probe->answered) {
+      return;
+    }
     probe->answered = true;
     probe->callback(std::move(reply));
   });
-  if (probe->answered) return;
+  if (probe->answered) {
+    return;
+  }
   probe->deadline = evtimer_new(
       base_,
       [](evutil_socket_t, short, void* arg) {
@@ -181,7 +195,7 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
             Status(Code::kUnavailable, "redis shard " + self->shard + " did not answer in time"));
       },
       probe.get());
-  timeval wait{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  timeval wait{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
   evtimer_add(probe->deadline, &wait);
 }
 
@@ -214,7 +228,9 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
   AsyncShard* self = pending->shard;
   --self->pending_count_;
-  if (!self->sent_at_ms_.empty()) self->sent_at_ms_.pop_front();
+  if (!self->sent_at_ms_.empty()) {
+    self->sent_at_ms_.pop_front();
+  }
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {
     // Dropped after it was handed to hiredis: it may have run.

@@ -44,7 +44,9 @@ std::string job_json(const Job& job) {
 
 // 201 added; 200 the same job was held already (a retried add); else the error's.
 int added_status(const Result<Added>& added) {
-  if (!added.is_ok()) return http_status_of(added.status().code());
+  if (!added.is_ok()) {
+    return http_status_of(added.status().code());
+  }
   return added->existing ? 200 : 201;
 }
 
@@ -55,9 +57,13 @@ std::string added_text(const AddRequest& add, const Added& added) {
   out.reserve(64 + add.id.size() + add.topic.size());
   out += "{\"due_at_ms\":";
   out += std::to_string(added.due_ms);
-  if (added.existing) out += ",\"existing\":true";
+  if (added.existing) {
+    out += ",\"existing\":true";
+  }
   // Kept, but not delivered until a shard that could not be asked is.
-  if (added.held) out += ",\"held\":true";
+  if (added.held) {
+    out += ",\"held\":true";
+  }
   out += ",\"id\":";
   append_json_string(&out, add.id);
   out += ",\"topic\":";
@@ -129,17 +135,25 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
            Json{{"error", std::string("method not allowed; use ") + allowed}});
   };
   if (path.size() == 1 && path[0] == "healthz") {
-    if (!is("GET")) return wrong_method("GET");
+    if (!is("GET")) {
+      return wrong_method("GET");
+    }
     return healthz(request);
   }
   if (path.size() == 1 && path[0] == "metrics") {
-    if (!is("GET")) return wrong_method("GET");
+    if (!is("GET")) {
+      return wrong_method("GET");
+    }
     return metrics(request);
   }
   TokenScope scope{/*all_topics=*/true, {}};
-  if (refused_by_auth(request, path, &scope)) return;
+  if (refused_by_auth(request, path, &scope)) {
+    return;
+  }
   if (path.size() == 2 && path[0] == "v1" && path[1] == "topics") {
-    if (!is("GET")) return wrong_method("GET");
+    if (!is("GET")) {
+      return wrong_method("GET");
+    }
     return listing(request, "topics",
                    topics_answer(blocking_store(), topics_, query_of(*request),
                                  [&scope](const std::string& name) { return scope.allows(name); }));
@@ -147,25 +161,39 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
   if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
     const std::string& topic = path[2];
     if (path[3] == "jobs" && path.size() == 4) {
-      if (is("POST")) return add_job(request, topic);
-      if (!is("GET")) return wrong_method("GET, POST");
+      if (is("POST")) {
+        return add_job(request, topic);
+      }
+      if (!is("GET")) {
+        return wrong_method("GET, POST");
+      }
       return listing(request, "list",
                      topic_jobs_answer(blocking_store(), topics_, topic, query_of(*request)));
     }
     if (path[3] == "stats" && path.size() == 4) {
-      if (!is("GET")) return wrong_method("GET");
+      if (!is("GET")) {
+        return wrong_method("GET");
+      }
       return listing(request, "stats", topic_stats_answer(blocking_store(), topics_, topic));
     }
     if (path[3] == "jobs" && path.size() == 5 && path[4] == "batch") {
-      if (!is("POST")) return wrong_method("POST");
+      if (!is("POST")) {
+        return wrong_method("POST");
+      }
       return add_batch(request, topic);
     }
     if (path[3] == "jobs" && path.size() == 5) {
-      if (is("GET")) return get_job(request, topic, path[4]);
-      if (is("DELETE")) return delete_job(request, topic, path[4]);
+      if (is("GET")) {
+        return get_job(request, topic, path[4]);
+      }
+      if (is("DELETE")) {
+        return delete_job(request, topic, path[4]);
+      }
       return wrong_method("GET, DELETE");
     }
-    if (path[3] == "dead") return dead_letters(request, topic, path);
+    if (path[3] == "dead") {
+      return dead_letters(request, topic, path);
+    }
   }
   finish(request, "other", 404,
          Json{{"error", std::string("no such route: ") + method + " " + request->target()}});
@@ -173,16 +201,22 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
 
 bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::string>& path,
                               TokenScope* scope) {
-  if (!auth_.required() || path.empty() || path[0] != "v1") return false;
+  if (!auth_.required() || path.empty() || path[0] != "v1") {
+    return false;
+  }
   const std::string* topic = path.size() >= 3 && path[1] == "topics" ? &path[2] : nullptr;
   const std::string& authorization = request->head().authorization;
   const char* header = authorization.empty() ? nullptr : authorization.c_str();
   // The scope is copied out only for the topic-less routes (GET /v1/topics filters by it).
   auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope);
-  if (!refused) return false;
+  if (!refused) {
+    return false;
+  }
   request_log().info("{} {} -> {} {}", request->method(), request->target(), refused->http_status,
                      refused->reason);
-  if (refused->http_status == 401) request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
+  if (refused->http_status == 401) {
+    request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
+  }
   finish(request, "auth", refused->http_status,
          Json{{"error", refused->error}, {"reason", refused->reason}});
   return true;
@@ -226,17 +260,21 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
   Json batch;
   std::string error;
   const std::string& text = request->body();
-  if (!parse_body(text, &batch, &error))
+  if (!parse_body(text, &batch, &error)) {
     return finish(request, "batch", 400, Json{{"error", error}});
+  }
   if (!batch.is_object() || !batch.contains("jobs") || !batch["jobs"].is_array()) {
     return finish(request, "batch", 400, Json{{"error", "expected {\"jobs\": [...]}"}});
   }
   Json& list = batch["jobs"];
   // Each job's raw text, so its body is stored byte for byte.
   std::optional<std::vector<std::string_view>> job_texts;
-  if (auto jobs_text = json_member_span(text, "jobs")) job_texts = json_array_spans(*jobs_text);
-  if (!job_texts || job_texts->size() != list.size())
+  if (auto jobs_text = json_member_span(text, "jobs")) {
+    job_texts = json_array_spans(*jobs_text);
+  }
+  if (!job_texts || job_texts->size() != list.size()) {
     return finish(request, "batch", 500, Json{{"error", "cannot find the jobs in the batch text"}});
+  }
   if (list.size() > static_cast<size_t>(config_.max_batch_jobs)) {
     return finish(
         request, "batch", 413,
@@ -244,9 +282,10 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
                            std::to_string(config_.max_batch_jobs)}});
   }
   Status topic_ok = check_topic(topic, topics_);
-  if (!topic_ok.is_ok())
+  if (!topic_ok.is_ok()) {
     return finish(request, "batch", http_status_of(topic_ok.code()),
                   Json{{"error", topic_ok.message()}});
+  }
 
   struct BatchState {
     Json results = Json::array();
@@ -254,11 +293,17 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
   };
   auto state = std::make_shared<BatchState>();
   state->left = list.size();
-  for (size_t i = 0; i < list.size(); ++i) state->results.push_back(Json::object());
+  for (size_t i = 0; i < list.size(); ++i) {
+    state->results.push_back(Json::object());
+  }
   auto one_done = [this, request, state]() {
-    if (--state->left == 0) finish(request, "batch", 200, Json{{"results", state->results}});
+    if (--state->left == 0) {
+      finish(request, "batch", 200, Json{{"results", state->results}});
+    }
   };
-  if (list.empty()) return finish(request, "batch", 200, Json{{"results", state->results}});
+  if (list.empty()) {
+    return finish(request, "batch", 200, Json{{"results", state->results}});
+  }
   int64_t now = now_ms();
   for (size_t i = 0; i < list.size(); ++i) {
     Json& slot = state->results[i];
@@ -275,8 +320,12 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
       result["status"] = added_status(added);
       if (added.is_ok()) {
         result["due_at_ms"] = added->due_ms;
-        if (added->existing) result["existing"] = true;
-        if (added->held) result["held"] = true;
+        if (added->existing) {
+          result["existing"] = true;
+        }
+        if (added->held) {
+          result["held"] = true;
+        }
       } else {
         result["error"] = added.status().message();
       }
@@ -288,25 +337,30 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
 
 void HttpApi::get_job(const Exchange& request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
-  if (!ok.is_ok())
+  if (!ok.is_ok()) {
     return finish(request, "get", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  }
   jobs_.get(topic, id, [this, request, topic, id](Result<Job> job) {
     int status = job.is_ok() ? 200 : http_status_of(job.status().code());
     request_log().info("get {} {} -> {}", topic, id, status);
-    if (!job.is_ok())
+    if (!job.is_ok()) {
       return finish(request, "get", status, Json{{"error", job.status().message()}});
+    }
     finish_text(request, "get", 200, job_json(*job));
   });
 }
 
 void HttpApi::delete_job(const Exchange& request, const std::string& topic, const std::string& id) {
   Status ok = check_topic_and_id(topic, id, topics_);
-  if (!ok.is_ok())
+  if (!ok.is_ok()) {
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  }
   jobs_.del(topic, id, [this, request, topic, id](const Status& status) {
     int code = status.is_ok() ? 204 : http_status_of(status.code());
     request_log().info("del {} {} -> {}", topic, id, code);
-    if (!status.is_ok()) return finish(request, "del", code, Json{{"error", status.message()}});
+    if (!status.is_ok()) {
+      return finish(request, "del", code, Json{{"error", status.message()}});
+    }
     finish(request, "del", 204, Json());
   });
 }
@@ -317,7 +371,9 @@ void HttpApi::listing(const Exchange& request, const std::string& route,
 }
 
 JobStore& HttpApi::blocking_store() {
-  if (!blocking_store_) blocking_store_ = std::make_unique<JobStore>(config_);
+  if (!blocking_store_) {
+    blocking_store_ = std::make_unique<JobStore>(config_);
+  }
   return *blocking_store_;
 }
 
@@ -342,17 +398,23 @@ void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
     }
     auto list =
         blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
-    if (!list.is_ok()) return fail(list.status());
+    if (!list.is_ok()) {
+      return fail(list.status());
+    }
     auto total = blocking_store().dead_count(topic);
     std::string jobs = "[";
-    for (const auto& dead : *list) jobs += (jobs.size() > 1 ? "," : "") + job_json(dead.job);
+    for (const auto& dead : *list) {
+      jobs += (jobs.size() > 1 ? "," : "") + job_json(dead.job);
+    }
     jobs += "]";
     Json head{{"topic", topic}, {"total", total.is_ok() ? *total : -1}};
     return finish_text(request, "dead", 200, with_raw_member(dump_json(head), "jobs", jobs));
   }
   if (path.size() == 4 && method == "DELETE") {
     auto purged = blocking_store().dead_purge(topic);
-    if (!purged.is_ok()) return fail(purged.status());
+    if (!purged.is_ok()) {
+      return fail(purged.status());
+    }
     request_log().info("dead-purge {} -> {}", topic, *purged);
     return finish(request, "dead", 200, Json{{"topic", topic}, {"purged", *purged}});
   }
@@ -360,11 +422,16 @@ void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
   if ((requeue_all || requeue_one) && method == "POST") {
     std::string id = requeue_one ? path[4] : "";
-    if (requeue_one && !check_id(id).is_ok()) return fail(check_id(id));
+    if (requeue_one && !check_id(id).is_ok()) {
+      return fail(check_id(id));
+    }
     auto requeued = blocking_store().dead_requeue(topic, id);
-    if (!requeued.is_ok()) return fail(requeued.status());
-    if (requeue_one && *requeued == 0)
+    if (!requeued.is_ok()) {
+      return fail(requeued.status());
+    }
+    if (requeue_one && *requeued == 0) {
       return fail(Status(Code::kNotFound, "job " + topic + "/" + id + " is not dead"));
+    }
     request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id, *requeued);
     return finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
   }
@@ -383,7 +450,9 @@ void HttpApi::healthz(const Exchange& request) {
   auto checked = read_shard_health(config_.pid_file);
   for (const auto& shard : jobs_.health()) {
     Json entry{{"name", shard.name}, {"up", shard.up}};
-    if (!shard.up) entry["error"] = shard.error;
+    if (!shard.up) {
+      entry["error"] = shard.error;
+    }
     const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
     if (seen != nullptr) {
       entry["checker"] = seen->to_json();
@@ -394,7 +463,9 @@ void HttpApi::healthz(const Exchange& request) {
                                 {"rdb_save", seen->rdb_save}};
       }
       // Replicas that could confirm adds ([redis] wait_replicas).
-      if (seen->connected_replicas >= 0) entry["connected_replicas"] = seen->connected_replicas;
+      if (seen->connected_replicas >= 0) {
+        entry["connected_replicas"] = seen->connected_replicas;
+      }
     }
     shards.push_back(entry);
     any_up = any_up || shard.up;

@@ -19,19 +19,21 @@ namespace {
 constexpr size_t kMaxPipelined = 1;
 // Bytes of later requests read while one waits for its answer. Below this the
 // read event stays armed (no epoll_ctl per request); above it reading pauses.
-constexpr size_t kMaxWaitingInput = 64 * 1024;
+constexpr size_t kMaxWaitingInput = size_t{64} * 1024;
 // Requests are not read while this much answer data waits for the client.
-constexpr size_t kMaxBufferedOutput = 1024 * 1024;
+constexpr size_t kMaxBufferedOutput = size_t{1024} * 1024;
 // How long a closing connection keeps reading what the client still sends.
 constexpr int kLingerMs = 2000;
 // Consumed input is erased once it is this large (or all of the input).
-constexpr size_t kCompactBytes = 64 * 1024;
+constexpr size_t kCompactBytes = size_t{64} * 1024;
 // One recv: a whole add request is a few hundred bytes.
-constexpr size_t kReadBytes = 16 * 1024;
+constexpr size_t kReadBytes = size_t{16} * 1024;
 
 bool would_block(int error) { return error == EAGAIN || error == EWOULDBLOCK || error == EINTR; }
 
-timeval timeval_of(int ms) { return timeval{ms / 1000, (ms % 1000) * 1000}; }
+timeval timeval_of(int ms) {
+  return timeval{ms / 1000, static_cast<suseconds_t>(ms % 1000) * 1000};
+}
 
 HttpLimits limits_of(const Config& config) {
   HttpLimits limits;
@@ -55,7 +57,9 @@ HttpConnection::HttpConnection(HttpServer& server, evutil_socket_t fd, std::stri
       refusal_(std::move(refusal)) {}
 
 HttpConnection::~HttpConnection() {
-  for (auto& exchange : queue_) exchange->connection_ = nullptr;
+  for (auto& exchange : queue_) {
+    exchange->connection_ = nullptr;
+  }
   read_event_.reset();  // out of the loop before the descriptor closes
   write_event_.reset();
   evutil_closesocket(fd_);
@@ -70,37 +74,51 @@ bool HttpConnection::closes_after(const HttpExchange& exchange) const {
 }
 
 void HttpConnection::exchange_answered() {
-  if (!pumping_) pump();
+  if (!pumping_) {
+    pump();
+  }
 }
 
 void HttpConnection::on_readable(evutil_socket_t fd, short what, void* arg) {
   auto* self = static_cast<HttpConnection*>(arg);
-  if (what & EV_TIMEOUT) return self->idle_timed_out(/*reading=*/true);
+  if (what & EV_TIMEOUT) {
+    return self->idle_timed_out(/*reading=*/true);
+  }
   thread_local char buffer[kReadBytes];
   ssize_t got = recv(fd, buffer, sizeof buffer, 0);
   if (got < 0) {
-    if (!would_block(errno)) self->close();
+    if (!would_block(errno)) {
+      self->close();
+    }
     return;
   }
   if (got == 0) {  // the client shut down its side
     self->set_reading(false);
-    if (self->lingering_) return self->close();
+    if (self->lingering_) {
+      return self->close();
+    }
     self->peer_closed_ = true;  // answer what was received, then close
     self->pump();
     return;
   }
-  if (self->lingering_ || self->closing_) return;  // nothing more is read: dropped
+  if (self->lingering_ || self->closing_) {
+    return;  // nothing more is read: dropped
+  }
   self->input_.append(buffer, static_cast<size_t>(got));
   self->pump();
 }
 
 void HttpConnection::on_writable(evutil_socket_t fd, short what, void* arg) {
   auto* self = static_cast<HttpConnection*>(arg);
-  if (what & EV_TIMEOUT) return self->idle_timed_out(/*reading=*/false);
+  if (what & EV_TIMEOUT) {
+    return self->idle_timed_out(/*reading=*/false);
+  }
   ssize_t sent =
       send(fd, self->output_.data() + self->output_start_, self->output_size(), MSG_NOSIGNAL);
   if (sent < 0) {
-    if (!would_block(errno)) self->close();
+    if (!would_block(errno)) {
+      self->close();
+    }
     return;
   }
   self->output_start_ += static_cast<size_t>(sent);
@@ -115,21 +133,29 @@ void HttpConnection::on_writable(evutil_socket_t fd, short what, void* arg) {
   self->output_start_ = 0;
   event_del(self->write_event_.get());
   self->writing_ = false;
-  if (self->lingering_) return;
+  if (self->lingering_) {
+    return;
+  }
   self->pump();  // the output drained: read again, or close
 }
 
 // Nothing read (reading) or nothing written (writing) for idle_timeout_ms.
 void HttpConnection::idle_timed_out(bool reading) {
-  if (lingering_) return close();
+  if (lingering_) {
+    return close();
+  }
   // Silent while its answer is still due: keep waiting (the event stays armed).
-  if (reading && !queue_.empty()) return;
+  if (reading && !queue_.empty()) {
+    return;
+  }
   request_log().info("closing an HTTP connection idle for {} ms", server_.config_.idle_timeout_ms);
   close();
 }
 
 void HttpConnection::set_reading(bool on) {
-  if (on == reading_) return;
+  if (on == reading_) {
+    return;
+  }
   reading_ = on;
   if (on) {
     event_add(read_event_.get(), server_.idle_timeout_);
@@ -143,7 +169,9 @@ void HttpConnection::send_bytes(const char* data, size_t size) {
     // Nothing waits: straight to the socket. An error other than a full
     // socket is left to the write event, which closes the connection.
     ssize_t sent = send(fd_, data, size, MSG_NOSIGNAL);
-    if (sent == static_cast<ssize_t>(size)) return;
+    if (sent == static_cast<ssize_t>(size)) {
+      return;
+    }
     if (sent > 0) {
       data += sent;
       size -= static_cast<size_t>(sent);
@@ -157,7 +185,9 @@ void HttpConnection::send_bytes(const char* data, size_t size) {
 void HttpConnection::on_request_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* self = static_cast<HttpConnection*>(arg);
   self->request_armed_ = false;
-  if (self->closing_ || !self->parser_.started()) return;
+  if (self->closing_ || !self->parser_.started()) {
+    return;
+  }
   int timeout_ms = self->server_.config_.request_timeout_ms;
   request_log().info("closing a connection whose request took over {} ms to arrive", timeout_ms);
   self->fail(408, "request not received whole within " + std::to_string(timeout_ms) +
@@ -170,7 +200,9 @@ void HttpConnection::on_linger_timeout(evutil_socket_t /*fd*/, short /*what*/, v
 }
 
 void HttpConnection::pump() {
-  if (lingering_) return;
+  if (lingering_) {
+    return;
+  }
   pumping_ = true;
   write_answers();
   take_requests();
@@ -179,7 +211,9 @@ void HttpConnection::pump() {
   bool done = closing_ || (peer_closed_ && drained_input_);
   if (done && queue_.empty()) {
     set_reading(false);
-    if (output_size() == 0) linger();  // else on_writable comes back here
+    if (output_size() == 0) {
+      linger();  // else on_writable comes back here
+    }
     return;
   }
   bool paused =
@@ -196,7 +230,9 @@ void HttpConnection::take_requests() {
     HttpParse result = parser_.parse(input);
     if (result == HttpParse::kNeedMore) {
       drained_input_ = true;
-      if (parser_.started()) arm_request_timer();
+      if (parser_.started()) {
+        arm_request_timer();
+      }
       maybe_continue();
       break;
     }
@@ -210,12 +246,16 @@ void HttpConnection::take_requests() {
     HttpRequestHead head = parser_.take_head();
     parser_.reset();
     continue_sent_ = false;
-    if (!head.keep_alive) closing_ = true;  // the client's last request
+    if (!head.keep_alive) {
+      closing_ = true;  // the client's last request
+    }
     auto exchange = std::make_shared<HttpExchange>(std::move(head), std::move(body), this,
                                                    queue_.empty() ? refusal_ : std::string());
     queue_.push_back(exchange);
-    server_.handler_(exchange);              // may answer at once
-    if (!refusal_.empty()) closing_ = true;  // nothing after the refused request
+    server_.handler_(exchange);  // may answer at once
+    if (!refusal_.empty()) {
+      closing_ = true;  // nothing after the refused request
+    }
   }
   if (input_start_ == input_.size()) {
     drained_input_ = true;
@@ -241,12 +281,16 @@ void HttpConnection::write_answers() {
     if (exchange->closes_) {
       // Nothing after a closing answer is written: detach the rest.
       closing_ = true;
-      for (auto& rest : queue_) rest->connection_ = nullptr;
+      for (auto& rest : queue_) {
+        rest->connection_ = nullptr;
+      }
       queue_.clear();
     }
   }
   // The idle clock starts again at an answer, as if reading had just resumed.
-  if (wrote && reading_) event_add(read_event_.get(), server_.idle_timeout_);
+  if (wrote && reading_) {
+    event_add(read_event_.get(), server_.idle_timeout_);
+  }
   maybe_continue();
 }
 
@@ -278,21 +322,27 @@ void HttpConnection::fail(int status, const std::string& message) {
 }
 
 void HttpConnection::arm_request_timer() {
-  if (request_armed_) return;
+  if (request_armed_) {
+    return;
+  }
   timeval timeout = timeval_of(server_.config_.request_timeout_ms);
   evtimer_add(request_timer_.get(), &timeout);
   request_armed_ = true;
 }
 
 void HttpConnection::disarm_request_timer() {
-  if (!request_armed_) return;
+  if (!request_armed_) {
+    return;
+  }
   evtimer_del(request_timer_.get());
   request_armed_ = false;
 }
 
 void HttpConnection::linger() {
   disarm_request_timer();
-  if (peer_closed_) return close();
+  if (peer_closed_) {
+    return close();
+  }
   lingering_ = true;
   shutdown(fd_, SHUT_WR);
   timeval linger = timeval_of(kLingerMs);

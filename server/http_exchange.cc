@@ -29,7 +29,9 @@ std::string_view HttpExchange::path() const {
 std::string_view HttpExchange::query() const {
   std::string_view target = head_.target;
   size_t mark = target.find('?');
-  if (mark == std::string_view::npos) return {};
+  if (mark == std::string_view::npos) {
+    return {};
+  }
   target.remove_prefix(mark + 1);
   return target.substr(0, target.find('#'));
 }
@@ -43,9 +45,13 @@ void HttpExchange::add_header(std::string_view name, std::string_view value) {
 
 void HttpExchange::answer(int status, std::string_view content_type, std::string_view body,
                           std::string_view body_suffix) {
-  if (answered_) return;
+  if (answered_) {
+    return;
+  }
   answered_ = true;
-  if (connection_ == nullptr) return;  // the client went away
+  if (connection_ == nullptr) {
+    return;  // the client went away
+  }
   ReplyHead reply;
   reply.status = status;
   reply.content_type = content_type;

@@ -10,14 +10,20 @@ namespace {
 constexpr size_t kMaxChunkLine = 1024;
 
 bool is_token_char(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+    return true;
+  }
   return c != '\0' && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
 }
 
 bool is_token(std::string_view text) {
-  if (text.empty()) return false;
+  if (text.empty()) {
+    return false;
+  }
   for (char c : text) {
-    if (!is_token_char(c)) return false;
+    if (!is_token_char(c)) {
+      return false;
+    }
   }
   return true;
 }
@@ -25,16 +31,24 @@ bool is_token(std::string_view text) {
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool same_text(std::string_view a, std::string_view b) {  // ASCII, any case
-  if (a.size() != b.size()) return false;
+  if (a.size() != b.size()) {
+    return false;
+  }
   for (size_t i = 0; i < a.size(); ++i) {
-    if (lower(a[i]) != lower(b[i])) return false;
+    if (lower(a[i]) != lower(b[i])) {
+      return false;
+    }
   }
   return true;
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
   return text;
 }
 
@@ -44,7 +58,9 @@ void each_token(std::string_view value, Each each) {
   while (!value.empty()) {
     size_t comma = value.find(',');
     each(trim(value.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
+    if (comma == std::string_view::npos) {
+      break;
+    }
     value.remove_prefix(comma + 1);
   }
 }
@@ -53,7 +69,9 @@ void each_token(std::string_view value, Each each) {
 bool valid_value(std::string_view value) {
   for (char c : value) {
     auto byte = static_cast<unsigned char>(c);
-    if ((byte < 0x20 && c != '\t') || byte == 0x7f) return false;
+    if ((byte < 0x20 && c != '\t') || byte == 0x7f) {
+      return false;
+    }
   }
   return true;
 }
@@ -83,28 +101,42 @@ HttpParse HttpParser::fail(int status, std::string message) {
 
 bool HttpParser::next_line(std::string_view input, std::string_view* line) {
   size_t end = input.find('\n', pos_);
-  if (end == std::string_view::npos) return false;
+  if (end == std::string_view::npos) {
+    return false;
+  }
   *line = input.substr(pos_, end - pos_);
-  if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
+  if (!line->empty() && line->back() == '\r') {
+    line->remove_suffix(1);
+  }
   pos_ = end + 1;
   return true;
 }
 
 HttpParse HttpParser::parse(std::string_view input) {
-  if (error_status_ != 0) return HttpParse::kError;
-  if (phase_ == Phase::kDone) return HttpParse::kRequest;
+  if (error_status_ != 0) {
+    return HttpParse::kError;
+  }
+  if (phase_ == Phase::kDone) {
+    return HttpParse::kRequest;
+  }
   if (phase_ == Phase::kHead) {
     HttpParse head = parse_head(input);
-    if (head != HttpParse::kRequest) return head;  // kRequest here: the head is whole
+    if (head != HttpParse::kRequest) {
+      return head;  // kRequest here: the head is whole
+    }
   }
   if (phase_ == Phase::kBody) {
-    if (input.size() - pos_ < head_.content_length) return HttpParse::kNeedMore;
+    if (input.size() - pos_ < head_.content_length) {
+      return HttpParse::kNeedMore;
+    }
     body_.assign(input.data() + pos_, head_.content_length);
     pos_ += head_.content_length;
     phase_ = Phase::kDone;
   } else if (phase_ != Phase::kDone) {
     HttpParse chunked = parse_chunked(input);
-    if (chunked != HttpParse::kRequest) return chunked;
+    if (chunked != HttpParse::kRequest) {
+      return chunked;
+    }
   }
   consumed_ = pos_;
   return HttpParse::kRequest;
@@ -116,7 +148,9 @@ HttpParse HttpParser::parse_head(std::string_view input) {
     size_t line_start = pos_;
     if (!next_line(input, &line)) {
       // Blank lines before a request line do not count (RFC 9112 2.2).
-      if (input.size() > pos_) started_ = true;
+      if (input.size() > pos_) {
+        started_ = true;
+      }
       if (input.size() > limits_.max_head_bytes) {
         return fail(431, "the request line and headers are over " +
                              std::to_string(limits_.max_head_bytes) +
@@ -130,18 +164,26 @@ HttpParse HttpParser::parse_head(std::string_view input) {
                            " bytes ([server] max_header_bytes)");
     }
     if (!seen_request_line_) {
-      if (line.empty()) continue;
+      if (line.empty()) {
+        continue;
+      }
       started_ = true;
-      if (!request_line(line)) return HttpParse::kError;
+      if (!request_line(line)) {
+        return HttpParse::kError;
+      }
       seen_request_line_ = true;
       continue;
     }
-    if (line.empty()) return head_finished();
+    if (line.empty()) {
+      return head_finished();
+    }
     if (line.front() == ' ' || line.front() == '\t') {
       pos_ = line_start;
       return fail(400, "header lines folded over several lines are not accepted");
     }
-    if (!header_line(line)) return HttpParse::kError;
+    if (!header_line(line)) {
+      return HttpParse::kError;
+    }
   }
 }
 
@@ -225,8 +267,12 @@ bool HttpParser::header_line(std::string_view line) {
     head_.chunked = true;
   } else if (same_text(name, "Connection")) {
     each_token(value, [&](std::string_view option) {
-      if (same_text(option, "close")) head_.keep_alive = false;
-      if (same_text(option, "keep-alive") && head_.minor_version == 0) head_.keep_alive = true;
+      if (same_text(option, "close")) {
+        head_.keep_alive = false;
+      }
+      if (same_text(option, "keep-alive") && head_.minor_version == 0) {
+        head_.keep_alive = true;
+      }
     });
   } else if (same_text(name, "Expect")) {
     head_.expect_continue = head_.minor_version == 1 && same_text(value, "100-continue");
@@ -262,8 +308,9 @@ HttpParse HttpParser::parse_chunked(std::string_view input) {
     switch (phase_) {
       case Phase::kChunkSize: {
         if (!next_line(input, &line)) {
-          if (input.size() - pos_ > kMaxChunkLine)
+          if (input.size() - pos_ > kMaxChunkLine) {
             return fail(400, "a chunk size line is too long");
+          }
           return HttpParse::kNeedMore;
         }
         std::string_view size = trim(line.substr(0, line.find(';')));
@@ -285,7 +332,9 @@ HttpParse HttpParser::parse_chunked(std::string_view input) {
         body_.append(input.data() + pos_, here);
         pos_ += here;
         chunk_left_ -= here;
-        if (chunk_left_ > 0) return HttpParse::kNeedMore;
+        if (chunk_left_ > 0) {
+          return HttpParse::kNeedMore;
+        }
         phase_ = Phase::kChunkDataEnd;
         break;
       }
@@ -318,14 +367,17 @@ HttpParse HttpParser::parse_chunked(std::string_view input) {
           return fail(431, "the trailer fields are over " + std::to_string(limits_.max_head_bytes) +
                                " bytes ([server] max_header_bytes)");
         }
-        if (!whole) return HttpParse::kNeedMore;
+        if (!whole) {
+          return HttpParse::kNeedMore;
+        }
         if (line.empty()) {
           phase_ = Phase::kDone;
           return HttpParse::kRequest;
         }
         // Trailer fields are read past, not used.
-        if (line.find(':') == std::string_view::npos)
+        if (line.find(':') == std::string_view::npos) {
           return fail(400, "a trailer is not 'Name: value'");
+        }
         break;
       }
       default:

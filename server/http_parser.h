@@ -18,8 +18,8 @@
 namespace dq {
 
 struct HttpLimits {
-  size_t max_head_bytes = 64 * 1024;  // request line and headers
-  size_t max_body_bytes = 16 * 1024 * 1024;
+  size_t max_head_bytes = size_t{64} * 1024;  // request line and headers
+  size_t max_body_bytes = size_t{16} * 1024 * 1024;
 };
 
 // The parts of a request the API uses. Header values are copied out (most

@@ -15,13 +15,18 @@ HttpServer::HttpServer(event_base* base, const Config& config, Handler handler)
     : base_(base),
       config_(config),
       handler_(std::move(handler)),
-      idle_timeval_{config.idle_timeout_ms / 1000, (config.idle_timeout_ms % 1000) * 1000},
+      idle_timeval_{config.idle_timeout_ms / 1000,
+                    static_cast<suseconds_t>(config.idle_timeout_ms % 1000) * 1000},
       idle_timeout_(event_base_init_common_timeout(base, &idle_timeval_)) {
-  if (idle_timeout_ == nullptr) idle_timeout_ = &idle_timeval_;  // a plain timeout then
+  if (idle_timeout_ == nullptr) {
+    idle_timeout_ = &idle_timeval_;  // a plain timeout then
+  }
 }
 
 HttpServer::~HttpServer() {
-  for (auto* listener : listeners_) evconnlistener_free(listener);
+  for (auto* listener : listeners_) {
+    evconnlistener_free(listener);
+  }
   connections_.clear();  // each connection detaches the exchanges it still holds
 }
 
@@ -29,7 +34,9 @@ Status HttpServer::listen(int fd) {
   // A copy, closed with the listener: the inherited descriptor is the
   // caller's to close (run_server does, right after stop_accepting()).
   int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) return Status(Code::kInternal, "cannot accept on the HTTP socket");
+  if (own < 0) {
+    return Status(Code::kInternal, "cannot accept on the HTTP socket");
+  }
   evutil_make_socket_nonblocking(own);
   // Backlog 0: the master already called listen().
   evconnlistener* listener = evconnlistener_new(base_, &HttpServer::on_accept, this,
@@ -44,7 +51,9 @@ Status HttpServer::listen(int fd) {
 
 void HttpServer::stop_accepting() {
   stopping_ = true;
-  for (auto* listener : listeners_) evconnlistener_free(listener);
+  for (auto* listener : listeners_) {
+    evconnlistener_free(listener);
+  }
   listeners_.clear();
 }
 

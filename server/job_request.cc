@@ -15,12 +15,16 @@ namespace {
 constexpr int64_t kMaxDelayMs = 10LL * 366 * 24 * 3600 * 1000;  // ten years
 
 Result<DueTime> due_from_delay(const Json& delay) {
-  if (!delay.is_number()) return Status(Code::kInvalid, "delay must be a number of seconds");
+  if (!delay.is_number()) {
+    return Status(Code::kInvalid, "delay must be a number of seconds");
+  }
   double seconds = delay.get<double>();
-  if (!std::isfinite(seconds) || seconds < 0)
+  if (!std::isfinite(seconds) || seconds < 0) {
     return Status(Code::kInvalid, "delay must not be negative");
-  if (seconds * 1000 > static_cast<double>(kMaxDelayMs))
+  }
+  if (seconds * 1000 > static_cast<double>(kMaxDelayMs)) {
     return Status(Code::kInvalid, "delay is longer than ten years");
+  }
   return DueTime{true, static_cast<int64_t>(std::llround(seconds * 1000))};
 }
 
@@ -29,9 +33,13 @@ Result<DueTime> due_from_delay(const Json& delay) {
 // of common/time_text.h, shared with the legacy port's fix_time.
 Result<DueTime> due_from_at(const Json& at, int64_t now_ms) {
   auto due = parse_time_value(at);
-  if (!due.is_ok()) return Status(Code::kInvalid, "at: " + due.status().message());
+  if (!due.is_ok()) {
+    return Status(Code::kInvalid, "at: " + due.status().message());
+  }
   int64_t ahead = due->relative ? due->ms : due->ms - now_ms;
-  if (ahead > kMaxDelayMs) return Status(Code::kInvalid, "at is more than ten years ahead");
+  if (ahead > kMaxDelayMs) {
+    return Status(Code::kInvalid, "at is more than ten years ahead");
+  }
   return *due;
 }
 
@@ -44,13 +52,16 @@ Status check_topic(const std::string& topic, TopicCache& topics) {
   }
   // An offline topic only pauses delivery: its jobs can still be added, read
   // and deleted (docs/decisions.md).
-  if (topics.find_or_reload(topic) == nullptr)
+  if (topics.find_or_reload(topic) == nullptr) {
     return Status(Code::kNotFound, "unknown topic '" + topic + "'");
+  }
   return Status::ok();
 }
 
 Status check_id(const std::string& id) {
-  if (valid_id(id)) return Status::ok();
+  if (valid_id(id)) {
+    return Status::ok();
+  }
   // A long id is not echoed whole; the reply's JSON replaces bytes that are not UTF-8.
   std::string shown =
       id.size() <= 64 ? "'" + id + "'" : "of " + std::to_string(id.size()) + " bytes";
@@ -61,33 +72,42 @@ Status check_id(const std::string& id) {
 
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   return check_id(id);
 }
 
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {
-  if (!job.is_object())
+  if (!job.is_object()) {
     return Status(Code::kInvalid, "a job must be a JSON object with id and body");
+  }
   auto id_field = job.find("id");
-  if (id_field == job.end() || !(id_field->is_string() || id_field->is_number()))
+  if (id_field == job.end() || !(id_field->is_string() || id_field->is_number())) {
     return Status(Code::kInvalid, "id is required and must be a string or a number");
+  }
   // A number is taken as the text PHP made of it, as on the legacy port.
   std::string id =
       id_field->is_string() ? id_field->get<std::string>() : php_number_text(*id_field);
   Status status = check_topic_and_id(topic, id, topics);
-  if (!status.is_ok()) return status;
+  if (!status.is_ok()) {
+    return status;
+  }
   for (const auto& item : job.items()) {
     if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at") {
       return Status(Code::kInvalid,
                     "unknown field '" + item.key() + "' (expected id, body, delay or at)");
     }
   }
-  if (job.find("body") == job.end())
+  if (job.find("body") == job.end()) {
     return Status(Code::kInvalid, "body is required (any JSON value)");
+  }
   std::optional<std::string_view> body = json_member_span(job_text, "body");
-  if (!body) return Status(Code::kInternal, "the job's JSON text has no body member");
+  if (!body) {
+    return Status(Code::kInternal, "the job's JSON text has no body member");
+  }
   auto delay = job.find("delay");
   auto at = job.find("at");
   return add_request_of(topic, std::move(id), *body, delay == job.end() ? nullptr : &*delay,
@@ -102,12 +122,19 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
                                        " bytes, over the limit of " +
                                        std::to_string(config.max_body_bytes));
   }
-  if (delay != nullptr && at != nullptr)
+  if (delay != nullptr && at != nullptr) {
     return Status(Code::kInvalid, "give delay or at, not both");
+  }
   Result<DueTime> due = DueTime{true, topics.find(topic)->default_delay_s * 1000};
-  if (delay != nullptr) due = due_from_delay(*delay);
-  if (at != nullptr) due = due_from_at(*at, now_ms);
-  if (!due.is_ok()) return due.status();
+  if (delay != nullptr) {
+    due = due_from_delay(*delay);
+  }
+  if (at != nullptr) {
+    due = due_from_at(*at, now_ms);
+  }
+  if (!due.is_ok()) {
+    return due.status();
+  }
   AddRequest request;
   request.topic = topic;
   request.id = std::move(id);

@@ -17,8 +17,9 @@ namespace {
 constexpr int kProbeFloorMs = 50;
 
 std::string reply_text(const redisReply* reply) {
-  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) {
     return std::string(reply->str, reply->len);
+  }
   return {};
 }
 
@@ -78,16 +79,24 @@ JobService::JobService(event_base* base, const Config& config)
 }
 
 void JobService::start() {
-  for (auto& shard : shards_) shard->start();
-  for (auto& confirm : confirms_) confirm->start();
+  for (auto& shard : shards_) {
+    shard->start();
+  }
+  for (auto& confirm : confirms_) {
+    confirm->start();
+  }
 }
 
 void JobService::shutdown() {
   batcher_.flush(true);  // queued adds are sent, then failed with the rest below
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
-  for (auto& shard : shards_) shard->stop();
-  for (auto& confirm : confirms_) confirm->stop();
+  for (auto& shard : shards_) {
+    shard->stop();
+  }
+  for (auto& confirm : confirms_) {
+    confirm->stop();
+  }
 }
 
 void JobService::add(AddRequest request, AddDone done) {
@@ -96,7 +105,9 @@ void JobService::add(AddRequest request, AddDone done) {
   state->done = std::move(done);
   state->order = shard_order(addresses_, job_key(state->request.topic, state->request.id));
   state->reachable.resize(shards_.size());
-  for (size_t i = 0; i < shards_.size(); ++i) state->reachable[i] = usable(i);
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    state->reachable[i] = usable(i);
+  }
   add_round(std::move(state));
 }
 
@@ -109,7 +120,9 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
   }
   std::vector<size_t> others;
   for (size_t index : state->order) {
-    if (state->reachable[index] && index != *plan.target) others.push_back(index);
+    if (state->reachable[index] && index != *plan.target) {
+      others.push_back(index);
+    }
   }
   if (others.empty()) {
     run_add(std::move(state));
@@ -134,7 +147,9 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
               state->found = std::move(job);
             }
           }
-          if (--state->checks_left > 0) return;
+          if (--state->checks_left > 0) {
+            return;
+          }
           if (!state->found_on) {
             run_add(state);
             return;
@@ -154,8 +169,9 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
                   return;
                 }
                 std::optional<std::string_view> stored;
-                if ((*body)->type == REDIS_REPLY_STRING)
+                if ((*body)->type == REDIS_REPLY_STRING) {
                   stored = std::string_view((*body)->str, (*body)->len);
+                }
                 state->finish(read_copy_elsewhere(state->found, stored, state->request.body,
                                                   addresses_[holder].name()));
               });
@@ -173,30 +189,33 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
   const AddRequest& r = state->request;
   size_t target = *plan.target;
   AsyncShard* writer = confirms_.empty() ? shards_[target].get() : &confirms_[target]->connection();
-  batcher_.add(writer, plan.verify_against, plan.unreachable, r,
-               [this, state, target](Result<const redisReply*> reply, size_t index) {
-                 if (reply.is_ok()) {
-                   Result<Added> added =
-                       read_add_reply(*reply, index, state->request.topic, state->request.id);
-                   if (confirms_.empty() || !added.is_ok()) return state->finish(std::move(added));
-                   // Also for a retried add (existing): its answer waits for the
-                   // replicas too, so a retry after a replication_timeout confirms.
-                   confirms_[target]->confirm([state, added](const Status& replicated) {
-                     state->finish(replicated.is_ok() ? added : Result<Added>(replicated));
-                   });
-                 } else if (reply.status().code() == Code::kUnavailable) {
-                   // Not sent: the shard went down a moment ago. Try the next one.
-                   state->reachable[target] = false;
-                   state->found_on.reset();
-                   add_round(state);
-                 } else {
-                   state->finish(reply.status());  // kUnknown: 504, the client may retry safely
-                 }
-               });
+  batcher_.add(
+      writer, plan.verify_against, plan.unreachable, r,
+      [this, state = std::move(state), target](Result<const redisReply*> reply, size_t index) {
+        if (reply.is_ok()) {
+          Result<Added> added =
+              read_add_reply(*reply, index, state->request.topic, state->request.id);
+          if (confirms_.empty() || !added.is_ok()) {
+            return state->finish(std::move(added));
+          }
+          // Also for a retried add (existing): its answer waits for the
+          // replicas too, so a retry after a replication_timeout confirms.
+          confirms_[target]->confirm([state, added](const Status& replicated) {
+            state->finish(replicated.is_ok() ? added : Result<Added>(replicated));
+          });
+        } else if (reply.status().code() == Code::kUnavailable) {
+          // Not sent: the shard went down a moment ago. Try the next one.
+          state->reachable[target] = false;
+          state->found_on.reset();
+          add_round(state);
+        } else {
+          state->finish(reply.status());  // kUnknown: 504, the client may retry safely
+        }
+      });
 }
 
 void JobService::look_everywhere(const std::string& topic, const std::string& id,
-                                 std::function<void(std::shared_ptr<Lookup>)> done) {
+                                 const std::function<void(std::shared_ptr<Lookup>)>& done) {
   auto lookup = std::make_shared<Lookup>();
   lookup->topic = topic;
   lookup->id = id;
@@ -232,7 +251,9 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
                                 lookup->metas.push_back(std::move(job));
                               }
                             }
-                            if (--lookup->left == 0) done(lookup);
+                            if (--lookup->left == 0) {
+                              done(lookup);
+                            }
                           });
   }
 }
@@ -289,7 +310,9 @@ void JobService::read_body(size_t shard, Job job, bool body_read,
                      done(Status(Code::kUnavailable, body.status().message()));
                      return;
                    }
-                   if ((*body)->type == REDIS_REPLY_STRING) job.body = reply_text(*body);
+                   if ((*body)->type == REDIS_REPLY_STRING) {
+                     job.body = reply_text(*body);
+                   }
                    read_last_error(redis, std::move(job), std::move(done));
                  });
 }
@@ -302,15 +325,16 @@ void JobService::read_last_error(AsyncShard* redis, Job job,
   }
   redis->command({"HGET", keys::errors(), job_key(job.topic, job.id)},
                  [job, done = std::move(done)](Result<const redisReply*> error) mutable {
-                   if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING)
+                   if (error.is_ok() && (*error)->type == REDIS_REPLY_STRING) {
                      parse_error_entry(reply_text(*error), &job);
+                   }
                    done(std::move(job));
                  });
 }
 
 void JobService::del(const std::string& topic, const std::string& id,
                      std::function<void(Status)> done) {
-  look_everywhere(topic, id, [this, done = std::move(done)](std::shared_ptr<Lookup> lookup) {
+  look_everywhere(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
     if (!lookup->error.is_ok()) {
       done(lookup->error);
       return;
@@ -330,7 +354,7 @@ void JobService::del(const std::string& topic, const std::string& id,
     deleting->done = done;
     for (const auto& copy : lookup->copies) {
       shards_[copy.shard]->run(del_call(lookup->topic, lookup->id, plan.tomb, names_),
-                               [deleting](Result<const redisReply*> reply) {
+                               [deleting](const Result<const redisReply*>& reply) {
                                  // A copy that did not answer may still be there: say so.
                                  if (!reply.is_ok() && deleting->status.is_ok()) {
                                    deleting->status =
@@ -339,7 +363,9 @@ void JobService::del(const std::string& topic, const std::string& id,
                                                                         "; delete outcome unknown")
                                            : reply.status();
                                  }
-                                 if (--deleting->left == 0) deleting->done(deleting->status);
+                                 if (--deleting->left == 0) {
+                                   deleting->done(deleting->status);
+                                 }
                                });
     }
   });
@@ -360,8 +386,12 @@ std::vector<ShardHealth> JobService::health() const {
 
 size_t JobService::pending() const {
   size_t total = 0;
-  for (const auto& shard : shards_) total += shard->pending();
-  for (const auto& confirm : confirms_) total += confirm->pending();
+  for (const auto& shard : shards_) {
+    total += shard->pending();
+  }
+  for (const auto& confirm : confirms_) {
+    total += confirm->pending();
+  }
   return total;
 }
 

@@ -62,7 +62,7 @@ class JobService {
   // HGET of the job's metadata on every shard that is up, each answered
   // within the probe timeout; then `done` with what was seen.
   void look_everywhere(const std::string& topic, const std::string& id,
-                       std::function<void(std::shared_ptr<Lookup>)> done);
+                       const std::function<void(std::shared_ptr<Lookup>)>& done);
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, bool saw_down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);

@@ -27,11 +27,14 @@ ParsedFrame parse_legacy_frame(const char* data, size_t length, size_t max_json_
       return parsed;
     }
   }
-  if (length < kLegacyHeaderBytes) return parsed;  // kNeedMore
+  if (length < kLegacyHeaderBytes) {
+    return parsed;  // kNeedMore
+  }
 
   size_t announced = 0;
-  for (size_t i = 0; i < kLegacyHeaderBytes; ++i)
+  for (size_t i = 0; i < kLegacyHeaderBytes; ++i) {
     announced = announced * 10 + static_cast<size_t>(data[i] - '0');
+  }
   size_t limit = std::min(max_json_bytes, kLegacyMaxJsonBytes);
   // JSON never starts with a digit here (a request is an object), so a 5th
   // digit means a length of 5+ digits that the frame cannot carry.
@@ -43,7 +46,9 @@ ParsedFrame parse_legacy_frame(const char* data, size_t length, size_t max_json_
         "frame too large: a request may carry at most " + std::to_string(limit) + " bytes of JSON";
     return parsed;
   }
-  if (length < kLegacyHeaderBytes + announced) return parsed;  // kNeedMore
+  if (length < kLegacyHeaderBytes + announced) {
+    return parsed;  // kNeedMore
+  }
   parsed.result = FrameResult::kFrame;
   parsed.consumed = kLegacyHeaderBytes + announced;
   parsed.json.assign(data + kLegacyHeaderBytes, announced);

@@ -34,9 +34,9 @@ namespace {
 // A request's JSON may be a little bigger than its body (cmd, topic, id, fix_time).
 constexpr size_t kRequestOverheadBytes = 1024;
 // Reading pauses while this much is buffered and unanswered (pipelining clients).
-constexpr size_t kMaxBufferedInput = 256 * 1024;
+constexpr size_t kMaxBufferedInput = size_t{256} * 1024;
 // Requests are not run while this much reply data waits for the client to read it.
-constexpr size_t kMaxBufferedOutput = 1024 * 1024;
+constexpr size_t kMaxBufferedOutput = size_t{1024} * 1024;
 
 struct BuffereventDeleter {
   void operator()(bufferevent* event) const { bufferevent_free(event); }
@@ -77,7 +77,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
                       &LegacyConnection::on_event, this);
     bufferevent_setwatermark(event_.get(), EV_READ, 0, kMaxBufferedInput);
     int idle_ms = server_.config_.legacy_idle_timeout_ms;
-    timeval idle{idle_ms / 1000, (idle_ms % 1000) * 1000};
+    timeval idle{idle_ms / 1000, static_cast<suseconds_t>(idle_ms % 1000) * 1000};
     bufferevent_set_timeouts(event_.get(), &idle, nullptr);
     bufferevent_enable(event_.get(), EV_READ | EV_WRITE);
   }
@@ -93,10 +93,14 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 
   // True when nothing is in flight and no whole request waits to be read.
   bool idle() {
-    if (busy_) return false;
+    if (busy_) {
+      return false;
+    }
     evbuffer* input = bufferevent_get_input(event_.get());
     size_t length = evbuffer_get_length(input);
-    if (length == 0) return true;
+    if (length == 0) {
+      return true;
+    }
     const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
     return parse_legacy_frame(data, length, max_json_bytes()).result == FrameResult::kNeedMore;
   }
@@ -137,7 +141,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
       self->pump();
       return;
     }
-    if (what & BEV_EVENT_ERROR) self->close();  // deletes self
+    if (what & BEV_EVENT_ERROR) {
+      self->close();  // deletes self
+    }
   }
 
   // The request in flight ran out of [server] legacy_reply_timeout_ms: answer
@@ -145,7 +151,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   // as the answer to its next request. Its result is dropped when it comes.
   static void on_reply_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
     auto* self = static_cast<LegacyConnection*>(arg);
-    if (!self->busy_) return;
+    if (!self->busy_) {
+      return;
+    }
     self->finish_failure(self->cmd_, self->topic_, self->id_, kTimeoutReason);  // may delete self
   }
 
@@ -154,8 +162,12 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   static void on_frame_timeout(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
     auto* self = static_cast<LegacyConnection*>(arg);
     self->frame_armed_ = false;
-    if (self->closing_) return;
-    if (self->busy_ || !self->partial_frame()) return self->pump();  // re-arms if need be
+    if (self->closing_) {
+      return;
+    }
+    if (self->busy_ || !self->partial_frame()) {
+      return self->pump();  // re-arms if need be
+    }
     int timeout_ms = self->server_.config_.request_timeout_ms;
     evbuffer_drain(bufferevent_get_input(self->event_.get()), SIZE_MAX);
     self->refuse("frame not received whole within " + std::to_string(timeout_ms) +
@@ -166,7 +178,9 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   bool partial_frame() {
     evbuffer* input = bufferevent_get_input(event_.get());
     size_t length = evbuffer_get_length(input);
-    if (length == 0) return false;
+    if (length == 0) {
+      return false;
+    }
     const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
     return parse_legacy_frame(data, length, max_json_bytes()).result == FrameResult::kNeedMore;
   }
@@ -176,16 +190,22 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   // Runs every whole request in the input, one at a time, then closes the
   // connection when it has nothing left to do and should go. May delete this.
   void pump() {
-    if (pumping_) return;  // a reply that came back synchronously: the loop below goes on
+    if (pumping_) {
+      return;  // a reply that came back synchronously: the loop below goes on
+    }
     pumping_ = true;
     evbuffer* input = bufferevent_get_input(event_.get());
     evbuffer* output = bufferevent_get_output(event_.get());
     while (!busy_ && !closing_ && evbuffer_get_length(output) < kMaxBufferedOutput) {
       size_t length = evbuffer_get_length(input);
-      if (length == 0) break;
+      if (length == 0) {
+        break;
+      }
       const char* data = reinterpret_cast<const char*>(evbuffer_pullup(input, -1));
       ParsedFrame frame = parse_legacy_frame(data, length, max_json_bytes());
-      if (frame.result == FrameResult::kNeedMore) break;
+      if (frame.result == FrameResult::kNeedMore) {
+        break;
+      }
       if (frame.result != FrameResult::kFrame) {
         request_log().info("legacy - - - -> code 0 {}", frame.reason);
         send(legacy_failure_frame(frame.reason));
@@ -201,7 +221,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     // Bytes of a frame not yet whole: it must be whole within request_timeout_ms.
     if (!closing_ && !frame_armed_ && evbuffer_get_length(input) > 0) {
       int timeout_ms = server_.config_.request_timeout_ms;
-      timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+      timeval timeout{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
       evtimer_add(frame_timer_.get(), &timeout);
       frame_armed_ = true;
     }
@@ -209,12 +229,16 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     if (done && !busy_) {
       bufferevent_disable(event_.get(), EV_READ);
       // Close once the last reply is written: on_write calls pump() again when the output is empty.
-      if (evbuffer_get_length(output) == 0) close();  // deletes this
+      if (evbuffer_get_length(output) == 0) {
+        close();  // deletes this
+      }
     }
   }
 
   void disarm_frame_timer() {
-    if (!frame_armed_) return;
+    if (!frame_armed_) {
+      return;
+    }
     evtimer_del(frame_timer_.get());
     frame_armed_ = false;
   }
@@ -237,9 +261,15 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
       bool known = cmd == "add" || cmd == "get" || cmd == "del";  // a bounded metrics label
       return reply_failure(known ? cmd : "-", topic, id, refused->error + ": " + refused->reason);
     }
-    if (cmd == "add") return add(request, text, topic, id);
-    if (cmd == "get") return get(topic, id);
-    if (cmd == "del") return del(topic, id);
+    if (cmd == "add") {
+      return add(request, text, topic, id);
+    }
+    if (cmd == "get") {
+      return get(topic, id);
+    }
+    if (cmd == "del") {
+      return del(topic, id);
+    }
     reply_failure(cmd.empty() ? "-" : cmd, topic, id,
                   "unknown cmd '" + cmd + "': expected add, get or del");
   }
@@ -260,31 +290,44 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     // Absent or null: the topic's default delay (PHP's isset()); any other
     // value, "" (now) included, is a time of common/time_text.h.
     auto fix_time = request.find("fix_time");
-    if (fix_time != request.end() && !fix_time->is_null()) job["at"] = *fix_time;
+    if (fix_time != request.end() && !fix_time->is_null()) {
+      job["at"] = *fix_time;
+    }
     auto built =
         build_add_request(topic, job, job_text, server_.topics_, server_.config_, now_ms());
-    if (!built.is_ok()) return reply_failure("add", topic, id, built.status().message());
+    if (!built.is_ok()) {
+      return reply_failure("add", topic, id, built.status().message());
+    }
     uint64_t number = begin("add", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
     server_.jobs_.add(std::move(*built),
-                      [weak, number, topic, id](const AddRequest&, Result<Added> added) {
+                      [weak, number, topic, id](const AddRequest&, const Result<Added>& added) {
                         auto self = weak.lock();
-                        if (!self || !self->current(number)) return;
-                        if (!added.is_ok())
+                        if (!self || !self->current(number)) {
+                          return;
+                        }
+                        if (!added.is_ok()) {
                           return self->finish_failure("add", topic, id, added.status().message());
+                        }
                         self->finish_success("add", topic, id, Json::array());
                       });
   }
 
   void get(const std::string& topic, const std::string& id) {
     Status ok = check_topic_and_id(topic, id, server_.topics_);
-    if (!ok.is_ok()) return reply_failure("get", topic, id, ok.message());
+    if (!ok.is_ok()) {
+      return reply_failure("get", topic, id, ok.message());
+    }
     uint64_t number = begin("get", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
     server_.jobs_.get(topic, id, [weak, number, topic, id](Result<Job> job) {
       auto self = weak.lock();
-      if (!self || !self->current(number)) return;
-      if (!job.is_ok()) return self->finish_failure("get", topic, id, job.status().message());
+      if (!self || !self->current(number)) {
+        return;
+      }
+      if (!job.is_ok()) {
+        return self->finish_failure("get", topic, id, job.status().message());
+      }
       self->finish_success_frame("get", topic, id,
                                  success_frame_with_raw_data(legacy_get_data(*job)));
     });
@@ -292,13 +335,19 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
 
   void del(const std::string& topic, const std::string& id) {
     Status ok = check_topic_and_id(topic, id, server_.topics_);
-    if (!ok.is_ok()) return reply_failure("del", topic, id, ok.message());
+    if (!ok.is_ok()) {
+      return reply_failure("del", topic, id, ok.message());
+    }
     uint64_t number = begin("del", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
     server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status) {
       auto self = weak.lock();
-      if (!self || !self->current(number)) return;
-      if (!status.is_ok()) return self->finish_failure("del", topic, id, status.message());
+      if (!self || !self->current(number)) {
+        return;
+      }
+      if (!status.is_ok()) {
+        return self->finish_failure("del", topic, id, status.message());
+      }
       self->finish_success("del", topic, id, Json::array());
     });
   }
@@ -311,7 +360,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     topic_ = topic;
     id_ = id;
     int timeout_ms = server_.config_.legacy_reply_timeout_ms;
-    timeval timeout{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+    timeval timeout{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
     evtimer_add(reply_timer_.get(), &timeout);
     return ++request_;
   }
@@ -390,11 +439,15 @@ LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, To
   // Backlog 0: the master already called listen() (a negative value would call it again with 128).
   listener_ =
       evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, 0, listen_fd);
-  if (listener_ == nullptr) err_log().error("legacy protocol: cannot accept on fd {}", listen_fd);
+  if (listener_ == nullptr) {
+    err_log().error("legacy protocol: cannot accept on fd {}", listen_fd);
+  }
 }
 
 LegacyServer::~LegacyServer() {
-  if (listener_ != nullptr) evconnlistener_free(listener_);
+  if (listener_ != nullptr) {
+    evconnlistener_free(listener_);
+  }
   connections_.clear();
 }
 
@@ -408,7 +461,9 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
   // Idle connections are cut after [server] legacy_idle_timeout_ms (300 s,
   // as the PHP server did); keepalive finds peers that vanished without closing.
   bufferevent* event = accepted_stream(self->base_, fd, /*keepalive=*/true);
-  if (event == nullptr) return;
+  if (event == nullptr) {
+    return;
+  }
   bool too_many = self->connections_.size() >= static_cast<size_t>(self->config_.max_connections);
   auto connection = std::make_shared<LegacyConnection>(*self, event);
   self->connections_[connection.get()] = connection;
@@ -428,8 +483,12 @@ void LegacyServer::stop_accepting() {
   }
   // stop() may close (erase) the connection, so walk a copy.
   std::vector<std::shared_ptr<LegacyConnection>> open;
-  for (auto& entry : connections_) open.push_back(entry.second);
-  for (auto& connection : open) connection->stop();
+  for (auto& entry : connections_) {
+    open.push_back(entry.second);
+  }
+  for (auto& connection : open) {
+    connection->stop();
+  }
 }
 
 size_t LegacyServer::connections() const { return connections_.size(); }

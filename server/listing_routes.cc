@@ -57,13 +57,19 @@ ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQu
                             const std::function<bool(const std::string&)>& in_scope) {
   long offset = 0, limit = 0;
   ListingAnswer answer;
-  if (!parse_page(query, kDefaultTopics, &offset, &limit, &answer)) return answer;
+  if (!parse_page(query, kDefaultTopics, &offset, &limit, &answer)) {
+    return answer;
+  }
   topics.refresh_if_older(200);
   std::string search = lower(query.search);
   std::vector<const Topic*> matching;
   for (const auto& [name, topic] : topics.all()) {
-    if (in_scope && !in_scope(name)) continue;
-    if (lower(name).find(search) != std::string::npos) matching.push_back(&topic);
+    if (in_scope && !in_scope(name)) {
+      continue;
+    }
+    if (lower(name).find(search) != std::string::npos) {
+      matching.push_back(&topic);
+    }
   }
   std::vector<std::string> page;
   for (size_t i = static_cast<size_t>(offset);
@@ -75,15 +81,23 @@ ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQu
   std::vector<std::string> unreachable;
   auto stats = all_topic_stats(store, page, /*with_series=*/false);
   if (stats.is_ok()) {
-    for (const auto& entry : *stats) counts[entry.topic] = entry.now;
-    if (!stats->empty()) unreachable = stats->front().unreachable_shards;
+    for (const auto& entry : *stats) {
+      counts[entry.topic] = entry.now;
+    }
+    if (!stats->empty()) {
+      unreachable = stats->front().unreachable_shards;
+    }
   } else {
-    for (const auto& address : store.addresses()) unreachable.push_back(address.name());
+    for (const auto& address : store.addresses()) {
+      unreachable.push_back(address.name());
+    }
   }
   Json list = Json::array();
   for (const std::string& name : page) {
     Json entry{{"name", name}, {"online", topics.find(name)->online}};
-    if (stats.is_ok()) entry["now"] = to_json(counts[name]);
+    if (stats.is_ok()) {
+      entry["now"] = to_json(counts[name]);
+    }
     list.push_back(std::move(entry));
   }
   return {200, Json{{"total", matching.size()},
@@ -94,15 +108,21 @@ ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQu
 }
 
 ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic) {
-  if (!known(topics, topic)) return unknown_topic(topic);
+  if (!known(topics, topic)) {
+    return unknown_topic(topic);
+  }
   auto stats = topic_stats(store, topic, /*with_series=*/true);
-  if (!stats.is_ok()) return failed(stats.status());
+  if (!stats.is_ok()) {
+    return failed(stats.status());
+  }
   return {200, to_json(*stats)};
 }
 
 ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
                                 const ListingQuery& query) {
-  if (!known(topics, topic)) return unknown_topic(topic);
+  if (!known(topics, topic)) {
+    return unknown_topic(topic);
+  }
   std::optional<ListState> state = parse_list_state(query.state);
   if (!state) {
     return error(
@@ -112,9 +132,13 @@ ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::
   }
   long offset = 0, limit = 0;
   ListingAnswer answer;
-  if (!parse_page(query, kDefaultJobs, &offset, &limit, &answer)) return answer;
+  if (!parse_page(query, kDefaultJobs, &offset, &limit, &answer)) {
+    return answer;
+  }
   auto page = list_topic_jobs(store, topic, *state, offset, limit);
-  if (!page.is_ok()) return failed(page.status());
+  if (!page.is_ok()) {
+    return failed(page.status());
+  }
   Json body = to_json(*page);
   body["topic"] = topic;
   body["state"] = list_state_name(*state);

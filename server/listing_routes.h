@@ -19,7 +19,11 @@ namespace dq {
 
 struct ListingAnswer {
   int status = 200;
-  Json body;
+  // Null, as `Json body;` would be, but through the value_t constructor that
+  // Json's noexcept default one delegates to: otherwise ListingAnswer() is
+  // noexcept too, and bugprone-exception-escape follows it into nlohmann's
+  // throw for a bad value_t (never reached for null).
+  Json body = Json::value_t::null;
 };
 
 struct ListingQuery {

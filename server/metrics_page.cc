@@ -15,17 +15,23 @@ namespace {
 
 void queue_metrics(JobStore& store, const TopicCache& topics, PrometheusText& out) {
   std::vector<std::string> names;
-  for (const auto& entry : topics.all()) names.push_back(entry.first);
+  for (const auto& entry : topics.all()) {
+    names.push_back(entry.first);
+  }
   auto stats = all_topic_stats(store, names, false);
   out.family("dq_metrics_queue_scrape_ok", "gauge",
              "1 when every shard answered for the queue series below, 0 when some did not "
              "(their jobs are missing from the numbers; see dq_redis_shard_checked_up).");
   bool complete = stats.is_ok();
   if (stats.is_ok()) {
-    for (const auto& topic : *stats) complete = complete && topic.unreachable_shards.empty();
+    for (const auto& topic : *stats) {
+      complete = complete && topic.unreachable_shards.empty();
+    }
   }
   out.sample("dq_metrics_queue_scrape_ok", {}, complete ? 1 : 0);
-  if (!stats.is_ok()) return;
+  if (!stats.is_ok()) {
+    return;
+  }
 
   struct Counter {
     const char* name;
@@ -72,7 +78,9 @@ std::vector<std::string> key_parts(std::string_view key) {
   for (;;) {
     size_t separator = key.find('\x1f', start);
     parts.emplace_back(key.substr(start, separator - start));
-    if (separator == std::string_view::npos) return parts;
+    if (separator == std::string_view::npos) {
+      return parts;
+    }
     start = separator + 1;
   }
 }
@@ -149,7 +157,9 @@ void host_metrics(PrometheusText& out) {
 
 void shard_metrics(const Config& config, PrometheusText& out) {
   auto checked = read_shard_health(config.pid_file);
-  if (!checked.is_ok() || checked->stale(now_ms())) return;
+  if (!checked.is_ok() || checked->stale(now_ms())) {
+    return;
+  }
   out.family("dq_redis_shard_persistence_info", "gauge",
              "1 for the persistence mode the checker last saw (aof, rdb, aof+rdb, off).");
   for (const auto& shard : checked->shards) {
@@ -162,7 +172,9 @@ void shard_metrics(const Config& config, PrometheusText& out) {
 
 void children_metrics(const Config& config, PrometheusText& out) {
   auto status = read_master_status(config.pid_file);
-  if (!status.is_ok() || !status->contains("children")) return;
+  if (!status.is_ok() || !status->contains("children")) {
+    return;
+  }
   std::map<std::string, int> running;
   std::map<std::string, int64_t> restarts;
   for (const auto& child : (*status)["children"]) {
@@ -176,8 +188,9 @@ void children_metrics(const Config& config, PrometheusText& out) {
     }
   }
   out.family("dq_children_running", "gauge", "Children of the master running, by role.");
-  for (const auto& [role, count] : running)
+  for (const auto& [role, count] : running) {
     out.sample("dq_children_running", {{"role", role}}, count);
+  }
   out.family("dq_child_restarts_total", "counter",
              "Children respawned after they died, by role, since the master started.");
   for (const auto& [role, count] : restarts) {
@@ -195,7 +208,9 @@ std::string render_metrics(JobStore& store, const TopicCache& topics, const Conf
   children_metrics(config, out);
   auto checked = read_shard_health(config.pid_file);
   std::string text = out.text();
-  if (checked.is_ok() && !checked->stale(now_ms())) text += shard_health_metrics(*checked);
+  if (checked.is_ok() && !checked->stale(now_ms())) {
+    text += shard_health_metrics(*checked);
+  }
   return text;
 }
 

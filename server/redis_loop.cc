@@ -21,7 +21,9 @@ struct LoopEvents {
 };
 
 void arm_write(LoopEvents* events) {
-  if (events->write_armed) return;
+  if (events->write_armed) {
+    return;
+  }
   event_add(events->write, nullptr);
   events->write_armed = true;
 }
@@ -37,7 +39,9 @@ void on_write(evutil_socket_t, short, void* arg) {
 void on_flush(evutil_socket_t, short, void* arg) {
   auto* events = static_cast<LoopEvents*>(arg);
   events->flush_queued = false;
-  if (events->write_armed) return;  // the write event writes when the socket takes more
+  if (events->write_armed) {
+    return;  // the write event writes when the socket takes more
+  }
   events->in_flush = true;
   // Writes, then calls delWrite (all written) or addWrite (the rest waits).
   redisAsyncHandleWrite(events->context);
@@ -45,14 +49,18 @@ void on_flush(evutil_socket_t, short, void* arg) {
 
 void add_read(void* data) {
   auto* events = static_cast<LoopEvents*>(data);
-  if (events->reading) return;
+  if (events->reading) {
+    return;
+  }
   event_add(events->read, nullptr);
   events->reading = true;
 }
 
 void del_read(void* data) {
   auto* events = static_cast<LoopEvents*>(data);
-  if (!events->reading) return;
+  if (!events->reading) {
+    return;
+  }
   event_del(events->read);
   events->reading = false;
 }
@@ -67,7 +75,9 @@ void add_write(void* data) {
     arm_write(events);
     return;
   }
-  if (events->write_armed || events->flush_queued) return;
+  if (events->write_armed || events->flush_queued) {
+    return;
+  }
   events->flush_queued = true;
   event_active(events->flush, EV_TIMEOUT, 0);
 }
@@ -75,7 +85,9 @@ void add_write(void* data) {
 void del_write(void* data) {
   auto* events = static_cast<LoopEvents*>(data);
   events->in_flush = false;
-  if (!events->write_armed) return;
+  if (!events->write_armed) {
+    return;
+  }
   event_del(events->write);
   events->write_armed = false;
 }
@@ -91,7 +103,9 @@ void cleanup(void* data) {
 }  // namespace
 
 int attach_to_loop(redisAsyncContext* context, event_base* base) {
-  if (context->ev.data != nullptr) return REDIS_ERR;
+  if (context->ev.data != nullptr) {
+    return REDIS_ERR;
+  }
   auto* events = new LoopEvents;
   events->context = context;
   int fd = context->c.fd;

@@ -19,7 +19,9 @@ ReplicaConfirm::ReplicaConfirm(event_base* base, const ShardAddress& address,
 
 void ReplicaConfirm::confirm(std::function<void(Status)> done) {
   next_.push_back(std::move(done));
-  if (!waiting_) send_wait();
+  if (!waiting_) {
+    send_wait();
+  }
 }
 
 void ReplicaConfirm::send_wait() {
@@ -32,8 +34,12 @@ void ReplicaConfirm::send_wait() {
         Status status = reply.is_ok() ? read_wait_reply(*reply, replicas_, wait_timeout_ms_, shard)
                                       : wait_failed(reply.status(), shard);
         waiting_ = false;
-        if (!next_.empty()) send_wait();
-        for (auto& done : *group) done(status);
+        if (!next_.empty()) {
+          send_wait();
+        }
+        for (auto& done : *group) {
+          done(status);
+        }
       });
 }
 

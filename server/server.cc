@@ -62,7 +62,9 @@ struct ServerProcess {
 
 void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
-  if (process->drain_deadline_ms >= 0) return;
+  if (process->drain_deadline_ms >= 0) {
+    return;
+  }
   if (master_died()) {
     err_log().warn(
         "the master died: releasing the listening sockets, finishing {} requests in flight",
@@ -77,7 +79,9 @@ void on_stop_signal(evutil_socket_t signal_number, short /*what*/, void* arg) {
   int64_t margin = std::max<int64_t>(50, std::min<int64_t>(500, drain / 5));
   process->drain_deadline_ms = monotonic_ms() + std::max<int64_t>(0, drain - margin);
   process->http.stop_accepting();
-  if (process->legacy) process->legacy->stop_accepting();
+  if (process->legacy) {
+    process->legacy->stop_accepting();
+  }
   // Neither listener holds the sockets any more; drop the inherited
   // descriptors too. The master (when alive) and the next generation keep
   // their own copies, so nothing is refused during a reload.
@@ -95,7 +99,9 @@ void on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* process = static_cast<ServerProcess*>(arg);
   process->topics.refresh_if_older(process->config.registry_refresh_ms);
   process->auth.refresh_if_older(1000);  // a deleted token stops working within a second
-  if (process->drain_deadline_ms < 0) return;
+  if (process->drain_deadline_ms < 0) {
+    return;
+  }
   if (process->drained()) {
     event_base_loopbreak(process->base);
   } else if (monotonic_ms() > process->drain_deadline_ms) {
@@ -115,8 +121,9 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   }
   ServerProcess process(config, index, sockets, base.get());
   Status loaded = process.topics.refresh();
-  if (!loaded.is_ok())
+  if (!loaded.is_ok()) {
     err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());
+  }
   process.jobs.start();
   Status listening = process.http.listen(sockets.http_fd);
   if (!listening.is_ok()) {
@@ -138,14 +145,16 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
   UniqueEvent log_flush(evtimer_new(
       base.get(), [](evutil_socket_t, short, void*) { flush_request_log(); }, nullptr));
   defer_request_log_flush([event = log_flush.get()] {
-    if (evtimer_pending(event, nullptr)) return;
-    timeval soon{0, kRequestLogFlushMs * 1000};
+    if (evtimer_pending(event, nullptr)) {
+      return;
+    }
+    timeval soon{0, suseconds_t{kRequestLogFlushMs} * 1000};
     evtimer_add(event, &soon);
   });
   event_add(on_term.get(), nullptr);
   event_add(on_int.get(), nullptr);
   event_add(on_hup.get(), nullptr);
-  timeval every{0, 50 * 1000};
+  timeval every{0, suseconds_t{50} * 1000};
   event_add(tick.get(), &every);
 
   event_base_dispatch(base.get());

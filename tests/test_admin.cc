@@ -53,7 +53,9 @@ size_t keep_header(char* data, size_t size, size_t count, void* user) {
   size_t colon = line.find(':');
   if (colon != std::string::npos) {
     std::string name = line.substr(0, colon);
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
     std::string value = line.substr(colon + 1);
     value.erase(0, value.find_first_not_of(' '));
     value.erase(value.find_last_not_of("\r\n") + 1);
@@ -74,9 +76,12 @@ class Browser {
     Answer answer;
     curl_slist* headers = nullptr;
     headers = curl_slist_append(headers, "Content-Type: application/json");
-    if (!cookie_.empty()) headers = curl_slist_append(headers, ("Cookie: " + cookie_).c_str());
-    if (with_csrf && !csrf_.empty())
+    if (!cookie_.empty()) {
+      headers = curl_slist_append(headers, ("Cookie: " + cookie_).c_str());
+    }
+    if (with_csrf && !csrf_.empty()) {
       headers = curl_slist_append(headers, ("X-CSRF-Token: " + csrf_).c_str());
+    }
     curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
     if (!body.empty() || method == "POST" || method == "PUT") {
@@ -89,8 +94,9 @@ class Browser {
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
-    if (curl_easy_perform(curl) == CURLE_OK)
+    if (curl_easy_perform(curl) == CURLE_OK) {
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+    }
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return answer;
@@ -277,7 +283,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
 
   SUBCASE("failed logins are rate limited per user and per address") {
     Browser guesser = world.browser();
-    for (int i = 0; i < 5; ++i) CHECK(guesser.login("admin", "wrong password").status == 401);
+    for (int i = 0; i < 5; ++i) {
+      CHECK(guesser.login("admin", "wrong password").status == 401);
+    }
     // Locked for this user now, even with the right password.
     Answer locked = guesser.login("admin", kPassword);
     CHECK(locked.status == 429);
@@ -293,7 +301,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     int refused = 0;
     for (int i = 0; i < 25 && refused == 0; ++i) {
       long status = other.login("nobody" + std::to_string(i), "wrong password").status;
-      if (status == 429) ++refused;
+      if (status == 429) {
+        ++refused;
+      }
     }
     CHECK(refused == 1);
   }
@@ -377,7 +387,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     CHECK(topic["success_json"] == "code=0");
     CHECK(user.call("PUT", "/api/topics/legacy", R"({"callback_format":"json"})").status == 200);
     topic = user.call("GET", "/api/topics/legacy").json();
-    if (topic.contains("topic")) topic = topic["topic"];
+    if (topic.contains("topic")) {
+      topic = topic["topic"];
+    }
     CHECK(topic["callback_format"] == "json");
   }
 
@@ -398,8 +410,9 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     Answer js = user.call("GET", "/static/app.js");
     REQUIRE(js.status == 200);
     for (const char* sink :
-         {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("})
+         {"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("}) {
       CHECK_MESSAGE(!contains(js.body, sink), sink);
+    }
     for (const char* page : {"/", "/login"}) {
       Answer html = user.call("GET", page);
       CHECK_FALSE(contains(html.body, "style="));
@@ -511,7 +524,7 @@ TEST_CASE("dqctl admin user add|list|del") {
   DqdOptions options;
   options.shards = {redis.address()};
   DqdProcess dqd(options);
-  std::string config = dqd.config_path();
+  const std::string& config = dqd.config_path();
   auto added =
       run_dqctl({"-c", config, "admin", "user", "add", "ops"}, dqd.dir(), "secret password\n");
   CHECK(added.exit_code == 0);

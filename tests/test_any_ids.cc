@@ -64,7 +64,9 @@ std::string encode(const std::string& text) {
 // 256 bytes, multibyte characters included: 4 + 84 * 3.
 std::string longest_id() {
   std::string id = "max-";
-  while (id.size() < 256) id += "订";
+  while (id.size() < 256) {
+    id += "订";
+  }
   REQUIRE(id.size() == 256);
   return id;
 }
@@ -78,7 +80,9 @@ std::vector<std::string> good_ids() {
 std::vector<std::string> stored_keys() {
   std::vector<std::string> keys;
   for (const auto& [key, record] : dq::test::all_records(env().shared.redis)) {
-    if (key.rfind("held:", 0) == 0) keys.push_back(key);
+    if (key.rfind("held:", 0) == 0) {
+      keys.push_back(key);
+    }
   }
   std::sort(keys.begin(), keys.end());
   return keys;
@@ -145,8 +149,9 @@ TEST_CASE("business ids over the legacy port") {
 
 TEST_CASE("business ids reach the callback unchanged") {
   dq::test::HttpClient http;
-  for (const auto& id : good_ids())
+  for (const auto& id : good_ids()) {
     REQUIRE(http.post(jobs_url("hooked"), add_body(id, 0)).status == 201);
+  }
   REQUIRE(env().callback.wait_for(good_ids().size(), 10000));
   std::vector<std::string> seen;
   for (const auto& request : env().callback.requests()) {

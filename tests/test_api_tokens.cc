@@ -97,7 +97,9 @@ void check_refused(HttpClient& http, int status, const std::string& error,
 
 Json legacy_add(const std::string& id, const std::string& token) {
   Json request{{"cmd", "add"}, {"topic", "alpha"}, {"id", id}, {"body", {{"n", 1}}}};
-  if (!token.empty()) request["token"] = token;
+  if (!token.empty()) {
+    request["token"] = token;
+  }
   return request;
 }
 

@@ -49,7 +49,9 @@ dq::Config sample_config() {
 std::string last_error_of(DeliveryWorld& world, const std::string& topic, const std::string& id) {
   for (int waited = 0; waited < 5000; waited += 50) {
     auto job = world.store().get(topic, id);
-    if (job.is_ok() && !job->last_error.empty()) return job->last_error;
+    if (job.is_ok() && !job->last_error.empty()) {
+      return job->last_error;
+    }
     sleep_ms(50);
   }
   return "";

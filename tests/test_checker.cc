@@ -32,7 +32,6 @@ using dq::test::DqdOptions;
 using dq::test::DqdProcess;
 using dq::test::HttpClient;
 using dq::test::ReceivedMail;
-using dq::test::RecordedRequest;
 using dq::test::TestRedis;
 using dq::test::TestSmtp;
 
@@ -46,7 +45,9 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 bool wait_until(const std::function<bool()>& done, int timeout_ms) {
   int64_t deadline = dq::monotonic_ms() + timeout_ms;
   while (dq::monotonic_ms() < deadline) {
-    if (done()) return true;
+    if (done()) {
+      return true;
+    }
     sleep_ms(20);
   }
   return done();
@@ -55,7 +56,9 @@ bool wait_until(const std::function<bool()>& done, int timeout_ms) {
 std::vector<ReceivedMail> mails_about(const TestSmtp& smtp, const std::string& part) {
   std::vector<ReceivedMail> found;
   for (auto& mail : smtp.mails()) {
-    if (mail.subject.find(part) != std::string::npos) found.push_back(mail);
+    if (mail.subject.find(part) != std::string::npos) {
+      found.push_back(mail);
+    }
   }
   return found;
 }
@@ -64,7 +67,9 @@ std::vector<Json> hooks_of_kind(const CallbackServer& hook, const std::string& k
   std::vector<Json> found;
   for (const auto& request : hook.requests()) {
     Json body = Json::parse(request.body, nullptr, false);
-    if (!body.is_discarded() && body.value("kind", std::string()) == kind) found.push_back(body);
+    if (!body.is_discarded() && body.value("kind", std::string()) == kind) {
+      found.push_back(body);
+    }
   }
   return found;
 }
@@ -95,7 +100,9 @@ struct AlertWorld {
 
   dq::CheckedShard health(const TestRedis& redis) {
     auto report = dq::read_shard_health(dqd->dir() + "/dqd.pid");
-    if (!report.is_ok()) return {};
+    if (!report.is_ok()) {
+      return {};
+    }
     const dq::CheckedShard* shard = report->find(redis.address());
     return shard != nullptr ? *shard : dq::CheckedShard{};
   }
@@ -170,7 +177,9 @@ TEST_CASE(
   producer.join();
   CHECK(failed == 0);
   CHECK(lost_in_flight <= 1);
-  if (lost_in_flight > 0) MESSAGE("the add in flight at the kill was answered 504 and retried");
+  if (lost_in_flight > 0) {
+    MESSAGE("the add in flight at the kill was answered 504 and retried");
+  }
   REQUIRE(added.size() > 50);
 
   REQUIRE(world.smtp.wait_for(1, 10000));
@@ -181,7 +190,9 @@ TEST_CASE(
   CHECK(down_mails[0].subject.find(victim.address()) != std::string::npos);
   CHECK(down_mails[0].envelope_to == std::vector<std::string>{"ops@example.com"});
   CHECK(down_mails[0].raw.find("Reason: ") != std::string::npos);
-  for (const auto& mail : world.smtp.mails()) MESSAGE("mail: " << mail.subject);
+  for (const auto& mail : world.smtp.mails()) {
+    MESSAGE("mail: " << mail.subject);
+  }
   CHECK(world.smtp.mails().size() == 1);
   auto down_hooks = hooks_of_kind(world.hook, "shard_down");
   REQUIRE(down_hooks.size() == 1);
@@ -194,7 +205,9 @@ TEST_CASE(
   bool seen = false;
   Json body = health.json();
   for (const auto& shard : body["shards"]) {
-    if (shard["name"] != victim.address()) continue;
+    if (shard["name"] != victim.address()) {
+      continue;
+    }
     seen = true;
     CHECK(shard["checker"]["up"] == false);
     CHECK(shard["checker"]["reason"].get<std::string>().size() > 0);
@@ -224,7 +237,9 @@ TEST_CASE(
   std::set<std::string> expected(added.begin(), added.end());
   auto delivered = [&] {
     std::set<std::string> ids;
-    for (const auto& request : world.callback.requests()) ids.insert(request.header("x-dq-id"));
+    for (const auto& request : world.callback.requests()) {
+      ids.insert(request.header("x-dq-id"));
+    }
     return ids;
   };
   bool all = wait_until(
@@ -236,7 +251,9 @@ TEST_CASE(
   if (!all) {
     auto ids = delivered();
     size_t missing = 0;
-    for (const auto& id : expected) missing += ids.count(id) == 0;
+    for (const auto& id : expected) {
+      missing += ids.count(id) == 0;
+    }
     FAIL(missing << " of " << expected.size() << " jobs were never delivered");
   }
   CHECK(world.dqd->stop() == 0);
@@ -294,7 +311,9 @@ TEST_CASE(
   world.dqd->start();
   HttpClient http;
   Json batch = Json::array();
-  for (int n = 0; n < 50; ++n) batch.push_back({{"id", "d-" + std::to_string(n)}, {"body", n}});
+  for (int n = 0; n < 50; ++n) {
+    batch.push_back({{"id", "d-" + std::to_string(n)}, {"body", n}});
+  }
   auto added = http.post(world.dqd->jobs_url("doomed") + "/batch", Json{{"jobs", batch}}.dump());
   REQUIRE(added.status == 200);
   REQUIRE(world.callback.wait_for(50, 10000));
@@ -357,9 +376,13 @@ TEST_CASE("a child in a crash loop is alerted once") {
     std::stringstream text;
     text << in.rdbuf();
     Json parsed = Json::parse(text.str(), nullptr, false);
-    if (parsed.is_discarded()) return -1;
+    if (parsed.is_discarded()) {
+      return -1;
+    }
     for (const auto& child : parsed["children"]) {
-      if (child["title"] == "dq-timer_0" && child["state"] == "running") return child["pid"];
+      if (child["title"] == "dq-timer_0" && child["state"] == "running") {
+        return child["pid"];
+      }
     }
     return -1;
   };

@@ -54,7 +54,9 @@ std::set<std::string> commands_in_help(const std::string& help) {
   std::string line;
   std::getline(lines, line);
   while (std::getline(lines, line) && !line.empty()) {
-    if (line.size() < 3 || line[0] != ' ' || line[2] == ' ') continue;  // continuation
+    if (line.size() < 3 || line[0] != ' ' || line[2] == ' ') {
+      continue;  // continuation
+    }
     std::istringstream words(line);
     std::string command, sub;
     words >> command >> sub;
@@ -66,7 +68,11 @@ std::set<std::string> commands_in_help(const std::string& help) {
     bool is_word = one_space && !sub.empty() && std::all_of(sub.begin(), sub.end(), [](char c) {
                      return (c >= 'a' && c <= 'z') || c == '-';
                    });
-    if (is_word && sub[0] != '-') found.insert(command + " " + sub);
+    if (is_word && sub[0] != '-') {
+      std::string pair = command + " ";
+      pair += sub;
+      found.insert(pair);
+    }
   }
   return found;
 }
@@ -88,7 +94,9 @@ TEST_CASE("every dqctl command and subcommand answers --help with its usage, exi
     CAPTURE(command);
     std::vector<std::string> args;
     std::istringstream words(command);
-    for (std::string word; words >> word;) args.push_back(word);
+    for (std::string word; words >> word;) {
+      args.push_back(word);
+    }
     args.push_back("--help");
     RunResult answer = dq::test::run_dqctl(args, dir.path);
     CHECK(answer.exit_code == 0);

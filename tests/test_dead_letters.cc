@@ -108,10 +108,14 @@ TEST_CASE("default max attempts, a refused connection fails, requeue --all and p
   world.add_topic(topic);
   world.start_timer();
   world.start_consumer();
-  for (int i = 0; i < 5; ++i) world.add_job("nowhere", "n" + std::to_string(i), now_ms());
+  for (int i = 0; i < 5; ++i) {
+    world.add_job("nowhere", "n" + std::to_string(i), now_ms());
+  }
 
   int64_t deadline = now_ms() + 5000;
-  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 5) sleep_ms(50);
+  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 5) {
+    sleep_ms(50);
+  }
   REQUIRE(*world.store().dead_count("nowhere") == 5);
   auto job = world.store().get("nowhere", "n0");
   REQUIRE(job.is_ok());
@@ -140,10 +144,14 @@ TEST_CASE("default max attempts, a refused connection fails, requeue --all and p
   world.callback().answer_with({}, 500);
   world.start_timer();
   world.start_consumer();
-  for (int i = 0; i < 3; ++i) world.add_job("nowhere", "k" + std::to_string(i), now_ms());
+  for (int i = 0; i < 3; ++i) {
+    world.add_job("nowhere", "k" + std::to_string(i), now_ms());
+  }
   REQUIRE(world.callback().wait_for(6, 5000));
   deadline = now_ms() + 3000;
-  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 3) sleep_ms(50);
+  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 3) {
+    sleep_ms(50);
+  }
   REQUIRE(*world.store().dead_count("nowhere") == 3);
   world.callback().answer_with({}, 200);
   size_t before = world.callback().count();

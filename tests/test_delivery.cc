@@ -120,7 +120,7 @@ TEST_CASE("one reused delivery carries POST, GET and form callbacks, each exactl
   world.start_consumer();
   std::string long_body = "{\"text\":\"" + std::string(3000, 'x') + "\",\"n\":[1,2.5]}";
   int64_t due = now_ms() + 300;
-  for (int round = 0; round < 2; ++round) {
+  for (int64_t round = 0; round < 2; ++round) {
     std::string n = std::to_string(round);
     world.add_job("long-post", "p" + n, due + round * 200, long_body);
     world.add_job("get", "g" + n, due + round * 200 + 50, "{\"q\":\"a b\"}");
@@ -234,7 +234,9 @@ TEST_CASE("kill -9 of a consumer mid-callback: the job is delivered again after 
   // The first call hangs (its consumer is killed meanwhile); later ones succeed.
   world.callback().set_responder([](const RecordedRequest&, size_t n) {
     CallbackAnswer answer;
-    if (n == 0) answer.delay_ms = 20000;
+    if (n == 0) {
+      answer.delay_ms = 20000;
+    }
     return answer;
   });
   world.start_timer();
@@ -263,11 +265,15 @@ TEST_CASE("two timers and four consumers deliver 10,000 jobs due at once, none t
   world.add_topic(world.topic("bulk"));
   world.start_timer(0);
   world.start_timer(1);
-  for (int i = 0; i < 4; ++i) world.start_consumer(i);
+  for (int i = 0; i < 4; ++i) {
+    world.start_consumer(i);
+  }
 
   const int kJobs = 10000;
   int64_t due = now_ms() + 6000;  // room for 10,000 blocking adds under ASan
-  for (int i = 0; i < kJobs; ++i) world.add_job("bulk", "j" + std::to_string(i), due);
+  for (int i = 0; i < kJobs; ++i) {
+    world.add_job("bulk", "j" + std::to_string(i), due);
+  }
   REQUIRE(now_ms() < due);  // all were added before they came due
   int64_t start = now_ms();
   bool all = world.callback().wait_for(kJobs, 40000);
@@ -278,13 +284,19 @@ TEST_CASE("two timers and four consumers deliver 10,000 jobs due at once, none t
           start - due, ")");
   CHECK(all);
   std::map<std::string, int> seen;
-  for (const auto& request : requests) ++seen[request.header("x-dq-id")];
+  for (const auto& request : requests) {
+    ++seen[request.header("x-dq-id")];
+  }
   CHECK(seen.size() == static_cast<size_t>(kJobs));
   int twice = 0;
-  for (const auto& entry : seen) twice += entry.second > 1;
+  for (const auto& entry : seen) {
+    twice += entry.second > 1;
+  }
   CHECK(twice == 0);
   CHECK(requests.size() == static_cast<size_t>(kJobs));
-  for (int i = 0; i < kJobs; i += 997) CHECK(seen.count("j" + std::to_string(i)) == 1);
+  for (int i = 0; i < kJobs; i += 997) {
+    CHECK(seen.count("j" + std::to_string(i)) == 1);
+  }
 }
 
 TEST_CASE("an offline topic's jobs wait, and go once it is online again") {
@@ -325,13 +337,21 @@ TEST_CASE("a slow callback URL does not stall other topics; priority 1 goes firs
   world.add_topic(low);
   world.callback().set_responder([](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
-    if (request.path == "/slow") answer.delay_ms = 3000;
+    if (request.path == "/slow") {
+      answer.delay_ms = 3000;
+    }
     return answer;
   });
   int64_t due = now_ms() + 300;
-  for (int i = 0; i < 30; ++i) world.add_job("slow", "s" + std::to_string(i), due);
-  for (int i = 0; i < 30; ++i) world.add_job("fast", "f" + std::to_string(i), due);
-  for (int i = 0; i < 30; ++i) world.add_job("low", "l" + std::to_string(i), due);
+  for (int i = 0; i < 30; ++i) {
+    world.add_job("slow", "s" + std::to_string(i), due);
+  }
+  for (int i = 0; i < 30; ++i) {
+    world.add_job("fast", "f" + std::to_string(i), due);
+  }
+  for (int i = 0; i < 30; ++i) {
+    world.add_job("low", "l" + std::to_string(i), due);
+  }
   world.start_timer();
   world.start_consumer();
 
@@ -342,7 +362,9 @@ TEST_CASE("a slow callback URL does not stall other topics; priority 1 goes firs
   while (now_ms() < deadline && !done) {
     requests = world.callback().requests();
     int quick = 0;
-    for (const auto& request : requests) quick += request.path != "/slow";
+    for (const auto& request : requests) {
+      quick += request.path != "/slow";
+    }
     done = quick == 60;
     sleep_ms(20);
   }
@@ -351,9 +373,15 @@ TEST_CASE("a slow callback URL does not stall other topics; priority 1 goes firs
   double fast_rank = 0, low_rank = 0;
   int fast_n = 0, low_n = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].path == "/slow") ++slow_calls;
-    if (requests[i].path == "/fast") fast_rank += i, ++fast_n;
-    if (requests[i].path == "/low") low_rank += i, ++low_n;
+    if (requests[i].path == "/slow") {
+      ++slow_calls;
+    }
+    if (requests[i].path == "/fast") {
+      fast_rank += i, ++fast_n;
+    }
+    if (requests[i].path == "/low") {
+      low_rank += i, ++low_n;
+    }
   }
   MESSAGE("slow calls started: ", slow_calls, ", mean arrival rank fast ", fast_rank / fast_n,
           " low ", low_rank / low_n);

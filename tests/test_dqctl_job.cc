@@ -34,7 +34,9 @@ std::vector<Json> json_lines(const std::string& text) {
   std::vector<Json> lines;
   std::istringstream in(text);
   std::string line;
-  while (std::getline(in, line)) lines.push_back(Json::parse(line, nullptr, false));
+  while (std::getline(in, line)) {
+    lines.push_back(Json::parse(line, nullptr, false));
+  }
   return lines;
 }
 

@@ -336,7 +336,9 @@ TEST_CASE("usage errors exit 2 before touching the database") {
   for (const auto& args : cases) {
     RunResult result = ctl.run(args);
     std::string joined;
-    for (const auto& arg : args) joined += arg + " ";
+    for (const auto& arg : args) {
+      joined += arg + " ";
+    }
     INFO(joined << "-> " << result.err);
     CHECK(result.exit_code == 2);
     CHECK(contains(result.err, "usage:"));
@@ -432,8 +434,9 @@ std::vector<std::string> traces_of(dq::test::TestRedis& redis, const std::string
   std::string line;
   while (std::getline(dump, line)) {
     bool is_item = line.rfind("  ", 0) == 0;
-    if (is_item ? line.rfind("  " + topic + ":", 0) == 0 : contains(line, ":" + topic + " ("))
+    if (is_item ? line.rfind("  " + topic + ":", 0) == 0 : contains(line, ":" + topic + " (")) {
       found.push_back(line);
+    }
   }
   return found;
 }
@@ -442,15 +445,18 @@ std::vector<std::string> traces_of(dq::test::TestRedis& redis, const std::string
 // an error) and dead.
 void add_jobs_in_every_state(dq::JobStore& store, const std::string& topic) {
   const dq::DueTime now{true, 0};
-  for (const char* id : {"working", "retrying", "dead"})
+  for (const char* id : {"working", "retrying", "dead"}) {
     REQUIRE(store.add(topic, id, "{\"n\":1}", now).is_ok());
+  }
   REQUIRE(store.promote(0, 100).is_ok());
   auto reserved = store.reserve(0, "r-every-state", {{topic, 60000, 3, 3, 5}}, 3, 1 << 20);
   REQUIRE(reserved.is_ok());
   REQUIRE(store.forget_reserve(0, "r-every-state").is_ok());  // as a consumer does later
   REQUIRE(reserved->jobs.size() == 3);
   std::map<std::string, dq::Lease> leases;
-  for (const auto& job : reserved->jobs) leases[job.job.id] = job.lease;
+  for (const auto& job : reserved->jobs) {
+    leases[job.job.id] = job.lease;
+  }
   REQUIRE(store.fail(0, topic, "retrying", leases["retrying"], 600000, 5, "HTTP 500").is_ok());
   REQUIRE(*store.fail(0, topic, "dead", leases["dead"], 1000, 1, "HTTP 500") ==
           dq::FailOutcome::kDead);
@@ -476,8 +482,9 @@ TEST_CASE("topic del is refused while the topic holds jobs; --purge deletes them
   dq::test::TestRedis redis;
   CtlFixture ctl(redis.address());
   dq::JobStore store({redis.shard()}, 1000, 1000);
-  for (const char* name : {"orders", "orders2", "billing"})
+  for (const char* name : {"orders", "orders2", "billing"}) {
     REQUIRE(ctl.run({"topic", "add", name, "--callback", "http://a/cb"}).exit_code == 0);
+  }
   add_jobs_in_every_state(store, "orders");
   // Neighbours that must survive: a name sharing the prefix, and another topic.
   REQUIRE(store.add("orders2", "keep", "1", dq::DueTime{true, 600000}).is_ok());
@@ -521,7 +528,9 @@ TEST_CASE("topic del refuses when a shard cannot be reached, and names it") {
   for (bool purge : {false, true}) {
     CAPTURE(purge);
     std::vector<std::string> args = {"topic", "del", "orders"};
-    if (purge) args.push_back("--purge");
+    if (purge) {
+      args.push_back("--purge");
+    }
     RunResult result = ctl.run(args);
     CHECK(result.exit_code == 3);  // cannot reach Redis: dqctl's exit code for that
     CHECK(contains(result.err, dead));

@@ -60,8 +60,9 @@ const std::vector<std::string>& bodies() {
       // CRLF whitespace and a string that looks like a Redis command: the
       // server writes commands in Redis's wire format itself (resp_command).
       "{\r\n\"resp\": \"*1\\r\\n$4\\r\\nPING\"}",
-      "{ \"订单\" : {\"items\": [ {\"名\":\"caf\\u00e9\", \"qty\": 1.50E+1} ],\n"
-      "  \"note\": \"日本語 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/\"}, \"empty\":{ }, \"n\": -0 }",
+      // One body over two lines (the literals are meant to join).
+      ("{ \"订单\" : {\"items\": [ {\"名\":\"caf\\u00e9\", \"qty\": 1.50E+1} ],\n"
+       "  \"note\": \"日本語 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/\"}, \"empty\":{ }, \"n\": -0 }"),
   };
   return list;
 }
@@ -111,7 +112,9 @@ TEST_CASE("HTTP add then GET returns the body byte for byte") {
     CAPTURE(body);
     std::string id = "h-" + std::to_string(i);
     // Whitespace around the value is not part of it; whitespace inside is.
-    std::string request = "{\"id\":\"" + id + "\", \"body\" :  " + body + " \n, \"delay\":600}";
+    std::string request = "{\"id\":\"" + id + "\", \"body\" :  ";
+    request += body;
+    request += " \n, \"delay\":600}";
     REQUIRE(http.post(jobs_url("held"), request).status == 201);
     auto got = http.get(jobs_url("held") + "/" + id);
     REQUIRE(got.status == 200);
@@ -145,9 +148,10 @@ TEST_CASE("legacy add then legacy get (and HTTP GET) return the body byte for by
     const std::string& body = bodies()[i];
     CAPTURE(body);
     std::string id = "l-" + std::to_string(i);
-    socket.send_raw(legacy_frame("{\"cmd\":\"add\",\"topic\":\"held\",\"id\":\"" + id +
-                                 "\",\"body\": " + body +
-                                 " ,\"fix_time\":\"2030-01-01 00:00:00\"}"));
+    std::string add = "{\"cmd\":\"add\",\"topic\":\"held\",\"id\":\"" + id + "\",\"body\": ";
+    add += body;
+    add += " ,\"fix_time\":\"2030-01-01 00:00:00\"}";
+    socket.send_raw(legacy_frame(add));
     REQUIRE(socket.read_reply()["code"] == 1);
     socket.send_raw(legacy_frame("{\"cmd\":\"get\",\"topic\":\"held\",\"id\":\"" + id + "\"}"));
     check_legacy_data(socket.read_frame(), body);

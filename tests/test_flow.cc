@@ -44,15 +44,18 @@ void add_batch(HttpClient& http, const DqdProcess& dqd, const std::string& topic
                std::map<std::string, int64_t>* due = nullptr) {
   for (size_t start = 0; start < ids.size(); start += 500) {
     Json jobs = Json::array();
-    for (size_t i = start; i < std::min(ids.size(), start + 500); ++i)
+    for (size_t i = start; i < std::min(ids.size(), start + 500); ++i) {
       jobs.push_back(Json{{"id", ids[i]}, {"body", Json{{"i", i}}}, {"delay", delay_s}});
+    }
     auto answer = http.post(dqd.jobs_url(topic) + "/batch", Json{{"jobs", jobs}}.dump());
     REQUIRE(answer.status == 200);
     Json parsed = answer.json();  // kept alive: the loop walks into it
     for (const auto& result : parsed["results"]) {
       CAPTURE(result.dump());
       REQUIRE(result["status"] == 201);
-      if (due) (*due)[result["id"].get<std::string>()] = result["due_at_ms"].get<int64_t>();
+      if (due) {
+        (*due)[result["id"].get<std::string>()] = result["due_at_ms"].get<int64_t>();
+      }
     }
   }
 }
@@ -67,16 +70,24 @@ TEST_CASE("four topics online, 2,000 jobs of one topic due at once: all delivere
   options.timers = 1;
   options.consumers = 1;
   DqdProcess dqd(options);
-  for (const char* topic : {"a", "b", "c", "d"}) register_topic(dqd, topic, callback.url());
+  for (const char* topic : {"a", "b", "c", "d"}) {
+    register_topic(dqd, topic, callback.url());
+  }
   dqd.start();
   HttpClient http;
+  const int jobs = 2000;
   std::vector<std::string> ids;
-  for (int i = 0; i < 2000; ++i) ids.push_back("j" + std::to_string(i));
+  ids.reserve(jobs);
+  for (int i = 0; i < jobs; ++i) {
+    ids.push_back("j" + std::to_string(i));
+  }
   add_batch(http, dqd, "b", ids, 1);  // due together, a second from now
   int64_t due = dq::now_ms() + 1000;
-  REQUIRE(callback.wait_for(2000, 15000));
+  REQUIRE(callback.wait_for(jobs, 15000));
   int64_t last = 0;
-  for (const auto& request : callback.requests()) last = std::max(last, request.arrived_ms);
+  for (const auto& request : callback.requests()) {
+    last = std::max(last, request.arrived_ms);
+  }
   MESSAGE("2,000 jobs of one topic, 4 online: delivered ", last - due, " ms after they were due");
   CHECK(last - due < 5000);
   sleep_ms(500);
@@ -89,7 +100,9 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
   CallbackServer callback;
   callback.set_responder([](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
-    if (request.path == "/failing") answer.status = 500;
+    if (request.path == "/failing") {
+      answer.status = 500;
+    }
     return answer;
   });
   DqdOptions options;
@@ -107,18 +120,28 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
   // whose retries keep both shards busy with fail calls.
   std::map<std::string, int64_t> due;
   for (int step = 0; step < 180; ++step) {
+    const int per_step = 4;
     std::vector<std::string> ids;
-    for (int k = 0; k < 4; ++k) ids.push_back("s" + std::to_string(step) + "-" + std::to_string(k));
+    ids.reserve(per_step);
+    for (int k = 0; k < per_step; ++k) {
+      ids.push_back("s" + std::to_string(step) + "-" + std::to_string(k));
+    }
     add_batch(http, dqd, "ok", ids, 1 + step * 0.1, &due);
   }
+  const int failing_jobs = 40;
   std::vector<std::string> failing;
-  for (int i = 0; i < 40; ++i) failing.push_back("f" + std::to_string(i));
+  failing.reserve(failing_jobs);
+  for (int i = 0; i < failing_jobs; ++i) {
+    failing.push_back("f" + std::to_string(i));
+  }
   add_batch(http, dqd, "failing", failing, 0.5);
   std::set<std::string> on_healthy;
   for (const auto& entry : due) {
     auto held = healthy.command(
         {"HEXISTS", dq::keys::records_of("ok:" + entry.first), "ok:" + entry.first});
-    if (held->integer == 1) on_healthy.insert(entry.first);
+    if (held->integer == 1) {
+      on_healthy.insert(entry.first);
+    }
   }
   MESSAGE(on_healthy.size(), " of ", due.size(), " jobs on the healthy shard");
   REQUIRE(on_healthy.size() > 100);
@@ -131,17 +154,23 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
 
   REQUIRE(wait_until(20000, [&] {
     size_t ok = 0;
-    for (const auto& request : callback.requests()) ok += request.path == "/ok";
+    for (const auto& request : callback.requests()) {
+      ok += request.path == "/ok";
+    }
     return ok >= due.size();
   }));
   sleep_ms(1000);
   std::map<std::string, int> count;
   std::vector<int64_t> lateness;
   for (const auto& request : callback.requests()) {
-    if (request.path != "/ok") continue;
+    if (request.path != "/ok") {
+      continue;
+    }
     std::string id = request.header("x-dq-id");
     ++count[id];
-    if (on_healthy.count(id) && count[id] == 1) lateness.push_back(request.arrived_ms - due[id]);
+    if (on_healthy.count(id) && count[id] == 1) {
+      lateness.push_back(request.arrived_ms - due[id]);
+    }
   }
   int64_t p50 = percentile(lateness, 0.5);
   int64_t p99 = percentile(lateness, 0.99);
@@ -199,14 +228,18 @@ TEST_CASE("20 jobs at the largest allowed body are delivered while small adds ke
   }
   bool all = wait_until(60000, [&] {
     size_t big = 0;
-    for (const auto& request : callback.requests()) big += request.path == "/big";
+    for (const auto& request : callback.requests()) {
+      big += request.path == "/big";
+    }
     return big >= 20;
   });
   adding.store(false);
   small.join();
   CHECK(all);
   for (const auto& request : callback.requests()) {
-    if (request.path != "/big") continue;
+    if (request.path != "/big") {
+      continue;
+    }
     CHECK(request.body.size() > kLargest);  // the body inside the callback document
   }
   MESSAGE("small adds while 20 bodies of ", kLargest, " bytes went through: ", small_ms.size(),

@@ -77,7 +77,7 @@ TEST_CASE("a job added over HTTP can be read back and deleted") {
 TEST_CASE("fixed times, default delay and batch add") {
   TestRedis redis;
   DqdProcess dqd(one_shard(redis));
-  dqd.add_topic("remind", "http://127.0.0.1:9/x", 3 * 24 * 3600);
+  dqd.add_topic("remind", "http://127.0.0.1:9/x", int64_t{3} * 24 * 3600);
   dqd.start();
   HttpClient http;
 
@@ -200,7 +200,9 @@ TEST_CASE("no shard up: 503 with a reason, and the server keeps answering") {
   dq::test::HttpResult answer;
   for (int i = 0; i < 40; ++i) {  // the server notices the drop within a few hundred ms
     answer = http.post(dqd.jobs_url("orders"), job("o-" + std::to_string(i), 1, 1).dump());
-    if (answer.status == 503) break;
+    if (answer.status == 503) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   CHECK(answer.status == 503);
@@ -213,7 +215,9 @@ TEST_CASE("no shard up: 503 with a reason, and the server keeps answering") {
   long status = 0;
   for (int i = 0; i < 50 && status != 201; ++i) {
     status = http.post(dqd.jobs_url("orders"), job("after", 1, 1).dump()).status;
-    if (status != 201) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (status != 201) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   CHECK(status == 201);
 }
@@ -230,7 +234,9 @@ TEST_CASE("a refused AUTH makes the shard down (503 with the reason), not 500") 
   dq::test::HttpResult health;
   for (int i = 0; i < 30; ++i) {  // the first connection is up until AUTH is answered
     health = http.get(dqd.base_url() + "/healthz");
-    if (health.status == 503) break;
+    if (health.status == 503) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   CHECK(health.status == 503);
@@ -255,7 +261,9 @@ TEST_CASE("a shard with a password: the right one is accepted and jobs go throug
   long status = 0;
   for (int i = 0; i < 30 && status != 201; ++i) {  // up once AUTH is answered
     status = http.post(dqd.jobs_url("orders"), job("pw-1", 1, 60).dump()).status;
-    if (status != 201) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (status != 201) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
   }
   CHECK(status == 201);
   auto got = http.get(dqd.jobs_url("orders") + "/pw-1");
@@ -287,7 +295,9 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   int ok = 0;
   for (int i = 0; i < 100; ++i) {
     auto answer = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
-    if (answer.status == 201) ++ok;
+    if (answer.status == 201) {
+      ++ok;
+    }
   }
   CHECK(ok == 100);
   CHECK(count(first) == first_before + 100);
@@ -296,12 +306,16 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   CHECK(health.status == 200);
   bool any_down = false;
   Json shards = health.json()["shards"];
-  for (const auto& shard : shards) any_down = any_down || !shard["up"].get<bool>();
+  for (const auto& shard : shards) {
+    any_down = any_down || !shard["up"].get<bool>();
+  }
   CHECK(any_down);
 
   second.start();
   for (int i = 0; i < 50; ++i) {
-    if (http.get(dqd.base_url() + "/healthz").json()["shards"][1]["up"] == true) break;
+    if (http.get(dqd.base_url() + "/healthz").json()["shards"][1]["up"] == true) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   for (int i = 0; i < 200; ++i) {
@@ -376,7 +390,9 @@ TEST_CASE("stopped while Redis hangs: waiting requests are answered and the serv
   CHECK(answer.status != 201);
   std::string errors;
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
-    if (entry.path().filename().string().rfind("err_", 0) != 0) continue;
+    if (entry.path().filename().string().rfind("err_", 0) != 0) {
+      continue;
+    }
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();
@@ -385,7 +401,9 @@ TEST_CASE("stopped while Redis hangs: waiting requests are answered and the serv
   CHECK(errors.find("dq-server_0 (pid") != std::string::npos);
   CHECK(errors.find("exited with status 0") != std::string::npos);
   CHECK(errors.find("killed by signal") == std::string::npos);
-  if (errors.find("killed by signal") != std::string::npos) MESSAGE(errors);
+  if (errors.find("killed by signal") != std::string::npos) {
+    MESSAGE(errors);
+  }
 }
 
 // How many times Redis ran a script by its sha (add.lua, once loaded).
@@ -393,7 +411,9 @@ int64_t evalsha_calls(TestRedis& redis) {
   auto reply = redis.command({"INFO", "commandstats"});
   std::string text(reply->str, reply->len);
   size_t at = text.find("cmdstat_evalsha:calls=");
-  if (at == std::string::npos) return 0;
+  if (at == std::string::npos) {
+    return 0;
+  }
   return std::stoll(text.substr(at + 22));
 }
 
@@ -421,8 +441,12 @@ TEST_CASE("adds that arrive while an add call to their shard is in flight leave 
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   kill(redis.pid(), SIGCONT);
-  for (auto& producer : producers) producer.join();
-  for (int i = 0; i < 6; ++i) CHECK(statuses[i] == 201);
+  for (auto& producer : producers) {
+    producer.join();
+  }
+  for (int i = 0; i < 6; ++i) {
+    CHECK(statuses[i] == 201);
+  }
   // One call for the first add, one for the five held behind it.
   CHECK(evalsha_calls(redis) - before == 2);
   HttpClient http;
@@ -451,7 +475,9 @@ TEST_CASE("dead letters over HTTP: list, requeue one or all, purge, and bad requ
     REQUIRE(failed.is_ok());
     REQUIRE(*failed == dq::FailOutcome::kDead);
   };
-  for (const char* id : {"d-1", "d-2", "d-3"}) make_dead(id);
+  for (const char* id : {"d-1", "d-2", "d-3"}) {
+    make_dead(id);
+  }
   std::string dead = dqd.base_url() + "/v1/topics/orders/dead";
 
   auto listed = http.get(dead);

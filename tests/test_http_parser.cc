@@ -32,15 +32,21 @@ std::vector<Parsed> parse_all(const std::string& bytes, size_t step, int* error_
     buffer.append(bytes, at, step);
     for (;;) {
       HttpParse result = parser.parse(buffer);
-      if (result == HttpParse::kNeedMore) break;
+      if (result == HttpParse::kNeedMore) {
+        break;
+      }
       if (result == HttpParse::kError) {
-        if (error_status != nullptr) *error_status = parser.error_status();
+        if (error_status != nullptr) {
+          *error_status = parser.error_status();
+        }
         return out;
       }
       out.push_back({parser.head(), parser.body()});
       buffer.erase(0, parser.consumed());
       parser.reset();
-      if (buffer.empty()) break;
+      if (buffer.empty()) {
+        break;
+      }
     }
   }
   return out;

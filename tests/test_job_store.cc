@@ -37,7 +37,9 @@ namespace {
 // The server answering on the port is the one this test started (another
 // test process may have started one on the same free port at the same time).
 void require_own_server(TestRedis& server) {
-  if (!server.running()) return;  // stopped on purpose
+  if (!server.running()) {
+    return;  // stopped on purpose
+  }
   auto reply = server.command({"INFO", "server"});
   std::string info(reply->str, reply->len);
   REQUIRE_MESSAGE(
@@ -96,7 +98,9 @@ std::string id_homed_on(const JobStore& store, const std::string& topic, size_t 
                         const std::string& prefix) {
   for (int i = 0; i < 10000; ++i) {
     std::string id = prefix + std::to_string(i);
-    if (shard_order(store.addresses(), job_key(topic, id)).front() == home) return id;
+    if (shard_order(store.addresses(), job_key(topic, id)).front() == home) {
+      return id;
+    }
   }
   FAIL("no id homed on shard " << home);
   return {};
@@ -105,9 +109,12 @@ std::string id_homed_on(const JobStore& store, const std::string& topic, size_t 
 // ---------------------------------------------------------------- redis
 
 std::string text(const redisReply* reply) {
-  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS)
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_STATUS) {
     return std::string(reply->str, reply->len);
-  if (reply->type == REDIS_REPLY_INTEGER) return std::to_string(reply->integer);
+  }
+  if (reply->type == REDIS_REPLY_INTEGER) {
+    return std::to_string(reply->integer);
+  }
   return {};
 }
 
@@ -129,20 +136,26 @@ int64_t hlen(TestRedis& redis, const std::string& key) { return integer(redis, {
 std::optional<std::string> hget(TestRedis& redis, const std::string& key,
                                 const std::string& field) {
   auto reply = redis.command({"HGET", key, field});
-  if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
+  if (reply->type == REDIS_REPLY_NIL) {
+    return std::nullopt;
+  }
   return text(reply.get());
 }
 
 std::optional<int64_t> zscore(TestRedis& redis, const std::string& key, const std::string& member) {
   auto reply = redis.command({"ZSCORE", key, member});
-  if (reply->type == REDIS_REPLY_NIL) return std::nullopt;
+  if (reply->type == REDIS_REPLY_NIL) {
+    return std::nullopt;
+  }
   return static_cast<int64_t>(std::stod(text(reply.get())));
 }
 
 std::vector<std::string> lrange(TestRedis& redis, const std::string& key) {
   auto reply = redis.command({"LRANGE", key, "0", "-1"});
   std::vector<std::string> out;
-  for (size_t i = 0; i < reply->elements; ++i) out.push_back(text(reply->element[i]));
+  for (size_t i = 0; i < reply->elements; ++i) {
+    out.push_back(text(reply->element[i]));
+  }
   return out;
 }
 
@@ -162,7 +175,9 @@ std::map<std::string, int64_t> counts(TestRedis& redis) {
   std::map<std::string, int64_t> out;
   for (size_t i = 0; i + 1 < reply->elements; i += 2) {
     int64_t n = std::stoll(text(reply->element[i + 1]));
-    if (n != 0) out[text(reply->element[i])] = n;
+    if (n != 0) {
+      out[text(reply->element[i])] = n;
+    }
   }
   return out;
 }
@@ -170,15 +185,18 @@ std::map<std::string, int64_t> counts(TestRedis& redis) {
 // The same tally, made from the job records themselves.
 std::map<std::string, int64_t> counts_from_records(TestRedis& redis) {
   std::map<std::string, int64_t> out;
-  for (const auto& [key, record] : all_records(redis))
+  for (const auto& [key, record] : all_records(redis)) {
     out[key.substr(0, key.find(':')) + ":" + record.substr(0, 1)]++;
+  }
   return out;
 }
 
 // Delayed and retrying jobs, counted from their records.
 int64_t delayed_count(TestRedis& redis) {
   int64_t n = 0;
-  for (const auto& [key, record] : all_records(redis)) n += record[0] == 'd' || record[0] == 'y';
+  for (const auto& [key, record] : all_records(redis)) {
+    n += record[0] == 'd' || record[0] == 'y';
+  }
   return n;
 }
 
@@ -207,10 +225,14 @@ void check_consistent(TestRedis& redis) {
     if (job.state == JobState::kDelayed || job.state == JobState::kRetrying) {
       auto due = due_entries.find(key);
       CHECK(due != due_entries.end());
-      if (due != due_entries.end()) CHECK(due->second == job.due_at_ms);
+      if (due != due_entries.end()) {
+        CHECK(due->second == job.due_at_ms);
+      }
       auto bound = due_bound_of(redis, key);
       CHECK(bound.has_value());
-      if (bound) CHECK(*bound <= job.due_at_ms);
+      if (bound) {
+        CHECK(*bound <= job.due_at_ms);
+      }
     }
     CHECK(zscore(redis, keys::working(), key).has_value() == (job.state == JobState::kWorking));
     CHECK(zscore(redis, keys::dead(topic), key).has_value() == (job.state == JobState::kDead));
@@ -223,22 +245,30 @@ void check_consistent(TestRedis& redis) {
   CHECK(delayed_count(redis) == delayed);
   CHECK(static_cast<int64_t>(due_entries.size()) == delayed);
   // Pending records in their buckets, the others flat; none in both.
-  for (const auto& [key, record] : dq::test::all_records(redis, true, false))
+  for (const auto& [key, record] : dq::test::all_records(redis, true, false)) {
     CHECK((record[0] == 'd' || record[0] == 'y'));
-  for (const auto& [key, record] : dq::test::all_records(redis, false, true))
+  }
+  for (const auto& [key, record] : dq::test::all_records(redis, false, true)) {
     CHECK_FALSE((record[0] == 'd' || record[0] == 'y'));
+  }
   CHECK(dq::test::all_records(redis, true, false).size() +
             dq::test::all_records(redis, false, true).size() ==
         all_records(redis).size());
   std::map<uint32_t, int64_t> earliest;
   for (const auto& [key, due] : due_entries) {
     uint32_t bucket = keys::bucket_of(key);
-    if (!earliest.count(bucket) || due < earliest[bucket]) earliest[bucket] = due;
+    if (!earliest.count(bucket) || due < earliest[bucket]) {
+      earliest[bucket] = due;
+    }
   }
   CHECK(dq::test::due_index_entries(redis) == earliest);
   CHECK(zcard(redis, keys::working()) == working);
-  for (const auto& [topic, n] : ready) CHECK(llen(redis, keys::ready(topic)) == n);
-  for (const auto& [topic, n] : dead) CHECK(zcard(redis, keys::dead(topic)) == n);
+  for (const auto& [topic, n] : ready) {
+    CHECK(llen(redis, keys::ready(topic)) == n);
+  }
+  for (const auto& [topic, n] : dead) {
+    CHECK(zcard(redis, keys::dead(topic)) == n);
+  }
   CHECK(hlen(redis, keys::bodies()) == apart);
 }
 
@@ -273,7 +303,9 @@ class BodyWatch {
       ReplyPtr reply(static_cast<redisReply*>(raw));
       REQUIRE(reply->type == REDIS_REPLY_ARRAY);
       REQUIRE(reply->elements == 3);
-      if (text(reply->element[1]) == kFence) return out;
+      if (text(reply->element[1]) == kFence) {
+        return out;
+      }
       out.push_back(text(reply->element[2]));
     }
   }
@@ -576,8 +608,11 @@ TEST_CASE("body bytes round-trip exactly through add, get, reserve and dead_list
   TestRedis redis;
   auto store = store_over({&redis});
   std::string body;
-  for (int round = 0; round < 3; ++round)
-    for (int c = 1; c < 256; ++c) body.push_back(static_cast<char>(c));  // every byte but NUL
+  for (int round = 0; round < 3; ++round) {
+    for (int c = 1; c < 256; ++c) {
+      body.push_back(static_cast<char>(c));  // every byte but NUL
+    }
+  }
   body += "|x|y|1|2|3|||:::\r\n";
   REQUIRE(store->add("t", "bin", body, kNow).is_ok());
   CHECK(store->get("t", "bin")->body == body);
@@ -622,7 +657,9 @@ TEST_CASE("promote moves only due jobs, at most `limit`, and tells the next due 
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"t:d", 2}, {"t:r", 2}});
 
   // The limit caps a batch.
-  for (const char* id : {"a", "b", "c"}) REQUIRE(store->add("t", id, "{}", in_ms(-5)).is_ok());
+  for (const char* id : {"a", "b", "c"}) {
+    REQUIRE(store->add("t", id, "{}", in_ms(-5)).is_ok());
+  }
   CHECK(store->promote(0, 1)->moved == 1);
   CHECK(store->promote(0, 1)->moved == 1);
   auto last = store->promote(0, 1);
@@ -657,9 +694,13 @@ TEST_CASE("due times follow Redis's clock: nothing is promoted before Redis's TI
     CHECK(promoted->redis_now_ms <= after);
     // Moved exactly when Redis's clock reached the due time.
     CHECK((promoted->moved == 1) == (promoted->redis_now_ms >= due));
-    if (promoted->moved == 0) CHECK(*promoted->next_due_ms == due);
+    if (promoted->moved == 0) {
+      CHECK(*promoted->next_due_ms == due);
+    }
     moved = promoted->moved == 1;
-    if (!moved) sleep_ms(40);
+    if (!moved) {
+      sleep_ms(40);
+    }
   }
   CHECK(moved);
   CHECK(redis_time_ms(redis) - start >= 500);
@@ -694,7 +735,9 @@ TEST_CASE("reserve: shares first, then caps, within the job budget; leases each 
   int64_t after = redis_time_ms(redis);
   REQUIRE(batch.is_ok());
   std::vector<std::string> taken;
-  for (const auto& job : batch->jobs) taken.push_back(job.job.id);
+  for (const auto& job : batch->jobs) {
+    taken.push_back(job.job.id);
+  }
   // Pass 1: a's share (2), b's share (1); pass 2: a up to its cap (3), then b.
   CHECK(taken == std::vector<std::string>{"a0", "a1", "b0", "a2", "b1", "b2"});
   CHECK(batch->ready_left == 4);
@@ -737,8 +780,9 @@ TEST_CASE("reserve: shares first, then caps, within the job budget; leases each 
 TEST_CASE("reserve stops once the bodies exceed the byte budget") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (int i = 0; i < 6; ++i)
+  for (int i = 0; i < 6; ++i) {
     REQUIRE(store->add("t", std::to_string(i), "0123456789", in_ms(-10 + i)).is_ok());
+  }
   REQUIRE(store->promote(0, 100)->moved == 6);
   auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 100, 25);
   REQUIRE(batch.is_ok());
@@ -752,7 +796,9 @@ TEST_CASE("reserve stops once the bodies exceed the byte budget") {
   auto rest = store->reserve(0, "r3", {slot("t", 30000)}, 100, 1 << 20);
   REQUIRE(rest.is_ok());
   std::vector<std::string> taken;
-  for (const auto& job : rest->jobs) taken.push_back(job.job.id);
+  for (const auto& job : rest->jobs) {
+    taken.push_back(job.job.id);
+  }
   CHECK(taken == std::vector<std::string>{"4", "5"});
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"t:w", 6}});
   check_consistent(redis);
@@ -761,14 +807,18 @@ TEST_CASE("reserve stops once the bodies exceed the byte budget") {
 TEST_CASE("reserve drops stale ready entries and never leases one job twice") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (const char* id : {"a", "b"}) REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  for (const char* id : {"a", "b"}) {
+    REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  }
   REQUIRE(store->promote(0, 100)->moved == 2);
   // A second entry of a and one of a job that does not exist.
   redis.command({"RPUSH", keys::ready("t"), "t:a", "t:nothing"});
   auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 10, 1 << 20);
   REQUIRE(batch.is_ok());
   std::vector<std::string> taken;
-  for (const auto& job : batch->jobs) taken.push_back(job.job.id);
+  for (const auto& job : batch->jobs) {
+    taken.push_back(job.job.id);
+  }
   CHECK(taken == std::vector<std::string>{"a", "b"});
   CHECK(batch->ready_left == 0);
   CHECK(llen(redis, keys::lease("r1")) == 2);
@@ -796,13 +846,17 @@ TEST_CASE("ack under the lease removes the job; a second ack finds it gone") {
 TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (const char* id : {"a", "b", "c"}) REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  for (const char* id : {"a", "b", "c"}) {
+    REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  }
   REQUIRE(store->promote(0, 100).is_ok());
   auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 10, 1 << 20);
   REQUIRE(batch.is_ok());
   REQUIRE(batch->jobs.size() == 3);
   std::map<std::string, Lease> leases;
-  for (const auto& job : batch->jobs) leases[job.job.id] = job.lease;
+  for (const auto& job : batch->jobs) {
+    leases[job.job.id] = job.lease;
+  }
   redis.command({"SCRIPT", "FLUSH"});  // the pipelined EVALSHAs answer NOSCRIPT
   auto acked = store->ack_all(0, {{"t", "a", leases["a"]},
                                   {"t", "b", leases["b"]},
@@ -836,7 +890,9 @@ TEST_CASE("one ack call: counters per topic, a job acked twice is gone the secon
   TestRedis redis;
   auto store = store_over({&redis});
   for (const char* topic : {"p", "q"}) {
-    for (const char* id : {"1", "2", "3"}) REQUIRE(store->add(topic, id, "{}", kNow).is_ok());
+    for (const char* id : {"1", "2", "3"}) {
+      REQUIRE(store->add(topic, id, "{}", kNow).is_ok());
+    }
   }
   REQUIRE(store->add("p", "later", "{}", in_ms(60000)).is_ok());
   REQUIRE(store->promote(0, 100)->moved == 6);
@@ -844,11 +900,15 @@ TEST_CASE("one ack call: counters per topic, a job acked twice is gone the secon
   REQUIRE(batch.is_ok());
   REQUIRE(batch->jobs.size() == 6);
   std::vector<JobStore::AckRequest> acks;
-  for (const auto& job : batch->jobs) acks.push_back({job.job.topic, job.job.id, job.lease});
+  for (const auto& job : batch->jobs) {
+    acks.push_back({job.job.topic, job.job.id, job.lease});
+  }
   acks.push_back(acks.front());  // the first job again
   auto acked = store->ack_all(0, acks);
   REQUIRE(acked.size() == 7);
-  for (size_t i = 0; i < 6; ++i) CHECK(*acked[i] == AckOutcome::kAcked);
+  for (size_t i = 0; i < 6; ++i) {
+    CHECK(*acked[i] == AckOutcome::kAcked);
+  }
   CHECK(*acked[6] == AckOutcome::kGone);
   CHECK(stat(redis, "p:delivered") == 3);
   CHECK(stat(redis, "q:delivered") == 3);
@@ -951,8 +1011,9 @@ TEST_CASE("a stale fail changes nothing") {
 TEST_CASE("release gives the jobs back to the front of the ready list, no attempt counted") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
     REQUIRE(store->add("t", std::to_string(i), "{}", in_ms(-10 + i)).is_ok());
+  }
   REQUIRE(store->promote(0, 100)->moved == 4);
   auto batch = store->reserve(0, "r1", {slot("t", 30000)}, 2, 1 << 20);
   REQUIRE(batch->jobs.size() == 2);
@@ -1006,13 +1067,17 @@ TEST_CASE("release before its reserve ran: the reserve takes nothing") {
 TEST_CASE("release leaves jobs alone that moved on since the reserve") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (const char* id : {"acked", "expired"}) REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  for (const char* id : {"acked", "expired"}) {
+    REQUIRE(store->add("t", id, "{}", kNow).is_ok());
+  }
   REQUIRE(store->promote(0, 100)->moved == 2);
   auto batch = store->reserve(0, "r1", {slot("t", 50)}, 10, 1 << 20);
   REQUIRE(batch->jobs.size() == 2);
-  for (const auto& job : batch->jobs)
-    if (job.job.id == "acked")
+  for (const auto& job : batch->jobs) {
+    if (job.job.id == "acked") {
       REQUIRE(*ack(*store, 0, "t", "acked", job.lease) == AckOutcome::kAcked);
+    }
+  }
   sleep_ms(120);
   REQUIRE(store->requeue_expired(0, 100)->requeued == 1);
   ReservedJob again = reserve_one(*store, "t", 30000, "r2");
@@ -1090,8 +1155,9 @@ TEST_CASE("fail retries after the delay, then dead-letters; requeue and purge") 
   REQUIRE(store->promote(0, 100)->moved == 2);
   auto both = store->reserve(0, "r3", {slot("t", 30000)}, 10, 1 << 20);
   REQUIRE(both->jobs.size() == 2);
-  for (const auto& job : both->jobs)
+  for (const auto& job : both->jobs) {
     CHECK(*store->fail(0, "t", job.job.id, job.lease, 1000, 1, "gone") == FailOutcome::kDead);
+  }
   CHECK(*store->dead_count("t") == 2);
   CHECK(*store->dead_purge("t") == 2);
   CHECK(*store->dead_count("t") == 0);
@@ -1105,7 +1171,9 @@ TEST_CASE("fail retries after the delay, then dead-letters; requeue and purge") 
 TEST_CASE("dead_requeue of all and dead_list paging over shards") {
   TestRedis one, two;
   auto store = store_over({&one, &two});
-  for (int i = 0; i < 20; ++i) REQUIRE(store->add("t", std::to_string(i), "{}", kNow).is_ok());
+  for (int i = 0; i < 20; ++i) {
+    REQUIRE(store->add("t", std::to_string(i), "{}", kNow).is_ok());
+  }
   int64_t on_one = record_count(one);
   int64_t on_two = record_count(two);
   CHECK(on_one + on_two == 20);
@@ -1458,8 +1526,9 @@ TEST_CASE("two shards: spread, one down, back up") {
   CHECK(on_one > 50);
   CHECK(on_two > 50);
   CHECK(on_one + on_two == 200);
-  for (const auto& [id, shard] : home)
+  for (const auto& [id, shard] : home) {
     CHECK(record_of(shard == 0 ? one : two, "spread:" + id).has_value());
+  }
 
   two.stop();
   auto fresh = store_over({&one, &two});  // never connected to two
@@ -1478,8 +1547,11 @@ TEST_CASE("two shards: spread, one down, back up") {
   CHECK(zcard(one, keys::held(two.shard().name())) == held);
 
   std::string on_two_id;
-  for (const auto& [id, shard] : home)
-    if (shard == 1) on_two_id = id;
+  for (const auto& [id, shard] : home) {
+    if (shard == 1) {
+      on_two_id = id;
+    }
+  }
   auto missing = fresh->get("spread", on_two_id);
   CHECK(missing.status().code() == Code::kUnavailable);
   CHECK(missing.status().message().find(two.address()) != std::string::npos);
@@ -1492,7 +1564,9 @@ TEST_CASE("two shards: spread, one down, back up") {
   REQUIRE(found.is_ok());
   CHECK(found->state == JobState::kDelayed);
   CHECK(fresh->get("spread", "never-added").status().code() == Code::kNotFound);
-  for (int i = 0; i < 240; ++i) CHECK(fresh->get("spread", "job-" + std::to_string(i)).is_ok());
+  for (int i = 0; i < 240; ++i) {
+    CHECK(fresh->get("spread", "job-" + std::to_string(i)).is_ok());
+  }
   // A retry of a job that went to one while two was down finds it there:
   // same body is existing (held or not), another body is a conflict.
   for (int i = 200; i < 240; ++i) {
@@ -1721,7 +1795,9 @@ TEST_CASE("adding a third shard keeps every job reachable and makes no duplicate
   int moved_home = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     const std::string& id = ids[i];
-    if (shard_order(store->addresses(), job_key("grow", id)).front() == 2) moved_home++;
+    if (shard_order(store->addresses(), job_key("grow", id)).front() == 2) {
+      moved_home++;
+    }
     REQUIRE(store->get("grow", id).is_ok());
     CHECK(store->add("grow", id, "{}", kNow).status().code() == Code::kConflict);
     auto same = store->add("grow", id, "{\"i\":" + std::to_string(i) + "}", kNow);
@@ -1730,12 +1806,15 @@ TEST_CASE("adding a third shard keeps every job reachable and makes no duplicate
   }
   CHECK(moved_home > 20);           // some homes did move to the new shard
   CHECK(record_count(three) == 0);  // no duplicate was made
-  for (const auto& id : ids) CHECK(store->del("grow", id).is_ok());
+  for (const auto& id : ids) {
+    CHECK(store->del("grow", id).is_ok());
+  }
   CHECK(record_count(one) == 0);
   CHECK(record_count(two) == 0);
   // New jobs do use the new shard.
-  for (int i = 0; i < 60; ++i)
+  for (int i = 0; i < 60; ++i) {
     REQUIRE(store->add("grow", "new" + std::to_string(i), "{}", kNow).is_ok());
+  }
   CHECK(record_count(three) > 5);
 }
 

@@ -143,7 +143,9 @@ TEST_CASE("the quick JSON check agrees with nlohmann wherever it answers") {
       char c = alphabet[random() % (sizeof(alphabet) - 1)];
       switch (random() % 3) {
         case 0:
-          if (at < text.size()) text[at] = c;
+          if (at < text.size()) {
+            text[at] = c;
+          }
           break;
         case 1:
           text.insert(at, 1, c);
@@ -154,7 +156,9 @@ TEST_CASE("the quick JSON check agrees with nlohmann wherever it answers") {
     }
     if (dq::plainly_json(text)) {
       ++checked;
-      if (!Json::accept(text)) FAIL_CHECK("plainly_json accepted what nlohmann refuses: " << text);
+      if (!Json::accept(text)) {
+        FAIL_CHECK("plainly_json accepted what nlohmann refuses: " << text);
+      }
     }
   }
   CHECK(checked > 100);

@@ -100,8 +100,9 @@ TEST_CASE("a frame not whole within request_timeout_ms gets code 0 and is closed
     LegacySocket socket(env().dqd->legacy_port());
     std::string frame = add_frame("slow");  // ~70 bytes: 7 s at this pace
     size_t sent = 0;
-    for (; sent < frame.size() && !socket.closed_by_server(100); ++sent)
+    for (; sent < frame.size() && !socket.closed_by_server(100); ++sent) {
       socket.send_raw(frame.substr(sent, 1));
+    }
     MESSAGE("closed after ", sent, " of ", frame.size(), " bytes");
     CHECK(sent < frame.size());
   }

@@ -66,7 +66,9 @@ void check_success(const Json& reply, const Json& data) {
   CHECK(reply["msg"] == "succ");
   Json got = reply["data"];
   for (const char* added : {"notify_time", "dq_set_time"}) {
-    if (got.is_object() && data.is_object() && !data.contains(added)) got.erase(added);
+    if (got.is_object() && data.is_object() && !data.contains(added)) {
+      got.erase(added);
+    }
   }
   CHECK(got == data);
 }
@@ -211,7 +213,9 @@ TEST_CASE("pipelined frames in one write are answered in order") {
   socket.send_raw(many.substr(0, many.size() - 7));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   socket.send_raw(many.substr(many.size() - 7));
-  for (int i = 0; i < 200; ++i) check_success(socket.read_reply(), Json::array());
+  for (int i = 0; i < 200; ++i) {
+    check_success(socket.read_reply(), Json::array());
+  }
   CHECK(http_job("orders", "many-199")["body"] == Json{{"i", 199}});
 }
 

@@ -55,7 +55,9 @@ struct World {
 
 std::vector<std::string> ids_of(const Json& page) {
   std::vector<std::string> ids;
-  for (const auto& job : page["jobs"]) ids.push_back(job["id"].get<std::string>());
+  for (const auto& job : page["jobs"]) {
+    ids.push_back(job["id"].get<std::string>());
+  }
   return ids;
 }
 
@@ -118,7 +120,9 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     CHECK(stats["total"]["added"] == 5);
     REQUIRE(stats["per_minute"].size() == 60);
     int64_t minute_adds = 0;
-    for (const auto& row : stats["per_minute"]) minute_adds += row["added"].get<int64_t>();
+    for (const auto& row : stats["per_minute"]) {
+      minute_adds += row["added"].get<int64_t>();
+    }
     CHECK(minute_adds == 5);
     REQUIRE(stats["per_day"].size() == 30);
     CHECK(stats["per_day"][29]["added"] == 5);

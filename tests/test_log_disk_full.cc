@@ -20,7 +20,9 @@ uint64_t dropped(const std::string& kind) {
   uint64_t count = 0;
   std::string wanted = dq::SharedMetrics::key({"log_dropped", kind});
   dq::SharedMetrics::instance().for_each([&](std::string_view key, const dq::HistogramView& view) {
-    if (key == wanted) count = view.count;
+    if (key == wanted) {
+      count = view.count;
+    }
   });
   return count;
 }
@@ -60,7 +62,9 @@ TEST_CASE("log files on a writable disk: nothing is counted as dropped") {
   std::string dir = dq::test::make_temp_dir("dq-logok");
   dq::init_logging(dir, "info", "dq-test");
   uint64_t before = dropped("request");
-  for (int i = 0; i < 20; ++i) dq::request_log().info("add t/{} 201", i);
+  for (int i = 0; i < 20; ++i) {
+    dq::request_log().info("add t/{} 201", i);
+  }
   CHECK(dropped("request") == before);
   CHECK(std::filesystem::file_size(dir + "/request_" + today() + ".log") > 0);
   dq::init_logging("", "info", "dq-test");

@@ -57,7 +57,9 @@ std::string read_text(const std::string& path) {
 bool read_proc(pid_t pid, ProcInfo* info) {
   std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
   size_t close_paren = stat.rfind(')');
-  if (close_paren == std::string::npos) return false;
+  if (close_paren == std::string::npos) {
+    return false;
+  }
   std::istringstream rest(stat.substr(close_paren + 2));
   rest >> info->state >> info->ppid;
   info->pid = pid;
@@ -70,12 +72,15 @@ bool read_proc(pid_t pid, ProcInfo* info) {
 std::vector<ProcInfo> children_of(pid_t parent) {
   std::vector<ProcInfo> found;
   DIR* proc = opendir("/proc");
-  if (proc == nullptr) return found;
+  if (proc == nullptr) {
+    return found;
+  }
   while (dirent* entry = readdir(proc)) {
     pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
     ProcInfo info;
-    if (pid > 0 && read_proc(pid, &info) && info.ppid == parent && info.state != 'Z')
+    if (pid > 0 && read_proc(pid, &info) && info.ppid == parent && info.state != 'Z') {
       found.push_back(info);
+    }
   }
   closedir(proc);
   return found;
@@ -85,7 +90,9 @@ std::vector<ProcInfo> children_of(pid_t parent) {
 std::map<std::string, pid_t> dq_children(pid_t parent) {
   std::map<std::string, pid_t> titles;
   for (const auto& child : children_of(parent)) {
-    if (child.title.rfind("dq-", 0) != 0) continue;
+    if (child.title.rfind("dq-", 0) != 0) {
+      continue;
+    }
     titles[child.title] = child.pid;
   }
   return titles;
@@ -99,7 +106,9 @@ bool alive(pid_t pid) {
 bool wait_until(const std::function<bool()>& done, int timeout_ms) {
   int64_t deadline = dq::monotonic_ms() + timeout_ms;
   while (dq::monotonic_ms() < deadline) {
-    if (done()) return true;
+    if (done()) {
+      return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
@@ -110,7 +119,9 @@ std::string read_logs(const std::string& dir, const std::string& kind) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::string name = entry.path().filename().string();
-    if (name.rfind(kind + "_", 0) == 0) all += read_text(entry.path().string());
+    if (name.rfind(kind + "_", 0) == 0) {
+      all += read_text(entry.path().string());
+    }
   }
   return all;
 }
@@ -160,7 +171,9 @@ class RequestLoop {
   ~RequestLoop() { stop(); }
   void stop() {
     stop_ = true;
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable()) {
+      thread_.join();
+    }
   }
   int ok() const { return ok_; }
   int failed() const { return failed_; }
@@ -208,13 +221,17 @@ TEST_CASE("dqd forks every role with its process title and count") {
   std::map<std::string, pid_t> titles;
   REQUIRE(wait_until([&] { return (titles = dq_children(dqd.pid())).size() == 6; }, 3000));
   std::set<std::string> names;
-  for (const auto& entry : titles) names.insert(entry.first);
+  for (const auto& entry : titles) {
+    names.insert(entry.first);
+  }
   CHECK(names == std::set<std::string>{"dq-server_0", "dq-server_1", "dq-timer_0", "dq-consume_0",
                                        "dq-consume_1", "dq-redis-checker"});
   // The kernel's short name is set too (top, /proc/PID/comm).
   CHECK(read_text("/proc/" + std::to_string(titles["dq-timer_0"]) + "/comm") == "dq-timer_0\n");
   // No child of a child: every role is a direct child of the master.
-  for (const auto& entry : titles) CHECK(dq_children(entry.second).empty());
+  for (const auto& entry : titles) {
+    CHECK(dq_children(entry.second).empty());
+  }
   CHECK(dqd.stop() == 0);
 }
 
@@ -273,9 +290,13 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   bool replaced = wait_until(
       [&] {
         auto now = dq_children(master);
-        if (now.size() != before.size()) return false;
+        if (now.size() != before.size()) {
+          return false;
+        }
         for (const auto& entry : before) {
-          if (now[entry.first] == entry.second || alive(entry.second)) return false;
+          if (now[entry.first] == entry.second || alive(entry.second)) {
+            return false;
+          }
         }
         return true;
       },
@@ -363,7 +384,9 @@ TEST_CASE("children exit when the master is killed (no orphans)") {
   bool gone = wait_until(
       [&] {
         for (const auto& entry : children) {
-          if (alive(entry.second)) return false;
+          if (alive(entry.second)) {
+            return false;
+          }
         }
         return true;
       },
@@ -421,8 +444,9 @@ TEST_CASE("log files per kind per day, with the process title on each line") {
   // Every child reopens its files on SIGHUP: a log file removed (as logrotate
   // would move it) is written again, and no child is killed or replaced.
   for (const auto& entry : std::filesystem::directory_iterator(dqd.log_dir())) {
-    if (entry.path().filename().string().rfind("notify_", 0) == 0)
+    if (entry.path().filename().string().rfind("notify_", 0) == 0) {
       std::filesystem::remove(entry.path());
+    }
   }
   kill(dqd.pid(), SIGHUP);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -505,7 +529,9 @@ TEST_CASE("start_local: a loopback shard that is down gets a supervised redis-se
   CHECK(std::filesystem::exists(dqd.dir() + "/redis-" + std::to_string(port) + "/appendonlydir"));
   pid_t redis_pid = 0;
   for (const auto& child : children_of(dqd.pid())) {
-    if (child.title.find("redis-server") != std::string::npos) redis_pid = child.pid;
+    if (child.title.find("redis-server") != std::string::npos) {
+      redis_pid = child.pid;
+    }
   }
   CHECK(redis_pid > 0);
   // The API sees the shard up.
@@ -537,7 +563,9 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
   RequestLoop adds([jobs, &added](HttpClient& http, int n) {
     Json job{{"id", "s-" + std::to_string(n)}, {"body", n}, {"delay", 0.1}};
     bool ok = http.post(jobs, job.dump()).status == 201;
-    if (ok) ++added;
+    if (ok) {
+      ++added;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return ok;
   });
@@ -554,7 +582,9 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
   CHECK(callback.wait_for(static_cast<size_t>(total), 15000));
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // a duplicate would arrive now
   std::map<std::string, int> deliveries;
-  for (const auto& request : callback.requests()) deliveries[request.header("x-dq-id")]++;
+  for (const auto& request : callback.requests()) {
+    deliveries[request.header("x-dq-id")]++;
+  }
   int missing = 0;
   int twice = 0;
   for (int n = 0; n < total; ++n) {
@@ -571,7 +601,9 @@ TEST_CASE("USR2 in the middle of a stream of adds and deliveries: nothing lost, 
 
   auto after = dq_children(master);
   CHECK(after.size() == before.size());
-  for (const auto& entry : before) CHECK(after[entry.first] != entry.second);
+  for (const auto& entry : before) {
+    CHECK(after[entry.first] != entry.second);
+  }
   CHECK(dqd.stop() == 0);
 }
 
@@ -591,8 +623,9 @@ std::set<std::string> listening_inodes(int port) {
       std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
       fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
           timeout >> inode;
-      if (state == "0A" && local.size() > 5 && local.substr(local.size() - 5) == port_hex)
+      if (state == "0A" && local.size() > 5 && local.substr(local.size() - 5) == port_hex) {
         inodes.insert(inode);
+      }
     }
   }
   return inodes;
@@ -605,7 +638,9 @@ std::set<std::string> open_files(pid_t pid) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
     std::string target = std::filesystem::read_symlink(entry.path(), error).string();
-    if (!error) targets.insert(target);
+    if (!error) {
+      targets.insert(target);
+    }
   }
   return targets;
 }
@@ -613,7 +648,9 @@ std::set<std::string> open_files(pid_t pid) {
 bool holds_any_socket(pid_t pid, const std::set<std::string>& inodes) {
   for (const auto& target : open_files(pid)) {
     for (const auto& inode : inodes) {
-      if (target == "socket:[" + inode + "]") return true;
+      if (target == "socket:[" + inode + "]") {
+        return true;
+      }
     }
   }
   return false;
@@ -623,7 +660,9 @@ bool holds_any_socket(pid_t pid, const std::set<std::string>& inodes) {
 struct JoinAtExit {
   std::thread* thread;
   ~JoinAtExit() {
-    if (thread->joinable()) thread->join();
+    if (thread->joinable()) {
+      thread->join();
+    }
   }
 };
 
@@ -688,13 +727,16 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
   std::vector<std::string> accepted;
   auto add = [&](HttpClient& client, const std::string& id, double delay_s) {
     auto result = client.post(jobs, Json{{"id", id}, {"body", id}, {"delay", delay_s}}.dump());
-    if (result.status == 201) accepted.push_back(id);
+    if (result.status == 201) {
+      accepted.push_back(id);
+    }
     return result.status;
   };
   auto slow_arrived = [&](const std::string& prefix) {
     size_t n = 0;
-    for (const auto& request : callback.requests())
+    for (const auto& request : callback.requests()) {
       n += request.header("x-dq-id").rfind(prefix, 0) == 0 ? 1 : 0;
+    }
     return n;
   };
 
@@ -706,10 +748,15 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
     std::map<std::string, pid_t> old_children;
     // two servers, timer, consumer, checker
     REQUIRE(wait_until([&] { return (old_children = dq_children(master)).size() == 5; }, 3000));
-    for (int i = 0; i < 3; ++i) REQUIRE(add(http, tag + "-slow-" + std::to_string(i), 0) == 201);
-    for (int i = 0; i < 10; ++i) REQUIRE(add(http, tag + "-now-" + std::to_string(i), 0) == 201);
-    for (int i = 0; i < 10; ++i)
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(add(http, tag + "-slow-" + std::to_string(i), 0) == 201);
+    }
+    for (int i = 0; i < 10; ++i) {
+      REQUIRE(add(http, tag + "-now-" + std::to_string(i), 0) == 201);
+    }
+    for (int i = 0; i < 10; ++i) {
       REQUIRE(add(http, tag + "-later-" + std::to_string(i), 0.5 + 0.1 * i) == 201);
+    }
     REQUIRE(wait_until([&] { return slow_arrived(tag + "-slow-") == 3; }, 5000));
 
     // An add in flight in an old API server: Redis holds writes, so its
@@ -741,7 +788,9 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
     // The old servers are still draining the held add, yet the port is free:
     // they released every descriptor of the listening socket at once.
     for (const auto& entry : old_children) {
-      if (entry.first.rfind("dq-server_", 0) != 0) continue;
+      if (entry.first.rfind("dq-server_", 0) != 0) {
+        continue;
+      }
       CAPTURE(entry.first);
       CHECK_FALSE(holds_any_socket(entry.second, old_sockets));
     }
@@ -754,13 +803,17 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
     CHECK(dq::monotonic_ms() - last_kill <= 2000 + 500);  // the pause is ours, not dqd's
     held.join();
     CHECK(held_status == 201);  // answered by the old server after the master died
-    if (held_status == 201) accepted.push_back(held_id);
+    if (held_status == 201) {
+      accepted.push_back(held_id);
+    }
 
     // The old children finish (the slow callbacks answer) and exit.
     bool old_gone = wait_until(
         [&] {
           for (const auto& entry : old_children) {
-            if (alive(entry.second)) return false;
+            if (alive(entry.second)) {
+              return false;
+            }
           }
           return true;
         },
@@ -772,10 +825,13 @@ TEST_CASE("kill -9 of the master, three times: a new dqd serves at once, nothing
   // Every accepted job is delivered once, including the ones in flight at
   // each kill: a redelivery after their lease (3.5 s) would arrive by now.
   REQUIRE(callback.wait_for(accepted.size(), 20000));
-  while (dq::monotonic_ms() < last_kill + 5000)
+  while (dq::monotonic_ms() < last_kill + 5000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   std::map<std::string, int> deliveries;
-  for (const auto& request : callback.requests()) deliveries[request.header("x-dq-id")]++;
+  for (const auto& request : callback.requests()) {
+    deliveries[request.header("x-dq-id")]++;
+  }
   CHECK(accepted.size() == 3 * (3 + 10 + 10 + 2));
   for (const auto& id : accepted) {
     CAPTURE(id);
@@ -806,7 +862,9 @@ TEST_CASE("start_local: the redis-server outlives a killed master and the next o
   dqd.start();
   pid_t redis_pid = 0;
   for (const auto& child : children_of(dqd.pid())) {
-    if (child.title.find("redis-server") != std::string::npos) redis_pid = child.pid;
+    if (child.title.find("redis-server") != std::string::npos) {
+      redis_pid = child.pid;
+    }
   }
   REQUIRE(redis_pid > 0);
   dqd.kill9();
@@ -822,9 +880,13 @@ TEST_CASE("start_local: the redis-server outlives a killed master and the next o
   auto status = dq::read_master_status(pid_file);
   REQUIRE(status.is_ok());
   bool listed = false;
-  for (const auto& child : (*status)["children"]) listed = listed || child["pid"] == redis_pid;
+  for (const auto& child : (*status)["children"]) {
+    listed = listed || child["pid"] == redis_pid;
+  }
   CHECK(listed);
   CHECK(dqd.stop() == 0);
   CHECK(wait_until([&] { return !alive(redis_pid); }, 5000));
-  if (alive(redis_pid)) kill(redis_pid, SIGKILL);
+  if (alive(redis_pid)) {
+    kill(redis_pid, SIGKILL);
+  }
 }

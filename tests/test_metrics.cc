@@ -23,7 +23,6 @@ using dq::Json;
 using dq::test::CallbackServer;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
-using dq::test::HttpClient;
 using dq::test::TestRedis;
 using dq::test::wait_until;
 
@@ -33,7 +32,9 @@ namespace {
 double sample(const std::string& page, const std::string& series) {
   size_t at = 0;
   while ((at = page.find(series + " ", at)) != std::string::npos) {
-    if (at == 0 || page[at - 1] == '\n') return std::stod(page.substr(at + series.size() + 1));
+    if (at == 0 || page[at - 1] == '\n') {
+      return std::stod(page.substr(at + series.size() + 1));
+    }
     at += series.size();
   }
   return -1;
@@ -102,7 +103,9 @@ TEST_CASE("100 adds, 90 delivered, 10 dead: the same counts on every scrape, acr
       10000, [&] { return sample(scrape(dqd), "dq_jobs{topic=\"bad\",state=\"dead\"}") == 10; }));
 
   std::string last;
-  for (int n = 0; n < 6; ++n) check_counts(last = scrape(dqd));
+  for (int n = 0; n < 6; ++n) {
+    check_counts(last = scrape(dqd));
+  }
 
   // promtool (Debian's prometheus package) lints the exposition format.
   std::string page_file = dqd.dir() + "/metrics.txt";
@@ -123,13 +126,17 @@ TEST_CASE("100 adds, 90 delivered, 10 dead: the same counts on every scrape, acr
   REQUIRE(wait_until(5000, [&] {
     return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200;
   }));
-  for (int n = 0; n < 6; ++n) check_counts(scrape(dqd));
+  for (int n = 0; n < 6; ++n) {
+    check_counts(scrape(dqd));
+  }
 
   // dqctl stats shows the same numbers.
   auto stats = dq::test::run_dqctl({"-c", dqd.config_path(), "--json", "stats"}, dqd.dir());
   REQUIRE(stats.exit_code == 0);
   std::map<std::string, Json> by_topic;
-  for (const auto& topic : Json::parse(stats.out)) by_topic[topic["topic"]] = topic;
+  for (const auto& topic : Json::parse(stats.out)) {
+    by_topic[topic["topic"]] = topic;
+  }
   CAPTURE(stats.out);
   REQUIRE(by_topic.count("good") == 1);
   REQUIRE(by_topic.count("bad") == 1);

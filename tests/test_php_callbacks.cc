@@ -80,14 +80,19 @@ std::string local_text(int64_t ms) {
 // the callback URL's own parameter "from").
 Fields php_sees(const RecordedRequest& request) {
   Fields fields = parse_form(request.method == "POST" ? request.body : request.query);
-  if (!fields.empty() && fields[0].first == "from") fields.erase(fields.begin());
+  if (!fields.empty() && fields[0].first == "from") {
+    fields.erase(fields.begin());
+  }
   return fields;
 }
 
 std::vector<RecordedRequest> requests_to(const std::string& path) {
   std::vector<RecordedRequest> found;
-  for (const auto& request : env().callback.requests())
-    if (request.path == path) found.push_back(request);
+  for (const auto& request : env().callback.requests()) {
+    if (request.path == path) {
+      found.push_back(request);
+    }
+  }
   return found;
 }
 
@@ -100,9 +105,13 @@ dq::test::Responder fail_first(const std::string& path, const std::string& first
   auto seen = std::make_shared<int>(0);
   return [=](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
-    if (request.path != path) return answer;
+    if (request.path != path) {
+      return answer;
+    }
     bool first = (*seen)++ == 0;
-    if (first && first_body.empty()) answer.status = 500;
+    if (first && first_body.empty()) {
+      answer.status = 500;
+    }
     answer.body = first ? first_body : then_body;
     return answer;
   };
@@ -178,8 +187,9 @@ TEST_CASE("a form topic POSTs the fields the PHP queue sent, exp_notify_nums on 
 TEST_CASE("a form topic with GET sends them as query parameters beside the URL's own") {
   env().callback.set_responder(fail_first("/php_get.php", "", ""));
   check_form_topic("php_get", "/php_get.php", "GET");
-  for (const auto& request : requests_to("/php_get.php"))
+  for (const auto& request : requests_to("/php_get.php")) {
     CHECK(request.query.rfind("from=dq&order_id=A%201&", 0) == 0);
+  }
 }
 
 TEST_CASE("success_json code=0: a 200 {\"code\":500} is retried, a 200 {\"code\":0} ends the job") {

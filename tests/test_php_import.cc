@@ -38,7 +38,9 @@ uint32_t php_crc32(const std::string& text) {
   uint32_t crc = 0xFFFFFFFFu;
   for (unsigned char c : text) {
     crc ^= c;
-    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
   }
   return ~crc;
 }
@@ -120,7 +122,9 @@ struct Env {
     dqd->start();
     std::string dump = kDump;
     std::string url = callback.url("");
-    for (size_t at; (at = dump.find("@URL@")) != std::string::npos;) dump.replace(at, 5, url);
+    for (size_t at; (at = dump.find("@URL@")) != std::string::npos;) {
+      dump.replace(at, 5, url);
+    }
     dump_path = dqd->dir() + "/dq_topic.sql";
     std::ofstream(dump_path) << dump;
   }
@@ -140,8 +144,9 @@ std::string old_redis_arg() { return env().old_redis.address(); }
 
 std::map<std::string, std::vector<RecordedRequest>> deliveries() {
   std::map<std::string, std::vector<RecordedRequest>> by_job;
-  for (const auto& request : env().callback.requests())
+  for (const auto& request : env().callback.requests()) {
     by_job[request.header("x-dq-topic") + "/" + request.header("x-dq-id")].push_back(request);
+  }
   return by_job;
 }
 
@@ -166,7 +171,9 @@ TEST_CASE("topics and pending jobs come over once, each delivered at its origina
       {"order_close", "1000", 0, 1},          {"coupon_expire", "c-0", 0, 2},
       {"member_remind", "m-0", 0, 3},
   };
-  for (const auto& job : jobs) store_like_php(e.old_redis, job, now_s - 60);
+  for (const auto& job : jobs) {
+    store_like_php(e.old_redis, job, now_s - 60);
+  }
   // A tid whose body a PHP consumer already took: skipped.
   e.old_redis.command({"RPUSH", "dq_2ready_queue", "coupon_expire:gone"});
   std::string before = e.old_redis.dump_all();
@@ -234,7 +241,9 @@ TEST_CASE("--move empties the old Redis once dq holds each job, and loses none")
                                   {"coupon_expire", "c-2", now_s + 7200, 2},
                                   {"member_remind", "m-2", now_s + 600, 3},
                                   {"order_close", "2000", 0, 1}};
-  for (const auto& job : jobs) store_like_php(e.old_redis, job, now_s);
+  for (const auto& job : jobs) {
+    store_like_php(e.old_redis, job, now_s);
+  }
   size_t delivered_before = e.callback.count();
 
   auto moved = e.dqctl({"import", "php-dq", "--redis", old_redis_arg(), "--move"});
@@ -244,7 +253,9 @@ TEST_CASE("--move empties the old Redis once dq holds each job, and loses none")
 
   dq::test::HttpClient http;
   for (const auto& job : jobs) {
-    if (!job.due_s) continue;
+    if (!job.due_s) {
+      continue;
+    }
     CAPTURE(job.id);
     auto got = http.get(e.dqd->jobs_url(job.topic) + "/" + job.id);
     REQUIRE(got.status == 200);

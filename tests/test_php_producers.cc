@@ -88,7 +88,7 @@ TEST_CASE("every time form is accepted on both ports with the due time it means"
       {"ymd-his", strftime_text(base, "%Y-%m-%d %H:%M:%S", false), base * 1000LL},
       {"ymd-hi", strftime_text(base, "%Y-%m-%d %H:%M", false), minute_start_ms(base)},
       {"ymd", strftime_text(tomorrow, "%Y-%m-%d", false), local_midnight_ms(tomorrow)},
-      {"iso-offset", strftime_text(base + 8 * 3600, "%Y-%m-%dT%H:%M:%S+08:00", true),
+      {"iso-offset", strftime_text(base + time_t{8} * 3600, "%Y-%m-%dT%H:%M:%S+08:00", true),
        base * 1000LL},
       {"iso-z", strftime_text(base, "%Y-%m-%dT%H:%M:%SZ", true), base * 1000LL},
       {"iso-local", strftime_text(base, "%Y-%m-%dT%H:%M:%S", false), base * 1000LL},
@@ -219,7 +219,9 @@ TEST_CASE("with Redis stopped for 3 s, every legacy reply on one connection matc
     REQUIRE_MESSAGE(added.is_object(), "no reply to add " << id << " within 1 s");
     // Success or a refusal (a timeout, or the shard already known down): data is [] either way.
     CHECK(added["data"] == Json::array());
-    if (added["code"] == 0) ++reasons[added["msg"].get<std::string>()];
+    if (added["code"] == 0) {
+      ++reasons[added["msg"].get<std::string>()];
+    }
     socket.send_json(Json{{"cmd", "get"}, {"topic", "stream"}, {"id", id}});
     Json got = socket.read_reply(1000);
     REQUIRE_MESSAGE(got.is_object(), "no reply to get " << id << " within 1 s");
@@ -233,7 +235,9 @@ TEST_CASE("with Redis stopped for 3 s, every legacy reply on one connection matc
     }
   }
   MESSAGE(answered, " gets answered, ", timeouts, " not (Redis stopped)");
-  for (const auto& reason : reasons) MESSAGE(reason.second, " x ", reason.first);
+  for (const auto& reason : reasons) {
+    MESSAGE(reason.second, " x ", reason.first);
+  }
   // Redis hung: the requests already sent to it are answered at the deadline.
   CHECK(reasons["timeout, outcome unknown"] > 0);
   CHECK(resumed);

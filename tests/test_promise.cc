@@ -53,7 +53,9 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
   // First deliveries hang 1.5 s, so every re-add happens while they run.
   callback.set_responder([](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
-    if (request.body.find("\"v\":1") != std::string::npos) answer.delay_ms = 1500;
+    if (request.body.find("\"v\":1") != std::string::npos) {
+      answer.delay_ms = 1500;
+    }
     return answer;
   });
   DqdOptions options;
@@ -79,11 +81,12 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
     CHECK(http.post(dqd.jobs_url("remind"), job(id, Json{{"v", 2}}, 0.5)).status == 201);
   }
   // The old callbacks answer 200 now; their acks must leave the new jobs alone.
-  REQUIRE(wait_until(15000, [&] { return callback.count() >= 2 * kJobs; }));
+  REQUIRE(wait_until(15000, [&] { return callback.count() >= size_t{2} * kJobs; }));
   sleep_ms(1000);  // anything extra would show up by now
   int second = 0;
-  for (const auto& request : callback.requests())
+  for (const auto& request : callback.requests()) {
     second += request.body.find("\"v\":2") != std::string::npos;
+  }
   CHECK(second == kJobs);
   CHECK(callback.count() == 2 * kJobs);
   for (int i = 0; i < kJobs; ++i) {
@@ -125,7 +128,9 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
     if (i % 3 == 0) {
       auto removed = http.del(dqd.jobs_url("orders") + "/" + id);
       CHECK((removed.status == 204 || removed.status == 503));
-      if (removed.status == 204) deleted.insert(id);
+      if (removed.status == 204) {
+        deleted.insert(id);
+      }
     }
   }
   MESSAGE("re-adds held while the home shard was down: ", held,
@@ -202,7 +207,9 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
       auto retried =
           http.post(dqd.jobs_url("pay"), job(id, Json{{"i", std::stoi(id.substr(1))}}, 2));
       CHECK((retried.status == 200 || retried.status == 201));
-      if (got == 200) CHECK(retried.status == 200);
+      if (got == 200) {
+        CHECK(retried.status == 200);
+      }
     } else {
       FAIL_CHECK("unexpected status " << status);
     }
@@ -218,7 +225,9 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
   register_topic(worker, "pay", callback.url());
   worker.start();
   size_t expected = 0;
-  for (const auto& [id, status] : answers) expected += status != 503;
+  for (const auto& [id, status] : answers) {
+    expected += status != 503;
+  }
   REQUIRE(wait_until(20000, [&] { return deliveries(callback).size() >= expected; }));
   sleep_ms(1000);
   for (const auto& entry : deliveries(callback)) {

@@ -59,7 +59,9 @@ int64_t query_int(const std::string& path, const char* sql) {
 
 int latest_migration() {
   int latest = 0;
-  for (const auto& migration : dq::kSqlMigrations) latest = std::max(latest, migration.version);
+  for (const auto& migration : dq::kSqlMigrations) {
+    latest = std::max(latest, migration.version);
+  }
   return latest;
 }
 
@@ -118,8 +120,12 @@ TEST_CASE("several handles opening a fresh database at once all succeed") {
       ok[i] = opened.is_ok() && (*opened)->list_topics().is_ok() ? 1 : 0;
     });
   }
-  for (auto& thread : threads) thread.join();
-  for (int value : ok) CHECK(value == 1);
+  for (auto& thread : threads) {
+    thread.join();
+  }
+  for (int value : ok) {
+    CHECK(value == 1);
+  }
   CHECK(query_int(path, "PRAGMA user_version") == latest_migration());
 }
 

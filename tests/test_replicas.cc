@@ -51,8 +51,9 @@ struct ReplicatedRedis {
     bool synced = wait_until(5000, [&] {
       auto seen = replica.command({"GET", "synced"});
       if (seen->type == REDIS_REPLY_STRING &&
-          std::string(seen->str, seen->len) == std::to_string(written))
+          std::string(seen->str, seen->len) == std::to_string(written)) {
         return true;
+      }
       primary.command({"SET", "synced", std::to_string(++written)});
       return false;
     });
@@ -117,7 +118,9 @@ TEST_CASE("wait_replicas = 1: adds are confirmed by the replica; a stopped repli
                              .dump());
   REQUIRE(batch.status == 200);
   Json results = batch.json()["results"];
-  for (const auto& result : results) CHECK(result["status"] == 201);
+  for (const auto& result : results) {
+    CHECK(result["status"] == 201);
+  }
   CHECK(holds(redis.replica, "orders", "up-3"));
   CHECK(legacy.call(legacy_add("up-4"))["code"] == 1);
   CHECK(holds(redis.replica, "orders", "up-4"));

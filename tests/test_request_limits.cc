@@ -62,7 +62,9 @@ class RawHttp {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (std::chrono::steady_clock::now() < deadline && !complete()) {
       pollfd ready{fd_, POLLIN, 0};
-      if (poll(&ready, 1, 50) <= 0) continue;
+      if (poll(&ready, 1, 50) <= 0) {
+        continue;
+      }
       char chunk[4096];
       ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
       if (got <= 0) {
@@ -85,7 +87,9 @@ class RawHttp {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     while (!closed_ && std::chrono::steady_clock::now() < deadline) {
       pollfd ready{fd_, POLLIN, 0};
-      if (poll(&ready, 1, 50) <= 0) continue;
+      if (poll(&ready, 1, 50) <= 0) {
+        continue;
+      }
       char chunk[4096];
       ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
       if (got <= 0) {
@@ -100,9 +104,13 @@ class RawHttp {
  private:
   bool complete() const {
     size_t head_end = received_.find("\r\n\r\n");
-    if (head_end == std::string::npos) return false;
+    if (head_end == std::string::npos) {
+      return false;
+    }
     size_t length_at = received_.find("Content-Length: ");
-    if (length_at == std::string::npos || length_at > head_end) return true;
+    if (length_at == std::string::npos || length_at > head_end) {
+      return true;
+    }
     size_t length = std::stoul(received_.substr(length_at + 16));
     return received_.size() >= head_end + 4 + length;
   }
@@ -118,7 +126,9 @@ int status_of(const std::string& answer) {
 
 Json body_of(const std::string& answer) {
   size_t head_end = answer.find("\r\n\r\n");
-  if (head_end == std::string::npos) return Json();
+  if (head_end == std::string::npos) {
+    return Json();
+  }
   return Json::parse(answer.substr(head_end + 4), nullptr, false);
 }
 
@@ -148,8 +158,9 @@ TEST_CASE("a 16 MB batch gets a JSON 413 (default limits), and nothing is writte
   LimitedDqd world("");
   Json jobs = Json::array();
   std::string body(4000, 'x');
-  for (int i = 0; i < 4200; ++i)
+  for (int i = 0; i < 4200; ++i) {
     jobs.push_back(Json{{"id", "b" + std::to_string(i)}, {"body", body}});
+  }
   std::string batch = Json{{"jobs", jobs}}.dump();
   REQUIRE(batch.size() > 16u * 1024 * 1024);
   HttpClient http;
@@ -247,7 +258,9 @@ TEST_CASE("a client sending a byte at a time, or nothing, cannot hold a connecti
 TEST_CASE("a batch over max_batch_jobs gets a JSON 413 and adds nothing") {
   LimitedDqd world("max_batch_jobs = 5\n");
   Json jobs = Json::array();
-  for (int i = 0; i < 6; ++i) jobs.push_back(Json{{"id", "j" + std::to_string(i)}, {"body", i}});
+  for (int i = 0; i < 6; ++i) {
+    jobs.push_back(Json{{"id", "j" + std::to_string(i)}, {"body", i}});
+  }
   HttpClient http;
   auto answer = http.post(world.dqd->jobs_url("limits") + "/batch", Json{{"jobs", jobs}}.dump());
   CHECK(answer.status == 413);
@@ -310,7 +323,9 @@ TEST_CASE("pipelined, chunked, 100-continue and HTTP/1.0 requests on dq's HTTP s
     std::string get = "GET /v1/topics/limits/jobs/big HTTP/1.1\r\n\r\n";
     std::string gets;
     const size_t kGets = 80;
-    for (size_t i = 0; i + 1 < kGets; ++i) gets += get;
+    for (size_t i = 0; i + 1 < kGets; ++i) {
+      gets += get;
+    }
     slow.send_text(gets + "GET /v1/topics/limits/jobs/big HTTP/1.1\r\nConnection: close\r\n\r\n");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     std::string answers = slow.read_until_closed();
@@ -358,12 +373,16 @@ TEST_CASE("pipelined, chunked, 100-continue and HTTP/1.0 requests on dq's HTTP s
   std::string marker = "[dq-server_0 " + std::to_string(servers[0]) + "] ";
   size_t gets_of_p1 = 0;
   for (const auto& entry : std::filesystem::directory_iterator(world.dqd->log_dir())) {
-    if (entry.path().filename().string().rfind("request_", 0) != 0) continue;
+    if (entry.path().filename().string().rfind("request_", 0) != 0) {
+      continue;
+    }
     std::ifstream file(entry.path());
     for (std::string line; std::getline(file, line);) {
       CAPTURE(line);
       CHECK(line.find(marker) != std::string::npos);
-      if (line.find(" info get limits p1 -> 200") != std::string::npos) ++gets_of_p1;
+      if (line.find(" info get limits p1 -> 200") != std::string::npos) {
+        ++gets_of_p1;
+      }
     }
   }
   CHECK(gets_of_p1 == 401);

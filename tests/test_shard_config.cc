@@ -86,11 +86,14 @@ TEST_CASE("shard_order is a stable permutation that ignores list order") {
     CHECK(sorted == std::vector<size_t>{0, 1, 2});
     // Same names in another list order: same shards in the same ranks.
     auto other = shard_order(reversed, key);
-    for (size_t rank = 0; rank < 3; ++rank)
+    for (size_t rank = 0; rank < 3; ++rank) {
       CHECK(reversed[other[rank]].name() == shards[order[rank]].name());
+    }
     homes[order[0]]++;
   }
-  for (int count : homes) CHECK(count > 800);  // about 1000 each
+  for (int count : homes) {
+    CHECK(count > 800);  // about 1000 each
+  }
   // A fixed value so a change of hash is noticed: placement must never move
   // between builds, or stored jobs would be looked up on the wrong shard first.
   CHECK(stable_hash("orders:1") == 10071507800503923312ULL);

@@ -32,7 +32,9 @@ dq::ShardSafety check(const TestRedis& redis, int warn_percent = 90) {
 
 bool has(const std::vector<std::string>& lines, const std::string& part) {
   for (const auto& line : lines) {
-    if (line.find(part) != std::string::npos) return true;
+    if (line.find(part) != std::string::npos) {
+      return true;
+    }
   }
   return false;
 }
@@ -131,7 +133,9 @@ TEST_CASE(
   for (int waited = 0; waited < 5000 && !reported; waited += 50) {
     auto health = dq::test::http_request("GET", dqd.base_url() + "/healthz").json();
     for (const auto& shard : health["shards"]) {
-      if (!shard.contains("checker")) continue;
+      if (!shard.contains("checker")) {
+        continue;
+      }
       for (const auto& problem : shard["checker"]["problems"]) {
         reported = reported || problem.get<std::string>().find("allkeys-lru") != std::string::npos;
       }
@@ -210,7 +214,9 @@ TEST_CASE("the persistence mode (appendonly, appendfsync, rdb save) is checked a
   for (int waited = 0; waited < 8000 && !seen; waited += 100) {
     shown = dq::test::http_request("GET", dqd.base_url() + "/healthz").json()["shards"][0];
     seen = shown.contains("persistence");
-    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!seen) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   REQUIRE(seen);
   CHECK(shown["persistence"]["appendonly"] == true);

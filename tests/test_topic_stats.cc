@@ -26,7 +26,10 @@ constexpr int64_t kDayMs = 86400000;
 
 std::unique_ptr<JobStore> store_over(const std::vector<TestRedis*>& servers) {
   std::vector<ShardAddress> shards;
-  for (TestRedis* server : servers) shards.push_back(server->shard());
+  shards.reserve(servers.size());
+  for (TestRedis* server : servers) {
+    shards.push_back(server->shard());
+  }
   return std::make_unique<JobStore>(shards, 300, 2000);
 }
 
@@ -36,7 +39,9 @@ int64_t redis_seconds_early_in_minute(TestRedis& redis) {
   for (;;) {
     auto reply = redis.command({"TIME"});
     int64_t seconds = std::stoll(std::string(reply->element[0]->str, reply->element[0]->len));
-    if (seconds % 60 < 50) return seconds;
+    if (seconds % 60 < 50) {
+      return seconds;
+    }
     std::this_thread::sleep_for(std::chrono::seconds(60 - seconds % 60));
   }
 }
@@ -64,13 +69,17 @@ void put_delayed(TestRedis& redis, const std::string& topic, const std::string& 
 
 std::vector<std::string> ids_of(const JobPage& page) {
   std::vector<std::string> ids;
-  for (const auto& job : page.jobs) ids.push_back(job.id);
+  for (const auto& job : page.jobs) {
+    ids.push_back(job.id);
+  }
   return ids;
 }
 
 const TopicStats* find(const std::vector<TopicStats>& all, const std::string& topic) {
   for (const auto& stats : all) {
-    if (stats.topic == topic) return &stats;
+    if (stats.topic == topic) {
+      return &stats;
+    }
   }
   return nullptr;
 }
@@ -116,14 +125,18 @@ TEST_CASE("stats: counts, totals, minutes and days summed over two shards; a dea
   CHECK(stats->per_minute.back().first == minute);
   CHECK(stats->per_minute.back().second.added == 3);
   int64_t minute_adds = 0;
-  for (const auto& [m, counts] : stats->per_minute) minute_adds += counts.added;
+  for (const auto& [m, counts] : stats->per_minute) {
+    minute_adds += counts.added;
+  }
   CHECK(minute_adds == 3);
   REQUIRE(stats->per_day.size() == 30);
   CHECK(stats->per_day.back().first == today);
   CHECK(stats->per_day.back().second.added == 9);
   CHECK(stats->per_day.front().second.dead == 1);
   int64_t day_adds = 0;
-  for (const auto& [day, counts] : stats->per_day) day_adds += counts.added;
+  for (const auto& [day, counts] : stats->per_day) {
+    day_adds += counts.added;
+  }
   CHECK(day_adds == 9);
   CHECK(stats->unreachable_shards.empty());
 
@@ -196,7 +209,7 @@ TEST_CASE("listing: next due first over two shards, paged, one state, a dead sha
   // topic and with retrying jobs in the same set.
   for (int i = 1; i <= 10; ++i) {
     TestRedis& shard = i % 2 ? a : b;
-    put_delayed(shard, "t", "d" + std::to_string(i), 'd', i * 100);
+    put_delayed(shard, "t", "d" + std::to_string(i), 'd', int64_t{i} * 100);
     put_delayed(shard, "other", "o" + std::to_string(i), 'd', i * 100 + 1);
   }
   put_delayed(b, "t", "y1", 'y', 150);
@@ -297,9 +310,9 @@ TEST_CASE("listing: truncated when the cap is reached before the page is full") 
   // every bucket (each indexed at its earliest due); the cap is checked
   // between rounds of buckets, so by a margin.
   a.command({"EVAL",
-             "for i = 1, tonumber(ARGV[1]) do local b = i % 49157 "
-             "redis.call('HSET', KEYS[1] .. b, 'other:' .. i, 'd|0|' .. i .. '|1000|1||') "
-             "redis.call('ZADD', KEYS[2], 'LT', i, b) end",
+             ("for i = 1, tonumber(ARGV[1]) do local b = i % 49157 "
+              "redis.call('HSET', KEYS[1] .. b, 'other:' .. i, 'd|0|' .. i .. '|1000|1||') "
+              "redis.call('ZADD', KEYS[2], 'LT', i, b) end"),
              "2", keys::records_prefix(), keys::due_index(),
              std::to_string(kMaxExaminedPerShard + 40000)});
   put_delayed(a, "t", "late", 'd', kMaxExaminedPerShard + 10);
@@ -320,8 +333,9 @@ TEST_CASE("listing: truncated when the cap is reached before the page is full") 
 TEST_CASE("the counters the scripts write: add, promote, reserve, fail") {
   TestRedis redis;
   auto store = store_over({&redis});
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < 3; ++i) {
     REQUIRE(store->add("flow", "later" + std::to_string(i), "{}", {true, 600000}).is_ok());
+  }
   REQUIRE(store->add("flow", "now1", "{}", {true, 0}).is_ok());
   REQUIRE(store->add("flow", "now2", "{}", {true, 0}).is_ok());
   REQUIRE(store->promote(0, 100)->moved == 2);
@@ -345,7 +359,9 @@ TEST_CASE("the counters the scripts write: add, promote, reserve, fail") {
   CHECK(stats->total.failed == 1);
   CHECK(stats->per_day.back().second.added == 5);
   int64_t minute_adds = 0;
-  for (const auto& [m, counts] : stats->per_minute) minute_adds += counts.added;
+  for (const auto& [m, counts] : stats->per_minute) {
+    minute_adds += counts.added;
+  }
   CHECK(minute_adds == 5);
 
   auto delayed = list_topic_jobs(*store, "flow", ListState::kDelayed, 0, 10);

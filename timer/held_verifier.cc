@@ -26,14 +26,18 @@ HeldVerifier::HeldVerifier(const Config& config, size_t shard)
 void HeldVerifier::run() {
   while (!stop_requested()) {
     int settled = pass();
-    if (settled == 0) std::this_thread::sleep_for(std::chrono::milliseconds(kIdleMs));
+    if (settled == 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kIdleMs));
+    }
   }
 }
 
 int HeldVerifier::pass() {
   int settled = 0;
   for (size_t other = 0; other < names_.size(); ++other) {
-    if (other != shard_) settled += settle_against(names_[other], true);
+    if (other != shard_) {
+      settled += settle_against(names_[other], true);
+    }
   }
   if (monotonic_ms() >= next_housekeeping_ms_) {
     release_unknown_shards();
@@ -45,22 +49,30 @@ int HeldVerifier::pass() {
 
 int HeldVerifier::settle_against(const std::string& against, bool in_config) {
   auto copies = store_.held_copies(shard_, against, kBatch);
-  if (!copies.is_ok() || copies->empty()) return 0;
+  if (!copies.is_ok() || copies->empty()) {
+    return 0;
+  }
   size_t asked = 0;
   if (in_config) {
-    while (asked < names_.size() && names_[asked] != against) ++asked;
+    while (asked < names_.size() && names_[asked] != against) {
+      ++asked;
+    }
   }
   int settled = 0;
   for (const HeldCopy& copy : *copies) {
     std::string verdict = "ok";
     if (in_config) {
       auto claimed = store_.shard(asked).run(claim_call(copy.key, names_[shard_], copy.created_ms));
-      if (!claimed.is_ok()) return settled;  // still unreachable: try again later
+      if (!claimed.is_ok()) {
+        return settled;  // still unreachable: try again later
+      }
       verdict = (*claimed)->type == REDIS_REPLY_INTEGER && (*claimed)->integer == 1 ? "dup" : "ok";
     }
     auto reply =
         store_.shard(shard_).run(settle_call(copy.key, copy.incarnation, verdict, against, names_));
-    if (!reply.is_ok()) return settled;
+    if (!reply.is_ok()) {
+      return settled;
+    }
     if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer == 2) {
       err_log().warn(
           "job {} was added on shard {} while shard {} was unreachable, and {} holds "
@@ -76,13 +88,19 @@ int HeldVerifier::settle_against(const std::string& against, bool in_config) {
 // asked there any more, so its copies are released.
 void HeldVerifier::release_unknown_shards() {
   auto found = store_.shard(shard_).command({"KEYS", keys::held_prefix() + "*"});
-  if (!found.is_ok() || (*found)->type != REDIS_REPLY_ARRAY) return;
+  if (!found.is_ok() || (*found)->type != REDIS_REPLY_ARRAY) {
+    return;
+  }
   for (size_t i = 0; i < (*found)->elements; ++i) {
     const redisReply* key = (*found)->element[i];
     std::string name = std::string(key->str, key->len).substr(keys::held_prefix().size());
     bool known = false;
-    for (const auto& each : names_) known = known || each == name;
-    if (!known) settle_against(name, false);
+    for (const auto& each : names_) {
+      known = known || each == name;
+    }
+    if (!known) {
+      settle_against(name, false);
+    }
   }
 }
 

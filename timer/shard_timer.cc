@@ -47,15 +47,21 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
   PromoteResult promoted;
   while (true) {
     auto moved = store_.promote(shard_, batch);
-    if (!moved.is_ok()) return moved.status();
+    if (!moved.is_ok()) {
+      return moved.status();
+    }
     promoted = *moved;
-    if (promoted.moved < batch || stop_requested()) break;
+    if (promoted.moved < batch || stop_requested()) {
+      break;
+    }
   }
   int64_t now = monotonic_ms();
   if (now >= next_lease_check_ms_) {
     while (true) {
       auto expired = store_.requeue_expired(shard_, batch);
-      if (!expired.is_ok()) return expired.status();
+      if (!expired.is_ok()) {
+        return expired.status();
+      }
       if (expired->requeued > 0) {
         err_log().warn("timer: requeued {} job(s) whose lease expired on shard {}",
                        expired->requeued, config_.shards[shard_].name());
@@ -88,12 +94,16 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
 // Jobs whose last lease expired went to the dead-letter set: log them and
 // queue their topic's alert mail.
 void ShardTimer::report_dead(const std::vector<std::pair<std::string, int>>& dead) {
-  if (dead.empty()) return;
+  if (dead.empty()) {
+    return;
+  }
   topics_.refresh_if_older(config_.registry_refresh_ms);
   for (const auto& [key, attempts] : dead) {
     std::string topic_name;
     std::string id;
-    if (!split_job_key(key, &topic_name, &id)) continue;
+    if (!split_job_key(key, &topic_name, &id)) {
+      continue;
+    }
     const Topic* topic = topics_.find(topic_name);
     Topic fallback;
     fallback.name = topic_name;
@@ -114,7 +124,9 @@ void ShardTimer::run() {
       down_ = false;
     }
     int64_t sleep_ms = sleep->ms;
-    if (sleep_ms <= 0) continue;
+    if (sleep_ms <= 0) {
+      continue;
+    }
     if (sleep->until_due) {
       if (sleep_ms <= kCronSlackMs + kFinalStepMs) {
         std::this_thread::sleep_for(std::chrono::milliseconds(std::min(sleep_ms, kFinalStepMs)));
@@ -123,7 +135,9 @@ void ShardTimer::run() {
       sleep_ms -= kCronSlackMs;
     }
     auto woken = store_.wait_timer_wake(shard_, static_cast<int>(sleep_ms));
-    if (!woken.is_ok()) note_outage(woken.status());
+    if (!woken.is_ok()) {
+      note_outage(woken.status());
+    }
   }
 }
 

@@ -34,8 +34,12 @@ int run_timer(const Config& config, int index) {
     reopen_logs_if_asked(config.log_dir, config.log_level, title);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (master_died()) err_log().warn("dq-timer_{}: the master died; stopping", index);
-  for (auto& thread : threads) thread.join();
+  if (master_died()) {
+    err_log().warn("dq-timer_{}: the master died; stopping", index);
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
   err_log().info("dq-timer_{} stopped", index);
   return 0;
 }

@@ -45,11 +45,17 @@ const std::map<std::string, std::string>& option_keys() {
 
 int show(const CtlOptions& options, Registry& registry, const Config& config) {
   auto settings = load_alert_settings(registry);
-  if (!settings.is_ok()) return report_failure(settings.status());
+  if (!settings.is_ok()) {
+    return report_failure(settings.status());
+  }
   auto messages = AlertMessages::open(config.sqlite_path);
-  if (!messages.is_ok()) return report_failure(messages.status());
+  if (!messages.is_ok()) {
+    return report_failure(messages.status());
+  }
   auto recent = (*messages)->recent(kRecentShown);
-  if (!recent.is_ok()) return report_failure(recent.status());
+  if (!recent.is_ok()) {
+    return report_failure(recent.status());
+  }
   if (options.json) {
     Json list = Json::array();
     for (const auto& message : *recent) {
@@ -71,10 +77,16 @@ int show(const CtlOptions& options, Registry& registry, const Config& config) {
     std::string value = shown[key].is_string() ? shown[key].get<std::string>() : shown[key].dump();
     std::printf("%-14s %s\n", key.c_str(), value.empty() ? "-" : value.c_str());
   }
-  if (!settings->mail_on()) std::printf("(mail is off: no smtp_host)\n");
-  if (!settings->webhook_on()) std::printf("(webhook is off: no webhook_url)\n");
+  if (!settings->mail_on()) {
+    std::printf("(mail is off: no smtp_host)\n");
+  }
+  if (!settings->webhook_on()) {
+    std::printf("(webhook is off: no webhook_url)\n");
+  }
   std::printf("\nlatest alerts:\n");
-  if (recent->empty()) std::printf("  none\n");
+  if (recent->empty()) {
+    std::printf("  none\n");
+  }
   for (const auto& message : *recent) {
     std::printf("  #%lld %-12s mail %-7s webhook %-7s %s\n", static_cast<long long>(message.id),
                 message.kind.c_str(), message.mail_state.c_str(), message.webhook_state.c_str(),
@@ -88,36 +100,54 @@ int show(const CtlOptions& options, Registry& registry, const Config& config) {
 
 int set(const std::vector<std::string>& args, Registry& registry) {
   auto settings = load_alert_settings(registry);
-  if (!settings.is_ok()) return report_failure(settings.status());
-  if (args.size() < 2) return usage_error(kCommand, "alert set needs at least one option");
+  if (!settings.is_ok()) {
+    return report_failure(settings.status());
+  }
+  if (args.size() < 2) {
+    return usage_error(kCommand, "alert set needs at least one option");
+  }
   for (size_t i = 1; i < args.size(); ++i) {
     std::string arg;
     std::string value;
-    if (!take_option(args, &i, &arg, &value)) return usage_error(kCommand, arg + " needs a value");
+    if (!take_option(args, &i, &arg, &value)) {
+      return usage_error(kCommand, arg + " needs a value");
+    }
     auto key = option_keys().find(arg);
-    if (key == option_keys().end()) return usage_error(kCommand, "unknown option " + arg);
+    if (key == option_keys().end()) {
+      return usage_error(kCommand, "unknown option " + arg);
+    }
     Status applied = apply_alert_setting(&*settings, key->second, value);
-    if (!applied.is_ok()) return report_failure(applied);
+    if (!applied.is_ok()) {
+      return report_failure(applied);
+    }
   }
   Status saved = save_alert_settings(registry, *settings);
-  if (!saved.is_ok()) return report_failure(saved);
+  if (!saved.is_ok()) {
+    return report_failure(saved);
+  }
   std::printf("alert settings saved\n");
   return kExitOk;
 }
 
 int test(const CtlOptions& options, Registry& registry, const Config& config) {
   auto settings = load_alert_settings(registry);
-  if (!settings.is_ok()) return report_failure(settings.status());
+  if (!settings.is_ok()) {
+    return report_failure(settings.status());
+  }
   bool failed = false;
   auto sent =
       send_test_alert(*settings, "`dqctl alert test`", config.alert_send_timeout_ms, &failed);
-  if (!sent.is_ok()) return report_failure(sent.status());
+  if (!sent.is_ok()) {
+    return report_failure(sent.status());
+  }
   const Json& out = *sent;
   if (options.json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     for (const char* channel : {"mail", "webhook"}) {
-      if (!out.contains(channel)) continue;
+      if (!out.contains(channel)) {
+        continue;
+      }
       const Json& result = out[channel];
       std::printf(
           "%s: %s: %s\n", channel, result["ok"].get<bool>() ? "accepted" : "FAILED",
@@ -128,7 +158,9 @@ int test(const CtlOptions& options, Registry& registry, const Config& config) {
 }
 
 int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error(kCommand, "needs show, set or test");
+  if (args.empty()) {
+    return usage_error(kCommand, "needs show, set or test");
+  }
   const std::string& sub = args[0];
   if (sub != "show" && sub != "set" && sub != "test") {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
@@ -138,11 +170,19 @@ int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
   }
   int exit_code = kExitOk;
   Config config;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   auto registry = open_ctl_registry(options, &exit_code);
-  if (!registry) return exit_code;
-  if (sub == "show") return show(options, *registry, config);
-  if (sub == "set") return set(args, *registry);
+  if (!registry) {
+    return exit_code;
+  }
+  if (sub == "show") {
+    return show(options, *registry, config);
+  }
+  if (sub == "set") {
+    return set(args, *registry);
+  }
   return test(options, *registry, config);
 }
 

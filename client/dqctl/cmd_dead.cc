@@ -35,10 +35,14 @@ Json dead_json(const Job& job) {
 int run_list(const CtlOptions& options, JobStore& store, const std::string& topic, int64_t offset,
              int64_t limit) {
   auto dead = store.dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
-  if (!dead.is_ok()) return report_failure(dead.status());
+  if (!dead.is_ok()) {
+    return report_failure(dead.status());
+  }
   if (options.json) {
     Json out = Json::array();
-    for (const auto& entry : *dead) out.push_back(dead_json(entry.job));
+    for (const auto& entry : *dead) {
+      out.push_back(dead_json(entry.job));
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
@@ -48,17 +52,22 @@ int run_list(const CtlOptions& options, JobStore& store, const std::string& topi
     std::printf("%-32s %8d  %s\n", entry.job.id.c_str(), entry.job.attempts,
                 entry.job.last_error.c_str());
   }
-  if (total.is_ok())
+  if (total.is_ok()) {
     std::printf("%zu shown, %lld dead in %s\n", dead->size(), static_cast<long long>(*total),
                 topic.c_str());
+  }
   return kExitOk;
 }
 
 int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.size() < 2) return usage_error(kCommand, "needs a subcommand and a TOPIC");
+  if (args.size() < 2) {
+    return usage_error(kCommand, "needs a subcommand and a TOPIC");
+  }
   const std::string& sub = args[0];
   const std::string& topic = args[1];
-  if (!valid_topic(topic)) return usage_error(kCommand, "bad topic name '" + topic + "'");
+  if (!valid_topic(topic)) {
+    return usage_error(kCommand, "bad topic name '" + topic + "'");
+  }
 
   int64_t offset = 0;
   int64_t limit = 100;
@@ -70,32 +79,48 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
       bool parsed = has_value &&
                     ((args[i] == "--offset" && parse_int_arg(args[i + 1], 0, 1LL << 40, &offset)) ||
                      (args[i] == "--limit" && parse_int_arg(args[i + 1], 1, 100000, &limit)));
-      if (!parsed) return usage_error(kCommand, "bad argument '" + args[i] + "'");
+      if (!parsed) {
+        return usage_error(kCommand, "bad argument '" + args[i] + "'");
+      }
     }
   } else if (sub == "requeue") {
-    if (args.size() != 3) return usage_error(kCommand, "dead requeue needs an ID or --all");
+    if (args.size() != 3) {
+      return usage_error(kCommand, "dead requeue needs an ID or --all");
+    }
     all = args[2] == "--all";
     if (!all) {
       id = args[2];
-      if (!valid_id(id)) return usage_error(kCommand, "bad job id '" + id + "'");
+      if (!valid_id(id)) {
+        return usage_error(kCommand, "bad job id '" + id + "'");
+      }
     }
   } else if (sub == "purge") {
-    if (args.size() != 2) return usage_error(kCommand, "dead purge takes only a TOPIC");
+    if (args.size() != 2) {
+      return usage_error(kCommand, "dead purge takes only a TOPIC");
+    }
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
 
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   exit_code = require_known_topic(options, topic);
-  if (exit_code != kExitOk) return exit_code;
+  if (exit_code != kExitOk) {
+    return exit_code;
+  }
   JobStore store(config);
 
-  if (sub == "list") return run_list(options, store, topic, offset, limit);
+  if (sub == "list") {
+    return run_list(options, store, topic, offset, limit);
+  }
   if (sub == "requeue") {
     auto moved = store.dead_requeue(topic, id);
-    if (!moved.is_ok()) return report_failure(moved.status());
+    if (!moved.is_ok()) {
+      return report_failure(moved.status());
+    }
     if (!all && *moved == 0) {
       return report_failure(Status(Code::kNotFound, "no dead job " + topic + "/" + id));
     }
@@ -107,7 +132,9 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
     return kExitOk;
   }
   auto purged = store.dead_purge(topic);
-  if (!purged.is_ok()) return report_failure(purged.status());
+  if (!purged.is_ok()) {
+    return report_failure(purged.status());
+  }
   if (options.json) {
     std::printf("%s\n", Json{{"purged", *purged}}.dump().c_str());
   } else {

@@ -118,28 +118,38 @@ int import_topics(const CtlOptions& options, const ImportArgs& args, Counts* cou
   std::stringstream text;
   text << file.rdbuf();
   auto rows = read_php_topic_rows(text.str());
-  if (!rows.is_ok()) return report_failure(rows.status());
+  if (!rows.is_ok()) {
+    return report_failure(rows.status());
+  }
 
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   std::unique_ptr<Registry> registry;
   if (!args.dry_run) {
     registry = open_ctl_registry(options, &exit_code);
-    if (!registry) return exit_code;
+    if (!registry) {
+      return exit_code;
+    }
   }
   CallbackPolicy policy = CallbackPolicy::from_config(config);
   for (const PhpTopicRow& row : *rows) {
     std::vector<std::string> notes;
     auto topic = topic_from_php_row(row, &notes);
-    for (const auto& note : notes) fprintf(stderr, "dqctl: note: %s\n", note.c_str());
+    for (const auto& note : notes) {
+      fprintf(stderr, "dqctl: note: %s\n", note.c_str());
+    }
     if (!topic.is_ok()) {
       fprintf(stderr, "dqctl: %s\n", topic.status().message().c_str());
       ++counts->failed;
       continue;
     }
     Status valid = validate_topic(*topic);
-    if (valid.is_ok()) valid = policy.check_url(topic->callback_url);
+    if (valid.is_ok()) {
+      valid = policy.check_url(topic->callback_url);
+    }
     if (!valid.is_ok()) {
       fprintf(stderr, "dqctl: topic %s: %s\n", topic->name.c_str(), valid.message().c_str());
       ++counts->failed;
@@ -156,7 +166,9 @@ int import_topics(const CtlOptions& options, const ImportArgs& args, Counts* cou
       continue;
     }
     if (registry->get_topic(topic->name).is_ok()) {
-      if (!options.json) printf("topic %s exists, left as it is\n", topic->name.c_str());
+      if (!options.json) {
+        printf("topic %s exists, left as it is\n", topic->name.c_str());
+      }
       ++counts->existing;
       continue;
     }
@@ -166,7 +178,9 @@ int import_topics(const CtlOptions& options, const ImportArgs& args, Counts* cou
       ++counts->failed;
       continue;
     }
-    if (!options.json) printf("topic %s added\n", topic->name.c_str());
+    if (!options.json) {
+      printf("topic %s added\n", topic->name.c_str());
+    }
     ++counts->added;
   }
   return kExitOk;
@@ -179,9 +193,13 @@ int import_jobs(const CtlOptions& options, const ImportArgs& args, Counts* count
   }
   RedisConnection redis((*shards)[0], 2000, 30000);
   Status connected = redis.ensure_connected();
-  if (!connected.is_ok()) return report_failure(connected);
+  if (!connected.is_ok()) {
+    return report_failure(connected);
+  }
   auto scan = scan_php_jobs(redis, args.prefix);
-  if (!scan.is_ok()) return report_failure(scan.status());
+  if (!scan.is_ok()) {
+    return report_failure(scan.status());
+  }
   for (const auto& skipped : scan->skipped) {
     fprintf(stderr, "dqctl: skipped %s\n", skipped.c_str());
     ++counts->skipped;
@@ -218,7 +236,9 @@ int import_jobs(const CtlOptions& options, const ImportArgs& args, Counts* count
       continue;
     }
     ++(added->existing ? counts->existing : counts->added);
-    if (!args.move) continue;
+    if (!args.move) {
+      continue;
+    }
     Status removed = remove_php_job(redis, args.prefix, job);
     if (!removed.is_ok()) {
       fprintf(stderr, "dqctl: job %s/%s is in dq but was not removed from the old Redis: %s\n",
@@ -234,15 +254,21 @@ int import_jobs(const CtlOptions& options, const ImportArgs& args, Counts* count
 int run_import(const CtlOptions& options, const std::vector<std::string>& args) {
   ImportArgs import;
   int exit_code = kExitOk;
-  if (!parse_import_args(args, &import, &exit_code)) return exit_code;
+  if (!parse_import_args(args, &import, &exit_code)) {
+    return exit_code;
+  }
   Counts topics, jobs;
   if (!import.topics_file.empty()) {
     exit_code = import_topics(options, import, &topics);
-    if (exit_code != kExitOk) return exit_code;
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
   }
   if (!import.redis.empty()) {
     exit_code = import_jobs(options, import, &jobs);
-    if (exit_code != kExitOk) return exit_code;
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
   }
   if (options.json) {
     printf("%s\n", Json{{"dry_run", import.dry_run},

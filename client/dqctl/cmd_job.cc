@@ -51,7 +51,9 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     auto value = [&](std::optional<std::string>* slot) {
-      if (i + 1 >= args.size()) return false;
+      if (i + 1 >= args.size()) {
+        return false;
+      }
       *slot = args[++i];
       return true;
     };
@@ -67,7 +69,7 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
     } else if (arg == "--timeout-ms") {
       std::optional<std::string> text;
       int64_t parsed = 0;
-      ok = value(&text) && parse_int_arg(*text, 1, 3600 * 1000, &parsed);
+      ok = value(&text) && parse_int_arg(*text, 1, int64_t{3600} * 1000, &parsed);
       out->timeout_ms = static_cast<int>(parsed);
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
       *exit_code = usage_error(command, "unknown option " + arg);
@@ -100,7 +102,9 @@ int exit_code_of(const dc::Error& error) {
 
 Json error_json(const dc::Error& error) {
   Json out{{"error", error.message}, {"code", dc::error_code_name(error.code)}};
-  if (error.http_status != 0) out["http_status"] = error.http_status;
+  if (error.http_status != 0) {
+    out["http_status"] = error.http_status;
+  }
   return out;
 }
 
@@ -109,7 +113,9 @@ int report(const dc::Error& error, bool json) {
   std::string status = error.http_status != 0 ? " (" + std::to_string(error.http_status) + ")" : "";
   fprintf(stderr, "dqctl: %s%s: %s\n", dc::error_code_name(error.code), status.c_str(),
           error.message.c_str());
-  if (json) printf("%s\n", error_json(error).dump().c_str());
+  if (json) {
+    printf("%s\n", error_json(error).dump().c_str());
+  }
   return exit_code_of(error);
 }
 
@@ -178,20 +184,35 @@ BatchLine parse_batch_line(size_t number, const std::string& text,
     return line;
   };
   Json job = Json::parse(text, nullptr, false);
-  if (!job.is_object()) return bad("line is not a JSON object");
-  if (job.contains("id") && job["id"].is_string()) line.job.id = job["id"].get<std::string>();
+  if (!job.is_object()) {
+    return bad("line is not a JSON object");
+  }
+  if (job.contains("id") && job["id"].is_string()) {
+    line.job.id = job["id"].get<std::string>();
+  }
   if (job.contains("topic")) {
-    if (!job["topic"].is_string()) return bad("topic must be a string");
+    if (!job["topic"].is_string()) {
+      return bad("topic must be a string");
+    }
     line.topic = job["topic"].get<std::string>();
   }
-  if (line.topic.empty())
+  if (line.topic.empty()) {
     return bad("no topic: give TOPIC on the command line or \"topic\" in the line");
-  if (line.job.id.empty()) return bad("id is required and must be a string");
-  if (!job.contains("body")) return bad("body is required (any JSON value)");
+  }
+  if (line.job.id.empty()) {
+    return bad("id is required and must be a string");
+  }
+  if (!job.contains("body")) {
+    return bad("body is required (any JSON value)");
+  }
   line.job.body_json = job["body"].dump();
-  if (job.contains("delay") && job.contains("at")) return bad("give delay or at, not both");
+  if (job.contains("delay") && job.contains("at")) {
+    return bad("give delay or at, not both");
+  }
   if (job.contains("delay")) {
-    if (!job["delay"].is_number()) return bad("delay must be a number of seconds");
+    if (!job["delay"].is_number()) {
+      return bad("delay must be a number of seconds");
+    }
     line.job.when = dc::When::delay(job["delay"].get<double>());
   } else if (job.contains("at")) {
     if (job["at"].is_number()) {
@@ -209,7 +230,9 @@ void print_batch_line(const BatchLine& line, bool json) {
   if (json) {
     Json out{
         {"line", line.number}, {"topic", line.topic}, {"id", line.job.id}, {"status", line.status}};
-    if (line.due_at_ms) out["due_at_ms"] = *line.due_at_ms;
+    if (line.due_at_ms) {
+      out["due_at_ms"] = *line.due_at_ms;
+    }
     if (line.error) {
       out["error"] = line.error->message;
       out["code"] = dc::error_code_name(line.error->code);
@@ -231,7 +254,9 @@ void print_batch_line(const BatchLine& line, bool json) {
 // request reached no server.
 int run_batch(const CtlOptions& options, const JobArgs& args) {
   std::string default_topic = args.positional.empty() ? "" : args.positional[0];
-  if (args.positional.size() > 1) return usage_error("add", "with --batch give at most TOPIC");
+  if (args.positional.size() > 1) {
+    return usage_error("add", "with --batch give at most TOPIC");
+  }
   std::ifstream file;
   std::istream* in = &std::cin;
   if (*args.batch != "-") {
@@ -245,7 +270,9 @@ int run_batch(const CtlOptions& options, const JobArgs& args) {
   std::vector<BatchLine> lines;
   std::string text;
   for (size_t number = 1; std::getline(*in, text); ++number) {
-    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) {
+      continue;
+    }
     lines.push_back(parse_batch_line(number, text, default_topic));
   }
 
@@ -253,14 +280,19 @@ int run_batch(const CtlOptions& options, const JobArgs& args) {
   bool unreachable = false;
   std::map<std::string, std::vector<size_t>> by_topic;  // line indexes still to send
   for (size_t i = 0; i < lines.size(); ++i) {
-    if (!lines[i].error) by_topic[lines[i].topic].push_back(i);
+    if (!lines[i].error) {
+      by_topic[lines[i].topic].push_back(i);
+    }
   }
   for (const auto& [topic, indexes] : by_topic) {
     for (size_t start = 0; start < indexes.size(); start += kBatchChunk) {
       std::vector<size_t> chunk(indexes.begin() + start,
                                 indexes.begin() + std::min(indexes.size(), start + kBatchChunk));
       std::vector<dc::BatchJob> jobs;
-      for (size_t index : chunk) jobs.push_back(lines[index].job);
+      jobs.reserve(chunk.size());
+      for (size_t index : chunk) {
+        jobs.push_back(lines[index].job);
+      }
       auto results = client.add_batch(topic, jobs);
       for (size_t k = 0; k < chunk.size(); ++k) {
         BatchLine& line = lines[chunk[k]];
@@ -274,7 +306,9 @@ int run_batch(const CtlOptions& options, const JobArgs& args) {
         line.due_at_ms = result.due_at_ms;
         line.error = result.error;
       }
-      if (!results && exit_code_of(results.error()) == kExitUnavailable) unreachable = true;
+      if (!results && exit_code_of(results.error()) == kExitUnavailable) {
+        unreachable = true;
+      }
     }
   }
   bool any_failed = false;
@@ -284,23 +318,33 @@ int run_batch(const CtlOptions& options, const JobArgs& args) {
   }
   if (!args.json) {
     size_t failed = 0;
-    for (const BatchLine& line : lines) failed += line.error ? 1 : 0;
+    for (const BatchLine& line : lines) {
+      failed += line.error ? 1 : 0;
+    }
     fprintf(stderr, "dqctl: %zu jobs added, %zu failed\n", lines.size() - failed, failed);
   }
-  if (unreachable) return kExitUnavailable;
+  if (unreachable) {
+    return kExitUnavailable;
+  }
   return any_failed ? kExitFailed : kExitOk;
 }
 
 int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   JobArgs args;
   int exit_code = kExitOk;
-  if (!parse_job_args("add", raw, &args, &exit_code)) return exit_code;
+  if (!parse_job_args("add", raw, &args, &exit_code)) {
+    return exit_code;
+  }
   args.json = args.json || options.json;
   if (args.batch) {
-    if (args.delay || args.at) return usage_error("add", "--delay/--at go inside the batch lines");
+    if (args.delay || args.at) {
+      return usage_error("add", "--delay/--at go inside the batch lines");
+    }
     return run_batch(options, args);
   }
-  if (args.positional.size() != 3) return usage_error("add", "expected TOPIC ID BODY");
+  if (args.positional.size() != 3) {
+    return usage_error("add", "expected TOPIC ID BODY");
+  }
   const std::string& topic = args.positional[0];
   const std::string& id = args.positional[1];
   const std::string& body = args.positional[2];
@@ -308,10 +352,14 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
     return usage_error("add", "BODY must be JSON, e.g. '\"text\"' or '{\"a\":1}'");
   }
   dc::When when;
-  if (!when_from_args(args, &when, &exit_code)) return exit_code;
+  if (!when_from_args(args, &when, &exit_code)) {
+    return exit_code;
+  }
   dc::Client client = make_client(options, args);
   auto added = client.add(topic, id, body, when);
-  if (!added) return report(added.error(), args.json);
+  if (!added) {
+    return report(added.error(), args.json);
+  }
   if (args.json) {
     printf("%s\n", added->raw_json.c_str());
   } else {
@@ -327,12 +375,18 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
 int run_get(const CtlOptions& options, const std::vector<std::string>& raw) {
   JobArgs args;
   int exit_code = kExitOk;
-  if (!parse_job_args("get", raw, &args, &exit_code)) return exit_code;
+  if (!parse_job_args("get", raw, &args, &exit_code)) {
+    return exit_code;
+  }
   args.json = args.json || options.json;
-  if (args.positional.size() != 2) return usage_error("get", "expected TOPIC ID");
+  if (args.positional.size() != 2) {
+    return usage_error("get", "expected TOPIC ID");
+  }
   dc::Client client = make_client(options, args);
   auto job = client.get(args.positional[0], args.positional[1]);
-  if (!job) return report(job.error(), args.json);
+  if (!job) {
+    return report(job.error(), args.json);
+  }
   if (args.json) {
     printf("%s\n", job->raw_json.c_str());
     return kExitOk;
@@ -344,19 +398,27 @@ int run_get(const CtlOptions& options, const std::vector<std::string>& raw) {
       local_time(job->due_at_ms).c_str(), static_cast<long long>(job->due_at_ms),
       local_time(job->created_at_ms).c_str(), static_cast<long long>(job->created_at_ms),
       job->body_json.c_str());
-  if (job->last_error) printf("last error: %s\n", job->last_error->c_str());
+  if (job->last_error) {
+    printf("last error: %s\n", job->last_error->c_str());
+  }
   return kExitOk;
 }
 
 int run_del(const CtlOptions& options, const std::vector<std::string>& raw) {
   JobArgs args;
   int exit_code = kExitOk;
-  if (!parse_job_args("del", raw, &args, &exit_code)) return exit_code;
+  if (!parse_job_args("del", raw, &args, &exit_code)) {
+    return exit_code;
+  }
   args.json = args.json || options.json;
-  if (args.positional.size() != 2) return usage_error("del", "expected TOPIC ID");
+  if (args.positional.size() != 2) {
+    return usage_error("del", "expected TOPIC ID");
+  }
   dc::Client client = make_client(options, args);
   auto deleted = client.del(args.positional[0], args.positional[1]);
-  if (!deleted) return report(deleted.error(), args.json);
+  if (!deleted) {
+    return report(deleted.error(), args.json);
+  }
   if (args.json) {
     printf("%s\n",
            Json{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}}

@@ -36,28 +36,39 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
   for (size_t i = 1; i < args.size(); ++i) {
     std::string arg = args[i];
     if (arg.rfind("--", 0) != 0) {
-      if (!out->topic.empty()) return bad("jobs list takes one TOPIC");
+      if (!out->topic.empty()) {
+        return bad("jobs list takes one TOPIC");
+      }
       out->topic = arg;
       continue;
     }
     std::string value;
-    if (!take_option(args, &i, &arg, &value)) return bad(arg + " needs a value");
+    if (!take_option(args, &i, &arg, &value)) {
+      return bad(arg + " needs a value");
+    }
     if (arg == "--state") {
       out->state = parse_list_state(value);
-      if (!out->state)
+      if (!out->state) {
         return bad("--state '" + value + "' is not delayed, ready, working or retrying");
+      }
     } else if (arg == "--offset") {
-      if (!parse_int_arg(value, 0, 1LL << 40, &out->offset))
+      if (!parse_int_arg(value, 0, 1LL << 40, &out->offset)) {
         return bad("--offset '" + value + "' is not a whole number >= 0");
+      }
     } else if (arg == "--limit") {
-      if (!parse_int_arg(value, 1, kMaxListLimit, &out->limit))
+      if (!parse_int_arg(value, 1, kMaxListLimit, &out->limit)) {
         return bad("--limit '" + value + "' is not 1.." + std::to_string(kMaxListLimit));
+      }
     } else {
       return bad("unknown option " + arg);
     }
   }
-  if (out->topic.empty()) return bad("jobs list needs a TOPIC");
-  if (!out->state) return bad("jobs list needs --state");
+  if (out->topic.empty()) {
+    return bad("jobs list needs a TOPIC");
+  }
+  if (!out->state) {
+    return bad("jobs list needs --state");
+  }
   return true;
 }
 
@@ -83,28 +94,44 @@ void warn(const JobPage& page) {
   }
   if (!page.unreachable_shards.empty()) {
     std::string names;
-    for (const auto& name : page.unreachable_shards) names += (names.empty() ? "" : ", ") + name;
+    for (const auto& name : page.unreachable_shards) {
+      names += (names.empty() ? "" : ", ") + name;
+    }
     fprintf(stderr, "dqctl: warning: Redis shard(s) not reached, their jobs are missing: %s\n",
             names.c_str());
   }
 }
 
 int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error(kCommand, "missing subcommand");
-  if (args[0] != "list") return usage_error(kCommand, "unknown subcommand '" + args[0] + "'");
+  if (args.empty()) {
+    return usage_error(kCommand, "missing subcommand");
+  }
+  if (args[0] != "list") {
+    return usage_error(kCommand, "unknown subcommand '" + args[0] + "'");
+  }
   ListArgs list;
-  if (!parse_list_args(args, &list)) return kExitUsage;
+  if (!parse_list_args(args, &list)) {
+    return kExitUsage;
+  }
 
   int exit_code = kExitOk;
   std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);
-  if (!registry) return exit_code;
+  if (!registry) {
+    return exit_code;
+  }
   auto topic = registered_topic(*registry, list.topic);
-  if (!topic.is_ok()) return report_failure(topic.status());
+  if (!topic.is_ok()) {
+    return report_failure(topic.status());
+  }
   Config config;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   JobStore store(config);
   auto page = list_topic_jobs(store, list.topic, *list.state, list.offset, list.limit);
-  if (!page.is_ok()) return report_failure(page.status());
+  if (!page.is_ok()) {
+    return report_failure(page.status());
+  }
   if (options.json) {
     Json out = to_json(*page);
     out["topic"] = list.topic;

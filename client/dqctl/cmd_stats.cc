@@ -25,20 +25,26 @@ int run_stats(const CtlOptions& options, const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--watch") {
       watch = true;
-      if (i + 1 < args.size() && parse_int_arg(args[i + 1], 1, 3600, &every_s)) ++i;
+      if (i + 1 < args.size() && parse_int_arg(args[i + 1], 1, 3600, &every_s)) {
+        ++i;
+      }
     } else if (view_args.size() == 1 && !args[i].empty() && args[i][0] != '-') {
       view_args.push_back(args[i]);
     } else {
       return usage_error(kCommand, "bad argument '" + args[i] + "'");
     }
   }
-  if (!watch) return run_topic_stats(options, view_args);
+  if (!watch) {
+    return run_topic_stats(options, view_args);
+  }
   install_stop_handlers();
   while (!stop_requested()) {
     std::printf("\033[H\033[2J");  // clear the terminal
     int exit_code = run_topic_stats(options, view_args);
     std::fflush(stdout);
-    if (exit_code != kExitOk) return exit_code;
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
     for (int64_t waited = 0; waited < every_s * 1000 && !stop_requested(); waited += 100) {
       usleep(100 * 1000);
     }

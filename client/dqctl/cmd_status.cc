@@ -26,12 +26,16 @@ constexpr const char* kCommand = "status";
 constexpr const char* kUsage = "status   master pid, children with role, pid, uptime and restarts";
 
 bool process_alive(long long pid) {
-  if (pid <= 0) return false;
+  if (pid <= 0) {
+    return false;
+  }
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
 }
 
 std::string format_uptime(int64_t ms) {
-  if (ms < 0) return "-";
+  if (ms < 0) {
+    return "-";
+  }
   int64_t seconds = ms / 1000;
   char text[32];
   if (seconds < 60) {
@@ -51,7 +55,7 @@ std::string format_uptime(int64_t ms) {
 
 std::string format_bytes(int64_t bytes) {
   char text[32];
-  if (bytes < 1024 * 1024) {
+  if (bytes < int64_t{1024} * 1024) {
     std::snprintf(text, sizeof(text), "%lldK", static_cast<long long>(bytes / 1024));
   } else {
     std::snprintf(text, sizeof(text), "%.1fM", static_cast<double>(bytes) / (1024.0 * 1024.0));
@@ -61,7 +65,9 @@ std::string format_bytes(int64_t bytes) {
 
 // "aof(everysec)+rdb(3600 1)": the persistence mode with its fsync and save rules.
 std::string persistence_text(const CheckedShard& shard) {
-  if (shard.persistence.empty()) return "-";
+  if (shard.persistence.empty()) {
+    return "-";
+  }
   std::string text = shard.persistence;
   if (!shard.appendfsync.empty()) {
     text.replace(0, 3, "aof(" + shard.appendfsync + ")");
@@ -89,7 +95,9 @@ void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
     std::printf("%-22s %-5s %10s %-24s %-16s  %s\n", shard.name.c_str(), shard.up ? "up" : "DOWN",
                 format_uptime(now - shard.since_ms).c_str(), persistence_text(shard).c_str(),
                 memory.c_str(), shard.reason.c_str());
-    for (const auto& problem : shard.problems) std::printf("  ! %s\n", problem.c_str());
+    for (const auto& problem : shard.problems) {
+      std::printf("  ! %s\n", problem.c_str());
+    }
   }
   if (report->stale(now)) {
     std::printf("(the checker's last report is %s old: it may not be running)\n",
@@ -98,10 +106,14 @@ void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
 }
 
 int run_status(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (!args.empty()) return usage_error(kCommand, "takes no arguments");
+  if (!args.empty()) {
+    return usage_error(kCommand, "takes no arguments");
+  }
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   auto status = read_master_status(config.pid_file);
   if (!status.is_ok()) {
     std::fprintf(stderr, "dqctl: dqd is not running (%s)\n", status.status().message().c_str());
@@ -113,7 +125,9 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
     Json out = *status;
     out["alive"] = alive;
     auto shards = read_shard_health(config.pid_file);
-    if (shards.is_ok()) out["shards"] = shards->to_json();
+    if (shards.is_ok()) {
+      out["shards"] = shards->to_json();
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return alive ? kExitOk : kExitUnavailable;
   }

@@ -23,7 +23,9 @@ constexpr const char* kUsage =
 int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& name,
               const TokenScope& scope) {
   auto secret = tokens.create(name, scope);
-  if (!secret.is_ok()) return report_failure(secret.status());
+  if (!secret.is_ok()) {
+    return report_failure(secret.status());
+  }
   if (options.json) {
     printf("%s\n",
            Json{{"name", name}, {"topics", scope.text()}, {"token", *secret}}.dump(2).c_str());
@@ -37,7 +39,9 @@ int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& n
 
 int list_tokens(const CtlOptions& options, ApiTokens& tokens) {
   auto listed = tokens.list();
-  if (!listed.is_ok()) return report_failure(listed.status());
+  if (!listed.is_ok()) {
+    return report_failure(listed.status());
+  }
   if (options.json) {
     Json out = Json::array();
     for (const auto& token : *listed) {
@@ -49,14 +53,17 @@ int list_tokens(const CtlOptions& options, ApiTokens& tokens) {
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "CREATED"}};
-  for (const auto& token : *listed)
+  for (const auto& token : *listed) {
     rows.push_back({token.name, token.scope.text(), format_time(token.created_at_ms)});
+  }
   print_rows(rows);
   return kExitOk;
 }
 
 int run_token_command(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error(kCommand, "needs add|list|del");
+  if (args.empty()) {
+    return usage_error(kCommand, "needs add|list|del");
+  }
   const std::string& sub = args[0];
   std::string name;
   std::string topics;
@@ -79,28 +86,50 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
   }
   TokenScope scope;
   if (sub == "list") {
-    if (!name.empty() || has_topics) return usage_error(kCommand, "token list takes no arguments");
+    if (!name.empty() || has_topics) {
+      return usage_error(kCommand, "token list takes no arguments");
+    }
   } else if (sub == "add") {
-    if (name.empty()) return usage_error(kCommand, "token add needs NAME");
-    if (!has_topics) return usage_error(kCommand, "token add needs --topics a,b (or '*')");
+    if (name.empty()) {
+      return usage_error(kCommand, "token add needs NAME");
+    }
+    if (!has_topics) {
+      return usage_error(kCommand, "token add needs --topics a,b (or '*')");
+    }
     Status valid = validate_token_name(name);
-    if (!valid.is_ok()) return report_failure(valid);
+    if (!valid.is_ok()) {
+      return report_failure(valid);
+    }
     auto parsed = parse_token_scope(topics);
-    if (!parsed.is_ok()) return report_failure(parsed.status());
+    if (!parsed.is_ok()) {
+      return report_failure(parsed.status());
+    }
     scope = *parsed;
   } else if (sub == "del") {
-    if (name.empty()) return usage_error(kCommand, "token del needs NAME");
-    if (has_topics) return usage_error(kCommand, "--topics is for add");
+    if (name.empty()) {
+      return usage_error(kCommand, "token del needs NAME");
+    }
+    if (has_topics) {
+      return usage_error(kCommand, "--topics is for add");
+    }
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
   int exit_code = kExitOk;
   auto tokens = open_ctl_store<ApiTokens>(options, &exit_code);
-  if (!tokens) return exit_code;
-  if (sub == "add") return add_token(options, *tokens, name, scope);
-  if (sub == "list") return list_tokens(options, *tokens);
+  if (!tokens) {
+    return exit_code;
+  }
+  if (sub == "add") {
+    return add_token(options, *tokens, name, scope);
+  }
+  if (sub == "list") {
+    return list_tokens(options, *tokens);
+  }
   Status removed = tokens->remove(name);
-  if (!removed.is_ok()) return report_failure(removed);
+  if (!removed.is_ok()) {
+    return report_failure(removed);
+  }
   printf("token %s deleted\n", name.c_str());
   return kExitOk;
 }

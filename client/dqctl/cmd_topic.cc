@@ -59,17 +59,39 @@ struct TopicOptions {
            alert_emails || retry_ms || creator || callback_format || success_json;
   }
   void apply(Topic* topic) const {
-    if (callback_url) topic->callback_url = *callback_url;
-    if (method) topic->method = *method;
-    if (timeout_ms) topic->timeout_ms = *timeout_ms;
-    if (default_delay_s) topic->default_delay_s = *default_delay_s;
-    if (max_attempts) topic->max_attempts = *max_attempts;
-    if (priority) topic->priority = *priority;
-    if (alert_emails) topic->alert_emails = *alert_emails;
-    if (retry_ms) topic->retry_ms = *retry_ms;
-    if (creator) topic->creator = *creator;
-    if (callback_format) topic->callback_format = *callback_format;
-    if (success_json) topic->success_json = *success_json;
+    if (callback_url) {
+      topic->callback_url = *callback_url;
+    }
+    if (method) {
+      topic->method = *method;
+    }
+    if (timeout_ms) {
+      topic->timeout_ms = *timeout_ms;
+    }
+    if (default_delay_s) {
+      topic->default_delay_s = *default_delay_s;
+    }
+    if (max_attempts) {
+      topic->max_attempts = *max_attempts;
+    }
+    if (priority) {
+      topic->priority = *priority;
+    }
+    if (alert_emails) {
+      topic->alert_emails = *alert_emails;
+    }
+    if (retry_ms) {
+      topic->retry_ms = *retry_ms;
+    }
+    if (creator) {
+      topic->creator = *creator;
+    }
+    if (callback_format) {
+      topic->callback_format = *callback_format;
+    }
+    if (success_json) {
+      topic->success_json = *success_json;
+    }
   }
 };
 
@@ -85,7 +107,10 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       continue;
     }
     if (options == nullptr) {
-      usage_error(kCommand, "topic " + sub + " takes no option " + arg);
+      std::string message = "topic " + sub;
+      message += " takes no option ";
+      message += arg;
+      usage_error(kCommand, message);
       return false;
     }
     std::string value;
@@ -96,7 +121,10 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
     auto integer = [&](int64_t max, auto* field) {
       int64_t number = 0;
       if (!parse_int_arg(value, -max, max, &number)) {
-        usage_error(kCommand, arg + " '" + value + "' is not an integer");
+        std::string message = arg + " '";
+        message += value;
+        message += "' is not an integer";
+        usage_error(kCommand, message);
         return false;
       }
       *field = static_cast<typename std::remove_reference_t<decltype(*field)>::value_type>(number);
@@ -105,16 +133,26 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
     if (arg == "--callback") {
       options->callback_url = value;
     } else if (arg == "--method") {
-      for (char& c : value) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+      for (char& c : value) {
+        c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+      }
       options->method = value;
     } else if (arg == "--timeout-ms") {
-      if (!integer(INT_MAX, &options->timeout_ms)) return false;
+      if (!integer(INT_MAX, &options->timeout_ms)) {
+        return false;
+      }
     } else if (arg == "--delay") {
-      if (!integer(INT64_MAX, &options->default_delay_s)) return false;
+      if (!integer(INT64_MAX, &options->default_delay_s)) {
+        return false;
+      }
     } else if (arg == "--max-attempts") {
-      if (!integer(INT_MAX, &options->max_attempts)) return false;
+      if (!integer(INT_MAX, &options->max_attempts)) {
+        return false;
+      }
     } else if (arg == "--priority") {
-      if (!integer(INT_MAX, &options->priority)) return false;
+      if (!integer(INT_MAX, &options->priority)) {
+        return false;
+      }
     } else if (arg == "--email") {
       options->alert_emails = value;
     } else if (arg == "--retry-ms") {
@@ -122,7 +160,9 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
     } else if (arg == "--creator") {
       options->creator = value;
     } else if (arg == "--format") {
-      for (char& c : value) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      for (char& c : value) {
+        c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+      }
       options->callback_format = value;
     } else if (arg == "--success-json") {
       options->success_json = value;  // "" turns the rule off
@@ -197,7 +237,9 @@ int print_changed(const CtlOptions& options, Registry& registry, const std::stri
                   const std::string& message) {
   if (options.json) {
     auto topic = registry.get_topic(name);
-    if (!topic.is_ok()) return report_failure(topic.status());
+    if (!topic.is_ok()) {
+      return report_failure(topic.status());
+    }
     print_json(topic_json(*topic));
   } else {
     printf("%s\n", message.c_str());
@@ -207,10 +249,14 @@ int print_changed(const CtlOptions& options, Registry& registry, const std::stri
 
 int run_list(const CtlOptions& options, Registry& registry) {
   auto topics = registry.list_topics();
-  if (!topics.is_ok()) return report_failure(topics.status());
+  if (!topics.is_ok()) {
+    return report_failure(topics.status());
+  }
   if (options.json) {
     Json array = Json::array();
-    for (const Topic& topic : *topics) array.push_back(topic_json(topic));
+    for (const Topic& topic : *topics) {
+      array.push_back(topic_json(topic));
+    }
     print_json(array);
   } else {
     print_table(*topics);
@@ -220,7 +266,9 @@ int run_list(const CtlOptions& options, Registry& registry) {
 
 int run_show(const CtlOptions& options, Registry& registry, const std::string& name) {
   auto topic = registry.get_topic(name);
-  if (!topic.is_ok()) return report_failure(topic.status());
+  if (!topic.is_ok()) {
+    return report_failure(topic.status());
+  }
   if (options.json) {
     print_json(topic_json(*topic));
   } else {
@@ -235,7 +283,9 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   topic.name = name;
   edits.apply(&topic);
   Status status = registry.add_topic(topic);
-  if (!status.is_ok()) return report_failure(status);
+  if (!status.is_ok()) {
+    return report_failure(status);
+  }
   return print_changed(options, registry, name, "topic " + name + " added");
 }
 
@@ -243,11 +293,17 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
 int run_update(const CtlOptions& options, Registry& registry, const std::string& name,
                const TopicOptions& edits, std::optional<bool> online, const std::string& message) {
   auto topic = registry.get_topic(name);
-  if (!topic.is_ok()) return report_failure(topic.status());
+  if (!topic.is_ok()) {
+    return report_failure(topic.status());
+  }
   edits.apply(&*topic);
-  if (online) topic->online = *online;
+  if (online) {
+    topic->online = *online;
+  }
   Status status = registry.update_topic(*topic);
-  if (!status.is_ok()) return report_failure(status);
+  if (!status.is_ok()) {
+    return report_failure(status);
+  }
   return print_changed(options, registry, name, message);
 }
 
@@ -255,19 +311,27 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
 // its jobs. Every shard must answer: an unreachable one might hold jobs.
 int run_delete(const CtlOptions& options, Registry& registry, const std::string& name, bool purge) {
   auto topic = registry.get_topic(name);
-  if (!topic.is_ok()) return report_failure(topic.status());
+  if (!topic.is_ok()) {
+    return report_failure(topic.status());
+  }
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   JobStore store(config);
   int64_t purged = 0;
   if (purge) {
     auto deleted = purge_topic_jobs(store, name);
-    if (!deleted.is_ok()) return report_failure(deleted.status());
+    if (!deleted.is_ok()) {
+      return report_failure(deleted.status());
+    }
     purged = *deleted;
   } else {
     auto held = count_topic_jobs(store, name);
-    if (!held.is_ok()) return report_failure(held.status());
+    if (!held.is_ok()) {
+      return report_failure(held.status());
+    }
     if (*held > 0) {
       return report_failure(Status(
           Code::kConflict, "topic " + name + " still holds " + std::to_string(*held) +
@@ -277,17 +341,23 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
     }
   }
   Status status = registry.delete_topic(name);
-  if (!status.is_ok()) return report_failure(status);
+  if (!status.is_ok()) {
+    return report_failure(status);
+  }
   if (purge) {
     // A producer whose server had not yet seen the deletion may have added
     // a job meanwhile: sweep once more.
     auto late = purge_topic_jobs(store, name);
-    if (!late.is_ok()) return report_failure(late.status());
+    if (!late.is_ok()) {
+      return report_failure(late.status());
+    }
     purged += *late;
   }
   if (options.json) {
     Json out{{"deleted", name}};
-    if (purge) out["purged_jobs"] = purged;
+    if (purge) {
+      out["purged_jobs"] = purged;
+    }
     print_json(out);
   } else if (purge) {
     printf("topic %s deleted with %lld job(s)\n", name.c_str(), static_cast<long long>(purged));
@@ -302,35 +372,50 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
 Status check_callback(const CtlOptions& options, Registry& registry, const std::string& url,
                       int* exit_code) {
   Config config;
-  if (!load_ctl_config(options, &config, exit_code)) return Status(Code::kInvalid, "");
+  if (!load_ctl_config(options, &config, exit_code)) {
+    return Status(Code::kInvalid, "");
+  }
   CallbackPolicy policy = CallbackPolicy::from_config(config);
   auto extra = registry.list_extra_shards();
   if (extra.is_ok()) {
     for (const auto& entry : *extra) {
       auto shards = parse_shard_list(entry);
-      if (!shards.is_ok()) continue;
-      for (const auto& shard : *shards)
+      if (!shards.is_ok()) {
+        continue;
+      }
+      for (const auto& shard : *shards) {
         policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+      }
     }
   }
   return policy.check_url(url);
 }
 
 int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.empty()) return usage_error(kCommand, "missing subcommand");
+  if (args.empty()) {
+    return usage_error(kCommand, "missing subcommand");
+  }
   const std::string& sub = args[0];
   std::string name;
   TopicOptions edits;
   bool purge = false;
-  if (sub == "stats") return run_topic_stats(options, args);
+  if (sub == "stats") {
+    return run_topic_stats(options, args);
+  }
   if (sub == "list") {
-    if (args.size() > 1) return usage_error(kCommand, "topic list takes no arguments");
+    if (args.size() > 1) {
+      return usage_error(kCommand, "topic list takes no arguments");
+    }
   } else if (sub == "add" || sub == "set") {
-    if (!parse_args(sub, args, &name, &edits)) return kExitUsage;
-    if (sub == "add" && !edits.callback_url)
+    if (!parse_args(sub, args, &name, &edits)) {
+      return kExitUsage;
+    }
+    if (sub == "add" && !edits.callback_url) {
       return usage_error(kCommand, "topic add needs --callback URL");
-    if (sub == "set" && !edits.any())
+    }
+    if (sub == "set" && !edits.any()) {
       return usage_error(kCommand, "topic set needs at least one option");
+    }
   } else if (sub == "del") {
     std::vector<std::string> rest;
     for (const auto& arg : args) {
@@ -340,32 +425,51 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
         rest.push_back(arg);
       }
     }
-    if (!parse_args(sub, rest, &name, nullptr)) return kExitUsage;
+    if (!parse_args(sub, rest, &name, nullptr)) {
+      return kExitUsage;
+    }
   } else if (sub == "show" || sub == "online" || sub == "offline") {
-    if (!parse_args(sub, args, &name, nullptr)) return kExitUsage;
+    if (!parse_args(sub, args, &name, nullptr)) {
+      return kExitUsage;
+    }
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
 
   int exit_code = kExitOk;
   std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);
-  if (!registry) return exit_code;
+  if (!registry) {
+    return exit_code;
+  }
 
   if (edits.callback_url) {
     Status allowed = check_callback(options, *registry, *edits.callback_url, &exit_code);
-    if (exit_code != kExitOk) return exit_code;
-    if (!allowed.is_ok()) return report_failure(allowed);
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
+    if (!allowed.is_ok()) {
+      return report_failure(allowed);
+    }
   }
 
-  if (sub == "list") return run_list(options, *registry);
-  if (sub == "show") return run_show(options, *registry, name);
-  if (sub == "add") return run_add(options, *registry, name, edits);
-  if (sub == "set")
+  if (sub == "list") {
+    return run_list(options, *registry);
+  }
+  if (sub == "show") {
+    return run_show(options, *registry, name);
+  }
+  if (sub == "add") {
+    return run_add(options, *registry, name, edits);
+  }
+  if (sub == "set") {
     return run_update(options, *registry, name, edits, std::nullopt, "topic " + name + " updated");
-  if (sub == "online")
+  }
+  if (sub == "online") {
     return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
-  if (sub == "offline")
+  }
+  if (sub == "offline") {
     return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
+  }
   return run_delete(options, *registry, name, purge);
 }
 

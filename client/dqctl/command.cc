@@ -27,9 +27,12 @@ CommandRegistration::CommandRegistration(const char* name, const char* usage, Co
 const std::map<std::string, CommandInfo>& registered_commands() { return command_table(); }
 
 int exit_code_for(const Status& status) {
-  if (status.is_ok()) return kExitOk;
-  if (status.code() == Code::kUnavailable || status.code() == Code::kTimeout)
+  if (status.is_ok()) {
+    return kExitOk;
+  }
+  if (status.code() == Code::kUnavailable || status.code() == Code::kTimeout) {
     return kExitUnavailable;
+  }
   return kExitFailed;
 }
 
@@ -41,7 +44,9 @@ int report_failure(const Status& status) {
 int usage_error(const std::string& command, const std::string& message) {
   fprintf(stderr, "dqctl %s: %s\n", command.c_str(), message.c_str());
   auto it = command_table().find(command);
-  if (it != command_table().end()) fprintf(stderr, "usage:\n%s\n", it->second.usage.c_str());
+  if (it != command_table().end()) {
+    fprintf(stderr, "usage:\n%s\n", it->second.usage.c_str());
+  }
   return kExitUsage;
 }
 
@@ -59,36 +64,47 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code) 
 int require_known_topic(const CtlOptions& options, const std::string& topic) {
   int exit_code = kExitOk;
   auto registry = open_ctl_registry(options, &exit_code);
-  if (!registry) return exit_code;
+  if (!registry) {
+    return exit_code;
+  }
   auto found = registered_topic(*registry, topic);
   return found.is_ok() ? kExitOk : report_failure(found.status());
 }
 
 Result<Topic> registered_topic(Registry& registry, const std::string& name) {
   auto topic = registry.get_topic(name);
-  if (!topic.is_ok() && topic.status().code() == Code::kNotFound)
+  if (!topic.is_ok() && topic.status().code() == Code::kNotFound) {
     return Status(Code::kNotFound, "unknown topic '" + name + "'");
+  }
   return topic;
 }
 
 void print_rows(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
-    if (widths.size() < row.size()) widths.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    if (widths.size() < row.size()) {
+      widths.resize(row.size(), 0);
+    }
+    for (size_t c = 0; c < row.size(); ++c) {
+      widths[c] = std::max(widths[c], row[c].size());
+    }
   }
   for (const auto& row : rows) {
     std::string text;
     for (size_t c = 0; c < row.size(); ++c) {
       text += row[c];
-      if (c + 1 < row.size()) text += std::string(widths[c] - row[c].size() + 2, ' ');
+      if (c + 1 < row.size()) {
+        text += std::string(widths[c] - row[c].size() + 2, ' ');
+      }
     }
     printf("%s\n", text.c_str());
   }
 }
 
 std::string format_time(int64_t ms) {
-  if (ms <= 0) return "-";
+  if (ms <= 0) {
+    return "-";
+  }
   time_t seconds = static_cast<time_t>(ms / 1000);
   struct tm local;
   localtime_r(&seconds, &local);
@@ -107,18 +123,26 @@ bool take_option(const std::vector<std::string>& args, size_t* i, std::string* n
     return true;
   }
   *name = arg;
-  if (*i + 1 >= args.size()) return false;
+  if (*i + 1 >= args.size()) {
+    return false;
+  }
   *value = args[++*i];
   return true;
 }
 
 bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* out) {
-  if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) return false;
+  if (text.empty() || (text[0] != '-' && (text[0] < '0' || text[0] > '9'))) {
+    return false;
+  }
   errno = 0;
   char* end = nullptr;
   long long value = strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size()) return false;
-  if (value < min || value > max) return false;
+  if (errno != 0 || end != text.c_str() + text.size()) {
+    return false;
+  }
+  if (value < min || value > max) {
+    return false;
+  }
   *out = value;
   return true;
 }

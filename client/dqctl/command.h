@@ -64,7 +64,9 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
 template <class Store>
 std::unique_ptr<Store> open_ctl_store(const CtlOptions& options, int* exit_code) {
   Config config;
-  if (!load_ctl_config(options, &config, exit_code)) return nullptr;
+  if (!load_ctl_config(options, &config, exit_code)) {
+    return nullptr;
+  }
   auto opened = Store::open(config.sqlite_path);
   if (!opened.is_ok()) {
     fprintf(stderr, "dqctl: registry %s: %s\n", config.sqlite_path.c_str(),

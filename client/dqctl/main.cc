@@ -55,7 +55,9 @@ void print_help(FILE* out) {
 }
 
 std::string default_config_path() {
-  if (access("conf/dq.ini", F_OK) == 0) return "conf/dq.ini";
+  if (access("conf/dq.ini", F_OK) == 0) {
+    return "conf/dq.ini";
+  }
   return "/etc/dq/dq.ini";
 }
 
@@ -73,7 +75,9 @@ bool add_servers(const std::string& text, std::vector<std::string>* servers) {
       return false;
     }
     servers->push_back(entry);
-    if (comma == std::string::npos) return true;
+    if (comma == std::string::npos) {
+      return true;
+    }
     start = comma + 1;
   }
 }
@@ -81,8 +85,12 @@ bool add_servers(const std::string& text, std::vector<std::string>* servers) {
 // True for a command's own option that takes the next argument as its value:
 // "--name" without "=", other than the switches the commands have.
 bool takes_value(const std::string& arg) {
-  if (arg.size() <= 2 || arg.rfind("--", 0) != 0) return false;
-  if (arg.find('=') != std::string::npos) return false;
+  if (arg.size() <= 2 || arg.rfind("--", 0) != 0) {
+    return false;
+  }
+  if (arg.find('=') != std::string::npos) {
+    return false;
+  }
   return arg != "--all" && arg != "--help";
 }
 
@@ -94,7 +102,9 @@ int print_command_help(const std::string& command, const std::string& usage,
   size_t start = 0;
   while (start <= usage.size()) {
     size_t end = usage.find('\n', start);
-    if (end == std::string::npos) end = usage.size();
+    if (end == std::string::npos) {
+      end = usage.size();
+    }
     lines.push_back(usage.substr(start, end - start));
     start = end + 1;
   }
@@ -109,13 +119,17 @@ int print_command_help(const std::string& command, const std::string& usage,
       if (!continuation) {
         printing = !only_sub || line.rfind(prefix, 0) == 0 || line == exact;
       }
-      if (!printing) continue;
+      if (!printing) {
+        continue;
+      }
       printf(continuation ? "%s\n" : "usage: dqctl %s\n", line.c_str());
       printed = true;
     }
     return printed;
   };
-  if (prefix.empty() || !print_lines(true)) print_lines(false);
+  if (prefix.empty() || !print_lines(true)) {
+    print_lines(false);
+  }
   printf("global options: -c CONF, -s HOST:PORT, --json, --token TOKEN (see dqctl --help)\n");
   return kExitOk;
 }
@@ -132,7 +146,9 @@ int run(int argc, char** argv) {
       *value = arg.substr(long_eq.size());
       return true;
     }
-    if (arg != shortname && arg != longname) return false;
+    if (arg != shortname && arg != longname) {
+      return false;
+    }
     if (i + 1 >= argc) {
       fprintf(stderr, "dqctl: %s needs a value\n", arg.c_str());
       exit(kExitUsage);
@@ -144,7 +160,9 @@ int run(int argc, char** argv) {
   for (; i < argc; ++i) {
     std::string arg = argv[i];
     std::string value;
-    if (arg.empty() || arg[0] != '-') break;  // the command
+    if (arg.empty() || arg[0] != '-') {
+      break;  // the command
+    }
     if (arg == "-h" || arg == "--help") {
       print_help(stdout);
       return kExitOk;
@@ -156,7 +174,9 @@ int run(int argc, char** argv) {
     } else if (value_of(arg, "-c", "--config", &value)) {
       options.config_path = value;
     } else if (value_of(arg, "-s", "--server", &value)) {
-      if (!add_servers(value, &options.servers)) return kExitUsage;
+      if (!add_servers(value, &options.servers)) {
+        return kExitUsage;
+      }
     } else if (value_of(arg, "--token", "--token", &value)) {
       options.token = value;
     } else {
@@ -200,7 +220,9 @@ int run(int argc, char** argv) {
       options.config_path = value;
       continue;
     } else if (value_of(arg, "-s", "--server", &value)) {
-      if (!add_servers(value, &options.servers)) return kExitUsage;
+      if (!add_servers(value, &options.servers)) {
+        return kExitUsage;
+      }
       continue;
     } else if (value_of(arg, "--token", "--token", &value)) {
       options.token = value;
@@ -210,11 +232,17 @@ int run(int argc, char** argv) {
     }
     args.push_back(arg);
   }
-  if (options.config_path.empty()) options.config_path = default_config_path();
-  if (options.servers.empty()) options.servers.push_back(kDefaultServer);
+  if (options.config_path.empty()) {
+    options.config_path = default_config_path();
+  }
+  if (options.servers.empty()) {
+    options.servers.push_back(kDefaultServer);
+  }
   // From the environment rather than the command line, where ps would show it.
   const char* env_token = getenv("DQ_TOKEN");
-  if (options.token.empty() && env_token != nullptr) options.token = env_token;
+  if (options.token.empty() && env_token != nullptr) {
+    options.token = env_token;
+  }
   return it->second.fn(options, args);
 }
 

@@ -13,14 +13,20 @@ constexpr const char* kTable = "dq_topic";
 Status bad_dump(const std::string& why) { return Status(Code::kInvalid, "topics dump: " + why); }
 
 void skip_space(const std::string& text, size_t* at) {
-  while (*at < text.size() && isspace(static_cast<unsigned char>(text[*at]))) ++*at;
+  while (*at < text.size() && isspace(static_cast<unsigned char>(text[*at]))) {
+    ++*at;
+  }
 }
 
 // Case-insensitive "does text continue with word at *at"; advances past it.
 bool take_word(const std::string& text, size_t* at, const std::string& word) {
-  if (text.size() - *at < word.size()) return false;
+  if (text.size() - *at < word.size()) {
+    return false;
+  }
   for (size_t i = 0; i < word.size(); ++i) {
-    if (tolower(static_cast<unsigned char>(text[*at + i])) != word[i]) return false;
+    if (tolower(static_cast<unsigned char>(text[*at + i])) != word[i]) {
+      return false;
+    }
   }
   *at += word.size();
   return true;
@@ -32,7 +38,9 @@ std::string take_name(const std::string& text, size_t* at) {
   std::string name;
   if (*at < text.size() && text[*at] == '`') {
     size_t end = text.find('`', *at + 1);
-    if (end == std::string::npos) return {};
+    if (end == std::string::npos) {
+      return {};
+    }
     name = text.substr(*at + 1, end - *at - 1);
     *at = end + 1;
     return name;
@@ -95,14 +103,20 @@ std::vector<std::string> create_table_columns(const std::string& sql) {
     size_t name_at = at;
     skip_space(sql, &name_at);
     take_word(sql, &name_at, "if not exists");
-    if (take_name(sql, &name_at) != kTable) continue;
+    if (take_name(sql, &name_at) != kTable) {
+      continue;
+    }
     size_t open = sql.find('(', name_at);
-    if (open == std::string::npos) break;
+    if (open == std::string::npos) {
+      break;
+    }
     size_t line = sql.find('\n', open);
     while (line != std::string::npos) {
       size_t start = line + 1;
       skip_space(sql, &start);
-      if (start >= sql.size() || sql[start] != '`') break;  // keys and ") ENGINE" end the list
+      if (start >= sql.size() || sql[start] != '`') {
+        break;  // keys and ") ENGINE" end the list
+      }
       columns.push_back(take_name(sql, &start));
       line = sql.find('\n', start);
     }
@@ -115,7 +129,9 @@ std::vector<std::string> create_table_columns(const std::string& sql) {
 size_t find_insert(const std::string& text, size_t from) {
   for (size_t scan = from; scan + 11 <= text.size(); ++scan) {
     size_t probe = scan;
-    if (take_word(text, &probe, "insert into")) return scan;
+    if (take_word(text, &probe, "insert into")) {
+      return scan;
+    }
   }
   return std::string::npos;
 }
@@ -128,9 +144,13 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
   size_t at = 0;
   for (;;) {
     size_t found = find_insert(sql, at);
-    if (found == std::string::npos) break;
+    if (found == std::string::npos) {
+      break;
+    }
     at = found + 11;
-    if (take_name(sql, &at) != kTable) continue;
+    if (take_name(sql, &at) != kTable) {
+      continue;
+    }
     std::vector<std::string> columns = table_columns;
     skip_space(sql, &at);
     if (at < sql.size() && sql[at] == '(') {  // an explicit column list
@@ -143,30 +163,43 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
           ++at;
           continue;
         }
-        if (at < sql.size() && sql[at] == ')') ++at;
+        if (at < sql.size() && sql[at] == ')') {
+          ++at;
+        }
         break;
       }
     }
     skip_space(sql, &at);
-    if (!take_word(sql, &at, "values")) return bad_dump("INSERT INTO dq_topic without VALUES");
+    if (!take_word(sql, &at, "values")) {
+      return bad_dump("INSERT INTO dq_topic without VALUES");
+    }
     if (columns.empty()) {
       return bad_dump("INSERT INTO dq_topic has no column list and the dump has no CREATE TABLE");
     }
     for (;;) {  // (..),(..);
       skip_space(sql, &at);
-      if (at >= sql.size() || sql[at] != '(') return bad_dump("expected ( of a row");
+      if (at >= sql.size() || sql[at] != '(') {
+        return bad_dump("expected ( of a row");
+      }
       ++at;
       std::vector<std::string> values;
       for (;;) {
         skip_space(sql, &at);
         std::string value;
         if (at < sql.size() && sql[at] == '\'') {
-          if (!take_string(sql, &at, &value)) return bad_dump("a string is not closed");
+          if (!take_string(sql, &at, &value)) {
+            return bad_dump("a string is not closed");
+          }
         } else {
-          while (at < sql.size() && sql[at] != ',' && sql[at] != ')') value.push_back(sql[at++]);
-          while (!value.empty() && isspace(static_cast<unsigned char>(value.back())))
+          while (at < sql.size() && sql[at] != ',' && sql[at] != ')') {
+            value.push_back(sql[at++]);
+          }
+          while (!value.empty() && isspace(static_cast<unsigned char>(value.back()))) {
             value.pop_back();
-          if (value == "NULL" || value == "null") value.clear();
+          }
+          if (value == "NULL" || value == "null") {
+            value.clear();
+          }
         }
         values.push_back(value);
         skip_space(sql, &at);
@@ -185,7 +218,9 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
                         std::to_string(columns.size()) + " columns");
       }
       PhpTopicRow row;
-      for (size_t i = 0; i < columns.size(); ++i) row[columns[i]] = values[i];
+      for (size_t i = 0; i < columns.size(); ++i) {
+        row[columns[i]] = values[i];
+      }
       rows.push_back(row);
       skip_space(sql, &at);
       if (at < sql.size() && sql[at] == ',') {
@@ -207,7 +242,9 @@ Result<std::vector<PhpTopicRow>> read_topic_csv(const std::string& csv) {
   std::string field;
   bool quoted = false, was_quoted = false;
   auto end_field = [&] {
-    if (!was_quoted && field == "\\N") field.clear();
+    if (!was_quoted && field == "\\N") {
+      field.clear();
+    }
     records.back().push_back(field);
     field.clear();
     was_quoted = false;
@@ -234,26 +271,36 @@ Result<std::vector<PhpTopicRow>> read_topic_csv(const std::string& csv) {
       field.push_back(c);
     }
   }
-  if (quoted) return bad_dump("a quoted CSV field is not closed");
-  if (!field.empty() || !records.back().empty()) end_field();
+  if (quoted) {
+    return bad_dump("a quoted CSV field is not closed");
+  }
+  if (!field.empty() || !records.back().empty()) {
+    end_field();
+  }
   std::vector<PhpTopicRow> rows;
   const std::vector<std::string>& names = records[0];
   for (size_t r = 1; r < records.size(); ++r) {
-    if (records[r].empty() || (records[r].size() == 1 && records[r][0].empty())) continue;
+    if (records[r].empty() || (records[r].size() == 1 && records[r][0].empty())) {
+      continue;
+    }
     if (records[r].size() != names.size()) {
       return bad_dump("CSV line " + std::to_string(r + 1) + " has " +
                       std::to_string(records[r].size()) + " fields for " +
                       std::to_string(names.size()) + " columns");
     }
     PhpTopicRow row;
-    for (size_t i = 0; i < names.size(); ++i) row[names[i]] = records[r][i];
+    for (size_t i = 0; i < names.size(); ++i) {
+      row[names[i]] = records[r][i];
+    }
     rows.push_back(row);
   }
   return rows;
 }
 
 Result<std::vector<PhpTopicRow>> read_php_topic_rows(const std::string& text) {
-  if (find_insert(text, 0) != std::string::npos) return read_topic_dump(text);
+  if (find_insert(text, 0) != std::string::npos) {
+    return read_topic_dump(text);
+  }
   return read_topic_csv(text);
 }
 

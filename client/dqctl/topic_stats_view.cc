@@ -18,9 +18,13 @@ namespace {
 std::string n(int64_t value) { return std::to_string(value); }
 
 void warn_unreachable(const std::vector<std::string>& shards) {
-  if (shards.empty()) return;
+  if (shards.empty()) {
+    return;
+  }
   std::string names;
-  for (const auto& name : shards) names += (names.empty() ? "" : ", ") + name;
+  for (const auto& name : shards) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
   fprintf(stderr, "dqctl: warning: Redis shard(s) not reached, left out of the numbers: %s\n",
           names.c_str());
 }
@@ -33,10 +37,14 @@ int print_all(const CtlOptions& options, JobStore& store, const std::vector<Topi
     online[topic.name] = topic.online;
   }
   auto all = all_topic_stats(store, names, /*with_series=*/false);
-  if (!all.is_ok()) return report_failure(all.status());
+  if (!all.is_ok()) {
+    return report_failure(all.status());
+  }
   auto status_of = [&](const std::string& name) -> std::string {
     auto found = online.find(name);
-    if (found == online.end()) return "unregistered";
+    if (found == online.end()) {
+      return "unregistered";
+    }
     return found->second ? "online" : "offline";
   };
   if (options.json) {
@@ -58,13 +66,17 @@ int print_all(const CtlOptions& options, JobStore& store, const std::vector<Topi
     }
     print_rows(rows);
   }
-  if (!all->empty()) warn_unreachable(all->front().unreachable_shards);
+  if (!all->empty()) {
+    warn_unreachable(all->front().unreachable_shards);
+  }
   return kExitOk;
 }
 
 int print_one(const CtlOptions& options, JobStore& store, const Topic& topic) {
   auto stats = topic_stats(store, topic.name, /*with_series=*/true);
-  if (!stats.is_ok()) return report_failure(stats.status());
+  if (!stats.is_ok()) {
+    return report_failure(stats.status());
+  }
   if (options.json) {
     Json out = to_json(*stats);
     out["status"] = topic.online ? "online" : "offline";
@@ -95,8 +107,9 @@ int print_one(const CtlOptions& options, JobStore& store, const Topic& topic) {
     const EventCounts& c = it->second;
     if (c.added + c.delivered + c.failed + c.dead + c.deleted + c.expired + c.requeued +
             c.duplicate ==
-        0)
+        0) {
       continue;
+    }
     rows.push_back({it->first, n(c.added), n(c.delivered), n(c.failed), n(c.dead), n(c.deleted),
                     n(c.expired), n(c.requeued), n(c.duplicate)});
   }
@@ -108,20 +121,30 @@ int print_one(const CtlOptions& options, JobStore& store, const Topic& topic) {
 }  // namespace
 
 int run_topic_stats(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (args.size() > 2) return usage_error("topic", "topic stats takes at most one NAME");
+  if (args.size() > 2) {
+    return usage_error("topic", "topic stats takes at most one NAME");
+  }
   int exit_code = kExitOk;
   std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);
-  if (!registry) return exit_code;
+  if (!registry) {
+    return exit_code;
+  }
   Config config;
-  if (!load_ctl_config(options, &config, &exit_code)) return exit_code;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
   JobStore store(config);
   if (args.size() == 2) {
     auto topic = registered_topic(*registry, args[1]);
-    if (!topic.is_ok()) return report_failure(topic.status());
+    if (!topic.is_ok()) {
+      return report_failure(topic.status());
+    }
     return print_one(options, store, *topic);
   }
   auto topics = registry->list_topics();
-  if (!topics.is_ok()) return report_failure(topics.status());
+  if (!topics.is_ok()) {
+    return report_failure(topics.status());
+  }
   return print_all(options, store, *topics);
 }
 

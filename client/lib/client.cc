@@ -59,10 +59,14 @@ std::string server_message(const std::string& body, long status) {
     std::string message = parsed["error"].get<std::string>();
     // 401/403: {"error": "unauthorized", "reason": "..."}
     auto reason = parsed.find("reason");
-    if (reason != parsed.end() && reason->is_string()) message += ": " + reason->get<std::string>();
+    if (reason != parsed.end() && reason->is_string()) {
+      message += ": " + reason->get<std::string>();
+    }
     return message;
   }
-  if (body.empty()) return "HTTP " + std::to_string(status);
+  if (body.empty()) {
+    return "HTTP " + std::to_string(status);
+  }
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
@@ -97,7 +101,9 @@ void put_when(const When& when, Json* job) {
 // (parsing and dumping it would reorder keys and respell numbers). nullopt
 // when the body is not JSON text or the id is not UTF-8.
 std::optional<std::string> job_text(const Json& fields, const std::string& body_json) {
-  if (!Json::accept(body_json)) return std::nullopt;
+  if (!Json::accept(body_json)) {
+    return std::nullopt;
+  }
   std::string text;
   try {
     text = fields.dump();
@@ -116,18 +122,32 @@ Error body_not_json(const std::string& id) {
 }
 
 JobState state_from_name(const std::string& name) {
-  if (name == "delayed") return JobState::Delayed;
-  if (name == "ready") return JobState::Ready;
-  if (name == "working") return JobState::Working;
-  if (name == "retrying") return JobState::Retrying;
-  if (name == "held") return JobState::Held;
-  if (name == "dead") return JobState::Dead;
+  if (name == "delayed") {
+    return JobState::Delayed;
+  }
+  if (name == "ready") {
+    return JobState::Ready;
+  }
+  if (name == "working") {
+    return JobState::Working;
+  }
+  if (name == "retrying") {
+    return JobState::Retrying;
+  }
+  if (name == "held") {
+    return JobState::Held;
+  }
+  if (name == "dead") {
+    return JobState::Dead;
+  }
   return JobState::Unknown;
 }
 
 StateCounts state_counts_of(const Json& json) {
   StateCounts c;
-  if (!json.is_object()) return c;
+  if (!json.is_object()) {
+    return c;
+  }
   c.delayed = json.value("delayed", int64_t{0});
   c.ready = json.value("ready", int64_t{0});
   c.working = json.value("working", int64_t{0});
@@ -139,7 +159,9 @@ StateCounts state_counts_of(const Json& json) {
 
 EventCounts event_counts_of(const Json& json) {
   EventCounts c;
-  if (!json.is_object()) return c;
+  if (!json.is_object()) {
+    return c;
+  }
   c.added = json.value("added", int64_t{0});
   c.delivered = json.value("delivered", int64_t{0});
   c.failed = json.value("failed", int64_t{0});
@@ -153,9 +175,13 @@ EventCounts event_counts_of(const Json& json) {
 
 std::vector<std::string> strings_of(const Json& json) {
   std::vector<std::string> out;
-  if (!json.is_array()) return out;
+  if (!json.is_array()) {
+    return out;
+  }
   for (const auto& item : json) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
+    if (item.is_string()) {
+      out.push_back(item.get<std::string>());
+    }
   }
   return out;
 }
@@ -165,13 +191,18 @@ std::vector<std::string> strings_of(const Json& json) {
 std::variant<Json, Error> object_answer(const HttpAnswer& answer, const std::string& server,
                                         const char* what,
                                         std::initializer_list<const char*> required) {
-  if (answer.status != 200) return error_from_answer(answer, server);
+  if (answer.status != 200) {
+    return error_from_answer(answer, server);
+  }
   Json reply = Json::parse(answer.body, nullptr, false);
   bool complete = reply.is_object();
-  for (const char* key : required) complete = complete && reply.contains(key);
-  if (!complete)
+  for (const char* key : required) {
+    complete = complete && reply.contains(key);
+  }
+  if (!complete) {
     return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
                           server);
+  }
   return reply;
 }
 
@@ -248,8 +279,9 @@ class Client::Impl {
   // attempt may have been carried out (a timeout or a 504).
   Result<Answered> call(const char* method, const std::string& path, const std::string& body,
                         bool* unsure = nullptr) {
-    if (servers_.size() == 0)
+    if (servers_.size() == 0) {
       return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
+    }
     std::optional<Error> last;
     std::string tried;
     last_server_.clear();
@@ -266,14 +298,18 @@ class Client::Impl {
         if (answer.curl != CURLE_OK) {
           servers_.mark_down(index, monotonic_ms());
           bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
-          if (timed_out && unsure) *unsure = true;
+          if (timed_out && unsure) {
+            *unsure = true;
+          }
           last = Error{
               timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
               server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error,
               server};
         } else if (answer.status == 503 || answer.status == 504) {
           servers_.mark_up(index);
-          if (answer.status == 504 && unsure) *unsure = true;
+          if (answer.status == 504 && unsure) {
+            *unsure = true;
+          }
           last = error_from_answer(answer, server);
           last->message = server + ": " + last->message;
         } else {
@@ -284,9 +320,10 @@ class Client::Impl {
         tried += (tried.empty() ? "" : "; ") + last->message;
       }
     }
-    if (servers_.size() > 1 || options_.retries > 0)
+    if (servers_.size() > 1 || options_.retries > 0) {
       last->message = "all " + std::to_string(servers_.size()) + " server(s) failed, " +
                       std::to_string(std::max(0, options_.retries) + 1) + " round(s): " + tried;
+    }
     return *last;
   }
 
@@ -310,13 +347,18 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   Json fields{{"id", id}};
   put_when(when, &fields);
   std::optional<std::string> job = job_text(fields, body_json);
-  if (!job) return body_not_json(id);
+  if (!job) {
+    return body_not_json(id);
+  }
   auto called = impl_->call("POST", impl_->jobs_path(topic), *job);
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   const HttpAnswer& answer = called->answer;
   // 200 is the same job pending already (a retry whose first answer was lost).
-  if (answer.status != 201 && answer.status != 200)
+  if (answer.status != 201 && answer.status != 200) {
     return error_from_answer(answer, called->server);
+  }
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("due_at_ms") ||
       !reply["due_at_ms"].is_number_integer()) {
@@ -334,9 +376,13 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   auto called =
       impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) return error_from_answer(answer, called->server);
+  if (answer.status != 200) {
+    return error_from_answer(answer, called->server);
+  }
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") ||
       !reply["state"].is_string()) {
@@ -351,8 +397,9 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   info.attempts = reply.value("attempts", 0);
   info.due_at_ms = reply.value("due_at_ms", int64_t{0});
   info.created_at_ms = reply.value("created_at_ms", int64_t{0});
-  if (reply.contains("last_error") && reply["last_error"].is_string())
+  if (reply.contains("last_error") && reply["last_error"].is_string()) {
     info.last_error = reply["last_error"].get<std::string>();
+  }
   info.raw_json = answer.body;
   return info;
 }
@@ -361,9 +408,13 @@ Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   bool unsure = false;
   auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),
                             "", &unsure);
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   // An earlier attempt may have deleted it before its answer was lost.
-  if (called->answer.status == 404 && unsure) return Deleted{};
+  if (called->answer.status == 404 && unsure) {
+    return Deleted{};
+  }
   if (called->answer.status != 204 && called->answer.status != 200) {
     return error_from_answer(called->answer, called->server);
   }
@@ -377,14 +428,20 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     Json fields{{"id", job.id}};
     put_when(job.when, &fields);
     std::optional<std::string> entry = job_text(fields, job.body_json);
-    if (!entry) return body_not_json(job.id);
+    if (!entry) {
+      return body_not_json(job.id);
+    }
     list += (list.empty() ? "" : ",") + *entry;
   }
   auto called =
       impl_->call("POST", impl_->jobs_path(topic) + "/batch", "{\"jobs\":[" + list + "]}");
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) return error_from_answer(answer, called->server);
+  if (answer.status != 200) {
+    return error_from_answer(answer, called->server);
+  }
   Json reply = Json::parse(answer.body, nullptr, false);
   if (!reply.is_object() || !reply.contains("results") || !reply["results"].is_array() ||
       reply["results"].size() != jobs.size()) {
@@ -418,19 +475,27 @@ Result<TopicList> Client::list_topics(const std::string& search, int64_t offset,
   std::string path = "/v1/topics?search=" + impl_->transport_.escape(search) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
   auto called = impl_->call("GET", path, "");
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   auto parsed = object_answer(called->answer, called->server, "list_topics", {"topics", "total"});
-  if (parsed.index() == 1) return std::get<1>(parsed);
+  if (parsed.index() == 1) {
+    return std::get<1>(parsed);
+  }
   const Json& reply = std::get<0>(parsed);
   TopicList list;
   list.total = reply.value("total", int64_t{0});
   list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
   for (const auto& item : reply["topics"]) {
-    if (!item.is_object()) continue;
+    if (!item.is_object()) {
+      continue;
+    }
     TopicSummary topic;
     topic.name = item.value("name", "");
     topic.online = item.value("online", false);
-    if (item.contains("now")) topic.now = state_counts_of(item["now"]);
+    if (item.contains("now")) {
+      topic.now = state_counts_of(item["now"]);
+    }
     list.topics.push_back(std::move(topic));
   }
   list.raw_json = called->answer.body;
@@ -439,20 +504,27 @@ Result<TopicList> Client::list_topics(const std::string& search, int64_t offset,
 
 Result<TopicStats> Client::topic_stats(const std::string& topic) {
   auto called = impl_->call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/stats", "");
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   auto parsed = object_answer(called->answer, called->server, "topic_stats", {"now", "total"});
-  if (parsed.index() == 1) return std::get<1>(parsed);
+  if (parsed.index() == 1) {
+    return std::get<1>(parsed);
+  }
   const Json& reply = std::get<0>(parsed);
   TopicStats stats;
   stats.topic = reply.value("topic", topic);
   stats.now = state_counts_of(reply["now"]);
   stats.total = event_counts_of(reply["total"]);
   for (const auto& row : reply.value("per_minute", Json::array())) {
-    if (row.is_object())
+    if (row.is_object()) {
       stats.per_minute.emplace_back(row.value("minute", int64_t{0}), event_counts_of(row));
+    }
   }
   for (const auto& row : reply.value("per_day", Json::array())) {
-    if (row.is_object()) stats.per_day.emplace_back(row.value("day", ""), event_counts_of(row));
+    if (row.is_object()) {
+      stats.per_day.emplace_back(row.value("day", ""), event_counts_of(row));
+    }
   }
   stats.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
   stats.raw_json = called->answer.body;
@@ -471,24 +543,31 @@ Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int6
   std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
   auto called = impl_->call("GET", path, "");
-  if (!called) return called.error();
+  if (!called) {
+    return called.error();
+  }
   auto parsed = object_answer(called->answer, called->server, "list_jobs", {"jobs", "total"});
-  if (parsed.index() == 1) return std::get<1>(parsed);
+  if (parsed.index() == 1) {
+    return std::get<1>(parsed);
+  }
   const Json& reply = std::get<0>(parsed);
   JobList list;
   list.total = reply.value("total", int64_t{0});
   list.truncated = reply.value("truncated", false);
   list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
   for (const auto& item : reply["jobs"]) {
-    if (!item.is_object()) continue;
+    if (!item.is_object()) {
+      continue;
+    }
     ListedJob job;
     job.id = item.value("id", "");
     job.state = state_from_name(item.value("state", ""));
     job.attempts = item.value("attempts", 0);
     job.due_at_ms = item.value("due_at_ms", int64_t{0});
     job.created_at_ms = item.value("created_at_ms", int64_t{0});
-    if (item.contains("last_error") && item["last_error"].is_string())
+    if (item.contains("last_error") && item["last_error"].is_string()) {
       job.last_error = item["last_error"].get<std::string>();
+    }
     job.last_error_at_ms = item.value("last_error_at_ms", int64_t{0});
     job.shard = item.value("shard", "");
     job.lease_deadline_ms = item.value("lease_deadline_ms", int64_t{0});

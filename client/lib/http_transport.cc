@@ -22,7 +22,9 @@ HttpTransport::HttpTransport() {
   static std::once_flag global_init;
   std::call_once(global_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   easy_.reset(curl_easy_init());
-  if (!easy_) throw std::runtime_error("dqclient: curl_easy_init failed");
+  if (!easy_) {
+    throw std::runtime_error("dqclient: curl_easy_init failed");
+  }
 }
 
 void HttpTransport::set_bearer_token(const std::string& token) {
@@ -55,7 +57,9 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   };
   add_header("Accept: application/json");
   add_header("Expect:");  // no 100-continue round trip for larger bodies
-  if (!authorization_.empty()) add_header(authorization_.c_str());
+  if (!authorization_.empty()) {
+    add_header(authorization_.c_str());
+  }
 
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads

@@ -65,8 +65,12 @@ CallbackAnswer answer_for(CallbackFault fault, const std::string& self_url) {
 
 // The status the callback server ends up sending, 0 when it sends none.
 int recorded_status(const CallbackAnswer& answer) {
-  if (answer.hang_up) return 0;
-  if (answer.delay_ms >= CallbackFaults::kHangMs) return 0;
+  if (answer.hang_up) {
+    return 0;
+  }
+  if (answer.delay_ms >= CallbackFaults::kHangMs) {
+    return 0;
+  }
   return answer.status;
 }
 

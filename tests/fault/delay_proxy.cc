@@ -20,7 +20,9 @@ using Clock = std::chrono::steady_clock;
 
 int connect_local(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
+  if (fd < 0) {
+    return -1;
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -61,9 +63,13 @@ struct DelayProxy::Direction {
   void read_loop(const std::atomic<bool>& stopping, const std::atomic<int>& delay_ms) {
     char buffer[16384];
     while (!stopping) {
-      if (!readable(from)) continue;
+      if (!readable(from)) {
+        continue;
+      }
       ssize_t n = recv(from, buffer, sizeof(buffer), 0);
-      if (n <= 0) break;
+      if (n <= 0) {
+        break;
+      }
       std::lock_guard<std::mutex> lock(mutex);
       queue.push_back({Clock::now() + std::chrono::milliseconds(delay_ms.load()),
                        std::string(buffer, static_cast<size_t>(n))});
@@ -78,7 +84,9 @@ struct DelayProxy::Direction {
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping) {
       if (queue.empty()) {
-        if (closed) break;
+        if (closed) {
+          break;
+        }
         changed.wait_for(lock, std::chrono::milliseconds(50));
         continue;
       }
@@ -92,7 +100,9 @@ struct DelayProxy::Direction {
       bool sent =
           send(to, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
       lock.lock();
-      if (!sent) break;
+      if (!sent) {
+        break;
+      }
     }
     shutdown(to, SHUT_WR);    // the other side sees the EOF this side saw
     shutdown(from, SHUT_RD);  // and a failed send ends the reader too
@@ -107,8 +117,12 @@ struct DelayProxy::Connection {
 
   ~Connection() {
     for (Direction* direction : {&up, &down}) {
-      if (direction->reader.joinable()) direction->reader.join();
-      if (direction->writer.joinable()) direction->writer.join();
+      if (direction->reader.joinable()) {
+        direction->reader.join();
+      }
+      if (direction->writer.joinable()) {
+        direction->writer.join();
+      }
     }
     close(client);
     close(upstream);
@@ -149,9 +163,13 @@ void DelayProxy::stall(bool on) { stalled_ = on; }
 
 void DelayProxy::accept_loop() {
   while (!stopping_) {
-    if (!readable(listen_fd_)) continue;
+    if (!readable(listen_fd_)) {
+      continue;
+    }
     int client = accept(listen_fd_, nullptr, nullptr);
-    if (client < 0) continue;
+    if (client < 0) {
+      continue;
+    }
     int upstream = connect_local(upstream_port_);
     if (upstream < 0) {  // the shard is down: so is its proxy
       close(client);

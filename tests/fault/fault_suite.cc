@@ -39,7 +39,9 @@ TEST_CASE("fault scenarios: nothing accepted is lost or early") {
   int round = 0;
   do {
     for (const auto& scenario : dq::test::all_scenarios()) {
-      if (!only.empty() && scenario.name.find(only) == std::string::npos) continue;
+      if (!only.empty() && scenario.name.find(only) == std::string::npos) {
+        continue;
+      }
       dq::test::TallyRow row;
       try {
         row = dq::test::run_scenario(scenario, round);

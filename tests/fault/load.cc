@@ -40,12 +40,16 @@ Load::~Load() { stop(); }
 
 void Load::start() {
   running_ = true;
-  for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { produce(); });
+  for (int i = 0; i < threads_; ++i) {
+    workers_.emplace_back([this] { produce(); });
+  }
 }
 
 void Load::stop() {
   running_ = false;
-  for (auto& worker : workers_) worker.join();
+  for (auto& worker : workers_) {
+    worker.join();
+  }
   workers_.clear();
 }
 
@@ -66,17 +70,20 @@ void Load::produce() {
     int64_t earliest_unknown_ms =
         INT64_MAX;  // sent time of the first attempt with no known outcome
     int64_t give_up_at = steady_ms() + kRetryForMs;
+    const std::string path = "/v1/topics/" + topic + "/jobs";
     bool done = false;
     for (size_t attempt = 0; !done && steady_ms() < give_up_at; ++attempt) {
       const std::string& host = hosts_[(n + attempt) % hosts_.size()];
       int64_t sent_ms = wall_ms();
-      HttpResult result = http.request("POST", host + "/v1/topics/" + topic + "/jobs", doc, 3000);
+      HttpResult result = http.request("POST", host + path, doc, 3000);
       if (result.status == 200 || result.status == 201) {
         int64_t due = result.json()["due_at_ms"].get<int64_t>();
         int64_t earliest =
             std::min(due, earliest_unknown_ms == INT64_MAX ? due : earliest_unknown_ms + delay_ms);
+        std::string job = topic + "/";
+        job += id;
         std::lock_guard<std::mutex> lock(mutex_);
-        accepted_.push_back({topic + "/" + id, due, earliest});
+        accepted_.push_back({std::move(job), due, earliest});
         done = true;
       } else if (result.status == 0 || result.status >= 500) {
         if (result.status == 0 || result.status == 504) {  // 503: nothing written
@@ -87,7 +94,9 @@ void Load::produce() {
         break;  // refused (4xx): a bug the tally shows as given up
       }
     }
-    if (!done) ++given_up_;
+    if (!done) {
+      ++given_up_;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms_));
   }
 }

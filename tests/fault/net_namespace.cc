@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <sstream>
+
 #include "tests/support/dqd_process.h"
 
 namespace dq::test {
@@ -55,7 +57,9 @@ std::unique_ptr<NetNamespace> NetNamespace::create(std::string* why_not) {
 }
 
 NetNamespace::~NetNamespace() {
-  if (name_.empty()) return;
+  if (name_.empty()) {
+    return;
+  }
   sh("ip link del " + outside_veth_);  // gone already when the peer went with the namespace
   sh("ip netns del " + name_);
 }
@@ -82,19 +86,25 @@ bool NetNamespace::netem(int port, int delay_ms, bool stalled, std::string* erro
   std::string p = std::to_string(port);
   std::string command;
   if (!netem_added_) {
+    std::ostringstream both;
+    const char* separator = "";
     for (auto [prefix, dev, match] :
          {std::tuple<std::string, std::string, std::string>{"", outside_veth_, "sport"},
           {in, inside_veth_, "dport"}}) {
-      command += (command.empty() ? "" : " && ") + prefix + "tc qdisc add dev " + dev +
-                 " root handle 1: prio && " + prefix + "tc qdisc add dev " + dev +
-                 " parent 1:3 handle 30: " + netem + " && " + prefix + "tc filter add dev " + dev +
-                 " parent 1:0 protocol ip u32 match ip " + match + " " + p + " 0xffff flowid 1:3";
+      both << separator << prefix << "tc qdisc add dev " << dev << " root handle 1: prio && "
+           << prefix << "tc qdisc add dev " << dev << " parent 1:3 handle 30: " << netem << " && "
+           << prefix << "tc filter add dev " << dev << " parent 1:0 protocol ip u32 match ip "
+           << match << " " << p << " 0xffff flowid 1:3";
+      separator = " && ";
     }
+    command = both.str();
   } else {
     command = "tc qdisc change dev " + outside_veth_ + " parent 1:3 handle 30: " + netem + " && " +
               in + "tc qdisc change dev " + inside_veth_ + " parent 1:3 handle 30: " + netem;
   }
-  if (!sh(command, error)) return false;
+  if (!sh(command, error)) {
+    return false;
+  }
   netem_added_ = true;
   return true;
 }

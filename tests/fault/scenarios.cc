@@ -48,7 +48,9 @@ void kill_children_in_turn(World& world, int load_ms) {
   const char* kinds[] = {"dq-server_", "dq-timer_", "dq-consume_", "dq-redis-checker"};
   every(250, load_ms, [&](int i) {
     std::vector<pid_t> pids = children_titled(world.master(), kinds[i % 4]);
-    if (!pids.empty()) kill(pids[(i / 4) % pids.size()], SIGKILL);
+    if (!pids.empty()) {
+      kill(pids[(i / 4) % pids.size()], SIGKILL);
+    }
   });
 }
 
@@ -140,10 +142,13 @@ void load_on_a_full_log_disk(World& world, int load_ms) {
 std::map<std::string, int64_t> first_answers(const World& world) {
   std::map<std::string, int64_t> first;
   for (const auto& arrival : world.faults.arrivals()) {
-    if (arrival.status < 200 || arrival.status >= 300) continue;
+    if (arrival.status < 200 || arrival.status >= 300) {
+      continue;
+    }
     auto it = first.find(arrival.key);
-    if (it == first.end() || arrival.arrived_ms < it->second)
+    if (it == first.end() || arrival.arrived_ms < it->second) {
       first[arrival.key] = arrival.arrived_ms;
+    }
   }
   return first;
 }
@@ -154,7 +159,9 @@ std::map<std::string, int64_t> first_answers(const World& world) {
 void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& accepted,
                               TallyRow& row) {
   std::string list;
-  for (const auto& shard : world.shards) list += (list.empty() ? "" : ",") + shard;
+  for (const auto& shard : world.shards) {
+    list += (list.empty() ? "" : ",") + shard;
+  }
   auto shards = parse_shard_list(list);
   REQUIRE(shards.is_ok());
   std::map<std::string, int64_t> answered = first_answers(world);
@@ -167,8 +174,12 @@ void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& acce
         shard_order(*shards, job_key(job.key.substr(0, slash), job.key.substr(slash + 1)))[0];
     ++jobs[home];
     auto it = answered.find(job.key);
-    if (it == answered.end()) continue;
-    if (it->second - job.due_at_ms > 500) ++late[home];
+    if (it == answered.end()) {
+      continue;
+    }
+    if (it->second - job.due_at_ms > 500) {
+      ++late[home];
+    }
     worst[home] = std::max(worst[home], it->second - job.due_at_ms);
   }
   std::ostringstream note;
@@ -198,7 +209,9 @@ double cpu_seconds(const std::vector<pid_t>& pids) {
     std::istringstream fields(text.substr(text.rfind(')') + 2));
     std::string field;
     for (int i = 3; i <= 15 && fields >> field; ++i) {
-      if (i >= 14) ticks += std::stod(field);
+      if (i >= 14) {
+        ticks += std::stod(field);
+      }
     }
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
@@ -240,7 +253,9 @@ void log_disk_full_harmless(World& world, const std::vector<AcceptedJob>&, Tally
 // the honest host until none is left or 5 s passed (acks may still land).
 std::set<std::string> still_held(World& world, const std::vector<AcceptedJob>& accepted) {
   std::set<std::string> held;
-  for (const auto& job : accepted) held.insert(job.key);
+  for (const auto& job : accepted) {
+    held.insert(job.key);
+  }
   HttpClient http;
   wait_until(5000, [&] {
     for (auto it = held.begin(); it != held.end();) {
@@ -257,10 +272,14 @@ std::set<std::string> still_held(World& world, const std::vector<AcceptedJob>& a
 bool all_delivered(const World& world, const std::vector<AcceptedJob>& accepted) {
   std::set<std::string> answered;
   for (const auto& arrival : world.faults.arrivals()) {
-    if (arrival.status >= 200 && arrival.status < 300) answered.insert(arrival.key);
+    if (arrival.status >= 200 && arrival.status < 300) {
+      answered.insert(arrival.key);
+    }
   }
   for (const auto& job : accepted) {
-    if (!answered.count(job.key)) return false;
+    if (!answered.count(job.key)) {
+      return false;
+    }
   }
   return true;
 }
@@ -323,7 +342,9 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
     return row;
   }
   std::vector<std::string> topics;
-  for (const auto& topic : scenario.topics) topics.push_back(topic.first);
+  for (const auto& topic : scenario.topics) {
+    topics.push_back(topic.first);
+  }
   Load load(world.host_urls(), topics, "r" + std::to_string(round) + "-");
   load.start();
   scenario.inject(world, static_cast<int>(load_ms_for_this_run() * scenario.load_share));
@@ -341,18 +362,26 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
                                            : "DUPLICATES NOT ALLOWED HERE";
   }
   CAPTURE(scenario.name);
-  if (scenario.check) scenario.check(world, accepted, row);
+  if (scenario.check) {
+    scenario.check(world, accepted, row);
+  }
   if (row.before_answer > 0) {
     row.note += (row.note.empty() ? "" : "; ") + std::to_string(row.before_answer) +
                 " before their held 201's due_at_ms: an earlier attempt (504) was kept";
   }
-  if (row.lost > 0 || row.early > 0) row.note = "FAILED; " + row.note;
+  if (row.lost > 0 || row.early > 0) {
+    row.note = "FAILED; " + row.note;
+  }
   CHECK(row.accepted > 0);
   std::string lost_keys;
-  for (const auto& key : row.lost_keys) lost_keys += " " + key;
+  for (const auto& key : row.lost_keys) {
+    lost_keys += " " + key;
+  }
   CHECK_MESSAGE(row.lost == 0, "lost (first 10):" << lost_keys);
   CHECK(row.early == 0);
-  if (!scenario.duplicates_allowed) CHECK(row.duplicated == 0);
+  if (!scenario.duplicates_allowed) {
+    CHECK(row.duplicated == 0);
+  }
   return row;
 }
 

@@ -24,10 +24,18 @@ TallyRow tally(const std::string& scenario, const std::vector<AcceptedJob>& acce
   std::set<std::string> before_answer;
   for (const auto& arrival : arrivals) {
     auto it = due.find(arrival.key);
-    if (it == due.end()) continue;  // a job whose add was never answered
-    if (arrival.arrived_ms < it->second) early.insert(arrival.key);
-    if (arrival.arrived_ms < answered[arrival.key]) before_answer.insert(arrival.key);
-    if (arrival.status >= 200 && arrival.status < 300) ++answered_2xx[arrival.key];
+    if (it == due.end()) {
+      continue;  // a job whose add was never answered
+    }
+    if (arrival.arrived_ms < it->second) {
+      early.insert(arrival.key);
+    }
+    if (arrival.arrived_ms < answered[arrival.key]) {
+      before_answer.insert(arrival.key);
+    }
+    if (arrival.status >= 200 && arrival.status < 300) {
+      ++answered_2xx[arrival.key];
+    }
   }
   for (const auto& [key, times] : answered_2xx) {
     ++row.delivered;
@@ -38,7 +46,9 @@ TallyRow tally(const std::string& scenario, const std::vector<AcceptedJob>& acce
   for (const auto& [key, due_at] : due) {
     bool lost = answered_2xx.count(key) == 0 || still_held.count(key) != 0;
     row.lost += lost;
-    if (lost && row.lost_keys.size() < 10) row.lost_keys.push_back(key);
+    if (lost && row.lost_keys.size() < 10) {
+      row.lost_keys.push_back(key);
+    }
   }
   row.early = early.size();
   row.before_answer = before_answer.size() - early.size();

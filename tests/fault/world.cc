@@ -53,13 +53,17 @@ bool wants_namespace(Setup setup) {
 }
 
 std::unique_ptr<NetNamespace> namespace_for(Setup setup, std::string* skipped) {
-  if (!wants_namespace(setup)) return nullptr;
+  if (!wants_namespace(setup)) {
+    return nullptr;
+  }
   return NetNamespace::create(skipped);
 }
 
 // Callbacks registered on a host in the namespace go to the outside address.
 std::string reachable_from(const std::string& url, const NetNamespace* ns) {
-  if (!ns) return url;
+  if (!ns) {
+    return url;
+  }
   std::string local = "127.0.0.1";
   return url.substr(0, url.find(local)) + ns->outside_ip() +
          url.substr(url.find(local) + local.size());
@@ -77,7 +81,9 @@ void apply_fsync_setting(TestRedis& redis) {
 
 World::World(const Scenario& scenario)
     : ns(namespace_for(scenario.setup, &skipped)), callback(ns ? "0.0.0.0" : "127.0.0.1") {
-  if (scenario.setup == Setup::partitioned_host && !ns) return;  // skipped says why
+  if (scenario.setup == Setup::partitioned_host && !ns) {
+    return;  // skipped says why
+  }
   skipped.clear();  // a slow shard without a namespace is slowed by the proxy
   if (scenario.setup == Setup::log_disk_full && geteuid() != 0) {
     skipped = "not root: cannot mount a tmpfs for the log dir";
@@ -131,17 +137,23 @@ World::World(const Scenario& scenario)
                      kTopicTimeoutMs);
     }
   }
-  for (auto& host : hosts) host->start();
+  for (auto& host : hosts) {
+    host->start();
+  }
 }
 
 std::vector<std::string> World::host_urls() const {
   std::vector<std::string> urls;
-  for (const auto& host : hosts) urls.push_back(host->base_url());
+  for (const auto& host : hosts) {
+    urls.push_back(host->base_url());
+  }
   return urls;
 }
 
 void World::heal() {
-  if (proxy) proxy->set_delay(0);
+  if (proxy) {
+    proxy->set_delay(0);
+  }
   if (ns && slowed_by == "netem") {
     std::string error;
     CHECK_MESSAGE(ns->netem(first.port(), 0, false, &error), error);
@@ -149,7 +161,9 @@ void World::heal() {
 }
 
 void World::stall_first_shard(bool on) {
-  if (proxy) proxy->stall(on);
+  if (proxy) {
+    proxy->stall(on);
+  }
   if (ns && slowed_by == "netem") {
     std::string error;
     CHECK_MESSAGE(ns->netem(first.port(), kSlowShardDelayMs, on, &error), error);

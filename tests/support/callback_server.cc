@@ -56,7 +56,9 @@ std::vector<std::pair<std::string, std::string>> parse_form(const std::string& t
       fields.emplace_back(decode(pair.substr(0, eq)),
                           eq == std::string::npos ? "" : decode(pair.substr(eq + 1)));
     }
-    if (amp == std::string::npos) break;
+    if (amp == std::string::npos) {
+      break;
+    }
     start = amp + 1;
   }
   return fields;
@@ -64,7 +66,9 @@ std::vector<std::pair<std::string, std::string>> parse_form(const std::string& t
 
 std::string RecordedRequest::form_field(const std::string& name) const {
   for (const auto& field : parse_form(body)) {
-    if (field.first == name) return field.second;
+    if (field.first == name) {
+      return field.second;
+    }
   }
   return {};
 }
@@ -74,7 +78,9 @@ std::string RecordedRequest::param(const std::string& name) const {
   std::string result;
   if (evhttp_parse_query_str(query.c_str(), &params) == 0) {
     const char* value = evhttp_find_header(&params, name.c_str());
-    if (value) result = value;
+    if (value) {
+      result = value;
+    }
   }
   evhttp_clear_headers(&params);
   return result;
@@ -160,7 +166,9 @@ void CallbackServer::Impl::on_connection_closed(evhttp_connection* connection, v
 void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   std::unique_ptr<PendingReply> reply(static_cast<PendingReply*>(arg));
   reply->impl->unfired.erase(reply.get());
-  if (reply->cancelled) return;
+  if (reply->cancelled) {
+    return;
+  }
   reply->impl->pending.erase(reply->connection);
   send_reply(reply->request, reply->status, reply->location, reply->body);
 }
@@ -171,8 +179,12 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   record.arrived_ms = now_ms();
   record.method = method_name(evhttp_request_get_command(request));
   const evhttp_uri* uri = evhttp_request_get_evhttp_uri(request);
-  if (evhttp_uri_get_path(uri)) record.path = evhttp_uri_get_path(uri);
-  if (evhttp_uri_get_query(uri)) record.query = evhttp_uri_get_query(uri);
+  if (evhttp_uri_get_path(uri)) {
+    record.path = evhttp_uri_get_path(uri);
+  }
+  if (evhttp_uri_get_query(uri)) {
+    record.query = evhttp_uri_get_query(uri);
+  }
   evkeyvalq* headers = evhttp_request_get_input_headers(request);
   for (evkeyval* header = headers->tqh_first; header; header = header->next.tqe_next) {
     std::string name = header->key;
@@ -183,13 +195,17 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   evbuffer* input = evhttp_request_get_input_buffer(request);
   size_t length = evbuffer_get_length(input);
   record.body.resize(length);
-  if (length) evbuffer_copyout(input, record.body.data(), length);
+  if (length) {
+    evbuffer_copyout(input, record.body.data(), length);
+  }
 
   CallbackAnswer answer;
   {
     std::lock_guard<std::mutex> lock(impl->mutex);
     size_t n = impl->requests.size();
-    if (impl->responder) answer = impl->responder(record, n);
+    if (impl->responder) {
+      answer = impl->responder(record, n);
+    }
     impl->requests.push_back(std::move(record));
   }
   impl->arrived.notify_all();
@@ -211,7 +227,7 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
-  timeval delay{answer.delay_ms / 1000, (answer.delay_ms % 1000) * 1000};
+  timeval delay{answer.delay_ms / 1000, static_cast<suseconds_t>(answer.delay_ms % 1000) * 1000};
   event_base_once(impl->base, -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
 }
 
@@ -223,7 +239,9 @@ CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_u
                                               EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(impl_->http, &Impl::on_request, impl_.get());
   evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(impl_->http, bind_host.c_str(), 0);
-  if (!bound) throw std::runtime_error("CallbackServer: cannot bind " + bind_host);
+  if (!bound) {
+    throw std::runtime_error("CallbackServer: cannot bind " + bind_host);
+  }
   sockaddr_in address{};
   socklen_t size = sizeof(address);
   getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&address), &size);
@@ -236,7 +254,9 @@ CallbackServer::~CallbackServer() {
   event_base_loopbreak(impl_->base);
   impl_->thread.join();
   evhttp_free(impl_->http);  // runs the close callbacks, which still use pending replies
-  for (PendingReply* reply : impl_->unfired) delete reply;
+  for (PendingReply* reply : impl_->unfired) {
+    delete reply;
+  }
   event_base_free(impl_->base);
 }
 

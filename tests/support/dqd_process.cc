@@ -21,8 +21,12 @@ namespace {
 bool wait_for_exit(pid_t pid, int timeout_ms, int* status) {
   for (int waited = 0; waited <= timeout_ms; waited += 10) {
     pid_t done = waitpid(pid, status, WNOHANG);
-    if (done == pid) return true;
-    if (done < 0) return true;  // not our child any more
+    if (done == pid) {
+      return true;
+    }
+    if (done < 0) {
+      return true;  // not our child any more
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
@@ -35,22 +39,32 @@ DqdProcess::DqdProcess(DqdOptions options) : options_(std::move(options)) {
   config_path_ = dir_ + "/dq.ini";
   http_port_ = free_port();
   legacy_port_ = free_port();
-  while (legacy_port_ == http_port_) legacy_port_ = free_port();
+  while (legacy_port_ == http_port_) {
+    legacy_port_ = free_port();
+  }
   admin_port_ = free_port();
-  while (admin_port_ == http_port_ || admin_port_ == legacy_port_) admin_port_ = free_port();
+  while (admin_port_ == http_port_ || admin_port_ == legacy_port_) {
+    admin_port_ = free_port();
+  }
   write_config(options_);
 }
 
 DqdProcess::~DqdProcess() {
-  if (pid_ > 0) stop(5000);
+  if (pid_ > 0) {
+    stop(5000);
+  }
   registry_.reset();
   // DQ_TEST_KEEP=1 keeps the dir (config, logs) to read after a failure.
-  if (std::getenv("DQ_TEST_KEEP") == nullptr) remove_dir(dir_);
+  if (std::getenv("DQ_TEST_KEEP") == nullptr) {
+    remove_dir(dir_);
+  }
 }
 
 void DqdProcess::write_config(const DqdOptions& options) {
   std::string shards;
-  for (const auto& shard : options.shards) shards += (shards.empty() ? "" : ",") + shard;
+  for (const auto& shard : options.shards) {
+    shards += (shards.empty() ? "" : ",") + shard;
+  }
   std::ofstream out(config_path_ + ".tmp");
   out << "[server]\nlisten = " << options.listen_host << ":" << http_port_
       << "\nworkers = " << options.workers
@@ -109,13 +123,18 @@ void DqdProcess::start() {
     std::vector<std::string> args = options_.wrapper;
     args.insert(args.end(), {binary, "-c", config_path_});
     std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
+    argv.reserve(args.size() + 1);
+    for (auto& arg : args) {
+      argv.push_back(arg.data());
+    }
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
     _exit(127);
   }
   for (int waited = 0; waited < 10000; waited += 50) {
-    if (http_request("GET", base_url() + "/healthz", "", 500).status != 0) return;
+    if (http_request("GET", base_url() + "/healthz", "", 500).status != 0) {
+      return;
+    }
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
@@ -129,7 +148,9 @@ void DqdProcess::start() {
 }
 
 int DqdProcess::stop(int timeout_ms) {
-  if (pid_ < 0) return -1;
+  if (pid_ < 0) {
+    return -1;
+  }
   kill(pid_, SIGTERM);
   int status = 0;
   if (!wait_for_exit(pid_, timeout_ms, &status)) {
@@ -143,7 +164,9 @@ int DqdProcess::stop(int timeout_ms) {
 }
 
 void DqdProcess::kill9() {
-  if (pid_ < 0) return;
+  if (pid_ < 0) {
+    return;
+  }
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
@@ -151,7 +174,9 @@ void DqdProcess::kill9() {
 }
 
 bool DqdProcess::running() {
-  if (pid_ < 0) return false;
+  if (pid_ < 0) {
+    return false;
+  }
   int status = 0;
   if (waitpid(pid_, &status, WNOHANG) == pid_) {
     pid_ = -1;
@@ -190,7 +215,10 @@ int run_command(const std::vector<std::string>& argv, std::string* output) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
     std::vector<char*> args;
-    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.reserve(argv.size() + 1);
+    for (const auto& arg : argv) {
+      args.push_back(const_cast<char*>(arg.c_str()));
+    }
     args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
@@ -199,8 +227,9 @@ int run_command(const std::vector<std::string>& argv, std::string* output) {
   output->clear();
   char buffer[4096];
   ssize_t got = 0;
-  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0)
+  while ((got = read(pipe_fds[0], buffer, sizeof(buffer))) > 0) {
     output->append(buffer, static_cast<size_t>(got));
+  }
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);

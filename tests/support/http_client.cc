@@ -30,7 +30,9 @@ HttpResult HttpClient::request(const std::string& method, const std::string& url
   curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
   headers = curl_slist_append(headers, "Expect:");
-  for (const auto& line : extra_headers_) headers = curl_slist_append(headers, line.c_str());
+  for (const auto& line : extra_headers_) {
+    headers = curl_slist_append(headers, line.c_str());
+  }
   curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
   curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
@@ -45,7 +47,9 @@ HttpResult HttpClient::request(const std::string& method, const std::string& url
   curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &result.status);
   char* type = nullptr;
   curl_easy_getinfo(curl_, CURLINFO_CONTENT_TYPE, &type);
-  if (type != nullptr) result.content_type = type;
+  if (type != nullptr) {
+    result.content_type = type;
+  }
   return result;
 }
 

@@ -59,13 +59,17 @@ std::string LegacySocket::read_frame(int timeout_ms) {
         return json;
       }
     }
-    if (!fill(deadline)) return {};
+    if (!fill(deadline)) {
+      return {};
+    }
   }
 }
 
 Json LegacySocket::read_reply(int timeout_ms) {
   std::string json = read_frame(timeout_ms);
-  if (json.empty()) return Json::value_t::discarded;
+  if (json.empty()) {
+    return Json::value_t::discarded;
+  }
   return Json::parse(json, nullptr, false);
 }
 
@@ -77,17 +81,25 @@ Json LegacySocket::call(const Json& request) {
 bool LegacySocket::closed_by_server(int timeout_ms) {
   int64_t deadline = monotonic_ms() + timeout_ms;
   while (monotonic_ms() < deadline) {
-    if (!fill(deadline)) return eof_;
+    if (!fill(deadline)) {
+      return eof_;
+    }
   }
   return eof_;
 }
 
 bool LegacySocket::fill(int64_t deadline) {
-  if (eof_) return false;
+  if (eof_) {
+    return false;
+  }
   int left = static_cast<int>(deadline - monotonic_ms());
-  if (left <= 0) return false;
+  if (left <= 0) {
+    return false;
+  }
   pollfd poller{fd_, POLLIN, 0};
-  if (poll(&poller, 1, left) <= 0) return false;
+  if (poll(&poller, 1, left) <= 0) {
+    return false;
+  }
   char chunk[4096];
   ssize_t n = recv(fd_, chunk, sizeof chunk, 0);
   if (n <= 0) {

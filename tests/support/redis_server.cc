@@ -51,8 +51,12 @@ std::string reply_text(const redisReply* reply) {
 
 std::vector<std::string> reply_strings(const redisReply* reply) {
   std::vector<std::string> out;
-  if (reply->type != REDIS_REPLY_ARRAY) return out;
-  for (size_t i = 0; i < reply->elements; ++i) out.push_back(reply_text(reply->element[i]));
+  if (reply->type != REDIS_REPLY_ARRAY) {
+    return out;
+  }
+  for (size_t i = 0; i < reply->elements; ++i) {
+    out.push_back(reply_text(reply->element[i]));
+  }
   return out;
 }
 
@@ -84,7 +88,9 @@ std::string make_temp_dir(const std::string& prefix) {
 }
 
 void remove_dir(const std::string& dir) {
-  if (dir.empty() || dir.rfind("/tmp/", 0) != 0) return;  // never outside /tmp
+  if (dir.empty() || dir.rfind("/tmp/", 0) != 0) {
+    return;  // never outside /tmp
+  }
   std::error_code ignored;
   std::filesystem::remove_all(dir, ignored);
 }
@@ -95,7 +101,9 @@ TestRedis::TestRedis(std::vector<std::string> extra_args) : extra_args_(std::mov
   // Redis binds it, so try a few.
   for (int tries = 0; tries < 5; ++tries) {
     port_ = free_port();
-    if (launch()) return;
+    if (launch()) {
+      return;
+    }
   }
   std::string log = read_file(dir_ + "/redis.log");
   FAIL("redis-server did not start; log:\n" << log);
@@ -125,7 +133,10 @@ bool TestRedis::launch() {
       "--hash-max-listpack-entries", "512", "--hash-max-listpack-value", "512"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
-  for (auto& arg : args) argv.push_back(arg.data());
+  argv.reserve(args.size() + 1);
+  for (auto& arg : args) {
+    argv.push_back(arg.data());
+  }
   argv.push_back(nullptr);
 
   pid_t parent = getpid();
@@ -133,7 +144,9 @@ bool TestRedis::launch() {
   REQUIRE(pid >= 0);
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);  // the test died before prctl took effect
+    if (getppid() != parent) {
+      _exit(126);  // the test died before prctl took effect
+    }
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
@@ -148,10 +161,14 @@ bool TestRedis::launch() {
 
   ShardAddress address = shard();
   for (int waited = 0; waited < 5000; waited += 20) {
-    if (!running()) return false;  // exited: port taken, bad args...
+    if (!running()) {
+      return false;  // exited: port taken, bad args...
+    }
     RedisConnection connection(address, 200, 500);
     auto reply = connection.command({"PING"});
-    if (reply.is_ok()) return true;
+    if (reply.is_ok()) {
+      return true;
+    }
     sleep_ms(20);
   }
   kill9();
@@ -171,7 +188,9 @@ void TestRedis::reap(int timeout_ms) {
 }
 
 void TestRedis::stop() {
-  if (pid_ <= 0) return;
+  if (pid_ <= 0) {
+    return;
+  }
   kill(pid_, SIGTERM);
   reap(10000);
   if (pid_ > 0) {
@@ -189,7 +208,9 @@ void TestRedis::start() {
 }
 
 void TestRedis::kill9() {
-  if (pid_ <= 0) return;
+  if (pid_ <= 0) {
+    return;
+  }
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
@@ -197,7 +218,9 @@ void TestRedis::kill9() {
 }
 
 bool TestRedis::running() const {
-  if (pid_ <= 0) return false;
+  if (pid_ <= 0) {
+    return false;
+  }
   int status = 0;
   pid_t done = waitpid(pid_, &status, WNOHANG);
   if (done == pid_ || done < 0) {
@@ -210,7 +233,9 @@ bool TestRedis::running() const {
 ReplyPtr TestRedis::command(const std::vector<std::string>& argv) {
   RedisConnection connection(shard(), 1000, 5000);
   auto reply = connection.command(argv);
-  if (!reply.is_ok()) FAIL("redis command " << argv[0] << " failed: " << reply.status().message());
+  if (!reply.is_ok()) {
+    FAIL("redis command " << argv[0] << " failed: " << reply.status().message());
+  }
   return std::move(reply.value());
 }
 
@@ -218,7 +243,9 @@ std::string TestRedis::dump_all() {
   RedisConnection connection(shard(), 1000, 5000);
   auto run = [&](const std::vector<std::string>& argv) {
     auto reply = connection.command(argv);
-    if (!reply.is_ok()) FAIL("dump_all: " << argv[0] << " failed: " << reply.status().message());
+    if (!reply.is_ok()) {
+      FAIL("dump_all: " << argv[0] << " failed: " << reply.status().message());
+    }
     return std::move(reply.value());
   };
   std::vector<std::string> names = reply_strings(run({"KEYS", "*"}).get());
@@ -233,8 +260,9 @@ std::string TestRedis::dump_all() {
       items.push_back(reply_text(run({"GET", name}).get()));
     } else if (type == "hash") {
       auto flat = reply_strings(run({"HGETALL", name}).get());
-      for (size_t i = 0; i + 1 < flat.size(); i += 2)
+      for (size_t i = 0; i + 1 < flat.size(); i += 2) {
         items.push_back(flat[i] + " = " + flat[i + 1]);
+      }
     } else if (type == "list") {
       items = reply_strings(run({"LRANGE", name, "0", "-1"}).get());
       sort_items = false;  // order is content
@@ -242,11 +270,16 @@ std::string TestRedis::dump_all() {
       items = reply_strings(run({"SMEMBERS", name}).get());
     } else if (type == "zset") {
       auto flat = reply_strings(run({"ZRANGE", name, "0", "-1", "WITHSCORES"}).get());
-      for (size_t i = 0; i + 1 < flat.size(); i += 2)
+      for (size_t i = 0; i + 1 < flat.size(); i += 2) {
         items.push_back(flat[i] + " @ " + flat[i + 1]);
+      }
     }
-    if (sort_items) std::sort(items.begin(), items.end());
-    for (const auto& item : items) out << "  " << item << "\n";
+    if (sort_items) {
+      std::sort(items.begin(), items.end());
+    }
+    for (const auto& item : items) {
+      out << "  " << item << "\n";
+    }
   }
   return out.str();
 }

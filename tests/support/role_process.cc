@@ -13,7 +13,8 @@
 
 namespace dq::test {
 
-RoleProcess::RoleProcess(RoleFn role, const Config& config, int index, std::string title) {
+RoleProcess::RoleProcess(const RoleFn& role, const Config& config, int index,
+                         const std::string& title) {
   pid_ = fork();
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -27,7 +28,9 @@ RoleProcess::RoleProcess(RoleFn role, const Config& config, int index, std::stri
 RoleProcess::~RoleProcess() { stop(); }
 
 int RoleProcess::stop(int timeout_ms) {
-  if (pid_ <= 0) return -1;
+  if (pid_ <= 0) {
+    return -1;
+  }
   kill(pid_, SIGTERM);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   int status = 0;
@@ -43,7 +46,9 @@ int RoleProcess::stop(int timeout_ms) {
 }
 
 void RoleProcess::kill9() {
-  if (pid_ <= 0) return;
+  if (pid_ <= 0) {
+    return;
+  }
   kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;

@@ -16,7 +16,7 @@ using RoleFn = std::function<int(const Config&, int)>;
 
 class RoleProcess {
  public:
-  RoleProcess(RoleFn role, const Config& config, int index, std::string title);
+  RoleProcess(const RoleFn& role, const Config& config, int index, const std::string& title);
   ~RoleProcess();  // stop()
   RoleProcess(const RoleProcess&) = delete;
   RoleProcess& operator=(const RoleProcess&) = delete;

@@ -25,13 +25,20 @@ RunResult run_program(const std::vector<std::string>& argv, const std::string& s
     int in = open(in_path.c_str(), O_RDONLY);
     int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0) _exit(126);
+    if (in < 0 || out < 0 || err < 0) {
+      _exit(126);
+    }
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(126);
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
+      _exit(126);
+    }
     std::vector<char*> raw;
-    for (const auto& arg : argv) raw.push_back(const_cast<char*>(arg.c_str()));
+    raw.reserve(argv.size() + 1);
+    for (const auto& arg : argv) {
+      raw.push_back(const_cast<char*>(arg.c_str()));
+    }
     raw.push_back(nullptr);
     execv(raw[0], raw.data());
     _exit(127);

@@ -12,7 +12,9 @@ SharedDqd::SharedDqd(DqdOptions options, const std::vector<TopicSpec>& topics) {
   dqd = std::make_unique<DqdProcess>(std::move(options));
   for (const auto& topic : topics) {
     dqd->add_topic(topic.name, topic.callback_url, topic.default_delay_s);
-    if (topic.method == "POST" && topic.online) continue;
+    if (topic.method == "POST" && topic.online) {
+      continue;
+    }
     Topic changed = *dqd->registry().get_topic(topic.name);
     changed.method = topic.method;
     changed.online = topic.online;

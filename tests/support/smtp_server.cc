@@ -26,7 +26,9 @@ namespace {
 
 bool accepts(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    return false;
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -40,8 +42,12 @@ std::string header(const std::string& raw, const std::string& name) {
   std::istringstream lines(raw);
   std::string line;
   while (std::getline(lines, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) break;  // end of headers
+    if (!line.empty() && line.back() == '\r') {
+      line.pop_back();
+    }
+    if (line.empty()) {
+      break;  // end of headers
+    }
     if (line.size() > name.size() && line.compare(0, name.size() + 1, name + ":") == 0) {
       std::string value = line.substr(name.size() + 1);
       value.erase(0, value.find_first_not_of(' '));
@@ -76,7 +82,9 @@ void TestSmtp::launch() {
   REQUIRE(pid_ >= 0);
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(126);
+    if (getppid() != parent) {
+      _exit(126);
+    }
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, STDOUT_FILENO);
@@ -91,9 +99,13 @@ void TestSmtp::launch() {
     _exit(127);
   }
   for (int waited = 0; waited < 10000; waited += 50) {
-    if (accepts(port_)) return;
+    if (accepts(port_)) {
+      return;
+    }
     int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) break;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      break;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   std::ifstream in(log);
@@ -102,7 +114,9 @@ void TestSmtp::launch() {
 }
 
 void TestSmtp::stop() {
-  if (pid_ <= 0) return;
+  if (pid_ <= 0) {
+    return;
+  }
   kill(pid_, SIGTERM);
   int status = 0;
   for (int waited = 0; waited < 5000; waited += 20) {
@@ -130,7 +144,9 @@ std::vector<ReceivedMail> TestSmtp::mails() const {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, error)) {
     std::string name = entry.path().filename().string();
-    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".eml") == 0) names.push_back(name);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".eml") == 0) {
+      names.push_back(name);
+    }
   }
   std::sort(names.begin(), names.end());
   std::vector<ReceivedMail> mails;
@@ -142,7 +158,9 @@ std::vector<ReceivedMail> TestSmtp::mails() const {
     std::string to = header(mail.raw, "X-Envelope-To");
     std::istringstream list(to);
     std::string address;
-    while (std::getline(list, address, ',')) mail.envelope_to.push_back(address);
+    while (std::getline(list, address, ',')) {
+      mail.envelope_to.push_back(address);
+    }
     mail.subject = header(mail.raw, "Subject");
     mails.push_back(std::move(mail));
   }
@@ -151,7 +169,9 @@ std::vector<ReceivedMail> TestSmtp::mails() const {
 
 bool TestSmtp::wait_for(size_t count, int timeout_ms) const {
   for (int waited = 0; waited < timeout_ms; waited += 50) {
-    if (mails().size() >= count) return true;
+    if (mails().size() >= count) {
+      return true;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return mails().size() >= count;
