@@ -14,21 +14,28 @@
 // ADD_LOAD_RATE=R paces R jobs/s (open loop) instead, each due ADD_LOAD_DUE_MS
 // (1000) after it is sent, with its due ms in its id (for lateness).
 // Usage: add_load MODE HOST PORT CONNECTIONS SECONDS [BATCH] [TOPICS] [DELAY_S]
+//
+// It shares the 2-core machine with the server it measures, so its own CPU
+// is kept low: each request is one send() and each reply one recv() on a
+// read event that stays armed (bufferevents cost five system calls per
+// request: writev, two epoll_ctl, ioctl(FIONREAD), readv).
 #include <arpa/inet.h>
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
@@ -82,7 +89,12 @@ struct Run {
 
 struct Connection {
   Run* run = nullptr;
-  bufferevent* bev = nullptr;
+  int fd = -1;
+  event* read_event = nullptr;   // persistent while the connection is active
+  event* write_event = nullptr;  // armed while connecting or the socket is full
+  bool active = false;           // connected and not finished
+  std::string in;                // received bytes not yet taken as replies
+  std::string out;               // request bytes the socket did not take yet
   int64_t sent_us = 0;
   int jobs_in_request = 0;
   uint64_t sent_count = 0;
@@ -114,7 +126,9 @@ std::string paced_job_json(Run& run) {
 }
 
 std::string job_json(Run& run) {
-  if (run.settings.rate > 0) return paced_job_json(run);
+  if (run.settings.rate > 0) {
+    return paced_job_json(run);
+  }
   std::string due = run.settings.at_s > 0 ? ",\"at\":" + std::to_string(run.settings.at_s)
                                           : ",\"delay\":" + std::to_string(run.settings.delay_s);
   return "{\"id\":\"" + next_job_id(run) + "\",\"body\":" + kBody + due + "}";
@@ -122,6 +136,44 @@ std::string job_json(Run& run) {
 
 std::string topic_for(Connection& c) {
   return "bench-" + std::to_string(c.sent_count % c.run->settings.topics);
+}
+
+void lose(Connection& c, const char* why) {
+  std::fprintf(stderr, "add_load: connection lost (%s)\n", why);
+  ++c.run->errors;
+  c.active = false;
+  event_del(c.read_event);
+  event_del(c.write_event);
+  event_base_loopbreak(c.run->base);
+}
+
+// Sends what the socket takes now; the rest waits for the write event.
+void write_out(Connection& c, const std::string& bytes) {
+  if (!c.out.empty()) {
+    c.out += bytes;
+    return;
+  }
+  ssize_t sent = send(c.fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  if (sent < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+    return lose(c, std::strerror(errno));
+  }
+  size_t taken = sent < 0 ? 0 : static_cast<size_t>(sent);
+  if (taken < bytes.size()) {
+    c.out.assign(bytes, taken);
+    event_add(c.write_event, nullptr);
+  }
+}
+
+// No more requests on this connection; the loop ends when none is active.
+void finish_connection(Connection& c) {
+  c.active = false;
+  event_del(c.read_event);
+  for (Connection* other : c.run->connections) {
+    if (other->active) {
+      return;
+    }
+  }
+  event_base_loopbreak(c.run->base);
 }
 
 void send_request(Connection& c) {
@@ -144,7 +196,9 @@ void send_request(Connection& c) {
       path += "/batch";
       json = "{\"jobs\":[";
       for (int i = 0; i < run.settings.batch; ++i) {
-        if (i > 0) json += ',';
+        if (i > 0) {
+          json += ',';
+        }
         json += job_json(run);
       }
       json += "]}";
@@ -155,7 +209,7 @@ void send_request(Connection& c) {
   }
   ++c.sent_count;
   c.sent_us = now_us();
-  bufferevent_write(c.bev, request.data(), request.size());
+  write_out(c, request);
 }
 
 void finish_reply(Connection& c, bool ok) {
@@ -176,15 +230,7 @@ void finish_reply(Connection& c, bool ok) {
   }
   bool counted_out = run.settings.count > 0 && run.next_id >= run.settings.count;
   if (t >= run.stop_at_us || counted_out) {
-    bufferevent_disable(c.bev, EV_READ | EV_WRITE);
-    bool all_done = true;
-    for (Connection* other : run.connections) {
-      if (other->bev != nullptr && (bufferevent_get_enabled(other->bev) & EV_READ) != 0) {
-        all_done = false;
-      }
-    }
-    if (all_done) event_base_loopbreak(run.base);
-    return;
+    return finish_connection(c);
   }
   if (run.settings.rate > 0) {
     run.idle.push_back(&c);
@@ -193,62 +239,92 @@ void finish_reply(Connection& c, bool ok) {
   send_request(c);
 }
 
-// Reads whole HTTP replies (status line, headers, Content-Length body).
-bool take_http_reply(evbuffer* in, bool& ok) {
-  evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, nullptr);
-  if (end.pos < 0) return false;
-  size_t header_len = static_cast<size_t>(end.pos) + 4;
-  std::string head(header_len, '\0');
-  evbuffer_copyout(in, head.data(), header_len);
+// Takes one whole HTTP reply (status line, headers, Content-Length body)
+// from the front of `in` (from `at`), moving `at` past it.
+bool take_http_reply(const std::string& in, size_t& at, bool& ok) {
+  size_t end = in.find("\r\n\r\n", at);
+  if (end == std::string::npos) {
+    return false;
+  }
+  size_t header_len = end + 4 - at;
+  std::string_view head(in.data() + at, header_len);
   size_t content_length = 0;
   for (const char* name : {"Content-Length:", "content-length:"}) {
-    size_t at = head.find(name);
-    if (at != std::string::npos) content_length = std::strtoul(head.c_str() + at + 15, nullptr, 10);
-  }
-  if (evbuffer_get_length(in) < header_len + content_length) return false;
-  int status = std::atoi(head.c_str() + 9);
-  ok = status == 201 || status == 200;
-  evbuffer_drain(in, header_len + content_length);
-  return true;
-}
-
-bool take_beanstalk_reply(evbuffer* in, bool& ok) {
-  size_t line_len = 0;
-  char* line = evbuffer_readln(in, &line_len, EVBUFFER_EOL_CRLF_STRICT);
-  if (line == nullptr) return false;
-  ok = std::strncmp(line, "INSERTED", 8) == 0;
-  std::free(line);
-  return true;
-}
-
-void on_read(bufferevent* bev, void* arg) {
-  auto& c = *static_cast<Connection*>(arg);
-  evbuffer* in = bufferevent_get_input(bev);
-  bool ok = false;
-  while (c.run->settings.mode == Mode::kBeanstalk ? take_beanstalk_reply(in, ok)
-                                                  : take_http_reply(in, ok)) {
-    finish_reply(c, ok);
-    if ((bufferevent_get_enabled(bev) & EV_READ) == 0) return;
-  }
-}
-
-void on_event(bufferevent* bev, short what, void* arg) {
-  auto& c = *static_cast<Connection*>(arg);
-  if ((what & BEV_EVENT_CONNECTED) != 0) {
-    int one = 1;
-    setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    if (c.run->settings.rate > 0) {
-      c.run->idle.push_back(&c);
-    } else {
-      send_request(c);
+    size_t found = head.find(name);
+    if (found != std::string_view::npos) {
+      content_length = std::strtoul(head.data() + found + 15, nullptr, 10);
     }
-    return;
   }
-  std::fprintf(stderr, "add_load: connection lost (events 0x%x)\n", what);
-  ++c.run->errors;
-  bufferevent_free(bev);
-  c.bev = nullptr;
-  event_base_loopbreak(c.run->base);
+  if (in.size() - at < header_len + content_length) {
+    return false;
+  }
+  int status = std::atoi(head.data() + 9);
+  ok = status == 201 || status == 200;
+  at += header_len + content_length;
+  return true;
+}
+
+bool take_beanstalk_reply(const std::string& in, size_t& at, bool& ok) {
+  size_t end = in.find("\r\n", at);
+  if (end == std::string::npos) {
+    return false;
+  }
+  ok = in.compare(at, 8, "INSERTED") == 0;
+  at = end + 2;
+  return true;
+}
+
+void on_read(evutil_socket_t fd, short /*what*/, void* arg) {
+  auto& c = *static_cast<Connection*>(arg);
+  char chunk[65536];
+  ssize_t got = recv(fd, chunk, sizeof chunk, 0);
+  if (got == 0) {
+    return lose(c, "closed by the server");
+  }
+  if (got < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+      return;
+    }
+    return lose(c, std::strerror(errno));
+  }
+  c.in.append(chunk, static_cast<size_t>(got));
+  size_t at = 0;
+  bool ok = false;
+  while (c.run->settings.mode == Mode::kBeanstalk ? take_beanstalk_reply(c.in, at, ok)
+                                                  : take_http_reply(c.in, at, ok)) {
+    finish_reply(c, ok);
+    if (!c.active) {
+      break;
+    }
+  }
+  c.in.erase(0, at);
+}
+
+void start_requests(Connection& c) {
+  c.active = true;
+  event_add(c.read_event, nullptr);
+  if (c.run->settings.rate > 0) {
+    c.run->idle.push_back(&c);
+  } else {
+    send_request(c);
+  }
+}
+
+// Writable: the connect ended, or the socket takes the rest of a request.
+void on_write(evutil_socket_t fd, short /*what*/, void* arg) {
+  auto& c = *static_cast<Connection*>(arg);
+  if (!c.active) {
+    int error = 0;
+    socklen_t len = sizeof error;
+    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len);
+    if (error != 0) {
+      return lose(c, std::strerror(error));
+    }
+    return start_requests(c);
+  }
+  std::string rest = std::move(c.out);
+  c.out.clear();
+  write_out(c, rest);
 }
 
 // Paced mode: every millisecond, send the jobs owed by the rate so far on
@@ -259,13 +335,20 @@ void on_pace(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   if (t >= run.stop_at_us) {
     // Stop sending; the loop ends when every reply in flight has come back.
     event_del(run.pace_timer);
-    for (Connection* idle : run.idle) bufferevent_disable(idle->bev, EV_READ | EV_WRITE);
+    std::vector<Connection*> idle = std::move(run.idle);
     run.idle.clear();
+    for (Connection* c : idle) {
+      finish_connection(*c);
+    }
     bool all_done = true;
     for (Connection* c : run.connections) {
-      if ((bufferevent_get_enabled(c->bev) & EV_READ) != 0) all_done = false;
+      if (c->active) {
+        all_done = false;
+      }
     }
-    if (all_done) event_base_loopbreak(run.base);
+    if (all_done) {
+      event_base_loopbreak(run.base);
+    }
     return;
   }
   auto owed =
@@ -283,9 +366,15 @@ void on_pace(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
 }
 
 Mode parse_mode(const std::string& text) {
-  if (text == "http") return Mode::kHttp;
-  if (text == "http-batch") return Mode::kHttpBatch;
-  if (text == "beanstalk") return Mode::kBeanstalk;
+  if (text == "http") {
+    return Mode::kHttp;
+  }
+  if (text == "http-batch") {
+    return Mode::kHttpBatch;
+  }
+  if (text == "beanstalk") {
+    return Mode::kBeanstalk;
+  }
   std::fprintf(stderr, "add_load: unknown mode %s (http, http-batch, beanstalk)\n", text.c_str());
   std::exit(2);
 }
@@ -305,14 +394,27 @@ int main(int argc, char** argv) {
   run.settings.port = std::atoi(argv[3]);
   run.settings.connections = std::atoi(argv[4]);
   run.settings.seconds = std::atof(argv[5]);
-  if (argc > 6) run.settings.batch = std::atoi(argv[6]);
-  if (argc > 7) run.settings.topics = std::max(1, std::atoi(argv[7]));
-  if (argc > 8) run.settings.delay_s = std::atoi(argv[8]);
-  if (const char* at = std::getenv("ADD_LOAD_AT")) run.settings.at_s = std::atoll(at);
-  if (const char* count = std::getenv("ADD_LOAD_COUNT"))
+  if (argc > 6) {
+    run.settings.batch = std::atoi(argv[6]);
+  }
+  if (argc > 7) {
+    run.settings.topics = std::max(1, std::atoi(argv[7]));
+  }
+  if (argc > 8) {
+    run.settings.delay_s = std::atoi(argv[8]);
+  }
+  if (const char* at = std::getenv("ADD_LOAD_AT")) {
+    run.settings.at_s = std::atoll(at);
+  }
+  if (const char* count = std::getenv("ADD_LOAD_COUNT")) {
     run.settings.count = std::strtoull(count, nullptr, 10);
-  if (const char* rate = std::getenv("ADD_LOAD_RATE")) run.settings.rate = std::atof(rate);
-  if (const char* due = std::getenv("ADD_LOAD_DUE_MS")) run.settings.due_in_ms = std::atoll(due);
+  }
+  if (const char* rate = std::getenv("ADD_LOAD_RATE")) {
+    run.settings.rate = std::atof(rate);
+  }
+  if (const char* due = std::getenv("ADD_LOAD_DUE_MS")) {
+    run.settings.due_in_ms = std::atoll(due);
+  }
   run.id_prefix = static_cast<uint32_t>(getpid() ^ now_us());
   run.base = event_base_new();
   int64_t started_us = now_us();
@@ -326,15 +428,18 @@ int main(int argc, char** argv) {
   std::vector<Connection> connections(static_cast<size_t>(run.settings.connections));
   for (Connection& c : connections) {
     c.run = &run;
-    c.bev = bufferevent_socket_new(run.base, -1, BEV_OPT_CLOSE_ON_FREE);
-    bufferevent_setcb(c.bev, on_read, nullptr, on_event, &c);
-    bufferevent_enable(c.bev, EV_READ | EV_WRITE);
-    if (bufferevent_socket_connect(c.bev, reinterpret_cast<sockaddr*>(&address), sizeof address) !=
-        0) {
-      std::fprintf(stderr, "add_load: cannot connect to %s:%d\n", run.settings.host.c_str(),
-                   run.settings.port);
+    c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (connect(c.fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 &&
+        errno != EINPROGRESS) {
+      std::fprintf(stderr, "add_load: cannot connect to %s:%d: %s\n", run.settings.host.c_str(),
+                   run.settings.port, std::strerror(errno));
       return 1;
     }
+    c.read_event = event_new(run.base, c.fd, EV_READ | EV_PERSIST, on_read, &c);
+    c.write_event = event_new(run.base, c.fd, EV_WRITE, on_write, &c);
+    event_add(c.write_event, nullptr);  // the connect's end
     run.connections.push_back(&c);
   }
   if (run.settings.rate > 0) {
@@ -346,20 +451,28 @@ int main(int argc, char** argv) {
     event_add(run.pace_timer, &every_ms);
   }
   event_base_dispatch(run.base);
-  if (run.pace_timer != nullptr) event_free(run.pace_timer);
+  if (run.pace_timer != nullptr) {
+    event_free(run.pace_timer);
+  }
   for (Connection& c : connections) {
-    if (c.bev != nullptr) bufferevent_free(c.bev);
+    event_free(c.read_event);
+    event_free(c.write_event);
+    close(c.fd);
   }
   event_base_free(run.base);
 
   std::sort(run.latencies_us.begin(), run.latencies_us.end());
   auto pct = [&](double p) -> uint32_t {
-    if (run.latencies_us.empty()) return 0;
+    if (run.latencies_us.empty()) {
+      return 0;
+    }
     return run
         .latencies_us[static_cast<size_t>(p * static_cast<double>(run.latencies_us.size() - 1))];
   };
   double seconds = run.settings.seconds;
-  if (run.settings.count > 0) seconds = static_cast<double>(now_us() - started_us) / 1e6;
+  if (run.settings.count > 0) {
+    seconds = static_cast<double>(now_us() - started_us) / 1e6;
+  }
   std::printf(
       "ops=%llu jobs=%llu seconds=%.1f rate=%.0f p50_us=%u p99_us=%u max_us=%u errors=%llu "
       "behind=%llu\n",
