@@ -6,6 +6,7 @@
 #include "common/clock.h"
 #include "common/keys.h"
 #include "common/log.h"
+#include "common/redis_scan.h"
 #include "common/stop_flag.h"
 
 namespace dq {
@@ -86,14 +87,15 @@ int HeldVerifier::settle_against(const std::string& against, bool in_config) {
 
 // A held set for a shard that was removed from the config: nothing can be
 // asked there any more, so its copies are released.
+// Found by SCAN, not KEYS: this runs every 10 s, and KEYS held Redis for
+// the whole keyspace (14-30 ms with store v3's ~98,000 keys per shard).
 void HeldVerifier::release_unknown_shards() {
-  auto found = store_.shard(shard_).command({"KEYS", keys::held_prefix() + "*"});
-  if (!found.is_ok() || (*found)->type != REDIS_REPLY_ARRAY) {
-    return;
+  auto found = scan_keys(store_.shard(shard_), keys::held_prefix() + "*");
+  if (!found.is_ok()) {
+    return;  // best effort: the next pass tries again
   }
-  for (size_t i = 0; i < (*found)->elements; ++i) {
-    const redisReply* key = (*found)->element[i];
-    std::string name = std::string(key->str, key->len).substr(keys::held_prefix().size());
+  for (const std::string& key : *found) {
+    std::string name = key.substr(keys::held_prefix().size());
     bool known = false;
     for (const auto& each : names_) {
       known = known || each == name;
