@@ -35,6 +35,7 @@ class HeldVerifier {
   JobStore store_;
   std::vector<std::string> names_;
   int64_t next_housekeeping_ms_ = 0;
+  int64_t next_unknown_shards_ms_ = 0;
 };
 
 }  // namespace dq
