@@ -11,8 +11,6 @@
 namespace dq {
 namespace {
 
-constexpr const char* kScanCount = "1000";
-
 using KeysFn = std::function<Status(const std::vector<std::string>& keys)>;
 
 // Calls each() with every page of hash fields matching `pattern` on one
@@ -20,32 +18,13 @@ using KeysFn = std::function<Status(const std::vector<std::string>& keys)>;
 // that stays in it throughout.
 Status scan_hash(RedisConnection& shard, const std::string& hash, const std::string& pattern,
                  const KeysFn& each) {
-  std::string cursor = "0";
-  do {
-    auto reply = shard.command({"HSCAN", hash, cursor, "MATCH", pattern, "COUNT", kScanCount});
-    if (!reply.is_ok()) {
-      return reply.status();
-    }
-    const redisReply* r = reply->get();
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element[0]->type != REDIS_REPLY_STRING || r->element[1]->type != REDIS_REPLY_ARRAY) {
-      return Status(Code::kInternal,
-                    "unexpected reply to HSCAN from Redis shard " + shard.address().name());
-    }
-    cursor.assign(r->element[0]->str, r->element[0]->len);
-    const redisReply* pairs = r->element[1];
+  return scan_pages(shard, {"HSCAN", hash}, pattern, [&](const redisReply* pairs) {
     std::vector<std::string> fields;
     for (size_t i = 0; i + 1 < pairs->elements; i += 2) {  // field, value, field, value...
       fields.emplace_back(pairs->element[i]->str, pairs->element[i]->len);
     }
-    if (!fields.empty()) {
-      Status status = each(fields);
-      if (!status.is_ok()) {
-        return status;
-      }
-    }
-  } while (cursor != "0");
-  return Status::ok();
+    return fields.empty() ? Status::ok() : each(fields);
+  });
 }
 
 // The fields matching `pattern` of every job record on one shard: each
