@@ -9,7 +9,7 @@ SCRIPT=${1:-$ROOT/common/lua/add.lua}
 N=${N:-1000}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 P=$(free_port); D=$(mktemp -d /tmp/dq-script-cost.XXXXXX); trap 'rm -rf "$D"' EXIT
-valgrind --tool=callgrind --callgrind-out-file=$D/cg.out -q redis-server --port $P --bind 127.0.0.1 --dir $D --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 512 --hash-max-listpack-value 512 --logfile $D/log &
+valgrind --tool=callgrind --callgrind-out-file=$D/cg.out -q redis-server --port $P --bind 127.0.0.1 --dir $D --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 128 --hash-max-listpack-value 512 --logfile $D/log &
 VP=$!
 for i in $(seq 100); do redis-cli -p $P ping >/dev/null 2>&1 && break; sleep 0.2; done
 sha=$(redis-cli -p $P script load "$(cat $ROOT/common/lua/lib/prelude.lua $SCRIPT)")

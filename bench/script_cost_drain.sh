@@ -27,7 +27,7 @@ http {
 }
 EOT
 nginx -c $W/ng/nginx.conf -p $W/ng
-valgrind --tool=callgrind --callgrind-out-file=$W/cg.out -q redis-server --port $RP --bind 127.0.0.1 --dir $W/r --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 512 --hash-max-listpack-value 512 --logfile $W/r/log &
+valgrind --tool=callgrind --callgrind-out-file=$W/cg.out -q redis-server --port $RP --bind 127.0.0.1 --dir $W/r --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 128 --hash-max-listpack-value 512 --logfile $W/r/log &
 VP=$!
 for i in $(seq 100); do redis-cli -p $RP ping >/dev/null 2>&1 && break; sleep 0.2; done
 cat > $W/dq.ini <<EOT

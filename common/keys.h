@@ -14,8 +14,9 @@ inline const std::string kPrefix = "{dq}:";
 // Store v3: a pending (delayed or retrying) job's record sits in the bucket
 // hash records(bucket_of(key)), field "topic:id"; the others in
 // flat_records() (common/lua/lib/prelude.lua has the layout).
-// 49,157 buckets: ~20 jobs each per million pending, ~200 at 10M (under the
-// 512 listpack limits dq asks of a shard). A prime: every byte counts.
+// 49,157 buckets: ~20 jobs each per million pending, ~200 at 10M. Under
+// hash-max-listpack-entries 128 (what dq asks of a shard) a bucket is a
+// listpack up to ~6M pending and a hashtable beyond. A prime: every byte counts.
 constexpr uint32_t kBuckets = 49157;
 
 // h = (h * 31 + byte) mod kBuckets over the key's bytes, as bucket_of() in

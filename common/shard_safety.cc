@@ -81,8 +81,20 @@ Json ShardSafety::to_json() const {
               {"connected_replicas", connected_replicas}};
 }
 
-// hash-max-listpack-entries and -value dq asks of a shard.
-constexpr int64_t kListpackLimit = 512;
+// The listpack limits dq asks of a shard, and what falls short of each does.
+struct ListpackLimit {
+  const char* setting;
+  int64_t at_least;
+  const char* below;
+};
+// Records of up to 256 bytes of body must fit a listpack value. 128 entries
+// (Redis's default) keep buckets listpacks up to ~6M pending per shard;
+// beyond, a bucket of ~200 records turns into a hashtable instead of a 27 KB
+// listpack that every HSETNX, HMGET and HDEL would scan (bench/README.md).
+constexpr ListpackLimit kListpackLimits[] = {
+    {"hash-max-listpack-entries", 128,
+     "job record buckets turn into hashtables sooner, at about twice the memory per job"},
+    {"hash-max-listpack-value", 512, "job records take about twice the memory"}};
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
   const std::string shard = connection.address().name();
@@ -177,7 +189,8 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   // jobs of a few hundred bytes each; past these limits Redis turns a bucket
   // into a hashtable: still correct, about twice the memory per job.
   // (zset-max-listpack-entries stays Redis's default: docs/decisions.md.)
-  for (const char* setting : {"hash-max-listpack-entries", "hash-max-listpack-value"}) {
+  for (const ListpackLimit& limit : kListpackLimits) {
+    const char* setting = limit.setting;
     auto value = connection.command({"CONFIG", "GET", setting});
     if (!value.is_ok() && connection_lost(value.status())) {
       return value.status();
@@ -186,13 +199,12 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
         (*value)->element[1]->type != REDIS_REPLY_STRING) {
       continue;  // CONFIG refused: nothing to tell
     }
-    if (std::strtoll((*value)->element[1]->str, nullptr, 10) < kListpackLimit) {
-      const std::string limit = std::to_string(kListpackLimit);
+    if (std::strtoll((*value)->element[1]->str, nullptr, 10) < limit.at_least) {
+      const std::string wanted = std::to_string(limit.at_least);
       std::ostringstream warning;
-      warning << "shard " << shard << " has " << setting << " " << (*value)->element[1]->str
-              << ": job records take about twice the memory; fix: " << cli << " CONFIG SET "
-              << setting << " " << limit << ", then CONFIG REWRITE (or " << setting << " " << limit
-              << " in redis.conf)";
+      warning << "shard " << shard << " has " << setting << " " << (*value)->element[1]->str << ": "
+              << limit.below << "; fix: " << cli << " CONFIG SET " << setting << " " << wanted
+              << ", then CONFIG REWRITE (or " << setting << " " << wanted << " in redis.conf)";
       safety.warnings.push_back(warning.str());
     }
   }

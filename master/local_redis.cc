@@ -170,8 +170,9 @@ bool LocalRedis::launch(Instance* instance) {
   std::vector<std::string> argv = {
       binary, "--port", port, "--bind", "127.0.0.1", "--dir", instance->dir, "--appendonly", "yes",
       "--appendfsync", "always", "--save", "", "--logfile", instance->dir + "/redis.log",
-      // Job record buckets stay compact listpacks.
-      "--hash-max-listpack-entries", "512", "--hash-max-listpack-value", "512"};
+      // Job record buckets are compact listpacks up to ~6M pending jobs, and
+      // hashtables beyond (flat cost per add): common/shard_safety.cc.
+      "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512"};
   if (!instance->password.empty()) {
     argv.push_back("--requirepass");
     argv.push_back(instance->password);

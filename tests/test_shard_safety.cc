@@ -64,15 +64,25 @@ TEST_CASE("the test harness's Redis is safe: AOF on, noeviction") {
   CHECK(safety.used_memory > 0);
 }
 
-TEST_CASE("a shard whose listpack limits are Redis's defaults gets a warning with the fix") {
+TEST_CASE("a shard whose listpack limits are below dq's gets a warning with the fix") {
   TestRedis redis;
+  // Redis's default entries limit (128) is what dq asks for: no warning.
   redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "128"});
+  CHECK(check(redis).warnings.empty());
+  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "64"});
   dq::ShardSafety safety = check(redis);
   CHECK(safety.safe());  // memory, not safety
   REQUIRE(safety.warnings.size() == 1);
-  CHECK(has(safety.warnings, "hash-max-listpack-entries 128"));
-  CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-entries 512"));
-  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "512"});
+  CHECK(has(safety.warnings, "hash-max-listpack-entries 64"));
+  CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-entries 128"));
+  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "128"});
+  // Redis's default value limit (64) is not: records with inline bodies.
+  redis.command({"CONFIG", "SET", "hash-max-listpack-value", "64"});
+  safety = check(redis);
+  REQUIRE(safety.warnings.size() == 1);
+  CHECK(has(safety.warnings, "hash-max-listpack-value 64"));
+  CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-value 512"));
+  redis.command({"CONFIG", "SET", "hash-max-listpack-value", "512"});
   CHECK(check(redis).warnings.empty());
 }
 
