@@ -369,7 +369,11 @@ TEST_CASE("a topic registered while dqd runs takes jobs at once") {
 TEST_CASE("stopped while Redis hangs: waiting requests are answered and the server exits cleanly") {
   TestRedis redis;
   DqdOptions options = one_shard(redis);
-  options.drain_timeout_ms = 1000;  // shorter than the Redis command timeout below
+  // Shorter than the Redis command timeout below. The server answers what
+  // waits at drain - 500 ms and exits; the 500 ms are for its exit, which
+  // under ASan includes the leak check (with 1000 ms, so a margin of 200 ms,
+  // a loaded CI machine once let the master's SIGKILL come first).
+  options.drain_timeout_ms = 3000;
   options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
   DqdProcess dqd(options);
   dqd.add_topic("orders");

@@ -12,10 +12,11 @@ build=${1:-build-pkg}
 [ "$(id -u)" -eq 0 ] || { echo "check-deb: run as root (it installs the package)"; exit 2; }
 
 rm -f "$build"/dq_*.deb
-# The package installs under /usr (and so its config in /etc/dq). Debug: this
-# build only checks the packaging, and -O0 compiles in half the time.
+# The package installs under /usr (and so its config in /etc/dq). Debug
+# without -g: this build only checks the packaging, and -O0 without debug
+# information compiles in about half the time of -O2.
 cmake -S . -B "$build" -DCMAKE_INSTALL_PREFIX=/usr -DDQ_BUILD_TESTS=OFF -DDQ_SANITIZE=OFF \
-  -DDQ_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  -DDQ_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 >/dev/null
 cmake --build "$build" -j2
 (cd "$build" && cpack -G DEB >/dev/null)
 deb=$(ls "$build"/dq_*.deb)
