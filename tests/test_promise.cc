@@ -50,11 +50,13 @@ std::map<std::string, int> deliveries(const CallbackServer& callback) {
 TEST_CASE("a job deleted and re-added while its callback runs is delivered again, never lost") {
   TestRedis redis;
   CallbackServer callback;
-  // First deliveries hang 1.5 s, so every re-add happens while they run.
+  // First deliveries hang 4 s (under the 5 s callback timeout), so every
+  // re-add happens while they run (with 1.5 s, 100 deletes and re-adds under
+  // ASan on a loaded CI machine were still going when the first answered).
   callback.set_responder([](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
     if (request.body.find("\"v\":1") != std::string::npos) {
-      answer.delay_ms = 1500;
+      answer.delay_ms = 4000;
     }
     return answer;
   });
@@ -81,7 +83,7 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
     CHECK(http.post(dqd.jobs_url("remind"), job(id, Json{{"v", 2}}, 0.5)).status == 201);
   }
   // The old callbacks answer 200 now; their acks must leave the new jobs alone.
-  REQUIRE(wait_until(15000, [&] { return callback.count() >= size_t{2} * kJobs; }));
+  REQUIRE(wait_until(25000, [&] { return callback.count() >= size_t{2} * kJobs; }));
   sleep_ms(1000);  // anything extra would show up by now
   int second = 0;
   for (const auto& request : callback.requests()) {

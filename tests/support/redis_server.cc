@@ -231,7 +231,9 @@ bool TestRedis::running() const {
 }
 
 ReplyPtr TestRedis::command(const std::vector<std::string>& argv) {
-  RedisConnection connection(shard(), 1000, 5000);
+  // 30 s: a test's setup EVAL of 100,000+ writes took over 5 s under ASan
+  // on a loaded CI machine.
+  RedisConnection connection(shard(), 1000, 30000);
   auto reply = connection.command(argv);
   if (!reply.is_ok()) {
     FAIL("redis command " << argv[0] << " failed: " << reply.status().message());
