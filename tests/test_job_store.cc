@@ -132,6 +132,12 @@ int64_t integer(TestRedis& redis, const std::vector<std::string>& argv) {
 int64_t llen(TestRedis& redis, const std::string& key) { return integer(redis, {"LLEN", key}); }
 int64_t zcard(TestRedis& redis, const std::string& key) { return integer(redis, {"ZCARD", key}); }
 int64_t hlen(TestRedis& redis, const std::string& key) { return integer(redis, {"HLEN", key}); }
+// Leases in {dq}:working: its members but the anchor (scored +inf, never a
+// job; the prelude's kWorkingAnchor), which stays once a reserve wrote it.
+int64_t leased_count(TestRedis& redis) {
+  CHECK(integer(redis, {"ZCOUNT", keys::working(), "+inf", "+inf"}) <= 1);
+  return integer(redis, {"ZCOUNT", keys::working(), "-inf", "(+inf"});
+}
 
 std::optional<std::string> hget(TestRedis& redis, const std::string& key,
                                 const std::string& field) {
@@ -262,7 +268,7 @@ void check_consistent(TestRedis& redis) {
     }
   }
   CHECK(dq::test::due_index_entries(redis) == earliest);
-  CHECK(zcard(redis, keys::working()) == working);
+  CHECK(leased_count(redis) == working);
   for (const auto& [topic, n] : ready) {
     CHECK(llen(redis, keys::ready(topic)) == n);
   }
@@ -836,11 +842,40 @@ TEST_CASE("ack under the lease removes the job; a second ack finds it gone") {
   REQUIRE(acked.is_ok());
   CHECK(*acked == AckOutcome::kAcked);
   CHECK(store->get("t", "1").status().code() == Code::kNotFound);
-  CHECK(zcard(redis, keys::working()) == 0);
+  CHECK(leased_count(redis) == 0);
   CHECK(hlen(redis, keys::bodies()) == 0);
   CHECK(counts(redis).empty());
   CHECK(*ack(*store, 0, "t", "1", job.lease) == AckOutcome::kGone);
   CHECK(stat(redis, "t:delivered") == 1);
+}
+
+TEST_CASE("the working set is a skiplist from its first lease on, and its anchor is never a job") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  // A working set that is a listpack already (written by an older dq) turns
+  // into a skiplist with the first reserve.
+  REQUIRE(redis.command({"ZADD", keys::working(), "9999999999999", "old:x"})->integer == 1);
+  REQUIRE(text(redis.command({"OBJECT", "ENCODING", keys::working()}).get()) == "listpack");
+  REQUIRE(redis.command({"DEL", keys::working()})->integer == 1);
+  REQUIRE(store->add("t", "1", "{}", kNow).is_ok());
+  REQUIRE(store->add("t", "2", "{}", kNow).is_ok());
+  ReservedJob job = reserve_one(*store, "t", 50, "r1");
+  CHECK(text(redis.command({"OBJECT", "ENCODING", keys::working()}).get()) == "skiplist");
+  CHECK(leased_count(redis) == 1);
+  REQUIRE(*ack(*store, 0, "t", job.job.id, job.lease) == AckOutcome::kAcked);
+  // Every lease is gone; the set stays, a skiplist, holding only the anchor.
+  CHECK(leased_count(redis) == 0);
+  CHECK(integer(redis, {"ZCARD", keys::working()}) == 1);
+  CHECK(text(redis.command({"OBJECT", "ENCODING", keys::working()}).get()) == "skiplist");
+  // Lease expiry never takes the anchor, however late it is.
+  ReservedJob other = reserve_one(*store, "t", 50, "r2");
+  sleep_ms(100);
+  auto expired = store->requeue_expired(0, 100);
+  REQUIRE(expired.is_ok());
+  CHECK(expired->requeued == 1);
+  CHECK(store->get("t", other.job.id)->state == JobState::kReady);
+  CHECK(integer(redis, {"ZCARD", keys::working()}) == 1);
+  check_consistent(redis);
 }
 
 TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
@@ -868,7 +903,7 @@ TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
   CHECK(*acked[2] == AckOutcome::kGone);
   CHECK(*acked[3] == AckOutcome::kAcked);
   CHECK(record_count(redis) == 0);
-  CHECK(zcard(redis, keys::working()) == 0);
+  CHECK(leased_count(redis) == 0);
   CHECK(stat(redis, "t:delivered") == 3);
 
   redis.stop();
@@ -977,7 +1012,7 @@ TEST_CASE("a lease's ack after it expired still removes the same job (acked late
     CHECK(*store->fail(0, "t", "1", first.lease, 0, 5, "late") == FailOutcome::kStale);
     CHECK(*ack(*store, 0, "t", "1", first.lease) == AckOutcome::kAckedLate);
     CHECK(store->get("t", "1").status().code() == Code::kNotFound);
-    CHECK(zcard(redis, keys::working()) == 0);
+    CHECK(leased_count(redis) == 0);
     CHECK(*ack(*store, 0, "t", "1", second.lease) == AckOutcome::kGone);
     CHECK(*store->fail(0, "t", "1", second.lease, 0, 5, "x") == FailOutcome::kStale);
   }
@@ -1028,7 +1063,7 @@ TEST_CASE("release gives the jobs back to the front of the ready list, no attemp
     CHECK(job->state == JobState::kReady);
     CHECK(job->attempts == 0);
   }
-  CHECK(zcard(redis, keys::working()) == 0);
+  CHECK(leased_count(redis) == 0);
   CHECK(integer(redis, {"EXISTS", keys::lease("r1")}) == 0);
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"t:r", 4}});
   CHECK(llen(redis, keys::consumer_wake()) >= 1);
@@ -1111,7 +1146,7 @@ TEST_CASE("fail retries after the delay, then dead-letters; requeue and purge") 
   CHECK(retrying->last_error == "HTTP 500");
   CHECK(retrying->last_error_at_ms >= before);
   CHECK(retrying->last_error_at_ms <= after);
-  CHECK(zcard(redis, keys::working()) == 0);
+  CHECK(leased_count(redis) == 0);
   CHECK(store->promote(0, 100)->moved == 0);  // not due yet
   check_consistent(redis);
 
@@ -1231,7 +1266,7 @@ TEST_CASE("requeue_expired returns a job whose lease ran out; the attempt counts
   CHECK(requeued->state == JobState::kReady);
   CHECK(requeued->attempts == 1);
   CHECK(requeued->last_error.rfind("lease expired", 0) == 0);
-  CHECK(zcard(redis, keys::working()) == 0);
+  CHECK(leased_count(redis) == 0);
   CHECK(llen(redis, keys::consumer_wake()) >= 1);
   auto again = store->reserve(0, "r2", {slot("t", 5000)}, 10, 1 << 20);
   REQUIRE(again->jobs.size() == 1);

@@ -32,7 +32,9 @@ local bytes, taken_total, longest = 0, 0, 0
 -- Written once at the end, for every job taken: a reserve costs a fixed
 -- number of redis.calls (an LPOP and two HMGETs per topic asked, one HSET,
 -- ZADD and RPUSH for all), not a handful per job.
-local metas_out, working_out, lease_out, seen = {}, {}, {}, {}
+-- working_out opens with the anchor (prelude), so a ZADD that creates
+-- {dq}:working creates a skiplist.
+local metas_out, working_out, lease_out, seen = {}, {'+inf', kWorkingAnchor}, {}, {}
 
 -- Takes up to `want` jobs from the front of t's ready list.
 local function take(t, want)
@@ -122,7 +124,9 @@ for pass = 1, 2 do
   end
 end
 bulk_write('HSET', kFlatRecords, metas_out)
-bulk_write('ZADD', KEYS[2], working_out)
+if #working_out > 2 then
+  bulk_write('ZADD', KEYS[2], working_out)
+end
 bulk_write('RPUSH', KEYS[4], lease_out)
 local left = 0
 for _, t in ipairs(topics) do

@@ -39,6 +39,14 @@ local kDuePrefix = '{dq}:due:'
 local kFlatRecords, kFlatDelayed = '{dq}:jobs', '{dq}:delayed'
 local kByteD, kByteY = string.byte('d'), string.byte('y')
 local kBuckets = 49157
+-- A member of {dq}:working that is never a job: scored +inf (no lease ever
+-- expires it), and longer than zset-max-listpack-value (64 by default), so
+-- Redis creates the set as a skiplist and keeps it one while the anchor is
+-- in it. A listpack of up to 128 leases (two consumers x 64) made every
+-- reserve's ZADD and every ack's ZREM walk it: ~12 % of Redis's CPU per
+-- delivery (bench/README.md, "The working set's anchor"). It starts with
+-- '~', which no topic does, so no topic's listing ever matches it.
+local kWorkingAnchor = '~working-set-anchor~' .. string.rep('.', 80)
 
 -- h = (h * 31 + byte) mod 49157 over the key's bytes, six at a time (exact
 -- in doubles: 49,156 * 31^6 + ... < 2^53); common/keys.h computes the same.
