@@ -171,8 +171,10 @@ bool LocalRedis::launch(Instance* instance) {
       binary, "--port", port, "--bind", "127.0.0.1", "--dir", instance->dir, "--appendonly", "yes",
       "--appendfsync", "always", "--save", "", "--logfile", instance->dir + "/redis.log",
       // Job record buckets are compact listpacks up to ~6M pending jobs, and
-      // hashtables beyond (flat cost per add): common/shard_safety.cc.
-      "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512"};
+      // hashtables beyond (flat cost per add); their due zsets stay listpacks
+      // to ~12M: common/shard_safety.cc.
+      "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512",
+      "--zset-max-listpack-entries", "256"};
   if (!instance->password.empty()) {
     argv.push_back("--requirepass");
     argv.push_back(instance->password);

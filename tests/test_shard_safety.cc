@@ -83,6 +83,14 @@ TEST_CASE("a shard whose listpack limits are below dq's gets a warning with the 
   CHECK(has(safety.warnings, "hash-max-listpack-value 64"));
   CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-value 512"));
   redis.command({"CONFIG", "SET", "hash-max-listpack-value", "512"});
+  // Nor Redis's default zset limit (128): bucket due zsets past ~6M pending.
+  redis.command({"CONFIG", "SET", "zset-max-listpack-entries", "128"});
+  safety = check(redis);
+  CHECK(safety.safe());
+  REQUIRE(safety.warnings.size() == 1);
+  CHECK(has(safety.warnings, "zset-max-listpack-entries 128"));
+  CHECK(has(safety.warnings, "CONFIG SET zset-max-listpack-entries 256"));
+  redis.command({"CONFIG", "SET", "zset-max-listpack-entries", "256"});
   CHECK(check(redis).warnings.empty());
 }
 
