@@ -1,8 +1,10 @@
 // NetNamespace (see net_namespace.h): ip(8) and tc(8) through /bin/sh.
 #include "tests/fault/net_namespace.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include "tests/support/dqd_process.h"
@@ -13,6 +15,36 @@ namespace {
 bool run_sh(const std::string& command, std::string* output) {
   std::string ignored;
   return run_command({"/bin/sh", "-c", command + " 2>&1"}, output ? output : &ignored) == 0;
+}
+
+constexpr const char* kNamePrefix = "dqfault";
+
+// A suite killed before its destructors ran (a crash, ctest's timeout)
+// leaves its namespace and veth pair behind, and the veth keeps an address
+// that a later suite's pid may map to: delete those whose process is gone.
+void remove_namespaces_of_dead_suites() {
+  std::string list;
+  if (!run_sh("ip netns list", &list)) {
+    return;
+  }
+  std::istringstream lines(list);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::string name = line.substr(0, line.find(' '));  // "dqfault123 (id: 3)"
+    if (name.rfind(kNamePrefix, 0) != 0) {
+      continue;
+    }
+    std::string pid = name.substr(std::string(kNamePrefix).size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    if (kill(std::stoi(pid), 0) == 0 || errno == EPERM) {
+      continue;  // its suite is still running (or the pid was reused: keep it)
+    }
+    std::string command = "ip link del dqf";
+    command.append(pid).append("o; ip netns del ").append(name);
+    run_sh(command, nullptr);
+  }
 }
 
 }  // namespace
@@ -26,10 +58,11 @@ std::unique_ptr<NetNamespace> NetNamespace::create(std::string* why_not) {
     *why_not = "not root: cannot create a network namespace";
     return nullptr;
   }
+  remove_namespaces_of_dead_suites();
   std::unique_ptr<NetNamespace> ns(new NetNamespace());
   std::string id = std::to_string(getpid());
   std::string subnet = "10.213." + std::to_string(20 + getpid() % 200) + ".";
-  ns->name_ = "dqfault" + id;
+  ns->name_ = kNamePrefix + id;
   ns->outside_veth_ = "dqf" + id + "o";
   ns->inside_veth_ = "dqf" + id + "i";
   ns->outside_ip_ = subnet + "1";

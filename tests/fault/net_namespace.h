@@ -1,9 +1,10 @@
 // NetNamespace: a network namespace for one fault scenario (root only),
 // joined to this one by a veth pair: outside 10.213.S.1/24, inside
 // 10.213.S.2/24 (S from this process's pid, so two suites on one machine
-// do not meet). A dqd run in it with exec_prefix() reaches Redis and the
-// callback server on outside_ip() and answers on inside_ip(); cut() takes
-// the inside end down (a partition), restore() brings it back.
+// do not meet; create() first removes those left by a suite that died). A
+// dqd run in it with exec_prefix() reaches Redis and the callback server on
+// outside_ip() and answers on inside_ip(); cut() takes the inside end down
+// (a partition), restore() brings it back.
 #pragma once
 
 #include <memory>
