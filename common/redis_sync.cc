@@ -58,19 +58,10 @@ Status RedisConnection::ensure_connected() {
   return Status::ok();
 }
 
-namespace {
-
-// Counted per shard in /metrics (dq_redis_command_errors_total).
-void count_command_error(const ShardAddress& address) {
-  SharedMetrics::instance().add(SharedMetrics::key({"redis_error", address.name()}));
-}
-
-}  // namespace
-
 Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, int timeout_ms) {
   Status connected = ensure_connected();
   if (!connected.is_ok()) {
-    count_command_error(address_);
+    count_redis_command_error(address_.name());
     return connected;
   }
 
@@ -86,7 +77,7 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
     // The command may have reached Redis and run: only the answer is missing.
     std::string error = context_->errstr;
     context_.reset();
-    count_command_error(address_);
+    count_redis_command_error(address_.name());
     return Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
                                       (error.empty() ? "connection lost" : error) +
                                       "; outcome unknown");
@@ -97,7 +88,7 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string error(reply->str, reply->len);
     if (error.rfind("NOSCRIPT", 0) != 0) {
-      count_command_error(address_);  // run() loads it
+      count_redis_command_error(address_.name());  // run() loads it
     }
     return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
   }

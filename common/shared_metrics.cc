@@ -129,4 +129,8 @@ std::string SharedMetrics::key(std::initializer_list<std::string_view> parts) {
   return joined;
 }
 
+void count_redis_command_error(std::string_view shard) {
+  SharedMetrics::instance().add(SharedMetrics::key({"redis_error", shard}));
+}
+
 }  // namespace dq

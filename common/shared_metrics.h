@@ -63,4 +63,9 @@ class SharedMetrics {
   Table* table_;
 };
 
+// One Redis command of this host that failed, could not be sent or whose
+// outcome is unknown, on blocking and async connections alike:
+// dq_redis_command_errors_total{shard} (shard "host:port").
+void count_redis_command_error(std::string_view shard);
+
 }  // namespace dq

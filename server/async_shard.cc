@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/redis_argv.h"
+#include "common/shared_metrics.h"
 #include "server/redis_loop.h"
 
 namespace dq {
@@ -207,6 +208,7 @@ void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
 void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
                       bool before_up) {
   if ((!up_ && !before_up) || context_ == nullptr) {
+    count_redis_command_error(address_.name());
     pending->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;
@@ -216,6 +218,7 @@ void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pend
   if (redisAsyncFormattedCommand(context_, &AsyncShard::on_reply, raw, command.data(),
                                  command.size()) != REDIS_OK) {
     std::unique_ptr<Pending> owned(raw);
+    count_redis_command_error(address_.name());
     owned->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));
     return;
@@ -234,6 +237,7 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {
     // Dropped after it was handed to hiredis: it may have run.
+    count_redis_command_error(self->address_.name());
     pending->callback(Status(
         Code::kUnknown, "redis shard " + self->address_.name() + ": " +
                             (self->last_error_.empty() ? "connection lost" : self->last_error_) +
@@ -248,6 +252,7 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
       self->send(argv, std::move(pending));
       return;
     }
+    count_redis_command_error(self->address_.name());
     pending->callback(
         Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
     return;

@@ -153,6 +153,38 @@ TEST_CASE("100 adds, 90 delivered, 10 dead: the same counts on every scrape, acr
   CHECK(dqd.stop() == 0);
 }
 
+TEST_CASE("adds a full Redis refuses are counted per shard in dq_redis_command_errors_total") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {redis.address()};
+  DqdProcess dqd(options);
+  add_topic(dqd, "orders", callback.url(), 1);
+  dqd.start();
+  const std::string series = "dq_redis_command_errors_total{shard=\"" + redis.address() + "\"}";
+  auto add = [&](const std::string& id) {
+    Json job{{"id", id}, {"body", {{"n", 1}}}, {"delay", 3600}};
+    return dq::test::http_request("POST", dqd.jobs_url("orders"), job.dump());
+  };
+  REQUIRE(add("before").status == 201);
+  CHECK(sample(scrape(dqd), series) == -1);  // nothing has failed: no series yet
+
+  // maxmemory reached under noeviction: Redis refuses every write with OOM.
+  redis.command({"CONFIG", "SET", "maxmemory", "1"});
+  for (int n = 0; n < 3; ++n) {
+    auto refused = add("refused-" + std::to_string(n));
+    CAPTURE(refused.body);
+    CHECK(refused.status == 500);
+    CHECK(refused.body.find("OOM") != std::string::npos);
+  }
+  CHECK(sample(scrape(dqd), series) == 3);  // the API server's async connection, once per add
+
+  redis.command({"CONFIG", "SET", "maxmemory", "0"});
+  CHECK(add("after").status == 201);
+  CHECK(sample(scrape(dqd), series) == 3);
+  CHECK(dqd.stop() == 0);
+}
+
 TEST_CASE("promtool is installed (the metrics test needs it)") {
   auto found = dq::test::run_program({"/bin/sh", "-c", "command -v promtool"}, "/tmp");
   CHECK(found.exit_code == 0);
