@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
@@ -45,6 +48,17 @@ std::map<std::string, int> deliveries(const CallbackServer& callback) {
   return dq::test::deliveries_by_id(callback);
 }
 
+// One timer and one consumer on these shards: every job of a case goes
+// through the same two processes, so a duplicate or a loss points at them.
+DqdOptions one_timer_one_consumer(std::vector<std::string> shards, std::string extra_ini = "") {
+  DqdOptions options;
+  options.shards = std::move(shards);
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = std::move(extra_ini);
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("a job deleted and re-added while its callback runs is delivered again, never lost") {
@@ -60,10 +74,7 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
     }
     return answer;
   });
-  DqdOptions options;
-  options.shards = {redis.address()};
-  options.timers = 1;
-  options.consumers = 1;
+  DqdOptions options = one_timer_one_consumer({redis.address()});
   options.consumer_concurrency = 128;
   DqdProcess dqd(options);
   register_topic(dqd, "remind", callback.url());
@@ -100,11 +111,9 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
   TestRedis first;
   TestRedis second;
   CallbackServer callback;
-  DqdOptions options;
-  options.shards = {first.address(), second.address()};
-  options.timers = 1;
-  options.consumers = 1;
-  options.extra_ini = "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n";
+  DqdOptions options =
+      one_timer_one_consumer({first.address(), second.address()},
+                             "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n");
   DqdProcess dqd(options);
   register_topic(dqd, "orders", callback.url());
   dqd.start();
@@ -185,10 +194,7 @@ TEST_CASE("jobs held for a shard that was then removed from the config are deliv
   REQUIRE(held > 0);
   // The second shard is gone for good: a dqd over the first alone must
   // release what was held for it (timer/held_verifier.h, found by SCAN).
-  DqdOptions options;
-  options.shards = {first.address()};
-  options.timers = 1;
-  options.consumers = 1;
+  DqdOptions options = one_timer_one_consumer({first.address()});
   DqdProcess dqd(options);
   register_topic(dqd, "orders", callback.url());
   dqd.start();
@@ -290,10 +296,7 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
 TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
   TestRedis redis;
   CallbackServer callback;
-  DqdOptions honest;
-  honest.shards = {redis.address()};
-  honest.timers = 1;
-  honest.consumers = 1;
+  DqdOptions honest = one_timer_one_consumer({redis.address()});
   DqdProcess on_time(honest);
   register_topic(on_time, "skew", callback.url());
   DqdOptions skewed = honest;
@@ -344,11 +347,8 @@ TEST_CASE("a job whose consumer is killed during every attempt ends dead after i
     answer.delay_ms = 20000;  // hangs: the consumer is killed before it answers
     return answer;
   });
-  DqdOptions options;
-  options.shards = {redis.address()};
-  options.timers = 1;
-  options.consumers = 1;
-  options.extra_ini = "[delivery]\nlease_margin_ms = 300\nbackoff_unit_ms = 100\n";
+  DqdOptions options = one_timer_one_consumer(
+      {redis.address()}, "[delivery]\nlease_margin_ms = 300\nbackoff_unit_ms = 100\n");
   DqdProcess dqd(options);
   register_topic(dqd, "hang", callback.url(), /*timeout_ms=*/1000, /*max_attempts=*/3);
   dqd.start();
