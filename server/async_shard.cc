@@ -61,6 +61,7 @@ void AsyncShard::connect() {
   redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
   if (context == nullptr || context->err) {
     last_error_ = context ? context->errstr : "out of memory";
+    first_connect_ended_ = true;
     if (context) {
       redisAsyncFree(context);
     }
@@ -107,6 +108,7 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
 
 void AsyncShard::mark_up() {
   up_ = true;
+  first_connect_ended_ = true;
   err_log().info("redis shard {} is up", address_.name());
   last_error_.clear();
 }
@@ -126,6 +128,7 @@ void AsyncShard::mark_down(const std::string& why) {
     err_log().warn("redis shard {} is down: {}", address_.name(), why);
   }
   up_ = false;
+  first_connect_ended_ = true;
   last_error_ = why;
   sent_at_ms_.clear();
 }

@@ -36,6 +36,9 @@ class AsyncShard {
   // fail at once. Their callbacks run inside this call.
   void stop();
   bool up() const { return up_; }
+  // The first connect has ended, up or failed: until then "down" only means
+  // "not connected yet".
+  bool first_connect_ended() const { return first_connect_ended_; }
   const ShardAddress& address() const { return address_; }
   const std::string& last_error() const { return last_error_; }
   size_t pending() const { return pending_count_; }
@@ -69,6 +72,7 @@ class AsyncShard {
   int command_timeout_ms_;
   redisAsyncContext* context_ = nullptr;
   bool up_ = false;
+  bool first_connect_ended_ = false;
   bool stopping_ = false;
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;

@@ -2,6 +2,8 @@
 // shards, with the one-copy rules of common/placement.h.
 #include "server/job_service.h"
 
+#include <algorithm>
+
 #include "common/job_meta.h"
 #include "common/job_records.h"
 #include "common/keys.h"
@@ -382,6 +384,11 @@ std::vector<ShardHealth> JobService::health() const {
         {shard->address().name(), shard->up(), shard->up() ? std::string() : shard->last_error()});
   }
   return result;
+}
+
+bool JobService::first_connects_ended() const {
+  return std::all_of(shards_.begin(), shards_.end(),
+                     [](const auto& shard) { return shard->first_connect_ended(); });
 }
 
 size_t JobService::pending() const {

@@ -52,6 +52,8 @@ class JobService {
   void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);
 
   std::vector<ShardHealth> health() const;
+  // Every shard's first connect has ended (up or failed).
+  bool first_connects_ended() const;
   size_t pending() const;  // Redis commands awaiting replies
 
  private:

@@ -125,6 +125,15 @@ int run_server(const Config& config, int index, const ListenSockets& sockets) {
     err_log().error("cannot read topics from {}: {}", config.sqlite_path, loaded.message());
   }
   process.jobs.start();
+  // Take no request before every shard's first connect has ended: this
+  // server may be a reload's new generation or a respawn, sharing the
+  // listening sockets with servers that can answer now, and a request it
+  // took meanwhile would fail with "shard is down". Bounded by the connect
+  // timeout (the shards' tick, every 100 ms, ends a slow connect).
+  int64_t connect_deadline = monotonic_ms() + config.redis_connect_timeout_ms + 200;
+  while (!process.jobs.first_connects_ended() && monotonic_ms() < connect_deadline) {
+    event_base_loop(base.get(), EVLOOP_ONCE);
+  }
   Status listening = process.http.listen(sockets.http_fd);
   if (!listening.is_ok()) {
     err_log().critical("{}", listening.message());

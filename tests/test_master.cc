@@ -27,6 +27,7 @@
 #include "common/registry.h"
 #include "master/child_table.h"
 #include "tests/support/callback_server.h"
+#include "tests/support/delay_proxy.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
@@ -203,6 +204,16 @@ RequestLoop healthz_loop(const DqdProcess& dqd) {
   });
 }
 
+// Adds ids prefix0, prefix1, ... to `topic`, due in 10 minutes; anything but
+// 201 is a failure.
+RequestLoop adds_loop(const DqdProcess& dqd, const std::string& topic, const std::string& prefix) {
+  std::string jobs = dqd.jobs_url(topic);
+  return RequestLoop([jobs, prefix](HttpClient& http, int n) {
+    Json job{{"id", prefix + std::to_string(n)}, {"body", n}, {"delay", 600}};
+    return http.post(jobs, job.dump()).status == 201;
+  });
+}
+
 }  // namespace
 
 TEST_CASE("respawn backoff: at once, then 0.5 s doubling up to 30 s") {
@@ -278,11 +289,7 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 6; }, 3000));
   pid_t master = dqd.pid();
 
-  std::string jobs = dqd.jobs_url("reload");
-  RequestLoop adds([jobs](HttpClient& http, int n) {
-    Json job{{"id", "r-" + std::to_string(n)}, {"body", n}, {"delay", 600}};
-    return http.post(jobs, job.dump()).status == 201;
-  });
+  RequestLoop adds = adds_loop(dqd, "reload", "r-");
   RequestLoop health = healthz_loop(dqd);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   REQUIRE(kill(master, SIGUSR2) == 0);
@@ -311,6 +318,47 @@ TEST_CASE("USR2: a new generation replaces every child, no request fails, the ma
   CHECK(dqd.pid() == master);
   CHECK(dqd.running());
   CHECK(logged(dqd.log_dir(), "err", "reload (SIGUSR2): generation 2 started"));
+  CHECK(dqd.stop() == 0);
+}
+
+// The new generation shares the listening sockets with the old one while
+// its shard connections are still being made (here each takes ~2 x 150 ms:
+// connect, then AUTH through a slow link). A new server that took requests
+// before its shard was up answered them 503 "shard is down" (seen in CI as
+// one failed /healthz).
+TEST_CASE("USR2 with a shard slow to connect: no request fails while the new servers connect") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "requirepass", "s3cret"});
+  dq::test::DelayProxy slow_link(redis.port(), 150);
+  DqdOptions options = options_for(redis, 2, 1, 1);
+  options.shards = {slow_link.address() + ":s3cret"};
+  options.extra_ini = "[redis]\nconnect_timeout_ms = 3000\ncommand_timeout_ms = 3000\n";
+  DqdProcess dqd(options);
+  dqd.add_topic("reload");
+  dqd.start();
+  std::map<std::string, pid_t> before;
+  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 5; }, 5000));
+  // Both servers of the first generation are connected before the loops start.
+  REQUIRE(logged(dqd.log_dir(), "err", "redis shard " + slow_link.address() + " is up", 5000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+
+  RequestLoop adds = adds_loop(dqd, "reload", "slow-");
+  RequestLoop health = healthz_loop(dqd);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  for (int generation = 2; generation <= 3; ++generation) {
+    CAPTURE(generation);
+    REQUIRE(kill(dqd.pid(), SIGUSR2) == 0);
+    // The master checks the shards (through the slow link) before it forks.
+    CHECK(logged(dqd.log_dir(), "err",
+                 "reload (SIGUSR2): generation " + std::to_string(generation) + " started", 15000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  adds.stop();
+  health.stop();
+  CHECK(adds.ok() > 0);
+  CHECK(adds.failed() == 0);
+  CHECK(health.ok() > 0);
+  CHECK(health.failed() == 0);
   CHECK(dqd.stop() == 0);
 }
 

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "tests/fault/callback_faults.h"
-#include "tests/fault/delay_proxy.h"
 #include "tests/fault/net_namespace.h"
 #include "tests/support/callback_server.h"
+#include "tests/support/delay_proxy.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/redis_server.h"
 

@@ -2,8 +2,9 @@
 // byte reaches the other side `delay_ms` late, in each direction, and it can
 // be told to stall (hold every byte until told to go on). Used by the fault
 // suite where the kernel has no sch_netem (tc ... netem: "Specified qdisc
-// kind is unknown"). Two threads per direction per connection: enough for
-// the few connections of one dqd.
+// kind is unknown"), and by test_master for a shard slow to connect. Two
+// threads per direction per connection: enough for the few connections of
+// one dqd.
 #pragma once
 
 #include <atomic>

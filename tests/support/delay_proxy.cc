@@ -1,5 +1,5 @@
 // DelayProxy (see delay_proxy.h).
-#include "tests/fault/delay_proxy.h"
+#include "tests/support/delay_proxy.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
