@@ -336,8 +336,7 @@ TEST_CASE("USR2 with a shard slow to connect: no request fails while the new ser
   DqdProcess dqd(options);
   dqd.add_topic("reload");
   dqd.start();
-  std::map<std::string, pid_t> before;
-  REQUIRE(wait_until([&] { return (before = dq_children(dqd.pid())).size() == 5; }, 5000));
+  REQUIRE(wait_until([&] { return dq_children(dqd.pid()).size() == 5; }, 5000));
   // Both servers of the first generation are connected before the loops start.
   REQUIRE(logged(dqd.log_dir(), "err", "redis shard " + slow_link.address() + " is up", 5000));
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
