@@ -81,11 +81,13 @@ void AddBatcher::send(Batch batch) {
   std::weak_ptr<AddBatcher*> self = self_;
   writer->run(std::move(batch.call),
               [self, writer, done = std::move(batch.done)](const Result<const redisReply*>& reply) {
-                for (size_t i = 0; i < done.size(); ++i) {
-                  done[i](reply, i);
-                }
+                // The held batch goes to Redis before this call's adds are
+                // answered: Redis works on it while the answers are written.
                 if (auto alive = self.lock()) {
                   (*alive)->on_reply(writer);
+                }
+                for (size_t i = 0; i < done.size(); ++i) {
+                  done[i](reply, i);
                 }
               });
 }
@@ -101,6 +103,7 @@ void AddBatcher::on_reply(AsyncShard* writer) {
     Batch held = std::move(batches_[i]);
     batches_.erase(batches_.begin() + static_cast<std::ptrdiff_t>(i));
     send(std::move(held));
+    writer->write_now();
     return;  // the others with this writer leave with this call's reply
   }
 }

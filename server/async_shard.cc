@@ -208,6 +208,16 @@ void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
 }
 
+void AsyncShard::write_now() {
+  if (context_ == nullptr || (context_->c.flags & REDIS_CONNECTED) == 0) {
+    return;
+  }
+  // An error stays in the context: the queued end-of-turn write meets it
+  // and disconnects as it would have.
+  int done = 0;
+  redisBufferWrite(&context_->c, &done);
+}
+
 void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
                       bool before_up) {
   if ((!up_ && !before_up) || context_ == nullptr) {

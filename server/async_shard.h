@@ -51,6 +51,11 @@ class AsyncShard {
   void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
   void run(ScriptCall call, ReplyCallback callback);
+  // Writes the commands queued in this loop turn now instead of at its end
+  // (server/redis_loop.h), so Redis can start on them while this process
+  // goes on with other work. What the socket does not take is written as
+  // before.
+  void write_now();
 
  private:
   struct Pending;
