@@ -84,24 +84,30 @@ Json ShardSafety::to_json() const {
 // The listpack limits dq asks of a shard, and what falls short of each does.
 struct ListpackLimit {
   const char* setting;
-  int64_t at_least;
-  const char* below;
+  int64_t wanted;
+  bool below_only;    // false: a value above `wanted` is worth a warning too
+  const char* below;  // what a lower value costs
+  const char* above;  // what a higher value costs (when !below_only)
 };
 // Records of up to 256 bytes of body must fit a listpack value. 128 entries
-// (Redis's default) keep buckets listpacks up to ~6M pending per shard;
-// beyond, a bucket of ~200 records turns into a hashtable instead of a 27 KB
-// listpack that every HSETNX, HMGET and HDEL would scan (bench/README.md).
-// A bucket's due zset (keys and scores only, ~8 KB at 200) is cheaper as a
-// listpack up to 256: at 10M pending a quarter less memory and half the
+// keep buckets listpacks up to ~6M pending per shard; beyond, a bucket of
+// ~200 records turns into a hashtable. Redis's default, 512, keeps it a
+// 27 KB listpack that every HSETNX, HMGET and HDEL scans (bench/README.md:
+// at 10M pending the add rate falls to ~0.5 of the empty shard's instead of
+// ~0.7). A bucket's due zset (keys and scores only, ~8 KB at 200) is cheaper
+// as a listpack up to 256: at 10M pending a quarter less memory and half the
 // promote stalls. {dq}:working stays a skiplist whatever the limit (its
 // anchor, common/lua/lib/prelude.lua), so leases do not pay for it.
 constexpr ListpackLimit kListpackLimits[] = {
-    {"hash-max-listpack-entries", 128,
-     "job record buckets turn into hashtables sooner, at about twice the memory per job"},
-    {"hash-max-listpack-value", 512, "job records take about twice the memory"},
-    {"zset-max-listpack-entries", 256,
+    {"hash-max-listpack-entries", 128, false,
+     "job record buckets turn into hashtables sooner, at about twice the memory per job",
+     "past ~6M pending jobs per shard every add and promote scans record buckets of up to that "
+     "many records"},
+    {"hash-max-listpack-value", 512, true, "job records take about twice the memory", ""},
+    {"zset-max-listpack-entries", 256, true,
      "past ~6M pending jobs per shard the buckets' due zsets turn into skiplists: about a "
-     "quarter more memory per job and slower promotes"}};
+     "quarter more memory per job and slower promotes",
+     ""}};
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
   const std::string shard = connection.address().name();
@@ -205,11 +211,15 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
         (*value)->element[1]->type != REDIS_REPLY_STRING) {
       continue;  // CONFIG refused: nothing to tell
     }
-    if (std::strtoll((*value)->element[1]->str, nullptr, 10) < limit.at_least) {
-      const std::string wanted = std::to_string(limit.at_least);
+    long long have = std::strtoll((*value)->element[1]->str, nullptr, 10);
+    const char* cost = have < limit.wanted                        ? limit.below
+                       : have > limit.wanted && !limit.below_only ? limit.above
+                                                                  : nullptr;
+    if (cost != nullptr) {
+      const std::string wanted = std::to_string(limit.wanted);
       std::ostringstream warning;
       warning << "shard " << shard << " has " << setting << " " << (*value)->element[1]->str << ": "
-              << limit.below << "; fix: " << cli << " CONFIG SET " << setting << " " << wanted
+              << cost << "; fix: " << cli << " CONFIG SET " << setting << " " << wanted
               << ", then CONFIG REWRITE (or " << setting << " " << wanted << " in redis.conf)";
       safety.warnings.push_back(warning.str());
     }

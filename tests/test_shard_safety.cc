@@ -64,11 +64,18 @@ TEST_CASE("the test harness's Redis is safe: AOF on, noeviction") {
   CHECK(safety.used_memory > 0);
 }
 
-TEST_CASE("a shard whose listpack limits are below dq's gets a warning with the fix") {
+TEST_CASE("a shard whose listpack limits are not dq's gets a warning with the fix") {
   TestRedis redis;
-  // Redis's default entries limit (128) is what dq asks for: no warning.
+  // 128 entries is what dq asks for: no warning.
   redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "128"});
   CHECK(check(redis).warnings.empty());
+  // Redis's default, 512, is slower past ~6M pending per shard.
+  redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "512"});
+  dq::ShardSafety above = check(redis);
+  CHECK(above.safe());
+  REQUIRE(above.warnings.size() == 1);
+  CHECK(has(above.warnings, "hash-max-listpack-entries 512: past ~6M pending jobs"));
+  CHECK(has(above.warnings, "CONFIG SET hash-max-listpack-entries 128"));
   redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "64"});
   dq::ShardSafety safety = check(redis);
   CHECK(safety.safe());  // memory, not safety
@@ -76,7 +83,7 @@ TEST_CASE("a shard whose listpack limits are below dq's gets a warning with the 
   CHECK(has(safety.warnings, "hash-max-listpack-entries 64"));
   CHECK(has(safety.warnings, "CONFIG SET hash-max-listpack-entries 128"));
   redis.command({"CONFIG", "SET", "hash-max-listpack-entries", "128"});
-  // Redis's default value limit (64) is not: records with inline bodies.
+  // Nor Redis's default value limit (64): records with inline bodies.
   redis.command({"CONFIG", "SET", "hash-max-listpack-value", "64"});
   safety = check(redis);
   REQUIRE(safety.warnings.size() == 1);
