@@ -22,10 +22,16 @@ else
   export DQ_SANITIZE=1  # the fault suite runs a shorter load
 fi
 cmake -S . -B "$build" "${flags[@]}" >/dev/null
+started=$SECONDS
 cmake --build "$build" -j2
+echo "run-all: build took $((SECONDS - started)) s"
+started=$SECONDS
 ctest --test-dir "$build" --output-on-failure -j2
+echo "run-all: ctest took $((SECONDS - started)) s"
 # The fault suite's counts, one row per scenario (tests/fault/).
 cat "$build/tests/fault/fault_table.txt" 2>/dev/null || true
 if [ "${1:-}" != "--plain" ]; then
+  started=$SECONDS
   fuzz/run "${FUZZ_SECONDS:-6}"
+  echo "run-all: fuzz (build and runs) took $((SECONDS - started)) s"
 fi
