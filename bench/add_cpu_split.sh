@@ -23,64 +23,14 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j2 --target dqd dqctl add_load >/dev/null
 
 WORK=$(mktemp -d /tmp/dq-add-cpu.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  sleep 1
-  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-REDIS_PORT=$(free_port)
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK" --appendonly yes \
-  --appendfsync everysec --save '' --daemonize yes --pidfile "$WORK/redis.pid" \
-  --logfile "$WORK/redis.log" --hash-max-listpack-entries 128 --hash-max-listpack-value 512 \
-  --zset-max-listpack-entries 256 --auto-aof-rewrite-percentage 0
-for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-REDIS_PID=$(cat "$WORK/redis.pid")
-PIDS+=("$REDIS_PID")
-
-DQ_PORT=$(free_port)
-mkdir -p "$WORK/log"
-cat > "$WORK/dq.ini" <<EOF
-[server]
-listen = 127.0.0.1:$DQ_PORT
-workers = ${WORKERS:-1}
-legacy_listen =
-[redis]
-shards = 127.0.0.1:$REDIS_PORT
-start_local = no
-[sqlite]
-path = $WORK/dq.db
-[log]
-dir = $WORK/log
-[consumer]
-processes = 1
-concurrency = 64
-[admin]
-listen =
-EOF
-"$ROOT/$BUILD/dqd" -c "$WORK/dq.ini" > "$WORK/dqd.out" 2>&1 &
-DQD=$!
-PIDS+=("$DQD")
-for _ in $(seq 400); do curl -sf "http://127.0.0.1:$DQ_PORT/healthz" >/dev/null && break; sleep 0.1; done
-"$ROOT/$BUILD/dqctl" -c "$WORK/dq.ini" topic add bench-0 --callback http://127.0.0.1:9/cb \
-  --timeout-ms 5000 >/dev/null
-sleep 2.5  # [master] registry_refresh_ms: the server has the topic
-SERVERS=$(for pid in $(pgrep -P "$DQD"); do
-  grep -q '^dq-server' "/proc/$pid/cmdline" 2>/dev/null && echo "$pid"
-done; true)
+. bench/lib.sh
+start_shard
+start_dqd "${WORKERS:-1}"
 
 ticks() {  # PID... -> their user + system clock ticks so far
   local sum=0 pid
   for pid in "$@"; do sum=$((sum + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done
   echo "$sum"
-}
-added() {  # dq_jobs_added_total of /metrics
-  curl -sf "http://127.0.0.1:$DQ_PORT/metrics" |
-    awk '/^dq_jobs_added_total/ { s += $NF } END { printf "%.0f", s }'
 }
 evalsha_calls() {
   redis-cli -p "$REDIS_PORT" info commandstats | awk -F'[:=,]' '/^cmdstat_evalsha:/ { print $3 }'
@@ -97,9 +47,9 @@ for round in $(seq "$ROUNDS"); do
   "$ROOT/$BUILD/add_load" http 127.0.0.1 "$DQ_PORT" "$CONNECTIONS" $((WINDOW_S + 3)) >/dev/null &
   load=$!
   sleep 1.5
-  l0=$(ticks "$load"); s0=$(ticks $SERVERS); r0=$(ticks "$REDIS_PID"); n0=$(added)
+  l0=$(ticks "$load"); s0=$(ticks $SERVERS); r0=$(ticks "$REDIS_PID"); n0=$(jobs_added)
   sleep "$WINDOW_S"
-  l1=$(ticks "$load"); s1=$(ticks $SERVERS); r1=$(ticks "$REDIS_PID"); n1=$(added)
+  l1=$(ticks "$load"); s1=$(ticks $SERVERS); r1=$(ticks "$REDIS_PID"); n1=$(jobs_added)
   wait "$load"
   awk -v n=$((n1 - n0)) -v l=$((l1 - l0)) -v s=$((s1 - s0)) -v r=$((r1 - r0)) -v hz="$HZ" \
     -v w="$WINDOW_S" -v round="$round" 'BEGIN {

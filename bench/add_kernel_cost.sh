@@ -29,63 +29,11 @@ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" -j2 --target dqd dqctl add_load >/dev/null
 
 WORK=$(mktemp -d /tmp/dq-add-kernel.XXXXXX)
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  sleep 1
-  for pid in "${PIDS[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. bench/lib.sh
+start_shard
+start_dqd 1
+SERVER=$SERVERS
 
-REDIS_PORT=$(free_port)
-mkdir -p "$WORK/redis" "$WORK/dq/log"
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK/redis" --appendonly yes \
-  --appendfsync everysec --save '' --daemonize yes --pidfile "$WORK/redis/redis.pid" \
-  --logfile "$WORK/redis/redis.log"
-for _ in $(seq 100); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.05; done
-PIDS+=("$(cat "$WORK/redis/redis.pid")")
-
-DQ_PORT=$(free_port)
-CONF=$WORK/dq/dq.ini
-cat > "$CONF" <<EOF
-[server]
-listen = 127.0.0.1:$DQ_PORT
-workers = 1
-legacy_listen =
-[redis]
-shards = 127.0.0.1:$REDIS_PORT
-start_local = no
-[sqlite]
-path = $WORK/dq/dq.db
-[log]
-dir = $WORK/dq/log
-[consumer]
-processes = 1
-concurrency = 64
-[admin]
-listen =
-EOF
-"$ROOT/$BUILD/dqd" -c "$CONF" > "$WORK/dq/dqd.out" 2>&1 &
-DQD=$!
-PIDS+=("$DQD")
-for _ in $(seq 400); do
-  curl -sf "http://127.0.0.1:$DQ_PORT/healthz" >/dev/null 2>&1 && break
-  sleep 0.1
-done
-"$ROOT/$BUILD/dqctl" -c "$CONF" topic add bench-0 --callback http://127.0.0.1:9/cb \
-  --timeout-ms 5000 >/dev/null
-sleep 2.5  # [master] registry_refresh_ms: the server has the topic
-SERVER=""
-for pid in $(pgrep -P "$DQD"); do
-  grep -q '^dq-server' "/proc/$pid/cmdline" 2>/dev/null && SERVER=$pid
-done
-[ -n "$SERVER" ] || { echo "add_kernel_cost: no dq-server process" >&2; exit 1; }
-
-adds() {  # jobs added so far: dq_jobs_added_total of /metrics (Redis's counters)
-  curl -sf "http://127.0.0.1:$DQ_PORT/metrics" |
-    awk '/^dq_jobs_added_total/ { s += $NF } END { printf "%.0f", s }'
-}
 # One load run per measurement: 1 s warm-up, then the tool for SECONDS_EACH.
 measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
   local name=$1
@@ -95,11 +43,11 @@ measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
   local load=$!
   sleep 1.5
   local before redis_before
-  before=$(adds)
+  before=$(jobs_added)
   redis_before=$(redis_counts)
   "$@" 2> "$WORK/$name.txt" > "$WORK/$name.out" || true
   local after redis_after
-  after=$(adds)
+  after=$(jobs_added)
   redis_after=$(redis_counts)
   wait "$load"
   echo $((after - before)) > "$WORK/$name.adds"
