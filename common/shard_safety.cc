@@ -85,9 +85,8 @@ Json ShardSafety::to_json() const {
 struct ListpackLimit {
   const char* setting;
   int64_t wanted;
-  bool below_only;    // false: a value above `wanted` is worth a warning too
   const char* below;  // what a lower value costs
-  const char* above;  // what a higher value costs (when !below_only)
+  const char* above;  // what a higher value costs; nullptr: a higher value is fine
 };
 // Records of up to 256 bytes of body must fit a listpack value. 128 entries
 // keep buckets listpacks up to ~6M pending per shard; beyond, a bucket of
@@ -99,15 +98,15 @@ struct ListpackLimit {
 // promote stalls. {dq}:working stays a skiplist whatever the limit (its
 // anchor, common/lua/lib/prelude.lua), so leases do not pay for it.
 constexpr ListpackLimit kListpackLimits[] = {
-    {"hash-max-listpack-entries", 128, false,
+    {"hash-max-listpack-entries", 128,
      "job record buckets turn into hashtables sooner, at about twice the memory per job",
      "past ~6M pending jobs per shard every add and promote scans record buckets of up to that "
      "many records"},
-    {"hash-max-listpack-value", 512, true, "job records take about twice the memory", ""},
-    {"zset-max-listpack-entries", 256, true,
+    {"hash-max-listpack-value", 512, "job records take about twice the memory", nullptr},
+    {"zset-max-listpack-entries", 256,
      "past ~6M pending jobs per shard the buckets' due zsets turn into skiplists: about a "
      "quarter more memory per job and slower promotes",
-     ""}};
+     nullptr}};
 
 Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_warn_percent) {
   const std::string shard = connection.address().name();
@@ -212,9 +211,9 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
       continue;  // CONFIG refused: nothing to tell
     }
     long long have = std::strtoll((*value)->element[1]->str, nullptr, 10);
-    const char* cost = have < limit.wanted                        ? limit.below
-                       : have > limit.wanted && !limit.below_only ? limit.above
-                                                                  : nullptr;
+    const char* cost = have < limit.wanted   ? limit.below
+                       : have > limit.wanted ? limit.above
+                                             : nullptr;
     if (cost != nullptr) {
       const std::string wanted = std::to_string(limit.wanted);
       std::ostringstream warning;
