@@ -14,8 +14,8 @@
 
 #include "admin/admin_app.h"
 #include "admin/exchange.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 
 namespace dq {
 namespace {

@@ -2,7 +2,7 @@
 // libevent's evhttp on the [admin] listen socket the master opened.
 #pragma once
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "admin/admin_assets.h"
-#include "common/clock.h"
-#include "common/log.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
 
 namespace dq {
 namespace {

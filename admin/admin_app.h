@@ -29,10 +29,10 @@
 #include "admin/exchange.h"
 #include "admin/login_limiter.h"
 #include "admin/sessions.h"
-#include "common/admin_users.h"
-#include "common/config.h"
-#include "common/job_store.h"
-#include "common/registry.h"
+#include "common/core/config.h"
+#include "common/registry/admin_users.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 

@@ -4,10 +4,10 @@
 // counting itself is common/topic_stats.h and common/job_listing.h, the same
 // code as the public HTTP API's GET /v1/topics/{t}/stats and .../jobs.
 #include "admin/admin_app.h"
-#include "common/clock.h"
-#include "common/job_listing.h"
-#include "common/shard_health.h"
-#include "common/topic_stats.h"
+#include "common/core/clock.h"
+#include "common/redis/shard_health.h"
+#include "common/store/job_listing.h"
+#include "common/store/topic_stats.h"
 
 namespace dq {
 

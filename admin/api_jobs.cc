@@ -3,8 +3,8 @@
 // one / some / all, delete one / all.
 #include "admin/admin_app.h"
 #include "admin/job_json.h"
-#include "common/log.h"
-#include "common/topic_jobs.h"
+#include "common/core/log.h"
+#include "common/store/topic_jobs.h"
 
 namespace dq {
 

@@ -6,11 +6,11 @@
 #include <hiredis/hiredis.h>
 
 #include "admin/admin_app.h"
-#include "common/alert_test.h"
-#include "common/clock.h"
-#include "common/keys.h"
-#include "common/log.h"
-#include "common/shard_health.h"
+#include "common/alerts/alert_test.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/redis/shard_health.h"
+#include "common/store/keys.h"
 
 namespace dq {
 namespace {

@@ -3,9 +3,9 @@
 // a test delivery to the callback URL.
 #include "admin/admin_app.h"
 #include "admin/topic_form.h"
-#include "common/callback_probe.h"
-#include "common/log.h"
-#include "common/topic_jobs.h"
+#include "common/core/log.h"
+#include "common/http/callback_probe.h"
+#include "common/store/topic_jobs.h"
 
 namespace dq {
 namespace {

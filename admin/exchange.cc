@@ -6,8 +6,8 @@
 
 #include <cstdlib>
 
-#include "common/http_request.h"
-#include "common/http_status.h"
+#include "common/core/http_status.h"
+#include "common/http/http_request.h"
 
 namespace dq {
 

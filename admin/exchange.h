@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
-#include "common/status.h"
+#include "common/core/json.h"
+#include "common/core/status.h"
 
 namespace dq {
 

@@ -2,8 +2,8 @@
 // (it always is when added through the API), else as text.
 #pragma once
 
-#include "common/job.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/store/job.h"
 
 namespace dq {
 

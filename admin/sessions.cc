@@ -3,7 +3,7 @@
 
 #include <sodium.h>
 
-#include "common/clock.h"
+#include "common/core/clock.h"
 
 namespace dq {
 namespace {

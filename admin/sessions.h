@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "common/sqlite_db.h"
-#include "common/status.h"
+#include "common/core/status.h"
+#include "common/registry/sqlite_db.h"
 
 namespace dq {
 

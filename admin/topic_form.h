@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "common/json.h"
-#include "common/registry.h"
-#include "common/status.h"
+#include "common/core/json.h"
+#include "common/core/status.h"
+#include "common/registry/registry.h"
 
 namespace dq {
 

@@ -34,8 +34,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/json.h"
-#include "common/keys.h"
+#include "common/core/json.h"
+#include "common/store/keys.h"
 #include "tests/delivery_world.h"
 
 using dq::now_ms;

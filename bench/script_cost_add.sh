@@ -2,17 +2,17 @@
 # Redis-side cost of add.lua: instructions of redis-server per job, for calls
 # of 16 jobs (two topics, random ids, 64-byte bodies, AOF everysec), counted
 # by callgrind, so the figure holds on a busy machine. Not run in CI.
-#   bench/script_cost_add.sh [SCRIPT]   (default common/lua/add.lua; N=calls)
+#   bench/script_cost_add.sh [SCRIPT]   (default common/store/lua/add.lua; N=calls)
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SCRIPT=${1:-$ROOT/common/lua/add.lua}
+SCRIPT=${1:-$ROOT/common/store/lua/add.lua}
 N=${N:-1000}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 P=$(free_port); D=$(mktemp -d /tmp/dq-script-cost.XXXXXX); trap 'rm -rf "$D"' EXIT
 valgrind --tool=callgrind --callgrind-out-file=$D/cg.out -q redis-server --port $P --bind 127.0.0.1 --dir $D --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 128 --hash-max-listpack-value 512 --logfile $D/log &
 VP=$!
 for i in $(seq 100); do redis-cli -p $P ping >/dev/null 2>&1 && break; sleep 0.2; done
-sha=$(redis-cli -p $P script load "$(cat $ROOT/common/lua/lib/prelude.lua $SCRIPT)")
+sha=$(redis-cli -p $P script load "$(cat $ROOT/common/store/lua/lib/prelude.lua $SCRIPT)")
 BODY='"'$(printf 'x%.0s' $(seq 62))'"'
 args=()
 # The bucket argument is random too (up to 10^8 bucket names instead of

@@ -4,7 +4,7 @@
 #include <ctime>
 #include <set>
 
-#include "common/smtp_mail.h"
+#include "common/alerts/smtp_mail.h"
 
 namespace dq {
 namespace {

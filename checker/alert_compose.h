@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "checker/shard_tracker.h"
-#include "common/alert_messages.h"
-#include "common/alert_outbox.h"
+#include "common/alerts/alert_messages.h"
+#include "common/alerts/alert_outbox.h"
 
 namespace dq {
 

@@ -5,10 +5,10 @@
 #include <map>
 
 #include "checker/alert_compose.h"
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/smtp_mail.h"
-#include "common/webhook.h"
+#include "common/alerts/smtp_mail.h"
+#include "common/alerts/webhook.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
 
 namespace dq {
 namespace {

@@ -12,11 +12,11 @@
 #include <memory>
 #include <string>
 
-#include "common/alert_messages.h"
-#include "common/alert_outbox.h"
-#include "common/alert_settings.h"
-#include "common/config.h"
-#include "common/registry.h"
+#include "common/alerts/alert_messages.h"
+#include "common/alerts/alert_outbox.h"
+#include "common/alerts/alert_settings.h"
+#include "common/core/config.h"
+#include "common/registry/registry.h"
 
 namespace dq {
 

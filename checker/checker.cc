@@ -7,9 +7,9 @@
 
 #include "checker/alert_loop.h"
 #include "checker/shard_watch.h"
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 
 namespace dq {
 namespace {

@@ -4,7 +4,7 @@
 // events and shard changes into mails and webhook calls (alert_loop.h).
 #pragma once
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq {
 

@@ -1,7 +1,7 @@
 // Implements one shard check: PING, then optionally the safety check.
 #include "checker/shard_probe.h"
 
-#include "common/clock.h"
+#include "common/core/clock.h"
 
 namespace dq {
 

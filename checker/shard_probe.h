@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "common/redis_sync.h"
-#include "common/shard_safety.h"
+#include "common/redis/redis_sync.h"
+#include "common/redis/shard_safety.h"
 
 namespace dq {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "common/shard_health.h"
+#include "common/redis/shard_health.h"
 
 namespace dq {
 

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "checker/alert_compose.h"
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/shard_health.h"
-#include "common/stop_flag.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
+#include "common/redis/shard_health.h"
 
 namespace dq {
 namespace {

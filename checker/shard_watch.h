@@ -10,8 +10,8 @@
 
 #include "checker/shard_probe.h"
 #include "checker/shard_tracker.h"
-#include "common/alert_messages.h"
-#include "common/config.h"
+#include "common/alerts/alert_messages.h"
+#include "common/core/config.h"
 
 namespace dq {
 

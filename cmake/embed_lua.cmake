@@ -1,11 +1,11 @@
-# Writes OUTPUT: a header with one LuaScript per common/lua/*.lua, holding the
+# Writes OUTPUT: a header with one LuaScript per common/store/lua/*.lua, holding the
 # source and its SHA1 (what Redis names the script for EVALSHA). Each script
-# is prefixed with common/lua/lib/prelude.lua (shared helper functions), so
+# is prefixed with common/store/lua/lib/prelude.lua (shared helper functions), so
 # every transition stays a single EVALSHA.
 file(GLOB scripts "${LUA_DIR}/*.lua")
 file(READ "${LUA_DIR}/lib/prelude.lua" prelude)
 list(SORT scripts)
-set(text "// Generated from common/lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\nnamespace dq {\n\nstruct LuaScript {\n  const char* name;\n  const char* source;\n  const char* sha1;\n};\n\n")
+set(text "// Generated from common/store/lua/*.lua by cmake/embed_lua.cmake. Do not edit.\n#pragma once\n\n#include \"common/redis/script_call.h\"\n\nnamespace dq {\n\n")
 foreach(script ${scripts})
   get_filename_component(name "${script}" NAME_WE)
   file(READ "${script}" body)

@@ -3,10 +3,10 @@
 
 #include <charconv>
 
-#include "common/json.h"
-#include "common/json_check.h"
-#include "common/json_span.h"
-#include "common/php_fields.h"
+#include "common/core/json.h"
+#include "common/core/json_check.h"
+#include "common/core/json_span.h"
+#include "common/http/php_fields.h"
 
 namespace dq {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/job.h"
-#include "common/registry.h"
+#include "common/registry/registry.h"
+#include "common/store/job.h"
 
 namespace dq {
 

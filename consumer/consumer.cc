@@ -4,8 +4,8 @@
 
 #include <curl/curl.h>
 
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 #include "consumer/consumer_loop.h"
 #include "consumer/delivery.h"
 

@@ -2,7 +2,7 @@
 // callback URL, [consumer] concurrency transfers in flight at once.
 #pragma once
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq {
 

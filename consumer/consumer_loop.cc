@@ -7,9 +7,9 @@
 #include <random>
 #include <tuple>
 
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 #include "consumer/shard_worker.h"
 #include "consumer/slot_planner.h"
 #include "consumer/wake_waiter.h"

@@ -17,11 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/config.h"
-#include "common/curl_handle.h"
-#include "common/job_store.h"
-#include "common/shard_health.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/http/curl_handle.h"
+#include "common/redis/shard_health.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/job_store.h"
 #include "consumer/delivery.h"
 
 namespace dq {

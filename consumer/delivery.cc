@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "common/success_rule.h"
+#include "common/registry/success_rule.h"
 
 namespace dq {
 namespace {

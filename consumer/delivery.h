@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "common/callback_url.h"
-#include "common/curl_handle.h"
-#include "common/job.h"
-#include "common/registry.h"
+#include "common/http/curl_handle.h"
+#include "common/registry/callback_url.h"
+#include "common/registry/registry.h"
+#include "common/store/job.h"
 #include "consumer/callback_request.h"
 
 namespace dq {

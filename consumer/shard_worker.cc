@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <chrono>
 
-#include "common/clock.h"
-#include "common/keys.h"
-#include "common/log.h"
-#include "common/retry_policy.h"
-#include "common/shared_metrics.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
+#include "common/registry/retry_policy.h"
+#include "common/store/keys.h"
 
 namespace dq {
 namespace {

@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/config.h"
-#include "common/dead_letter_alerts.h"
-#include "common/job_store.h"
-#include "common/registry.h"
+#include "common/alerts/dead_letter_alerts.h"
+#include "common/core/config.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
 #include "consumer/delivery.h"
 
 namespace dq {

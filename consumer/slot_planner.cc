@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "common/retry_policy.h"
+#include "common/registry/retry_policy.h"
 
 namespace dq {
 namespace {

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/registry.h"
-#include "common/script_calls.h"
+#include "common/registry/registry.h"
+#include "common/store/script_calls.h"
 
 namespace dq {
 

@@ -3,9 +3,9 @@
 
 #include <chrono>
 
-#include "common/job_store.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 namespace {

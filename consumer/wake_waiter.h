@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq {
 

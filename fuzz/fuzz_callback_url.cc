@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "common/callback_url.h"
+#include "common/registry/callback_url.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string url(reinterpret_cast<const char*>(data), size);

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static std::string path = [] {

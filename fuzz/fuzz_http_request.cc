@@ -19,10 +19,10 @@
 #include <memory>
 #include <string>
 
-#include "common/config.h"
-#include "common/registry.h"
-#include "common/shard.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/core/shard.h"
+#include "common/registry/registry.h"
+#include "common/registry/topic_cache.h"
 #include "server/api_auth.h"
 #include "server/http_api.h"
 #include "server/job_service.h"

@@ -7,8 +7,8 @@
 #include <ctime>
 #include <string>
 
-#include "common/json.h"
-#include "common/time_text.h"
+#include "common/core/json.h"
+#include "common/core/time_text.h"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   setenv("TZ", "UTC", 1);  // local time without daylight saving: every local time exists once

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "common/config.h"
-#include "common/redis_sync.h"
-#include "common/registry.h"
-#include "common/shard_safety.h"
+#include "common/core/config.h"
+#include "common/redis/redis_sync.h"
+#include "common/redis/shard_safety.h"
+#include "common/registry/registry.h"
 
 namespace dq {
 namespace {

@@ -2,7 +2,7 @@
 // stdout and stderr on /dev/null. Errors after this point go to err_*.log.
 #pragma once
 
-#include "common/status.h"
+#include "common/core/status.h"
 
 namespace dq {
 

@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/redis_sync.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/redis/redis_sync.h"
 #include "master/child_table.h"
 
 namespace dq {

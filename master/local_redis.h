@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/json.h"
+#include "common/core/config.h"
+#include "common/core/json.h"
 
 namespace dq {
 

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <string>
 
-#include "common/config.h"
-#include "common/log.h"
+#include "common/core/config.h"
+#include "common/core/log.h"
 #include "master/config_check.h"
 #include "master/daemon.h"
 #include "master/pid_file.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/listen.h"
+#include "common/core/config.h"
+#include "common/core/listen.h"
 
 namespace dq {
 

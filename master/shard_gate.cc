@@ -1,9 +1,9 @@
 // Implements the master's start-time shard safety check (see shard_gate.h).
 #include "master/shard_gate.h"
 
-#include "common/log.h"
-#include "common/redis_sync.h"
-#include "common/shard_safety.h"
+#include "common/core/log.h"
+#include "common/redis/redis_sync.h"
+#include "common/redis/shard_safety.h"
 
 namespace dq {
 

@@ -7,8 +7,8 @@
 // and the redis checker reports its safety then.
 #pragma once
 
-#include "common/config.h"
-#include "common/status.h"
+#include "common/core/config.h"
+#include "common/core/status.h"
 
 namespace dq {
 

@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <vector>
 
-#include "common/status.h"
+#include "common/core/status.h"
 
 namespace dq {
 

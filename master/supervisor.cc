@@ -11,14 +11,14 @@
 #include <cstring>
 #include <fstream>
 
-#include "common/alert_outbox.h"
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/master_status.h"
-#include "common/script_calls.h"  // day_of
-#include "common/shard_health.h"
-#include "common/shared_metrics.h"
-#include "common/stop_flag.h"
+#include "common/alerts/alert_outbox.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/master_status.h"
+#include "common/core/shared_metrics.h"
+#include "common/core/stop_flag.h"
+#include "common/redis/shard_health.h"
+#include "common/store/script_calls.h"  // day_of
 #include "master/process_title.h"
 #include "master/shard_gate.h"
 #include "master/systemd_notify.h"

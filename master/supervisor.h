@@ -11,8 +11,8 @@
 #include <map>
 #include <string>
 
-#include "common/config.h"
-#include "common/listen.h"
+#include "common/core/config.h"
+#include "common/core/listen.h"
 #include "master/child_table.h"
 #include "master/config_watch.h"
 #include "master/local_redis.h"

@@ -1,5 +1,5 @@
 // AddBatcher: the adds of one event-loop turn that go to the same shard
-// leave as one add.lua call (common/lua/add.lua takes any number of jobs).
+// leave as one add.lua call (common/store/lua/add.lua takes any number of jobs).
 // A one-job call cost Redis ~3x the job's own writes (TIME, the timer wake
 // check, six counter calls, the script's own start): summed over a call,
 // they are paid once. Nothing waits for a batch to fill: the batch leaves at
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "common/script_calls.h"
-#include "server/async_shard.h"
+#include "common/redis/async_shard.h"
+#include "common/store/script_calls.h"
 #include "server/job_request.h"
 
 namespace dq {

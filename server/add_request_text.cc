@@ -3,8 +3,8 @@
 
 #include <optional>
 
-#include "common/json.h"
-#include "common/json_scan.h"
+#include "common/core/json.h"
+#include "common/core/json_scan.h"
 #include "server/legacy_fields.h"
 
 namespace dq {

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/config.h"
-#include "common/status.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/core/status.h"
+#include "common/registry/topic_cache.h"
 #include "server/job_request.h"
 
 namespace dq {

@@ -6,9 +6,9 @@
 
 #include <cstring>
 
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/shared_metrics.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
 
 namespace dq {
 namespace {

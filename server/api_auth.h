@@ -18,8 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/api_tokens.h"
-#include "common/config.h"
+#include "common/core/config.h"
+#include "common/registry/api_tokens.h"
 
 namespace dq {
 

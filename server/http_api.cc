@@ -6,12 +6,12 @@
 #include <optional>
 #include <string_view>
 
-#include "common/clock.h"
-#include "common/http_request.h"
-#include "common/json_span.h"
-#include "common/log.h"
-#include "common/shard_health.h"
-#include "common/shared_metrics.h"
+#include "common/core/clock.h"
+#include "common/core/json_span.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
+#include "common/http/http_request.h"
+#include "common/redis/shard_health.h"
 #include "server/add_request_text.h"
 #include "server/api_auth.h"
 #include "server/http_reply.h"

@@ -23,10 +23,10 @@
 #include <string_view>
 #include <vector>
 
-#include "common/api_tokens.h"
-#include "common/config.h"
-#include "common/job_store.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/registry/api_tokens.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/job_store.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/job_service.h"

@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "common/json.h"
-#include "common/log.h"
+#include "common/core/json.h"
+#include "common/core/log.h"
 #include "server/http_reply.h"
 #include "server/http_server.h"
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "common/http_status.h"  // http_status_of, for the handlers
-#include "common/json.h"
-#include "common/status.h"
+#include "common/core/http_status.h"  // http_status_of, for the handlers
+#include "common/core/json.h"
+#include "common/core/status.h"
 
 namespace dq {
 

@@ -17,8 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/config.h"
-#include "common/status.h"
+#include "common/core/config.h"
+#include "common/core/status.h"
 #include "server/http_exchange.h"
 
 namespace dq {

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <optional>
 
-#include "common/clock.h"
-#include "common/job.h"
-#include "common/json_span.h"
-#include "common/time_text.h"
+#include "common/core/clock.h"
+#include "common/core/json_span.h"
+#include "common/core/time_text.h"
+#include "common/store/job.h"
 #include "server/legacy_fields.h"
 
 namespace dq {

@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-#include "common/config.h"
-#include "common/json.h"
-#include "common/script_calls.h"
-#include "common/status.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/core/json.h"
+#include "common/core/status.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/script_calls.h"
 
 namespace dq {
 

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 
-#include "common/job_meta.h"
-#include "common/job_records.h"
-#include "common/keys.h"
-#include "common/log.h"
-#include "common/script_calls.h"
+#include "common/core/log.h"
+#include "common/store/job_meta.h"
+#include "common/store/job_records.h"
+#include "common/store/keys.h"
+#include "common/store/script_calls.h"
 
 namespace dq {
 namespace {

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/job.h"
-#include "common/placement.h"
-#include "common/shard_health.h"
-#include "common/status.h"
+#include "common/core/config.h"
+#include "common/core/status.h"
+#include "common/redis/async_shard.h"
+#include "common/redis/shard_health.h"
+#include "common/store/job.h"
+#include "common/store/placement.h"
 #include "server/add_batcher.h"
-#include "server/async_shard.h"
 #include "server/job_request.h"
 #include "server/replica_confirm.h"
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common/json_span.h"
-#include "common/php_fields.h"
+#include "common/core/json_span.h"
+#include "common/http/php_fields.h"
 
 namespace dq {
 

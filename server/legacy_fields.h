@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "common/job.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/store/job.h"
 
 namespace dq {
 

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "common/json.h"
+#include "common/core/json.h"
 
 namespace dq {
 

@@ -19,10 +19,10 @@
 
 #include <string>
 
-#include "common/clock.h"
-#include "common/json_span.h"
-#include "common/log.h"
-#include "common/shared_metrics.h"
+#include "common/core/clock.h"
+#include "common/core/json_span.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
 #include "server/accepted_stream.h"
 #include "server/api_auth.h"
 #include "server/legacy_fields.h"

@@ -20,8 +20,8 @@
 #include <map>
 #include <memory>
 
-#include "common/config.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/registry/topic_cache.h"
 #include "server/job_service.h"
 
 namespace dq {

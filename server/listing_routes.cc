@@ -4,9 +4,9 @@
 #include <cctype>
 #include <map>
 
-#include "common/http_request.h"
-#include "common/job_listing.h"
-#include "common/topic_stats.h"
+#include "common/http/http_request.h"
+#include "common/store/job_listing.h"
+#include "common/store/topic_stats.h"
 #include "server/http_reply.h"
 
 namespace dq {

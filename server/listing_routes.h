@@ -11,9 +11,9 @@
 #include <functional>
 #include <string>
 
-#include "common/job_store.h"
-#include "common/json.h"
-#include "common/topic_cache.h"
+#include "common/core/json.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 

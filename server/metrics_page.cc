@@ -3,12 +3,12 @@
 
 #include <map>
 
-#include "common/clock.h"
-#include "common/master_status.h"
-#include "common/prometheus_text.h"
-#include "common/shard_health.h"
-#include "common/shared_metrics.h"
-#include "common/topic_stats.h"
+#include "common/core/clock.h"
+#include "common/core/master_status.h"
+#include "common/core/prometheus_text.h"
+#include "common/core/shared_metrics.h"
+#include "common/redis/shard_health.h"
+#include "common/store/topic_stats.h"
 
 namespace dq {
 namespace {

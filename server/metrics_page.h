@@ -16,9 +16,9 @@
 
 #include <string>
 
-#include "common/config.h"
-#include "common/job_store.h"
-#include "common/topic_cache.h"
+#include "common/core/config.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 

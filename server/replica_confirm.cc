@@ -4,7 +4,7 @@
 #include <memory>
 #include <utility>
 
-#include "common/replica_wait.h"
+#include "common/redis/replica_wait.h"
 
 namespace dq {
 

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "common/shard.h"
-#include "common/status.h"
-#include "server/async_shard.h"
+#include "common/core/shard.h"
+#include "common/core/status.h"
+#include "common/redis/async_shard.h"
 
 namespace dq {
 

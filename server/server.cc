@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
-#include "common/topic_cache.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
+#include "common/registry/topic_cache.h"
 #include "server/api_auth.h"
 #include "server/http_api.h"
 #include "server/job_service.h"

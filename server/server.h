@@ -2,8 +2,8 @@
 // framed protocol on [server] legacy_listen) on one libevent loop.
 #pragma once
 
-#include "common/config.h"
-#include "common/listen.h"
+#include "common/core/config.h"
+#include "common/core/listen.h"
 
 namespace dq {
 

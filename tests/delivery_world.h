@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/config.h"
-#include "common/job_store.h"
-#include "common/registry.h"
+#include "common/core/clock.h"
+#include "common/core/config.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
 #include "consumer/consumer.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/redis_server.h"

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
-#include "common/json_scan.h"
-#include "common/json_span.h"
-#include "common/registry.h"
-#include "common/topic_cache.h"
+#include "common/core/json.h"
+#include "common/core/json_scan.h"
+#include "common/core/json_span.h"
+#include "common/registry/registry.h"
+#include "common/registry/topic_cache.h"
 #include "server/add_request_text.h"
 
 namespace {

@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "common/admin_users.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/registry/admin_users.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"

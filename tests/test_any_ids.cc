@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/http_client.h"
 #include "tests/support/job_records.h"

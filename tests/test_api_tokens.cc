@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "dq/client.h"
 #include "server/legacy_frame.h"
 #include "tests/support/e2e.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "common/callback_url.h"
+#include "common/registry/callback_url.h"
 #include "tests/delivery_world.h"
 
 using dq::CallbackPolicy;

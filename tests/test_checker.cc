@@ -15,10 +15,10 @@
 #include <sstream>
 #include <thread>
 
-#include "common/alert_messages.h"
-#include "common/alert_settings.h"
-#include "common/clock.h"
-#include "common/shard_health.h"
+#include "common/alerts/alert_messages.h"
+#include "common/alerts/alert_settings.h"
+#include "common/core/clock.h"
+#include "common/redis/shard_health.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"

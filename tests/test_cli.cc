@@ -12,7 +12,7 @@
 #include <set>
 #include <sstream>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/redis_server.h"

@@ -14,8 +14,8 @@
 #include <string>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/listen.h"
+#include "common/core/clock.h"
+#include "common/core/listen.h"
 #include "dq/client.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/redis_server.h"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <thread>
 
-#include "common/alert_outbox.h"
-#include "common/json.h"
+#include "common/alerts/alert_outbox.h"
+#include "common/core/json.h"
 #include "tests/delivery_world.h"
 #include "tests/support/dqd_process.h"
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <thread>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "consumer/callback_request.h"
 #include "tests/delivery_world.h"
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/json.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
 #include "tests/support/run_program.h"
 #include "tests/support/shared_dqd.h"
 

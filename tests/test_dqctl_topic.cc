@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/job_store.h"
-#include "common/json.h"
-#include "common/registry.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 

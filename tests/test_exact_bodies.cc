@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/job_store.h"
-#include "common/json.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/store/job_store.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/http_client.h"
 #include "tests/support/legacy_socket.h"

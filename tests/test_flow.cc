@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/config.h"
-#include "common/json.h"
-#include "common/keys.h"
+#include "common/core/clock.h"
+#include "common/core/config.h"
+#include "common/core/json.h"
+#include "common/store/keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"

@@ -12,9 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/job_store.h"
-#include "common/time_text.h"
+#include "common/core/clock.h"
+#include "common/core/time_text.h"
+#include "common/store/job_store.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/job_records.h"

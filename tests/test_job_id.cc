@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "common/job.h"
+#include "common/store/job.h"
 
 TEST_CASE("ids: any UTF-8 text of 1-256 bytes without control characters") {
   for (std::string id :

@@ -13,13 +13,13 @@
 #include <set>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/job_meta.h"
-#include "common/job_store.h"
-#include "common/keys.h"
-#include "common/placement.h"
-#include "common/redis_sync.h"
-#include "common/script_calls.h"
+#include "common/core/clock.h"
+#include "common/redis/redis_sync.h"
+#include "common/store/job_meta.h"
+#include "common/store/job_store.h"
+#include "common/store/keys.h"
+#include "common/store/placement.h"
+#include "common/store/script_calls.h"
 #include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
 

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
-#include "common/json_check.h"
-#include "common/json_span.h"
+#include "common/core/json.h"
+#include "common/core/json_check.h"
+#include "common/core/json_span.h"
 
 using dq::Json;
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/json.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
 #include "server/legacy_frame.h"
 #include "tests/support/e2e.h"
 #include "tests/support/legacy_socket.h"

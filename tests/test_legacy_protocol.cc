@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/json.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
 #include "server/legacy_frame.h"
 #include "tests/support/http_client.h"
 #include "tests/support/legacy_socket.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"

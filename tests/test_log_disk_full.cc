@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <string>
 
-#include "common/log.h"
-#include "common/shared_metrics.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
 #include "tests/support/redis_server.h"
 
 namespace {

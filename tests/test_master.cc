@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/job_store.h"
-#include "common/master_status.h"
-#include "common/redis_sync.h"
-#include "common/registry.h"
+#include "common/core/clock.h"
+#include "common/core/master_status.h"
+#include "common/redis/redis_sync.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
 #include "master/child_table.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"

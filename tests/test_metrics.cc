@@ -9,8 +9,8 @@
 #include <map>
 #include <regex>
 
-#include "common/json.h"
-#include "common/registry.h"
+#include "common/core/json.h"
+#include "common/registry/registry.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/clock.h"
-#include "common/json.h"
+#include "common/core/clock.h"
+#include "common/core/json.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"

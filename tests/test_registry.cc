@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/registry.h"
-#include "common/sql_migrations.h"
+#include "common/registry/registry.h"
+#include "common/registry/sql_migrations.h"
 
 namespace {
 

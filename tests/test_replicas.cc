@@ -10,10 +10,10 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
-#include "common/config.h"
-#include "common/job.h"
-#include "common/job_store.h"
-#include "common/keys.h"
+#include "common/core/config.h"
+#include "common/store/job.h"
+#include "common/store/job_store.h"
+#include "common/store/keys.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"

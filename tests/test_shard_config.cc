@@ -7,10 +7,10 @@
 #include <ctime>
 #include <fstream>
 
-#include "common/clock.h"
-#include "common/config.h"
-#include "common/job.h"
-#include "common/shard.h"
+#include "common/core/clock.h"
+#include "common/core/config.h"
+#include "common/core/shard.h"
+#include "common/store/job.h"
 #include "tests/support/redis_server.h"
 
 using namespace dq;

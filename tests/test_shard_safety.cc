@@ -9,10 +9,10 @@
 #include <fstream>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/redis_sync.h"
-#include "common/shard_health.h"
-#include "common/shard_safety.h"
+#include "common/core/clock.h"
+#include "common/redis/redis_sync.h"
+#include "common/redis/shard_health.h"
+#include "common/redis/shard_safety.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"

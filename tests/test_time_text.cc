@@ -7,10 +7,10 @@
 
 #include <ctime>
 
-#include "common/clock.h"
-#include "common/php_fields.h"
-#include "common/success_rule.h"
-#include "common/time_text.h"
+#include "common/core/clock.h"
+#include "common/core/time_text.h"
+#include "common/http/php_fields.h"
+#include "common/registry/success_rule.h"
 #include "consumer/callback_request.h"
 #include "server/legacy_fields.h"
 #include "tests/support/callback_server.h"

@@ -10,11 +10,11 @@
 #include <memory>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/job_listing.h"
-#include "common/job_store.h"
-#include "common/keys.h"
-#include "common/topic_stats.h"
+#include "common/core/clock.h"
+#include "common/store/job_listing.h"
+#include "common/store/job_store.h"
+#include "common/store/keys.h"
+#include "common/store/topic_stats.h"
 #include "tests/support/redis_server.h"
 
 using namespace dq;

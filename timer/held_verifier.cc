@@ -3,11 +3,11 @@
 #include <chrono>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/keys.h"
-#include "common/log.h"
-#include "common/redis_scan.h"
-#include "common/stop_flag.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
+#include "common/redis/redis_scan.h"
+#include "common/store/keys.h"
 
 namespace dq {
 namespace {

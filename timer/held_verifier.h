@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/job_store.h"
+#include "common/core/config.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 

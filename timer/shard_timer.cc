@@ -7,9 +7,9 @@
 #include <chrono>
 #include <thread>
 
-#include "common/clock.h"
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 
 namespace dq {
 namespace {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/dead_letter_alerts.h"
-#include "common/job_store.h"
-#include "common/topic_cache.h"
+#include "common/alerts/dead_letter_alerts.h"
+#include "common/core/config.h"
+#include "common/registry/topic_cache.h"
+#include "common/store/job_store.h"
 
 namespace dq {
 

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/log.h"
-#include "common/stop_flag.h"
+#include "common/core/log.h"
+#include "common/core/stop_flag.h"
 #include "timer/held_verifier.h"
 #include "timer/shard_timer.h"
 

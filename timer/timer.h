@@ -2,7 +2,7 @@
 // and requeues jobs whose lease expired.
 #pragma once
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq {
 

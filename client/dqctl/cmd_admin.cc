@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/admin_users.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/registry/admin_users.h"
 
 namespace dq::ctl {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/alert_messages.h"
-#include "common/alert_settings.h"
-#include "common/alert_test.h"
+#include "common/alerts/alert_messages.h"
+#include "common/alerts/alert_settings.h"
+#include "common/alerts/alert_test.h"
 
 namespace dq::ctl {
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/job.h"
-#include "common/job_store.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/store/job.h"
+#include "common/store/job_store.h"
 
 namespace dq::ctl {
 namespace {

@@ -22,9 +22,9 @@
 #include "client/dqctl/php_redis_jobs.h"
 #include "client/dqctl/php_topic_dump.h"
 #include "client/dqctl/php_topic_row.h"
-#include "common/callback_url.h"
-#include "common/json.h"
-#include "common/time_text.h"
+#include "common/core/json.h"
+#include "common/core/time_text.h"
+#include "common/registry/callback_url.h"
 #include "dq/client.h"
 
 namespace dq::ctl {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/json.h"
+#include "common/core/json.h"
 #include "dq/client.h"
 
 namespace dq::ctl {

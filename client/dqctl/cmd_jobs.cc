@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/job_listing.h"
-#include "common/job_store.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/store/job_listing.h"
+#include "common/store/job_store.h"
 
 namespace dq::ctl {
 namespace {

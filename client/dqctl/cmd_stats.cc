@@ -9,7 +9,7 @@
 
 #include "client/dqctl/command.h"
 #include "client/dqctl/topic_stats_view.h"
-#include "common/stop_flag.h"
+#include "common/core/stop_flag.h"
 
 namespace dq::ctl {
 namespace {

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/clock.h"
-#include "common/master_status.h"
-#include "common/shard_health.h"
+#include "common/core/clock.h"
+#include "common/core/master_status.h"
+#include "common/redis/shard_health.h"
 
 namespace dq::ctl {
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "common/api_tokens.h"
-#include "common/json.h"
+#include "common/core/json.h"
+#include "common/registry/api_tokens.h"
 
 namespace dq::ctl {
 namespace {

@@ -18,11 +18,11 @@
 
 #include "client/dqctl/command.h"
 #include "client/dqctl/topic_stats_view.h"
-#include "common/callback_url.h"
-#include "common/job_store.h"
-#include "common/json.h"
-#include "common/registry.h"
-#include "common/topic_jobs.h"
+#include "common/core/json.h"
+#include "common/registry/callback_url.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
+#include "common/store/topic_jobs.h"
 
 namespace dq::ctl {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "common/config.h"
-#include "common/registry.h"
-#include "common/status.h"
+#include "common/core/config.h"
+#include "common/core/status.h"
+#include "common/registry/registry.h"
 
 namespace dq::ctl {
 

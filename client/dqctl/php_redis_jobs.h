@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "common/redis_sync.h"
-#include "common/status.h"
+#include "common/core/status.h"
+#include "common/redis/redis_sync.h"
 
 namespace dq::ctl {
 

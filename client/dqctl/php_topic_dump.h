@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/status.h"
+#include "common/core/status.h"
 
 namespace dq::ctl {
 

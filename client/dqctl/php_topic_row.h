@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "client/dqctl/php_topic_dump.h"
-#include "common/registry.h"
-#include "common/status.h"
+#include "common/core/status.h"
+#include "common/registry/registry.h"
 
 namespace dq::ctl {
 

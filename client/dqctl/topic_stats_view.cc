@@ -7,10 +7,10 @@
 #include <map>
 #include <memory>
 
-#include "common/job_store.h"
-#include "common/json.h"
-#include "common/registry.h"
-#include "common/topic_stats.h"
+#include "common/core/json.h"
+#include "common/registry/registry.h"
+#include "common/store/job_store.h"
+#include "common/store/topic_stats.h"
 
 namespace dq::ctl {
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "common/json.h"
+#include "common/core/json.h"
 #include "tests/support/http_client.h"
 
 namespace dq::test {

@@ -13,8 +13,8 @@
 #include <set>
 #include <sstream>
 
-#include "common/job.h"
-#include "common/shard.h"
+#include "common/core/shard.h"
+#include "common/store/job.h"
 #include "tests/fault/world.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"

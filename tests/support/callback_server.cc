@@ -19,7 +19,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "common/clock.h"
+#include "common/core/clock.h"
 
 namespace dq::test {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/registry.h"
+#include "common/registry/registry.h"
 
 namespace dq::test {
 

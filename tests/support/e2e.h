@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/json.h"
-#include "common/registry.h"
+#include "common/core/json.h"
+#include "common/registry/registry.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 

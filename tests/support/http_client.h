@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json.h"
+#include "common/core/json.h"
 
 namespace dq::test {
 

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "common/keys.h"
+#include "common/store/keys.h"
 #include "tests/support/redis_server.h"
 
 namespace dq::test {

@@ -11,7 +11,7 @@
 
 #include <cstdio>
 
-#include "common/clock.h"
+#include "common/core/clock.h"
 
 namespace dq::test {
 

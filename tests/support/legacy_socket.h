@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "common/json.h"
+#include "common/core/json.h"
 
 namespace dq::test {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "common/redis_sync.h"
-#include "common/shard.h"
+#include "common/core/shard.h"
+#include "common/redis/redis_sync.h"
 
 namespace dq::test {
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <thread>
 
-#include "common/log.h"
+#include "common/core/log.h"
 
 namespace dq::test {
 

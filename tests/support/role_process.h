@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "common/config.h"
+#include "common/core/config.h"
 
 namespace dq::test {
 

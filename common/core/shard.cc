@@ -1,0 +1,70 @@
+#include "common/core/shard.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "common/core/config.h"
+#include "common/core/text_list.h"
+
+namespace dq {
+
+Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
+  std::vector<ShardAddress> shards;
+  for (const std::string& item : split_list(text)) {
+    ShardAddress shard;
+    // host:port[:password]; the password may itself contain ':'.
+    size_t first = item.find(':');
+    if (first == std::string::npos) {
+      return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
+    }
+    size_t second = item.find(':', first + 1);
+    std::string host_port = second == std::string::npos ? item : item.substr(0, second);
+    if (second != std::string::npos) {
+      shard.password = item.substr(second + 1);
+    }
+    if (!parse_host_port(host_port, &shard.host, &shard.port)) {
+      return Status(Code::kInvalid, "shard '" + item + "' is not host:port[:password]");
+    }
+    for (const auto& existing : shards) {
+      if (existing.name() == shard.name()) {
+        return Status(Code::kInvalid, "shard " + shard.name() + " is listed twice");
+      }
+    }
+    shards.push_back(shard);
+  }
+  return shards;
+}
+
+uint64_t stable_hash(std::string_view data, uint64_t seed) {
+  uint64_t hash = seed;
+  for (unsigned char c : data) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  // Final avalanche (splitmix64) so similar names spread well.
+  hash ^= hash >> 30;
+  hash *= 0xbf58476d1ce4e5b9ULL;
+  hash ^= hash >> 27;
+  hash *= 0x94d049bb133111ebULL;
+  hash ^= hash >> 31;
+  return hash;
+}
+
+std::vector<size_t> shard_order(const std::vector<ShardAddress>& shards, std::string_view job_key) {
+  std::vector<std::pair<uint64_t, size_t>> ranked;
+  ranked.reserve(shards.size());
+  uint64_t key_hash = stable_hash(job_key);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    ranked.emplace_back(stable_hash(shards[i].name(), key_hash), i);
+  }
+  std::sort(ranked.begin(), ranked.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> order;
+  order.reserve(ranked.size());
+  for (const auto& entry : ranked) {
+    order.push_back(entry.second);
+  }
+  return order;
+}
+
+}  // namespace dq

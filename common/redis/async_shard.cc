@@ -1,0 +1,276 @@
+// Implementation notes: hiredis calls every pending callback with a NULL
+// reply when a context is freed or dropped, and replies arrive in the order
+// commands were sent, so a deque of send times is enough to find the oldest
+// command still waiting and enforce the command timeout.
+#include "common/redis/async_shard.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "common/core/clock.h"
+#include "common/core/log.h"
+#include "common/core/shared_metrics.h"
+#include "common/redis/redis_argv.h"
+#include "common/redis/redis_loop.h"
+
+namespace dq {
+
+struct AsyncShard::Pending {
+  AsyncShard* shard;
+  ReplyCallback callback;
+  std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
+};
+
+AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
+                       int command_timeout_ms)
+    : base_(base),
+      address_(std::move(address)),
+      connect_timeout_ms_(connect_timeout_ms),
+      command_timeout_ms_(command_timeout_ms) {}
+
+AsyncShard::~AsyncShard() { stop(); }
+
+void AsyncShard::stop() {
+  stopping_ = true;
+  if (tick_ != nullptr) {
+    event_free(tick_);
+    tick_ = nullptr;
+  }
+  if (context_ != nullptr) {
+    redisAsyncContext* context = context_;
+    context_ = nullptr;
+    up_ = false;
+    redisAsyncFree(context);
+  }
+}
+
+void AsyncShard::start() {
+  if (tick_ == nullptr) {
+    tick_ = event_new(base_, -1, EV_PERSIST, &AsyncShard::on_tick, this);
+    timeval every{0, 100000};
+    event_add(tick_, &every);
+  }
+  connect();
+}
+
+void AsyncShard::connect() {
+  if (context_ != nullptr || stopping_) {
+    return;
+  }
+  redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
+  if (context == nullptr || context->err) {
+    last_error_ = context ? context->errstr : "out of memory";
+    first_connect_ended_ = true;
+    if (context) {
+      redisAsyncFree(context);
+    }
+    return;  // the tick retries
+  }
+  context->data = this;
+  attach_to_loop(context, base_);
+  redisAsyncSetConnectCallback(context, &AsyncShard::on_connect);
+  redisAsyncSetDisconnectCallback(context, &AsyncShard::on_disconnect);
+  context_ = context;
+  connect_started_ms_ = monotonic_ms();
+}
+
+void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
+  auto* self = static_cast<AsyncShard*>(context->data);
+  if (status != REDIS_OK) {
+    // hiredis frees the context after this callback.
+    self->context_ = nullptr;
+    self->mark_down(context->errstr);
+    return;
+  }
+  if (self->address_.password.empty()) {
+    self->mark_up();
+    return;
+  }
+  // The shard counts as up only once AUTH is accepted: until then commands
+  // would fail with NOAUTH (500) instead of 503. A refused AUTH is a Redis
+  // error, not a lost connection: mark it down (logged once per reason) and
+  // let the tick reconnect. hiredis defers the disconnect until the callback
+  // returns.
+  auto pending = std::make_unique<Pending>(
+      Pending{self,
+              [self](const Result<const redisReply*>& reply) {
+                if (reply.is_ok()) {
+                  self->mark_up();
+                } else if (reply.status().code() == Code::kInternal && self->context_ != nullptr) {
+                  self->mark_down("AUTH failed: " + reply.status().message());
+                  redisAsyncDisconnect(self->context_);
+                }
+              },
+              std::nullopt});
+  self->send({"AUTH", self->address_.password}, std::move(pending), /*before_up=*/true);
+}
+
+void AsyncShard::mark_up() {
+  up_ = true;
+  first_connect_ended_ = true;
+  err_log().info("redis shard {} is up", address_.name());
+  last_error_.clear();
+}
+
+void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
+  auto* self = static_cast<AsyncShard*>(context->data);
+  self->context_ = nullptr;
+  // Marked down already (a timeout, a refused AUTH): keep that reason.
+  if (!self->up_ && !self->last_error_.empty()) {
+    return;
+  }
+  self->mark_down(context->err ? context->errstr : "connection closed");
+}
+
+void AsyncShard::mark_down(const std::string& why) {
+  if (up_ || last_error_ != why) {
+    err_log().warn("redis shard {} is down: {}", address_.name(), why);
+  }
+  up_ = false;
+  first_connect_ended_ = true;
+  last_error_ = why;
+  sent_at_ms_.clear();
+}
+
+void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
+  auto* self = static_cast<AsyncShard*>(arg);
+  int64_t now = monotonic_ms();
+  if (self->context_ == nullptr) {
+    // Reconnect at most every 500 ms.
+    if (now - self->connect_started_ms_ >= 500) {
+      self->connect();
+    }
+    return;
+  }
+  bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
+  bool command_slow =
+      !self->sent_at_ms_.empty() && now - self->sent_at_ms_.front() > self->command_timeout_ms_;
+  if (connect_slow || command_slow) {
+    redisAsyncContext* context = self->context_;
+    self->context_ = nullptr;
+    self->mark_down(connect_slow ? "connect timed out" : "command timed out");
+    context->data = self;
+    redisAsyncFree(context);  // fails every pending command with a NULL reply
+  }
+}
+
+void AsyncShard::command(const std::vector<std::string>& argv, ReplyCallback callback) {
+  send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::nullopt}));
+}
+
+// A probe answers within timeout_ms whatever Redis does: when the reply is
+// late the callback gets kUnavailable at the deadline and the reply, when it
+// comes, is dropped. The command's own callback owns the probe and frees the
+// deadline timer, so the timer never outlives it.
+void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
+                       ReplyCallback callback) {
+  struct Probe {
+    ReplyCallback callback;
+    event* deadline = nullptr;
+    bool answered = false;
+    std::string shard;
+  };
+  auto probe = std::make_shared<Probe>();
+  probe->callback = std::move(callback);
+  probe->shard = address_.name();
+  command(argv, [probe](Result<const redisReply*> reply) {
+    if (probe->deadline != nullptr) {
+      event_free(probe->deadline);
+      probe->deadline = nullptr;
+    }
+    if (probe->answered) {
+      return;
+    }
+    probe->answered = true;
+    probe->callback(std::move(reply));
+  });
+  if (probe->answered) {
+    return;
+  }
+  probe->deadline = evtimer_new(
+      base_,
+      [](evutil_socket_t, short, void* arg) {
+        auto* self = static_cast<Probe*>(arg);
+        event_free(self->deadline);
+        self->deadline = nullptr;
+        self->answered = true;
+        self->callback(
+            Status(Code::kUnavailable, "redis shard " + self->shard + " did not answer in time"));
+      },
+      probe.get());
+  timeval wait{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
+  evtimer_add(probe->deadline, &wait);
+}
+
+void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
+  std::vector<std::string> argv = call.evalsha_argv();
+  send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
+}
+
+void AsyncShard::write_now() {
+  if (context_ == nullptr || (context_->c.flags & REDIS_CONNECTED) == 0) {
+    return;
+  }
+  // An error stays in the context: the queued end-of-turn write meets it
+  // and disconnects as it would have.
+  int done = 0;
+  redisBufferWrite(&context_->c, &done);
+}
+
+void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
+                      bool before_up) {
+  if ((!up_ && !before_up) || context_ == nullptr) {
+    count_redis_command_error(address_.name());
+    pending->callback(
+        Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
+    return;
+  }
+  std::string command = resp_command(argv);
+  Pending* raw = pending.release();
+  if (redisAsyncFormattedCommand(context_, &AsyncShard::on_reply, raw, command.data(),
+                                 command.size()) != REDIS_OK) {
+    std::unique_ptr<Pending> owned(raw);
+    count_redis_command_error(address_.name());
+    owned->callback(
+        Status(Code::kUnavailable, "redis shard " + address_.name() + ": cannot send command"));
+    return;
+  }
+  ++pending_count_;
+  sent_at_ms_.push_back(monotonic_ms());
+}
+
+void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void* privdata) {
+  std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
+  AsyncShard* self = pending->shard;
+  --self->pending_count_;
+  if (!self->sent_at_ms_.empty()) {
+    self->sent_at_ms_.pop_front();
+  }
+  auto* reply = static_cast<redisReply*>(reply_ptr);
+  if (reply == nullptr) {
+    // Dropped after it was handed to hiredis: it may have run.
+    count_redis_command_error(self->address_.name());
+    pending->callback(Status(
+        Code::kUnknown, "redis shard " + self->address_.name() + ": " +
+                            (self->last_error_.empty() ? "connection lost" : self->last_error_) +
+                            "; outcome unknown"));
+    return;
+  }
+  if (reply->type == REDIS_REPLY_ERROR) {
+    std::string text(reply->str, reply->len);
+    if (pending->script && text.rfind("NOSCRIPT", 0) == 0) {
+      std::vector<std::string> argv = pending->script->eval_argv();
+      pending->script.reset();
+      self->send(argv, std::move(pending));
+      return;
+    }
+    count_redis_command_error(self->address_.name());
+    pending->callback(
+        Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
+    return;
+  }
+  pending->callback(static_cast<const redisReply*>(reply));
+}
+
+}  // namespace dq

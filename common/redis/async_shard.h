@@ -1,0 +1,89 @@
+// AsyncShard: one hiredis async connection to one Redis shard, driven by the
+// server's libevent loop. Concurrent requests share it, so their commands
+// pipeline instead of waiting for each other. It reconnects on its own after
+// a drop, and fails commands that take longer than the command timeout
+// (hiredis 0.14 has no async timeout of its own).
+#pragma once
+
+#include <event2/event.h>
+#include <hiredis/async.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/core/shard.h"
+#include "common/core/status.h"
+#include "common/redis/script_call.h"
+
+namespace dq {
+
+class AsyncShard {
+ public:
+  // The reply is only valid during the callback.
+  using ReplyCallback = std::function<void(Result<const redisReply*>)>;
+
+  AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
+             int command_timeout_ms);
+  ~AsyncShard();
+  AsyncShard(const AsyncShard&) = delete;
+  AsyncShard& operator=(const AsyncShard&) = delete;
+
+  void start();  // connect now; reconnects every 500 ms while down
+  // Down for good: commands still waiting fail now (kUnavailable), later ones
+  // fail at once. Their callbacks run inside this call.
+  void stop();
+  bool up() const { return up_; }
+  // The first connect has ended, up or failed: until then "down" only means
+  // "not connected yet".
+  bool first_connect_ended() const { return first_connect_ended_; }
+  const ShardAddress& address() const { return address_; }
+  const std::string& last_error() const { return last_error_; }
+  size_t pending() const { return pending_count_; }
+
+  // When the shard is down the callback runs at once with kUnavailable (not
+  // sent). A command dropped with its connection gets kUnknown (it may have
+  // run). A Redis error reply arrives as kInternal with Redis's text.
+  void command(const std::vector<std::string>& argv, ReplyCallback callback);
+  // A read that must not wait for a stalled shard: answered by timeout_ms.
+  void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
+  // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
+  void run(ScriptCall call, ReplyCallback callback);
+  // Writes the commands queued in this loop turn now instead of at its end
+  // (server/redis_loop.h), so Redis can start on them while this process
+  // goes on with other work. What the socket does not take is written as
+  // before.
+  void write_now();
+
+ private:
+  struct Pending;
+  void connect();
+  // before_up: send on a connected context that is not up yet (AUTH).
+  void send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
+            bool before_up = false);
+  void mark_up();
+  void mark_down(const std::string& why);
+  void schedule_reconnect();
+  static void on_reply(redisAsyncContext* context, void* reply, void* privdata);
+  static void on_connect(const redisAsyncContext* context, int status);
+  static void on_disconnect(const redisAsyncContext* context, int status);
+  static void on_tick(evutil_socket_t fd, short what, void* arg);
+
+  event_base* base_;
+  ShardAddress address_;
+  int connect_timeout_ms_;
+  int command_timeout_ms_;
+  redisAsyncContext* context_ = nullptr;
+  bool up_ = false;
+  bool first_connect_ended_ = false;
+  bool stopping_ = false;
+  std::string last_error_ = "not connected yet";
+  size_t pending_count_ = 0;
+  int64_t connect_started_ms_ = 0;
+  std::deque<int64_t> sent_at_ms_;  // send times of commands awaiting replies, oldest first
+  event* tick_ = nullptr;           // reconnects and timeout checks
+};
+
+}  // namespace dq

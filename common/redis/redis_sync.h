@@ -1,0 +1,68 @@
+// A blocking connection to one Redis shard (hiredis redisContext), owned by
+// RAII. Used where blocking is right: timers, consumers' Redis thread, dqctl
+// and tests. The API server uses hiredis async instead (server/).
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/core/shard.h"
+#include "common/core/status.h"
+#include "common/redis/script_call.h"
+
+namespace dq {
+
+struct ReplyDeleter {
+  void operator()(redisReply* reply) const { freeReplyObject(reply); }
+};
+using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
+
+struct ContextDeleter {
+  void operator()(redisContext* context) const { redisFree(context); }
+};
+using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+
+class RedisConnection {
+ public:
+  RedisConnection(ShardAddress address, int connect_timeout_ms, int command_timeout_ms);
+
+  const ShardAddress& address() const { return address_; }
+  int command_timeout_ms() const { return command_timeout_ms_; }
+
+  // Connects (and AUTHs) when not connected. Cheap when already connected.
+  Status ensure_connected();
+  bool connected() const { return context_ != nullptr; }
+  void disconnect() { context_.reset(); }
+
+  // Runs one command. Not connected and cannot connect: kUnavailable (it did
+  // not run). An I/O error once sent drops the connection (the next call
+  // reconnects) and returns kUnknown: it may have run. A Redis error reply
+  // returns kInternal.
+  // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
+  Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);
+
+  // Several commands in one round trip (pipelined), one result per command,
+  // in order, each as command() would answer it. A lost connection fails the
+  // commands whose replies did not arrive (kUnknown).
+  std::vector<Result<ReplyPtr>> command_all(const std::vector<std::vector<std::string>>& commands);
+
+  // EVALSHA, falling back to EVAL when the script is not cached (NOSCRIPT).
+  Result<ReplyPtr> run(const ScriptCall& call);
+  // Several scripts in one round trip (pipelined), one result per call, in
+  // order. A lost connection fails the calls whose replies did not arrive.
+  std::vector<Result<ReplyPtr>> run_all(const std::vector<ScriptCall>& calls);
+
+ private:
+  // A Redis NOSCRIPT error reply, as command() reports it.
+  bool is_noscript(const Status& status) const;
+
+  ShardAddress address_;
+  int connect_timeout_ms_;
+  int command_timeout_ms_;
+  ContextPtr context_;
+};
+
+}  // namespace dq

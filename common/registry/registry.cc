@@ -1,0 +1,474 @@
+// Implements common/registry.h: topic validation, schema migrations kept in
+// PRAGMA user_version, and the topic / shard / alert-setting tables.
+#include "common/registry/registry.h"
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "common/core/clock.h"
+#include "common/core/config.h"
+#include "common/registry/callback_url.h"
+#include "common/registry/sql_migrations.h"
+#include "common/registry/sqlite_db.h"
+#include "common/registry/success_rule.h"
+#include "common/store/job.h"
+
+namespace dq {
+namespace {
+
+constexpr int64_t kMaxDefaultDelayS = 10LL * 366 * 24 * 3600;  // ten years, as the API allows
+constexpr int64_t kMaxRetryStepMs = kMaxDefaultDelayS * 1000;
+constexpr size_t kMaxTextBytes = 1024;  // creator, alert_emails, retry_ms
+
+Status invalid(const std::string& field, const std::string& why) {
+  return Status(Code::kInvalid, field + ": " + why);
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    parts.push_back(
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) {
+      return parts;
+    }
+    start = comma + 1;
+  }
+}
+
+bool all_digits(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+Status validate_retry_ms(const std::string& retry_ms) {
+  if (retry_ms.empty()) {
+    return Status::ok();
+  }
+  if (retry_ms.size() > kMaxTextBytes) {
+    return invalid("retry_ms", "longer than 1024 bytes");
+  }
+  for (const std::string& step : split_commas(retry_ms)) {
+    if (!all_digits(step) || step.size() > 13 || std::stoll(step) < 1 ||
+        std::stoll(step) > kMaxRetryStepMs) {
+      return invalid("retry_ms", "'" + retry_ms +
+                                     "' must be a comma-separated list of positive integers (ms), "
+                                     "each at most ten years");
+    }
+  }
+  return Status::ok();
+}
+
+Status validate_emails(const std::string& field, const std::string& emails) {
+  if (emails.empty()) {
+    return Status::ok();
+  }
+  if (emails.size() > kMaxTextBytes) {
+    return invalid(field, "longer than 1024 bytes");
+  }
+  for (const std::string& email : split_commas(emails)) {
+    size_t at = email.find('@');
+    bool bad_char = false;
+    for (unsigned char c : email) {
+      bad_char = bad_char || c <= ' ' || c == 0x7f;
+    }
+    if (at == std::string::npos || at == 0 || at + 1 == email.size() ||
+        email.find('@', at + 1) != std::string::npos || bad_char) {
+      return invalid(field, "'" + email + "' is not an email address (name@host)");
+    }
+  }
+  return Status::ok();
+}
+
+// Columns in the order read_topic() expects.
+constexpr const char* kTopicColumns =
+    "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
+    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json";
+
+Topic read_topic(const Statement& row) {
+  Topic topic;
+  topic.name = row.column_text(0);
+  topic.callback_url = row.column_text(1);
+  topic.method = row.column_text(2);
+  topic.timeout_ms = static_cast<int>(row.column_int(3));
+  topic.default_delay_s = row.column_int(4);
+  topic.max_attempts = static_cast<int>(row.column_int(5));
+  topic.priority = static_cast<int>(row.column_int(6));
+  topic.retry_ms = row.column_text(7);
+  topic.alert_emails = row.column_text(8);
+  topic.creator = row.column_text(9);
+  topic.online = row.column_text(10) == "online";
+  topic.created_at_ms = row.column_int(11);
+  topic.updated_at_ms = row.column_int(12);
+  topic.callback_format = row.column_text(13);
+  topic.success_json = row.column_text(14);
+  return topic;
+}
+
+// Binds ?1..?11, ?14 and ?15 of the INSERT and UPDATE statements, which
+// number the topic's own fields alike; the timestamps are ?12 and ?13.
+Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
+  return stmt.bind(1, topic.name)
+      .bind(2, topic.callback_url)
+      .bind(3, topic.method)
+      .bind(4, int64_t{topic.timeout_ms})
+      .bind(5, topic.default_delay_s)
+      .bind(6, int64_t{topic.max_attempts})
+      .bind(7, int64_t{topic.priority})
+      .bind(8, topic.retry_ms)
+      .bind(9, topic.alert_emails)
+      .bind(10, topic.creator)
+      .bind(11, std::string(topic.online ? "online" : "offline"))
+      .bind(14, topic.callback_format)
+      .bind(15, topic.success_json);
+}
+
+Result<int> schema_version(sqlite3* db) {
+  auto stmt = Statement::prepare(db, "PRAGMA user_version");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  auto row = stmt->step();
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  return *row ? static_cast<int>(stmt->column_int(0)) : 0;
+}
+
+}  // namespace
+
+Status validate_topic(const Topic& topic) {
+  if (!valid_topic(topic.name)) {
+    return invalid("name", "'" + topic.name + "' must be 1-64 characters of A-Z a-z 0-9 _ . -");
+  }
+  Status status = validate_callback_url(topic.callback_url);
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (topic.method != "POST" && topic.method != "GET") {
+    return invalid("method", "'" + topic.method + "' must be POST or GET");
+  }
+  if (topic.callback_format != "json" && topic.callback_format != "form") {
+    return invalid("callback_format", "'" + topic.callback_format + "' must be json or form");
+  }
+  if (!topic.success_json.empty()) {
+    auto rule = parse_success_rule(topic.success_json);
+    if (!rule.is_ok()) {
+      return invalid("success_json", rule.status().message());
+    }
+  }
+  if (topic.timeout_ms < 1 || topic.timeout_ms > 600000) {
+    return invalid("timeout_ms", std::to_string(topic.timeout_ms) + " must be from 1 to 600000");
+  }
+  if (topic.default_delay_s < 0 || topic.default_delay_s > kMaxDefaultDelayS) {
+    return invalid("default_delay_s", std::to_string(topic.default_delay_s) +
+                                          " must be from 0 to " +
+                                          std::to_string(kMaxDefaultDelayS) + " (ten years)");
+  }
+  if (topic.max_attempts < 0 || topic.max_attempts > 1000) {
+    return invalid("max_attempts", std::to_string(topic.max_attempts) +
+                                       " must be from 0 (use the default) to 1000");
+  }
+  if (topic.priority < 1 || topic.priority > 3) {
+    return invalid("priority", std::to_string(topic.priority) + " must be 1, 2 or 3");
+  }
+  status = validate_retry_ms(topic.retry_ms);
+  if (!status.is_ok()) {
+    return status;
+  }
+  status = validate_emails("alert_emails", topic.alert_emails);
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (topic.creator.size() > kMaxTextBytes) {
+    return invalid("creator", "longer than 1024 bytes");
+  }
+  return Status::ok();
+}
+
+Status validate_email_list(const std::string& field, const std::string& emails) {
+  return validate_emails(field, emails);
+}
+
+Registry::~Registry() { SqliteHandle close(db_); }
+
+Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
+  // The default path (../var/dq.db) may not exist yet on a fresh checkout.
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+  }
+  if (error) {
+    return Status(Code::kUnavailable, "cannot create " + parent.string() + ": " + error.message());
+  }
+  // Every child opens the registry at start, so on a fresh database several
+  // processes race to switch it to WAL and migrate it. SQLite answers some of
+  // these races with SQLITE_BUSY at once (without its busy handler, to avoid
+  // a deadlock), so the whole open is retried for up to 5 s.
+  std::unique_ptr<Registry> registry;
+  for (int attempt = 1;; ++attempt) {
+    Status status;
+    auto db = open_sqlite(path);
+    if (db.is_ok()) {
+      registry.reset(new Registry(db->release()));
+      status = registry->migrate();
+      if (status.is_ok()) {
+        break;
+      }
+    } else {
+      status = db.status();
+    }
+    bool busy = status.message().find("locked") != std::string::npos ||
+                status.message().find("busy") != std::string::npos;
+    if (!busy || attempt >= 50) {
+      return status;
+    }
+    registry.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + attempt * 2));
+  }
+  return registry;
+}
+
+// Applies each migration newer than PRAGMA user_version in its own
+// transaction. Several processes may open a fresh database at once, so the
+// version is read again under the write lock before applying.
+Status Registry::migrate() {
+  auto current = schema_version(db_);
+  if (!current.is_ok()) {
+    return current.status();
+  }
+  for (const SqlMigration& migration : kSqlMigrations) {
+    if (migration.version <= *current) {
+      continue;
+    }
+    auto transaction = Transaction::begin(db_);
+    if (!transaction.is_ok()) {
+      return transaction.status();
+    }
+    auto locked_version = schema_version(db_);
+    if (!locked_version.is_ok()) {
+      return locked_version.status();
+    }
+    if (migration.version <= *locked_version) {
+      continue;  // another process applied it
+    }
+    Status status = exec_sql(db_, migration.sql);
+    if (!status.is_ok()) {
+      return Status(status.code(),
+                    std::string("migration ") + migration.name + ": " + status.message());
+    }
+    // PRAGMA takes no bound parameters; the version is a number from the
+    // embedded file name, never outside input.
+    std::string set_version = "PRAGMA user_version = " + std::to_string(migration.version);
+    status = exec_sql(db_, set_version.c_str());
+    if (!status.is_ok()) {
+      return status;
+    }
+    status = (*transaction)->commit();
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::vector<Topic>> Registry::list_topics() {
+  std::string sql = std::string("SELECT ") + kTopicColumns + " FROM topics ORDER BY name";
+  auto stmt = Statement::prepare(db_, sql.c_str());
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  std::vector<Topic> topics;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return topics;
+    }
+    topics.push_back(read_topic(*stmt));
+  }
+}
+
+Result<Topic> Registry::get_topic(const std::string& name) {
+  std::string sql = std::string("SELECT ") + kTopicColumns + " FROM topics WHERE name = ?1";
+  auto stmt = Statement::prepare(db_, sql.c_str());
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, name);
+  auto row = stmt->step();
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  if (!*row) {
+    return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  }
+  return read_topic(*stmt);
+}
+
+Status Registry::add_topic(const Topic& topic) {
+  Status status = validate_topic(topic);
+  if (!status.is_ok()) {
+    return status;
+  }
+  int64_t now = now_ms();
+  auto stmt = Statement::prepare(
+      db_,
+      "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
+      "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
+      "updated_at_ms, callback_format, success_json) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  bind_topic_fields(*stmt, topic)
+      .bind(12, topic.created_at_ms > 0 ? topic.created_at_ms : now)
+      .bind(13, now);
+  status = stmt->run();
+  if (status.code() == Code::kConflict) {
+    return Status(Code::kConflict, "topic '" + topic.name + "' already exists");
+  }
+  return status;
+}
+
+Status Registry::update_topic(const Topic& topic) {
+  Status status = validate_topic(topic);
+  if (!status.is_ok()) {
+    return status;
+  }
+  auto stmt =
+      Statement::prepare(db_,
+                         "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
+                         "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
+                         "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
+                         "callback_format = ?14, success_json = ?15 WHERE name = ?1");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  bind_topic_fields(*stmt, topic).bind(12, now_ms());
+  status = stmt->run();
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return Status(Code::kNotFound, "topic '" + topic.name + "' does not exist");
+  }
+  return Status::ok();
+}
+
+Status Registry::delete_topic(const std::string& name) {
+  auto stmt = Statement::prepare(db_, "DELETE FROM topics WHERE name = ?1");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, name);
+  Status status = stmt->run();
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return Status(Code::kNotFound, "topic '" + name + "' does not exist");
+  }
+  return Status::ok();
+}
+
+// "host:port" or "host:port:password", the same syntax as [redis] shards.
+Result<std::vector<std::string>> Registry::list_extra_shards() {
+  auto stmt = Statement::prepare(
+      db_,
+      "SELECT address, password FROM shards WHERE enabled = 1 ORDER BY created_at_ms, address");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  std::vector<std::string> shards;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return shards;
+    }
+    std::string password = stmt->column_text(1);
+    shards.push_back(stmt->column_text(0) + (password.empty() ? "" : ":" + password));
+  }
+}
+
+Status Registry::add_extra_shard(const std::string& address, const std::string& password) {
+  std::string host;
+  int port = 0;
+  if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos) {
+    return invalid("address", "'" + address + "' is not host:port");
+  }
+  if (password.find_first_of(",\r\n") != std::string::npos) {
+    return invalid("password", "must not contain a comma or a line break");
+  }
+  auto stmt = Statement::prepare(
+      db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, address).bind(2, password).bind(3, now_ms());
+  Status status = stmt->run();
+  if (status.code() == Code::kConflict) {
+    return Status(Code::kConflict, "shard " + address + " is listed already");
+  }
+  return status;
+}
+
+Status Registry::remove_extra_shard(const std::string& address) {
+  auto stmt = Statement::prepare(db_, "DELETE FROM shards WHERE address = ?1");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, address);
+  Status status = stmt->run();
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (sqlite3_changes(db_) == 0) {
+    return Status(Code::kNotFound, "shard '" + address + "' is not in the registry");
+  }
+  return Status::ok();
+}
+
+Result<std::map<std::string, std::string>> Registry::alert_settings() {
+  auto stmt = Statement::prepare(db_, "SELECT key, value FROM alert_settings");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  std::map<std::string, std::string> settings;
+  for (;;) {
+    auto row = stmt->step();
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return settings;
+    }
+    settings[stmt->column_text(0)] = stmt->column_text(1);
+  }
+}
+
+Status Registry::set_alert_setting(const std::string& key, const std::string& value) {
+  if (key.empty()) {
+    return invalid("key", "must not be empty");
+  }
+  auto stmt = Statement::prepare(db_,
+                                 "INSERT INTO alert_settings (key, value) VALUES (?1, ?2) "
+                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, key).bind(2, value);
+  return stmt->run();
+}
+
+}  // namespace dq

@@ -1,0 +1,81 @@
+// Registry: topics, extra Redis shards and alert settings, kept in SQLite.
+// The schema lives in sql/NNN_*.sql and is applied (in order, once each) when
+// the registry is opened. Children re-read topics every few seconds, so an
+// edit is picked up without a restart.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/core/status.h"
+
+struct sqlite3;
+
+namespace dq {
+
+struct Topic {
+  std::string name;
+  std::string callback_url;
+  std::string method = "POST";  // POST (JSON body) or GET (query parameters)
+  // "json": dq's JSON document; "form": the body's keys as form fields or
+  // query parameters, as the PHP delay queue sent them (consumer/callback_request.h).
+  std::string callback_format = "json";
+  // "" (any 2xx succeeds) or "PATH=VALUE" (common/success_rule.h): a 2xx
+  // whose JSON body does not hold VALUE at PATH is a failed attempt.
+  std::string success_json;
+  int timeout_ms = 5000;
+  int64_t default_delay_s = 0;
+  int max_attempts = 0;      // 0: [delivery] default_max_attempts
+  int priority = 2;          // 1 highest, 3 lowest
+  std::string retry_ms;      // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units
+  std::string alert_emails;  // comma-separated
+  std::string creator;
+  bool online = true;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+};
+
+// Checks a topic's fields (name syntax, URL scheme, method, ranges); the
+// Status names the first bad field.
+Status validate_topic(const Topic& topic);
+
+// Checks a comma-separated list of email addresses (empty is fine); the
+// Status names `field` and the first bad address.
+Status validate_email_list(const std::string& field, const std::string& emails);
+
+class Registry {
+ public:
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // Opens (creating if needed) and migrates the database.
+  static Result<std::unique_ptr<Registry>> open(const std::string& path);
+
+  Result<std::vector<Topic>> list_topics();
+  Result<Topic> get_topic(const std::string& name);  // kNotFound when absent
+  Status add_topic(const Topic& topic);              // kConflict when it exists
+  Status update_topic(const Topic& topic);           // kNotFound when absent
+  Status delete_topic(const std::string& name);      // kNotFound when absent
+
+  // Shards added beyond [redis] shards (kept for the admin page).
+  Result<std::vector<std::string>> list_extra_shards();
+  // address is host:port (kInvalid otherwise); kConflict when listed already.
+  Status add_extra_shard(const std::string& address, const std::string& password);
+  Status remove_extra_shard(const std::string& address);  // kNotFound when absent
+
+  // Alert settings: key/value (smtp_host, smtp_port, mail_from, ...).
+  Result<std::map<std::string, std::string>> alert_settings();
+  Status set_alert_setting(const std::string& key, const std::string& value);
+
+ private:
+  explicit Registry(sqlite3* db) : db_(db) {}
+  Status migrate();
+  sqlite3* db_;
+};
+
+}  // namespace dq

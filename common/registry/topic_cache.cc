@@ -1,0 +1,67 @@
+#include "common/registry/topic_cache.h"
+
+#include "common/core/clock.h"
+#include "common/core/log.h"
+
+namespace dq {
+
+TopicCache::TopicCache(std::string sqlite_path) : sqlite_path_(std::move(sqlite_path)) {}
+
+Status TopicCache::refresh() {
+  refreshed_at_ms_ = monotonic_ms();
+  if (!registry_) {
+    auto opened = Registry::open(sqlite_path_);
+    if (!opened.is_ok()) {
+      return opened.status();
+    }
+    registry_ = std::move(*opened);
+  }
+  auto topics = registry_->list_topics();
+  if (!topics.is_ok()) {
+    registry_.reset();  // reopen next time (the file may have been replaced)
+    return topics.status();
+  }
+  std::map<std::string, Topic> fresh;
+  for (auto& topic : *topics) {
+    std::string name = topic.name;
+    fresh.emplace(std::move(name), std::move(topic));
+  }
+  topics_.swap(fresh);
+  return Status::ok();
+}
+
+void TopicCache::refresh_if_older(int64_t interval_ms) {
+  if (refreshed_at_ms_ >= 0 && monotonic_ms() - refreshed_at_ms_ < interval_ms) {
+    return;
+  }
+  Status status = refresh();
+  if (!status.is_ok()) {
+    err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
+  }
+}
+
+const Topic* TopicCache::find(const std::string& name) const {
+  auto it = topics_.find(name);
+  return it == topics_.end() ? nullptr : &it->second;
+}
+
+const Topic* TopicCache::find_or_reload(const std::string& name, int64_t min_age_ms) {
+  const Topic* topic = find(name);
+  if (topic == nullptr) {
+    refresh_if_older(min_age_ms);
+    topic = find(name);
+  }
+  return topic;
+}
+
+std::vector<Topic> TopicCache::online() const {
+  std::vector<Topic> result;
+  for (const auto& entry : topics_) {
+    if (entry.second.online) {
+      result.push_back(entry.second);
+    }
+  }
+  return result;
+}
+
+}  // namespace dq

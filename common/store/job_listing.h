@@ -1,0 +1,73 @@
+// A topic's pending jobs in one state, for the HTTP API, dqctl and the admin
+// page: next due first (ready: queue order; working: lease deadline), merged
+// over the shards, paged.
+//
+// Working jobs share {dq}:working with every other topic: it is walked in
+// lease order and filtered by the "topic:" prefix and the state in each
+// job's record. Delayed and retrying jobs are found in their record buckets,
+// walked in the due index's order until no later bucket can hold an earlier
+// job (store v3, common/keys.h). At most kMaxExaminedPerShard entries per
+// shard are looked at per request, and `truncated` says so when that cap
+// was hit before the page was full (checked between rounds of 100
+// buckets). Ready
+// jobs are read from the topic's own list. A listing is not a snapshot: a job
+// that changes state meanwhile may be missed or shown twice.
+//
+// A shard that cannot be reached is left out and named in
+// unreachable_shards (also one lost between listing its jobs and reading
+// their last errors: its jobs stay, without errors); when no shard can be
+// reached the call fails.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/core/json.h"
+#include "common/core/status.h"
+#include "common/store/job_store.h"
+
+namespace dq {
+
+enum class ListState { kDelayed, kReady, kWorking, kRetrying };
+
+// "delayed"|"ready"|"working"|"retrying"; nullopt for anything else.
+std::optional<ListState> parse_list_state(std::string_view text);
+const char* list_state_name(ListState state);
+
+constexpr int64_t kMaxListLimit = 500;
+constexpr int64_t kMaxExaminedPerShard = 200000;
+
+struct ListedJob {
+  std::string id;
+  std::string state;  // "delayed","ready","working","retrying"
+  int attempts = 0;
+  int64_t due_ms = 0;
+  int64_t created_ms = 0;
+  std::string last_error;
+  int64_t last_error_ms = 0;
+  std::string shard;
+  int64_t lease_deadline_ms = 0;  // working jobs only: when the lease expires
+};
+
+struct JobPage {
+  std::vector<ListedJob> jobs;
+  int64_t total = 0;  // jobs in the state on the reachable shards ({dq}:counts)
+  bool truncated = false;
+  std::vector<std::string> unreachable_shards;
+};
+
+// A topic's jobs in one state, next due first (ready: queue order; working:
+// lease deadline), merged over shards, paged. kInvalid unless offset >= 0 and
+// 1 <= limit <= kMaxListLimit.
+Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListState state,
+                                int64_t offset, int64_t limit);
+
+// {"total","truncated","unreachable_shards","jobs":[{"id","state","attempts",
+//  "due_at_ms","created_at_ms","shard"(,"last_error","last_error_at_ms")
+//  (,"lease_deadline_ms")}]} (docs/listing.md).
+Json to_json(const JobPage& page);
+
+}  // namespace dq

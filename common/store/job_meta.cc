@@ -1,0 +1,91 @@
+#include "common/store/job_meta.h"
+
+#include <charconv>
+#include <vector>
+
+namespace dq {
+namespace {
+
+bool parse_int64(std::string_view text, int64_t* out) {
+  if (text.empty()) {
+    return false;
+  }
+  auto result = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return result.ec == std::errc() && result.ptr == text.data() + text.size();
+}
+
+}  // namespace
+
+bool state_of_letter(char letter, JobState* state) {
+  switch (letter) {
+    case 'd':
+      *state = JobState::kDelayed;
+      return true;
+    case 'r':
+      *state = JobState::kReady;
+      return true;
+    case 'w':
+      *state = JobState::kWorking;
+      return true;
+    case 'y':
+      *state = JobState::kRetrying;
+      return true;
+    case 'x':
+      *state = JobState::kDead;
+      return true;
+    case 'h':
+      *state = JobState::kHeld;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool body_is_inline(std::string_view record) { return record.find('\n') != std::string_view::npos; }
+
+bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
+  const size_t newline = record.find('\n');
+  const std::string_view text = record.substr(0, newline);
+  std::vector<std::string_view> fields;
+  size_t start = 0;
+  while (fields.size() < 7) {
+    size_t bar = text.find('|', start);
+    if (bar == std::string_view::npos) {
+      fields.push_back(text.substr(start));
+      break;
+    }
+    fields.push_back(text.substr(start, bar - start));
+    start = bar + 1;
+  }
+  if (fields.size() != 7 || fields[0].size() != 1) {
+    return false;
+  }
+  if (!state_of_letter(fields[0][0], &job->state)) {
+    return false;
+  }
+  int64_t attempts = 0;
+  if (!parse_int64(fields[1], &attempts) || !parse_int64(fields[2], &job->due_at_ms) ||
+      !parse_int64(fields[3], &job->created_at_ms)) {
+    return false;
+  }
+  job->attempts = static_cast<int>(attempts);
+  job->incarnation.assign(fields[4]);
+  if (lease != nullptr) {
+    lease->assign(fields[5]);
+  }
+  if (newline != std::string_view::npos) {
+    job->body.assign(record.substr(newline + 1));
+  }
+  return true;
+}
+
+void parse_error_entry(std::string_view entry, Job* job) {
+  size_t bar = entry.find('|');
+  if (bar == std::string_view::npos || !parse_int64(entry.substr(0, bar), &job->last_error_at_ms)) {
+    job->last_error.assign(entry);
+    return;
+  }
+  job->last_error.assign(entry.substr(bar + 1));
+}
+
+}  // namespace dq

@@ -1,0 +1,78 @@
+// Redis key names of one shard. Every key carries the same hash tag, so each
+// Lua script touches a single Redis Cluster slot. The layout is described in
+// common/store/lua/lib/prelude.lua and docs/decisions.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace dq::keys {
+
+inline const std::string kPrefix = "{dq}:";
+
+// Store v3: a pending (delayed or retrying) job's record sits in the bucket
+// hash records(bucket_of(key)), field "topic:id"; the others in
+// flat_records() (common/store/lua/lib/prelude.lua has the layout).
+// 49,157 buckets: ~20 jobs each per million pending, ~200 at 10M. Under
+// hash-max-listpack-entries 128 (what dq asks of a shard) a bucket is a
+// listpack up to ~6M pending and a hashtable beyond. A prime: every byte counts.
+constexpr uint32_t kBuckets = 49157;
+
+// h = (h * 31 + byte) mod kBuckets over the key's bytes, as bucket_of() in
+// the prelude computes it.
+inline uint32_t bucket_of(std::string_view job_key) {
+  uint64_t h = 0;
+  for (unsigned char c : job_key) {
+    h = (h * 31 + c) % kBuckets;
+  }
+  return static_cast<uint32_t>(h);
+}
+inline std::string records_prefix() { return kPrefix + "jobs:"; }
+inline std::string records(uint32_t bucket) { return records_prefix() + std::to_string(bucket); }
+inline std::string records_of(std::string_view job_key) { return records(bucket_of(job_key)); }
+// zset: bucket -> the earliest due of its delayed and retrying jobs
+inline std::string due_index() { return kPrefix + "due"; }
+// zset per bucket: job key -> due, of its delayed and retrying jobs
+inline std::string due_prefix() { return kPrefix + "due:"; }
+inline std::string due(uint32_t bucket) { return due_prefix() + std::to_string(bucket); }
+inline std::string bodies() { return kPrefix + "bodies"; }  // hash: job key -> big body bytes
+// hash: job key -> record of a job in flight, dead or held (state r, w, x,
+// h; pending ones are in buckets). Store v2 kept every record here, and its
+// delayed jobs in the zset flat_delayed(), which promote.lua converts.
+inline std::string flat_records() { return kPrefix + "jobs"; }
+inline std::string flat_delayed() { return kPrefix + "delayed"; }
+inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms
+inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
+inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
+inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
+inline std::string tombs() { return kPrefix + "tombs"; }      // zset: deleted while a shard was out
+inline std::string moved() { return kPrefix + "moved"; }      // hash: job key -> shard holding it
+inline std::string ready_prefix() { return kPrefix + "ready:"; }
+inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
+inline std::string dead_prefix() { return kPrefix + "dead:"; }
+inline std::string dead(std::string_view topic) { return dead_prefix() + std::string(topic); }
+// zset of job keys held until shard `name` is asked whether it holds them.
+inline std::string held_prefix() { return kPrefix + "held:"; }
+inline std::string held(std::string_view shard_name) {
+  return held_prefix() + std::string(shard_name);
+}
+inline std::string lease(std::string_view reserve_id) {
+  return kPrefix + "lease:" + std::string(reserve_id);
+}
+inline std::string cancel(std::string_view reserve_id) {
+  return kPrefix + "cancel:" + std::string(reserve_id);
+}
+// Event counters "topic:event" (added, delivered, failed, dead, deleted,
+// expired, requeued, duplicate): per day (YYYYMMDD, 40 days), since the shard
+// began (totals), and per minute of Redis's clock (unix minute, 2 hours).
+inline std::string stats(std::string_view day) { return kPrefix + "stats:" + std::string(day); }
+inline std::string totals() { return kPrefix + "totals"; }
+inline std::string minute_prefix() { return kPrefix + "minute:"; }
+inline std::string minute(int64_t unix_minute) {
+  return minute_prefix() + std::to_string(unix_minute);
+}
+inline std::string timer_wake() { return kPrefix + "wake:timer"; }
+inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
+
+}  // namespace dq::keys

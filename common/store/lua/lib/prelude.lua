@@ -1,0 +1,266 @@
+-- Prelude: prepended to every script in common/store/lua/ at build time
+-- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
+--
+-- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max":
+--   state    d delayed, r ready, w working (leased), y retrying, x dead,
+--            h held (added while a shard that may hold the id was unreachable)
+--   attempts delivery attempts started so far
+--   due      due time, ms by Redis's clock
+--   created  creation time, ms by Redis's clock
+--   inc      incarnation: unique per add on this shard ({dq}:seq), so a job
+--            deleted and re-added is a different job to a stale ack
+--   lease    the reserve id that leased it (state w only)
+--   max      the topic's max attempts when it was leased (state w only)
+-- A record is that meta alone, or the meta, '\n' and the body: a body of at
+-- most kInlineBody bytes (most jobs) is stored inline, which saves a second
+-- hashtable entry and its 23-byte key copy per job (~90 bytes of Redis) and
+-- a command per transition. A bigger body sits in {dq}:bodies, written once,
+-- so no state change copies it. A record without '\n' (also every record of
+-- store v2) has its body in {dq}:bodies.
+-- Where a record lives depends on its state (field "topic:id" in both):
+--   d, y   pending jobs, the many and long-lived: in the bucket hash
+--          {dq}:jobs:<b>, b = bucket_of("topic:id") (49,157 buckets, small
+--          enough to be listpacks: the key is stored once, with no
+--          hashtable entry around it), and in the bucket's due zset
+--          {dq}:due:<b> (key scored by due, a listpack too). The due index
+--          {dq}:due scores each bucket that has a due zset with its
+--          earliest due, exactly: promote reads the buckets whose score has
+--          passed and, in each, only the jobs that are due.
+--   r, w, x, h   jobs in flight, dead or held, the few: in the flat hash
+--          {dq}:jobs, so a reserve or an ack reads and writes all its jobs
+--          with one command each.
+-- Store v2 kept every record in {dq}:jobs and delayed jobs in the zset
+-- {dq}:delayed: its delayed records are read where they are, and promote
+-- moves them into buckets, due ones first (store v2 conversion).
+local kInlineBody = 256
+local kRecordsPrefix = '{dq}:jobs:'
+local kDueIndex = '{dq}:due'
+local kDuePrefix = '{dq}:due:'
+local kFlatRecords, kFlatDelayed = '{dq}:jobs', '{dq}:delayed'
+local kByteD, kByteY = string.byte('d'), string.byte('y')
+local kBuckets = 49157
+-- A member of {dq}:working that is never a job: scored +inf (no lease ever
+-- expires it), and longer than zset-max-listpack-value (64 by default), so
+-- Redis creates the set as a skiplist and keeps it one while the anchor is
+-- in it. A listpack of up to 128 leases (two consumers x 64) made every
+-- reserve's ZADD and every ack's ZREM walk it: ~12 % of Redis's CPU per
+-- delivery (bench/README.md, "The working set's anchor"). It starts with
+-- '~', which no topic does, so no topic's listing ever matches it.
+local kWorkingAnchor = '~working-set-anchor~' .. string.rep('.', 80)
+
+-- h = (h * 31 + byte) mod 49157 over the key's bytes, six at a time (exact
+-- in doubles: 49,156 * 31^6 + ... < 2^53); common/keys.h computes the same.
+-- ~1 us for a 23-byte key: callers pass the bucket when they can.
+local byte = string.byte
+local function bucket_of(key)
+  local h, n, i = 0, #key, 1
+  while i + 5 <= n do
+    local a, b, c, d, e, f = byte(key, i, i + 5)
+    h = ((((((h * 31 + a) * 31 + b) * 31 + c) * 31 + d) * 31 + e) * 31 + f) % kBuckets
+    i = i + 6
+  end
+  while i <= n do
+    h = (h * 31 + byte(key, i)) % kBuckets
+    i = i + 1
+  end
+  return h
+end
+
+local function records_key(bucket)
+  return kRecordsPrefix .. bucket
+end
+
+local function due_key(bucket)
+  return kDuePrefix .. bucket
+end
+
+-- The job becomes delayed or retrying: into its bucket's due zset, and the
+-- bucket's index score lowered to its due if that is earlier.
+local function due_add(bucket, key, due)
+  redis.call('ZADD', due_key(bucket), due, key)
+  redis.call('ZADD', kDueIndex, 'LT', due, bucket)
+end
+
+-- After jobs left a bucket's due zset: the index gets the bucket's new
+-- earliest due, or drops the bucket.
+local function due_refresh(bucket)
+  local first = redis.call('ZRANGE', due_key(bucket), 0, 0, 'WITHSCORES')
+  if first[2] then
+    redis.call('ZADD', kDueIndex, first[2], bucket)
+  else
+    redis.call('ZREM', kDueIndex, bucket)
+  end
+end
+
+-- A delayed or retrying job leaves its state (deleted, acked late).
+local function due_remove(bucket, key)
+  if redis.call('ZREM', due_key(bucket), key) == 1 then due_refresh(bucket) end
+end
+
+-- Whether a record's state keeps it in its bucket (d, y) or flat.
+local function lives_in_bucket(record)
+  local c = string.byte(record, 1)
+  return c == kByteD or c == kByteY
+end
+
+-- The job's record (false when there is none) and where it is: 'flat' or
+-- 'bucket'. bucket: bucket_of(key) when the caller knows it.
+local function record_get(key, bucket)
+  local record = redis.call('HGET', kFlatRecords, key)
+  if record then return record, 'flat' end
+  record = redis.call('HGET', records_key(bucket or bucket_of(key)), key)
+  if record then return record, 'bucket' end
+  return false, nil
+end
+
+-- Writes the record where its state keeps it, and removes the job's old
+-- record when it was elsewhere (from: 'flat', 'bucket' or nil, a new job).
+local function record_set(key, record, from, bucket)
+  if lives_in_bucket(record) then
+    redis.call('HSET', records_key(bucket or bucket_of(key)), key, record)
+    if from == 'flat' then redis.call('HDEL', kFlatRecords, key) end
+  else
+    redis.call('HSET', kFlatRecords, key, record)
+    if from == 'bucket' then redis.call('HDEL', records_key(bucket or bucket_of(key)), key) end
+  end
+end
+
+local function record_del(key, from, bucket)
+  if from == 'flat' then
+    redis.call('HDEL', kFlatRecords, key)
+  elseif from == 'bucket' then
+    redis.call('HDEL', records_key(bucket or bucket_of(key)), key)
+  end
+end
+
+-- Every time a script uses comes from Redis's clock, never the host's.
+local function redis_now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function ms_text(ms)
+  return string.format('%.0f', ms)
+end
+
+local function parse_meta(text)
+  if not text then return nil end
+  local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
+  if not s then return nil end
+  return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m}
+end
+
+local function meta_text(j)
+  return j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' .. j.created ..
+         '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
+end
+
+-- A record read by HGET/HMGET -> the job's fields, plus `rest`: '' when the
+-- body is in {dq}:bodies, else '\n' and the inline body, kept as stored.
+local function parse_record(record)
+  if not record then return nil end
+  local nl = string.find(record, '\n', 1, true)
+  local j
+  if nl then
+    j = parse_meta(string.sub(record, 1, nl - 1))
+    if j then j.rest = string.sub(record, nl) end
+  else
+    j = parse_meta(record)
+    if j then j.rest = '' end
+  end
+  return j
+end
+
+local function record_text(j)
+  return meta_text(j) .. j.rest
+end
+
+-- The record of a new job: its meta, with the body inline when it is small.
+-- Returns the record and whether the body must go to {dq}:bodies.
+local function new_record(meta, body)
+  if #body <= kInlineBody then return meta .. '\n' .. body, false end
+  return meta, true
+end
+
+-- The job's body: inline, or from {dq}:bodies (false when absent).
+local function body_of(j, key, bodies_key)
+  if j.rest ~= '' then return string.sub(j.rest, 2) end
+  return redis.call('HGET', bodies_key, key)
+end
+
+local function topic_of(key)
+  return string.match(key, '^([^:]+):')
+end
+
+-- Per topic and state job counts ({dq}:counts "topic:state"), for gauges.
+local function count(counts_key, topic, state, delta)
+  redis.call('HINCRBY', counts_key, topic .. ':' .. state, delta)
+end
+
+-- Per topic event counters ("topic:event"), kept three ways:
+--   stats_key          the day's counters (KEYS, named by the caller), 40 days
+--   {dq}:totals        since the shard was created, for Prometheus counters
+--   {dq}:minute:<m>    per minute of Redis's clock, 2 hours, for the charts
+-- A dated key gets its TTL when one of its fields is created (HINCRBY
+-- answers n: the field was absent), so it never exists without one, and the
+-- common case costs no EXPIRE (each redis.call is ~1 us of a script's time).
+-- now: the script's redis_now(), when it has one (saves a TIME).
+local function stat(stats_key, topic, what, n, now)
+  local field = topic .. ':' .. what
+  if redis.call('HINCRBY', stats_key, field, n) == n then
+    redis.call('EXPIRE', stats_key, 3456000)
+  end
+  redis.call('HINCRBY', '{dq}:totals', field, n)
+  local minute = '{dq}:minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
+  if redis.call('HINCRBY', minute, field, n) == n then redis.call('EXPIRE', minute, 7500) end
+end
+
+-- Wakes a sleeping timer when `due` is earlier than everything delayed.
+local function wake_timer_if_first(due_index_key, wake_key, due)
+  local first = redis.call('ZRANGE', due_index_key, 0, 0, 'WITHSCORES')
+  if first[2] == nil or tonumber(first[2]) > tonumber(due) then
+    redis.call('LPUSH', wake_key, due)
+    redis.call('LTRIM', wake_key, 0, 15)
+  end
+end
+
+-- Removes a job's key from the structure its state keeps it in.
+-- held_keys: the {dq}:held:<shard> sets (state h only). from: where its
+-- record is (record_get). bucket: bucket_of(key) when the caller knows it.
+local function unlink_job(key, j, ready_key, working_key, dead_key, held_keys, from, bucket)
+  if j.state == 'r' then
+    redis.call('LREM', ready_key, 1, key)
+  elseif j.state == 'w' then
+    redis.call('ZREM', working_key, key)
+  elseif j.state == 'x' then
+    redis.call('ZREM', dead_key, key)
+  elseif j.state == 'h' then
+    for _, held in ipairs(held_keys) do redis.call('ZREM', held, key) end
+  elseif j.state == 'd' or j.state == 'y' then
+    if from == 'flat' then
+      redis.call('ZREM', kFlatDelayed, key)  -- a store v2 record
+    else
+      due_remove(bucket or bucket_of(key), key)
+    end
+  end
+end
+
+-- One command over many items (HMGET, HDEL, ZREM, RPUSH, HSET/ZADD pairs...),
+-- in chunks: Lua's unpack() refuses more than a few thousand values. A flat
+-- list of pairs stays whole, as the chunk size is even.
+local kBulkChunk = 1000
+local function bulk_write(cmd, key, items)
+  for first = 1, #items, kBulkChunk do
+    redis.call(cmd, key, unpack(items, first, math.min(#items, first + kBulkChunk - 1)))
+  end
+end
+
+-- The replies of bulk reads, one list in item order (HMGET: false for absent).
+local function bulk_read(cmd, key, items)
+  local out = {}
+  for first = 1, #items, kBulkChunk do
+    local part = redis.call(cmd, key, unpack(items, first, math.min(#items, first + kBulkChunk - 1)))
+    for _, value in ipairs(part) do out[#out + 1] = value end
+  end
+  return out
+end

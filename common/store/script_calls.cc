@@ -1,0 +1,187 @@
+#include "common/store/script_calls.h"
+
+#include <ctime>
+
+#include "common/core/clock.h"
+#include "common/store/job.h"
+#include "common/store/keys.h"
+
+namespace dq {
+namespace {
+
+// A reserve list outlives the longest lease by this much, for release.lua.
+constexpr int64_t kLeaseListKeepMs = 60000;
+// A cancel marker outlives any reserve still queued in a stalled Redis.
+constexpr int64_t kCancelKeepMs = 600000;
+// How far two shards' clocks may disagree for claim.lua's tombstone check.
+constexpr int64_t kShardClockSlackMs = 1000;
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& name : names) {
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += name;
+  }
+  return out;
+}
+
+// The stats hash is named by the host's calendar day: a skewed host clock
+// only moves a count into a neighbouring day near midnight.
+std::string today_stats() { return keys::stats(day_of(now_ms())); }
+
+}  // namespace
+
+std::string day_of(int64_t ms) {
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[16];
+  strftime(text, sizeof(text), "%Y%m%d", &local);
+  return text;
+}
+
+ScriptCall add_call_for(const std::vector<std::string>& verify_against,
+                        const std::vector<std::string>& unreachable) {
+  return {&kAddScript,
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), today_stats(),
+           keys::timer_wake(), keys::counts(), keys::seq(), keys::moved()},
+          {keys::held_prefix(), joined(verify_against), joined(unreachable)}};
+}
+
+// add.lua's ARGV: three for the call, then six per job.
+constexpr size_t kAddCallArgs = 3;
+constexpr size_t kAddJobArgs = 6;
+
+void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
+                const std::string& body, DueTime due) {
+  std::string key = job_key(topic, id);
+  std::string bucket = std::to_string(keys::bucket_of(key));
+  call->args.push_back(std::move(key));
+  call->args.push_back(topic);
+  call->args.push_back(body);
+  call->args.push_back(due.relative ? "delay" : "at");
+  call->args.push_back(std::to_string(due.ms));
+  call->args.push_back(std::move(bucket));
+}
+
+size_t add_call_jobs(const ScriptCall& call) {
+  return (call.args.size() - kAddCallArgs) / kAddJobArgs;
+}
+
+ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due, const std::vector<std::string>& verify_against,
+                    const std::vector<std::string>& unreachable) {
+  ScriptCall call = add_call_for(verify_against, unreachable);
+  append_add(&call, topic, id, body, due);
+  return call;
+}
+
+ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
+                    const std::vector<std::string>& shard_names) {
+  return {&kDelScript,
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
+           keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
+           keys::tombs()},
+          {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(), joined(shard_names)}};
+}
+
+ScriptCall promote_call(int limit) {
+  return {&kPromoteScript,
+          {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts()},
+          {std::to_string(limit), keys::ready_prefix()}};
+}
+
+ScriptCall requeue_expired_call(int limit) {
+  return {&kRequeueExpiredScript,
+          {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
+           keys::counts(), keys::errors()},
+          {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
+}
+
+ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
+                        int most_jobs, int64_t most_bytes, const std::string& forget_id) {
+  // Nothing to forget: a name no reserve uses.
+  std::string forget = keys::lease(forget_id.empty() ? "-" : forget_id);
+  ScriptCall call{&kReserveScript,
+                  {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
+                   keys::cancel(reserve_id), keys::bodies(), forget},
+                  {reserve_id, keys::ready_prefix(), std::to_string(most_jobs),
+                   std::to_string(most_bytes), std::to_string(kLeaseListKeepMs)}};
+  for (const auto& slot : slots) {
+    call.args.push_back(slot.topic);
+    call.args.push_back(std::to_string(slot.lease_ms));
+    call.args.push_back(std::to_string(slot.share));
+    call.args.push_back(std::to_string(slot.cap));
+    call.args.push_back(std::to_string(slot.max_attempts));
+  }
+  return call;
+}
+
+ScriptCall release_call(const std::string& reserve_id) {
+  return {&kReleaseScript,
+          {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
+           keys::cancel(reserve_id), keys::consumer_wake()},
+          {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
+}
+
+ScriptCall ack_call(const std::vector<AckTarget>& targets) {
+  ScriptCall call{&kAckScript,
+                  {keys::records_prefix(), keys::bodies(), keys::working(), keys::due_index(),
+                   keys::errors(), today_stats(), keys::counts()},
+                  {keys::ready_prefix(), keys::dead_prefix()}};
+  call.args.reserve(2 + 4 * targets.size());
+  for (const auto& target : targets) {
+    std::string key = job_key(target.topic, target.id);
+    std::string bucket = std::to_string(keys::bucket_of(key));
+    call.args.push_back(std::move(key));
+    call.args.emplace_back(target.incarnation);
+    call.args.emplace_back(target.reserve_id);
+    call.args.push_back(std::move(bucket));
+  }
+  return call;
+}
+
+ScriptCall fail_call(const std::string& topic, const std::string& id,
+                     const std::string& incarnation, const std::string& reserve_id,
+                     int64_t retry_delay_ms, int max_attempts, const std::string& error) {
+  return {&kFailScript,
+          {keys::records_prefix(), keys::working(), keys::due_index(), keys::dead(topic),
+           keys::errors(), today_stats(), keys::timer_wake(), keys::counts()},
+          {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
+           std::to_string(max_attempts), error}};
+}
+
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {
+  return {&kDeadRequeueScript,
+          {keys::records_prefix(), keys::dead(topic), keys::due_index(), keys::errors(),
+           keys::timer_wake(), today_stats(), keys::counts()},
+          {topic, id.empty() ? std::string() : job_key(topic, id), std::to_string(limit)}};
+}
+
+ScriptCall dead_purge_call(const std::string& topic, int limit) {
+  return {
+      &kDeadPurgeScript,
+      {keys::records_prefix(), keys::dead(topic), keys::errors(), keys::bodies(), keys::counts()},
+      {std::to_string(limit), topic}};
+}
+
+ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms) {
+  return {&kClaimScript,
+          {keys::records_prefix(), keys::tombs(), keys::moved()},
+          {job_key, holder, std::to_string(created_ms), std::to_string(kShardClockSlackMs)}};
+}
+
+ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
+                       const std::string& verdict, const std::string& answered_by,
+                       const std::vector<std::string>& shard_names) {
+  std::string topic = job_key.substr(0, job_key.find(':'));
+  return {&kSettleScript,
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::errors(), today_stats(),
+           keys::counts(), keys::timer_wake()},
+          {job_key, topic, incarnation, verdict, answered_by, keys::held_prefix(),
+           joined(shard_names)}};
+}
+
+}  // namespace dq

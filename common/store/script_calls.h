@@ -1,0 +1,77 @@
+// One builder per job transition: each returns the Lua script with the KEYS
+// and ARGV it needs. The sync store (timer, consumer, dqctl) and the async
+// API server run the very same calls, so the two can never disagree on keys.
+// No builder takes a time: every script reads Redis's clock (TIME), so hosts
+// whose clocks disagree cannot make a job due early.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/core/time_text.h"
+#include "common/redis/script_call.h"
+#include "common/store/lua_scripts.h"
+
+namespace dq {
+
+// One topic's part of a reserve call (see common/store/lua/reserve.lua).
+struct ReserveSlot {
+  std::string topic;
+  int64_t lease_ms = 0;
+  int share = 0;  // taken first
+  int cap = 0;    // most, when the budget allows after every topic's share
+  int max_attempts = 1;
+};
+
+// Local calendar day "YYYYMMDD" of a time in ms: the stats hash of that day.
+std::string day_of(int64_t ms);
+
+// verify_against: shards that may hold the id and could not be asked (the
+// job is held until they are); unreachable: every shard not asked.
+ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
+                    DueTime due, const std::vector<std::string>& verify_against,
+                    const std::vector<std::string>& unreachable);
+// An add call for many jobs with the same verify_against and unreachable
+// (common/store/lua/add.lua takes any number): jobs are appended by append_add.
+ScriptCall add_call_for(const std::vector<std::string>& verify_against,
+                        const std::vector<std::string>& unreachable);
+void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
+                const std::string& body, DueTime due);
+// The jobs an add call carries.
+size_t add_call_jobs(const ScriptCall& call);
+// tomb: leave a tombstone (some shard could not be asked).
+ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
+                    const std::vector<std::string>& shard_names);
+ScriptCall promote_call(int limit);
+ScriptCall requeue_expired_call(int limit);
+// forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
+ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
+                        int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
+ScriptCall release_call(const std::string& reserve_id);
+// One delivery to ack: the job and the lease it was delivered under.
+// Views of the caller's strings, valid until ack_call returns.
+struct AckTarget {
+  std::string_view topic;
+  std::string_view id;
+  std::string_view incarnation;
+  std::string_view reserve_id;
+};
+// Acks every target in one script run (common/store/lua/ack.lua), in order.
+ScriptCall ack_call(const std::vector<AckTarget>& targets);
+ScriptCall fail_call(const std::string& topic, const std::string& id,
+                     const std::string& incarnation, const std::string& reserve_id,
+                     int64_t retry_delay_ms, int max_attempts, const std::string& error);
+// id empty: a batch of up to `limit` dead jobs of the topic.
+ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit);
+ScriptCall dead_purge_call(const std::string& topic, int limit);
+// Asked of the shard a held copy waits for; holder is the copy's shard,
+// created_ms when the copy was made (the holder's clock).
+ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms);
+// verdict: "dup" or "ok", from claim on shard `answered_by`.
+ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
+                       const std::string& verdict, const std::string& answered_by,
+                       const std::vector<std::string>& shard_names);
+
+}  // namespace dq

@@ -1,0 +1,64 @@
+// Per topic numbers read from the shards' counters (common/keys.h): how many
+// jobs each state holds now ({dq}:counts), and event counts since the start
+// ({dq}:totals), per minute over the last hour ({dq}:minute:<m>) and per day
+// over the last 30 days ({dq}:stats:YYYYMMDD), summed over the shards.
+// One implementation for the HTTP API, dqctl and the admin page.
+//
+// A shard that cannot be reached is left out of the numbers and named in
+// unreachable_shards; when no shard can be reached the call fails
+// (kUnavailable) instead of answering zeros.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/core/json.h"
+#include "common/core/status.h"
+#include "common/store/job_store.h"
+
+namespace dq {
+
+struct StateCounts {
+  int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
+};
+
+struct EventCounts {
+  int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
+          duplicate = 0;
+};
+
+struct TopicStats {
+  std::string topic;
+  StateCounts now;    // {dq}:counts summed over reachable shards
+  EventCounts total;  // {dq}:totals
+  // Last 60 unix minutes (Redis clock of the first reachable shard), oldest
+  // first, zero-filled; the last one is the minute still running.
+  std::vector<std::pair<int64_t, EventCounts>> per_minute;
+  // Last 30 days "YYYYMMDD" (the host's local calendar, as the counters are
+  // named), oldest first, zero-filled; the last one is today.
+  std::vector<std::pair<std::string, EventCounts>> per_day;
+  std::vector<std::string> unreachable_shards;  // shard names left out of the numbers
+};
+
+// One topic; with_series=false skips per_minute/per_day (cheap, for lists).
+// A topic with nothing counted answers zeros (the caller decides whether the
+// topic exists).
+Result<TopicStats> topic_stats(JobStore& store, const std::string& topic, bool with_series = true);
+
+// Every topic seen in the counters, plus the names given (so registered
+// topics with nothing show zeros), one pass per shard, sorted by name.
+Result<std::vector<TopicStats>> all_topic_stats(JobStore& store,
+                                                const std::vector<std::string>& topics,
+                                                bool with_series = false);
+
+// The shape GET /v1/topics/{t}/stats answers (docs/listing.md):
+// {"topic","now":{delayed,ready,working,retrying,dead,held},"total":{events},
+//  "per_minute":[{"minute","at_ms",events...}],"per_day":[{"day",events...}],
+//  "unreachable_shards":[...]}; per_minute and per_day only with the series.
+Json to_json(const TopicStats& stats);
+Json to_json(const StateCounts& counts);
+Json to_json(const EventCounts& counts);
+
+}  // namespace dq
