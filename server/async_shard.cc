@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/redis_argv.h"
+#include "common/redis_refusal.h"
 #include "common/shared_metrics.h"
 #include "server/redis_loop.h"
 
@@ -92,17 +93,17 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   // error, not a lost connection: mark it down (logged once per reason) and
   // let the tick reconnect. hiredis defers the disconnect until the callback
   // returns.
-  auto pending = std::make_unique<Pending>(
-      Pending{self,
-              [self](const Result<const redisReply*>& reply) {
-                if (reply.is_ok()) {
-                  self->mark_up();
-                } else if (reply.status().code() == Code::kInternal && self->context_ != nullptr) {
-                  self->mark_down("AUTH failed: " + reply.status().message());
-                  redisAsyncDisconnect(self->context_);
-                }
-              },
-              std::nullopt});
+  auto pending = std::make_unique<Pending>(Pending{self,
+                                                   [self](const Result<const redisReply*>& reply) {
+                                                     if (reply.is_ok()) {
+                                                       self->mark_up();
+                                                     } else if (self->context_ != nullptr) {
+                                                       self->mark_down("AUTH failed: " +
+                                                                       reply.status().message());
+                                                       redisAsyncDisconnect(self->context_);
+                                                     }
+                                                   },
+                                                   std::nullopt});
   self->send({"AUTH", self->address_.password}, std::move(pending), /*before_up=*/true);
 }
 
@@ -266,6 +267,12 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
       return;
     }
     count_redis_command_error(self->address_.name());
+    if (is_state_refusal(text)) {
+      // Full, read-only, cannot persist...: refused before anything was
+      // written, so callers answer 503 or try another shard.
+      pending->callback(refusal_status(self->address_.name(), text));
+      return;
+    }
     pending->callback(
         Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
     return;
