@@ -32,6 +32,7 @@
 #include "common/dead_letter_alerts.h"
 #include "common/job_store.h"
 #include "common/registry.h"
+#include "common/repeat_log.h"
 #include "consumer/delivery.h"
 
 namespace dq {
@@ -91,6 +92,7 @@ class ShardWorker {
   std::string reserve_prefix_;
   uint64_t reserve_seq_ = 0;
   std::string answered_reserve_;  // the last reserve whose reply arrived
+  RepeatLog reserve_errors_;      // reserve failures: once, then with a count
   JobStore store_;
   DeadLetterAlerts alerts_;
 
