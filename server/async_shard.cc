@@ -93,17 +93,17 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   // error, not a lost connection: mark it down (logged once per reason) and
   // let the tick reconnect. hiredis defers the disconnect until the callback
   // returns.
-  auto pending = std::make_unique<Pending>(Pending{self,
-                                                   [self](const Result<const redisReply*>& reply) {
-                                                     if (reply.is_ok()) {
-                                                       self->mark_up();
-                                                     } else if (self->context_ != nullptr) {
-                                                       self->mark_down("AUTH failed: " +
-                                                                       reply.status().message());
-                                                       redisAsyncDisconnect(self->context_);
-                                                     }
-                                                   },
-                                                   std::nullopt});
+  auto pending = std::make_unique<Pending>(
+      Pending{self,
+              [self](const Result<const redisReply*>& reply) {
+                if (reply.is_ok()) {
+                  self->mark_up();
+                } else if (reply.status().code() != Code::kUnknown && self->context_ != nullptr) {
+                  self->mark_down("AUTH failed: " + reply.status().message());
+                  redisAsyncDisconnect(self->context_);
+                }
+              },
+              std::nullopt});
   self->send({"AUTH", self->address_.password}, std::move(pending), /*before_up=*/true);
 }
 
