@@ -84,6 +84,32 @@ AlertMessage shard_change_alert(const std::string& shard, const ShardChange& cha
   return message;
 }
 
+AlertMessage data_lost_alert(const std::string& shard, const DataLoss& loss, int64_t now_ms) {
+  AlertMessage message;
+  message.kind = "shard_data_lost";
+  message.created_at_ms = now_ms;
+  message.subject = "[dq] Redis shard " + shard + " LOST its data (" +
+                    std::to_string(loss.counted_jobs) + " jobs)";
+  message.text =
+      "Redis shard " + shard + " came back without its data at " + format_time(now_ms) +
+      ": its identity key {dq}:identity (" + loss.before + ") is " +
+      (loss.now.empty() ? "gone" : "now " + loss.now) + ".\ndq had counted " +
+      std::to_string(loss.counted_jobs) +
+      " job(s) on it; they are gone, and their producers were told they were accepted.\n\n"
+      "Likely causes: Redis restarted without its AOF or RDB file (persistence off, another "
+      "dir, a lost disk), FLUSHALL, or another Redis now answers at this address.\n"
+      "Check the shard's persistence (dqd --check) and its log. A new identity has been "
+      "written: this alert is sent once.\n";
+  message.payload = {{"kind", message.kind},
+                     {"shard", shard},
+                     {"lost_jobs", loss.counted_jobs},
+                     {"identity_before", loss.before},
+                     {"identity_now", loss.now},
+                     {"subject", message.subject},
+                     {"text", message.subject + "\n" + message.text}};
+  return message;
+}
+
 AlertMessage dead_letters_alert(const std::string& topic, const std::string& callback_url,
                                 const std::vector<AlertMail>& events, int64_t now_ms) {
   AlertMessage message;

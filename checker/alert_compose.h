@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "checker/shard_identity.h"
 #include "checker/shard_tracker.h"
 #include "common/alerts/alert_messages.h"
 #include "common/alerts/alert_outbox.h"
@@ -14,6 +15,9 @@ namespace dq {
 
 AlertMessage shard_change_alert(const std::string& shard, const ShardChange& change,
                                 int failures_needed, int interval_ms);
+
+// A shard came back without its data (checker/shard_identity.h).
+AlertMessage data_lost_alert(const std::string& shard, const DataLoss& loss, int64_t now_ms);
 
 // One mail for all of `events` (dead letters of one topic, oldest first).
 // `callback_url` may be "" when the topic is gone.

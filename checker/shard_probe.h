@@ -1,12 +1,15 @@
 // ShardProbe: one check of one shard over a connection kept between checks:
-// PING within the timeout, and, when asked, the safety check (persistence,
-// eviction policy, memory; common/shard_safety.h).
+// PING within the timeout, whether it takes writes (common/shard_writable.h),
+// its identity key and job count (checker/shard_identity.h), and, when asked,
+// the safety check (persistence, eviction policy, memory;
+// common/shard_safety.h).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "checker/shard_identity.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
 
@@ -14,8 +17,10 @@ namespace dq {
 
 struct ProbeResult {
   bool ok = false;
-  std::string error;  // why the check failed
+  std::string error;            // why the check failed
+  bool refuses_writes = false;  // failed because it refuses writes; reads still answer
   std::optional<ShardSafety> safety;
+  std::optional<IdentitySeen> identity;  // read when the shard answers reads
 };
 
 class ShardProbe {

@@ -90,11 +90,18 @@ void ShardWatch::round() {
     ShardTracker& tracker = trackers_[i];
     std::optional<ShardChange> change =
         result.ok ? tracker.record_ok(now) : tracker.record_failure(result.error, now);
+    tracker.health().refuses_writes = !result.ok && result.refuses_writes;
     if (result.safety) {
       note_safety(tracker.health(), *result.safety);
     }
     if (change) {
       queue_alert(config_.shards[i], *change);
+    }
+    if (result.identity) {
+      std::optional<DataLoss> loss = note_identity(tracker.health(), *result.identity, now);
+      if (loss) {
+        report_loss(config_.shards[i], *loss, now);
+      }
     }
     report.shards.push_back(tracker.health());
   }
@@ -127,6 +134,23 @@ void ShardWatch::note_safety(CheckedShard& health, const ShardSafety& safety) {
   health.problems = problems;
 }
 
+// Jobs dq counted on the shard are gone: an error line and one alert. A
+// shard that comes back empty with no job counted is only logged.
+void ShardWatch::report_loss(const ShardAddress& shard, const DataLoss& loss, int64_t now) {
+  if (loss.counted_jobs == 0) {
+    err_log().warn(
+        "checker: Redis shard {} came back without its data (identity {} is {}), with no job "
+        "counted on it",
+        shard.name(), loss.before, loss.now.empty() ? "gone" : "now " + loss.now);
+    return;
+  }
+  err_log().error(
+      "checker: Redis shard {} LOST ITS DATA: its identity {} is {}; the {} job(s) dq had counted "
+      "on it are gone",
+      shard.name(), loss.before, loss.now.empty() ? "gone" : "now " + loss.now, loss.counted_jobs);
+  queue_message(shard, data_lost_alert(shard.name(), loss, now));
+}
+
 void ShardWatch::queue_alert(const ShardAddress& shard, const ShardChange& change) {
   if (change.up) {
     err_log().info("checker: Redis shard {} is up again after {}", shard.name(),
@@ -134,6 +158,11 @@ void ShardWatch::queue_alert(const ShardAddress& shard, const ShardChange& chang
   } else {
     err_log().error("checker: Redis shard {} is down: {}", shard.name(), change.reason);
   }
+  queue_message(shard, shard_change_alert(shard.name(), change, config_.checker_down_after,
+                                          config_.checker_interval_ms));
+}
+
+void ShardWatch::queue_message(const ShardAddress& shard, const AlertMessage& message) {
   if (!messages_) {
     auto opened = AlertMessages::open(config_.sqlite_path);
     if (!opened.is_ok()) {
@@ -143,8 +172,7 @@ void ShardWatch::queue_alert(const ShardAddress& shard, const ShardChange& chang
     }
     messages_ = std::move(*opened);
   }
-  auto added = messages_->add(shard_change_alert(shard.name(), change, config_.checker_down_after,
-                                                 config_.checker_interval_ms));
+  auto added = messages_->add(message);
   if (!added.is_ok()) {
     err_log().error("checker: cannot queue the alert for shard {}: {}", shard.name(),
                     added.status().message());

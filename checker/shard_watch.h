@@ -2,7 +2,8 @@
 // once, each bounded by min(interval, [redis] command_timeout_ms)), keeps
 // each one's up/down state (shard_tracker.h), publishes the states in the
 // shard health file after every round, logs safety problems when they
-// appear, and queues one alert per up/down change.
+// appear, and queues one alert per up/down change and per shard that came
+// back without its data (checker/shard_identity.h).
 #pragma once
 
 #include <memory>
@@ -26,6 +27,8 @@ class ShardWatch {
 
  private:
   void queue_alert(const ShardAddress& shard, const ShardChange& change);
+  void report_loss(const ShardAddress& shard, const DataLoss& loss, int64_t now);
+  void queue_message(const ShardAddress& shard, const AlertMessage& message);
   void note_safety(CheckedShard& health, const ShardSafety& safety);
 
   const Config& config_;

@@ -159,7 +159,7 @@ void ConsumerLoop::request_reserves() {
     const ShardState& state = shards_[shard];
     if (!state.maybe_ready || state.empty_at_turn == changes_ || now < state.retry_at_ms ||
         workers_[shard]->reserving() || held_elsewhere(shard) ||
-        checker_.is_down(config_.shards[shard].name())) {
+        checker_.is_unreachable(config_.shards[shard].name())) {
       continue;
     }
     wanting.push_back(shard);

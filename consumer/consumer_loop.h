@@ -65,7 +65,9 @@ class ConsumerLoop {
   std::unique_ptr<WakeWaiter> waiter_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<ShardState> shards_;
-  ShardHealthView checker_;  // a shard dq-redis-checker marks down is not reserved on
+  // A shard dq-redis-checker marks unreachable is not reserved on; one that
+  // only refuses writes (full...) is, so its jobs can drain.
+  ShardHealthView checker_;
 
   std::unordered_map<CURL*, std::unique_ptr<Delivery>> deliveries_;
   std::map<std::string, int> in_flight_;  // per topic

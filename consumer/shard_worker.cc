@@ -144,13 +144,16 @@ void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_job
   auto reserved =
       store_.reserve(shard_, reserve_id, slots, most_jobs, kReserveBatchBytes, answered_reserve_);
   if (reserved.is_ok()) {
+    reserve_errors_.clear();
     answered_reserve_ = reserve_id;  // its lease list is dropped by the next reserve
     reply.ok = true;
     reply.jobs = std::move(reserved->jobs);
     reply.ready_left = reserved->ready_left;
   } else {
-    err_log().error("consumer: reserve on shard {} failed: {}", config_.shards[shard_].name(),
-                    reserved.status().message());
+    // The consumer waits before it asks this shard again; a shard that
+    // refuses every reserve is logged once, then with a count.
+    reserve_errors_.note("consumer: reserve on shard " + config_.shards[shard_].name() +
+                         " failed: " + reserved.status().message());
     if (reserved.status().code() == Code::kUnknown) {
       // The reserve may have run and leased jobs to nobody: give them back
       // now (no attempt counted), and make sure it takes nothing if it runs

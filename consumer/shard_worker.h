@@ -30,6 +30,7 @@
 
 #include "common/alerts/dead_letter_alerts.h"
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/registry.h"
 #include "common/store/job_store.h"
 #include "consumer/delivery.h"
@@ -91,6 +92,7 @@ class ShardWorker {
   std::string reserve_prefix_;
   uint64_t reserve_seq_ = 0;
   std::string answered_reserve_;  // the last reserve whose reply arrived
+  RepeatLog reserve_errors_;      // reserve failures: once, then with a count
   JobStore store_;
   DeadLetterAlerts alerts_;
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/core/log.h"
+#include "common/core/repeat_log.h"
 #include "common/core/stop_flag.h"
 #include "common/store/job_store.h"
 
@@ -47,6 +48,7 @@ bool WakeWaiter::take(size_t shard) {
 void WakeWaiter::wait_loop(size_t shard) {
   JobStore store(config_.shards, config_.redis_connect_timeout_ms,
                  config_.redis_command_timeout_ms);
+  RepeatLog refused(spdlog::level::warn);
   while (!stopping_.load() && !stop_requested()) {
     {
       // Do not take more tokens while the last wake is still unhandled.
@@ -59,9 +61,14 @@ void WakeWaiter::wait_loop(size_t shard) {
     }
     auto woken = store.wait_consumer_wake(shard, kBlockMs);
     if (!woken.is_ok()) {
+      // Down, or refused at once (a read-only or full shard): pause, so the
+      // loop does not spin; log once, then with a count.
+      refused.note("consumer: wake wait on shard " + config_.shards[shard].name() + ": " +
+                   woken.status().message());
       std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
       continue;
     }
+    refused.clear();
     if (!*woken) {
       continue;
     }

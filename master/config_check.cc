@@ -10,6 +10,7 @@
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
 #include "common/registry/registry.h"
+#include "common/store/shard_writable.h"
 
 namespace dq {
 namespace {
@@ -54,6 +55,17 @@ void check_shard(const Config& config, const ShardAddress& shard, Report& report
   auto safety = check_shard_safety(connection, config.memory_warn_percent);
   if (!safety.is_ok()) {
     report.fail(what, "cannot reach it: " + safety.status().message());
+    return;
+  }
+  // A replica, a full shard or one that cannot persist answers reads but
+  // refuses every add.
+  auto writes = check_shard_writable(connection);
+  if (!writes.is_ok()) {
+    report.fail(what, "cannot reach it: " + writes.status().message());
+    return;
+  }
+  if (!writes->writable) {
+    report.fail(what, writes->reason);
     return;
   }
   std::string detail =

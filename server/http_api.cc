@@ -448,12 +448,18 @@ void HttpApi::healthz(const Exchange& request) {
   // The redis checker's view (state, reason, since when, safety) beside this
   // process's own connection state; absent while no checker has reported.
   auto checked = read_shard_health(config_.pid_file);
+  bool fresh = checked.is_ok() && !checked->stale(now_ms());
   for (const auto& shard : jobs_.health()) {
-    Json entry{{"name", shard.name}, {"up", shard.up}};
+    const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
+    // Connected is not enough: a shard the checker marks down (it refuses
+    // writes: a replica, full, cannot persist) takes no job either.
+    bool up = shard.up && !(fresh && seen != nullptr && !seen->up);
+    Json entry{{"name", shard.name}, {"up", up}};
     if (!shard.up) {
       entry["error"] = shard.error;
+    } else if (!up) {
+      entry["error"] = seen->reason;
     }
-    const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
     if (seen != nullptr) {
       entry["checker"] = seen->to_json();
       // How the shard keeps jobs across a crash (docs/RELIABILITY.md).
@@ -468,7 +474,7 @@ void HttpApi::healthz(const Exchange& request) {
       }
     }
     shards.push_back(entry);
-    any_up = any_up || shard.up;
+    any_up = any_up || up;
   }
   Json body{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}};
   if (checked.is_ok()) {

@@ -9,6 +9,7 @@
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
 #include "common/store/script_calls.h"
+#include "server/shard_reasons.h"
 
 namespace dq {
 namespace {
@@ -47,6 +48,7 @@ struct JobService::AddState {
   std::optional<size_t> found_on;  // another shard holds the id
   Job found;
   bool found_inline = false;  // its record carries the body
+  Status refused;             // a shard's refusal (full, read-only...), for the 503
   JobService::AddDone done;
 
   void finish(Result<Added> added) { done(request, std::move(added)); }
@@ -116,8 +118,7 @@ void JobService::add(AddRequest request, AddDone done) {
 void JobService::add_round(std::shared_ptr<AddState> state) {
   AddPlan plan = plan_add(addresses_, state->order, state->reachable);
   if (!plan.target) {
-    state->finish(
-        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    state->finish(no_shard_can_take(shards_, checker_, state->refused));
     return;
   }
   std::vector<size_t> others;
@@ -184,8 +185,7 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
 void JobService::run_add(std::shared_ptr<AddState> state) {
   AddPlan plan = plan_add(addresses_, state->order, state->reachable);
   if (!plan.target) {
-    state->finish(
-        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    state->finish(no_shard_can_take(shards_, checker_, state->refused));
     return;
   }
   const AddRequest& r = state->request;
@@ -206,8 +206,10 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
             state->finish(replicated.is_ok() ? added : Result<Added>(replicated));
           });
         } else if (reply.status().code() == Code::kUnavailable) {
-          // Not sent: the shard went down a moment ago. Try the next one.
+          // Not sent (the shard went down a moment ago) or refused (full,
+          // read-only...): nothing written. Try the next one.
           state->reachable[target] = false;
+          state->refused = reply.status();
           state->found_on.reset();
           add_round(state);
         } else {
@@ -356,11 +358,14 @@ void JobService::del(const std::string& topic, const std::string& id,
     deleting->done = done;
     for (const auto& copy : lookup->copies) {
       shards_[copy.shard]->run(del_call(lookup->topic, lookup->id, plan.tomb, names_),
-                               [deleting](const Result<const redisReply*>& reply) {
+                               [deleting, lookup](const Result<const redisReply*>& reply) {
                                  // A copy that did not answer may still be there: say so.
+                                 // Refused or not sent (kUnavailable) changed nothing: with
+                                 // one copy that is a 503.
                                  if (!reply.is_ok() && deleting->status.is_ok()) {
                                    deleting->status =
-                                       reply.status().code() == Code::kUnavailable
+                                       reply.status().code() == Code::kUnavailable &&
+                                               lookup->copies.size() > 1
                                            ? Status(Code::kUnknown, reply.status().message() +
                                                                         "; delete outcome unknown")
                                            : reply.status();

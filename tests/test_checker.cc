@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -401,4 +402,87 @@ TEST_CASE("a child in a crash loop is alerted once") {
   CHECK(mails[0].raw.find("killed by signal 9") != std::string::npos);
   CHECK(hooks_of_kind(world.hook, "crash_loop").size() == 1);
   CHECK(world.dqd->stop() == 0);
+}
+
+TEST_CASE(
+    "a shard restarted without its data: one data-lost alert (mail and webhook) with the jobs dq "
+    "had counted on it, the metrics say so, and a new identity is written") {
+  AlertWorld world(/*timers=*/0, /*consumers=*/0);
+  dq::test::TestRedis& victim = world.b;
+  world.dqd->add_topic("orders", world.callback.url());
+  world.dqd->start();
+  REQUIRE(wait_until([&] { return !world.health(victim).identity.empty(); }, 5000));
+  std::string identity = world.health(victim).identity;
+  CHECK(victim.command({"GET", "{dq}:identity"})->str == identity);
+
+  // Due in an hour: every accepted job is still on its shard when it dies.
+  HttpClient http;
+  std::vector<std::string> accepted;
+  for (int n = 0; n < 300; ++n) {
+    std::string id = "o-" + std::to_string(n);
+    auto added = http.post(world.dqd->jobs_url("orders"),
+                           Json{{"id", id}, {"body", n}, {"delay", 3600}}.dump());
+    if (added.status == 201) {
+      accepted.push_back(id);
+    }
+  }
+  REQUIRE(accepted.size() == 300);
+  int64_t on_victim = 0;
+  REQUIRE(wait_until(
+      [&] {
+        auto counts = victim.command({"HVALS", "{dq}:counts"});
+        on_victim = 0;
+        for (size_t i = 0; i < counts->elements; ++i) {
+          on_victim += std::stoll(counts->element[i]->str);
+        }
+        return on_victim > 0 && world.health(victim).counted_jobs == on_victim;
+      },
+      5000));
+
+  // kill -9, and back with an empty data dir (no AOF): its jobs are gone.
+  victim.kill9();
+  for (const auto& entry : std::filesystem::directory_iterator(victim.dir())) {
+    std::filesystem::remove_all(entry.path());
+  }
+  victim.start();
+  REQUIRE(world.smtp.wait_for(1, 10000));
+  REQUIRE(wait_until([&] { return !mails_about(world.smtp, "LOST").empty(); }, 10000));
+  sleep_ms(2000);  // ten more checks: none may report it again
+  auto lost_mails = mails_about(world.smtp, "LOST");
+  REQUIRE(lost_mails.size() == 1);
+  CHECK(lost_mails[0].subject.find(victim.address()) != std::string::npos);
+  CHECK(lost_mails[0].subject.find("(" + std::to_string(on_victim) + " jobs)") !=
+        std::string::npos);
+  auto lost_hooks = hooks_of_kind(world.hook, "shard_data_lost");
+  REQUIRE(lost_hooks.size() == 1);
+  CHECK(lost_hooks[0]["shard"] == victim.address());
+  CHECK(lost_hooks[0]["lost_jobs"] == on_victim);
+  CHECK(lost_hooks[0]["identity_before"] == identity);
+
+  // Count what the clients were promised against what is there.
+  REQUIRE(wait_until([&] { return world.checked_up(victim); }, 10000));
+  size_t found = 0;
+  size_t missing = 0;
+  for (const auto& id : accepted) {
+    auto got = http.get(world.dqd->jobs_url("orders") + "/" + id);
+    found += got.status == 200;
+    missing += got.status == 404;
+  }
+  MESSAGE("accepted " << accepted.size() << ", on the restarted shard " << on_victim
+                      << ", still found " << found << ", lost " << missing);
+  CHECK(missing == static_cast<size_t>(on_victim));
+  CHECK(found + missing == accepted.size());
+
+  auto metrics = dq::test::http_request("GET", world.dqd->base_url() + "/metrics").body;
+  CHECK(metrics.find("dq_shard_data_lost_total{shard=\"" + victim.address() + "\"} 1") !=
+        std::string::npos);
+  CHECK(metrics.find("dq_shard_lost_jobs{shard=\"" + victim.address() + "\"} " +
+                     std::to_string(on_victim)) != std::string::npos);
+  CHECK(metrics.find("dq_shard_data_lost_total{shard=\"" + world.a.address() + "\"} 0") !=
+        std::string::npos);
+  // A new identity is on the shard and remembered, so it is reported once.
+  std::string renewed = world.health(victim).identity;
+  CHECK(!renewed.empty());
+  CHECK(renewed != identity);
+  CHECK(victim.command({"GET", "{dq}:identity"})->str == renewed);
 }

@@ -34,12 +34,20 @@ ShardTimer::ShardTimer(const Config& config, size_t shard)
       topics_(config.sqlite_path),
       alerts_(config.sqlite_path) {}
 
-void ShardTimer::note_outage(const Status& status) {
-  if (!down_) {
-    err_log().error("timer: shard {} unreachable: {} (retrying every {} ms)",
-                    config_.shards[shard_].name(), status.message(), kRetryMs);
+// Every failed call (promote, requeue, the BLPOP) is followed by a pause: a
+// shard that refuses commands at once (read-only, full, cannot persist)
+// would otherwise spin this loop. The error is logged once, then with a
+// count (common/repeat_log.h).
+void ShardTimer::back_off(const Status& status) {
+  outage_.note("timer: shard " + config_.shards[shard_].name() + ": " + status.message() +
+               " (retrying every " + std::to_string(kRetryMs) + " ms)");
+  std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
+}
+
+void ShardTimer::note_ok() {
+  if (outage_.clear()) {
+    err_log().info("timer: shard {} works again", config_.shards[shard_].name());
   }
-  down_ = true;
 }
 
 Result<ShardTimer::Sleep> ShardTimer::round() {
@@ -115,13 +123,8 @@ void ShardTimer::run() {
   while (!stop_requested()) {
     auto sleep = round();
     if (!sleep.is_ok()) {
-      note_outage(sleep.status());
-      std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
+      back_off(sleep.status());
       continue;
-    }
-    if (down_) {
-      err_log().info("timer: shard {} reachable again", config_.shards[shard_].name());
-      down_ = false;
     }
     int64_t sleep_ms = sleep->ms;
     if (sleep_ms <= 0) {
@@ -136,8 +139,10 @@ void ShardTimer::run() {
     }
     auto woken = store_.wait_timer_wake(shard_, static_cast<int>(sleep_ms));
     if (!woken.is_ok()) {
-      note_outage(woken.status());
+      back_off(woken.status());  // a refused BLPOP answers at once
+      continue;
     }
+    note_ok();  // a whole turn worked, the blocking wait included
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "common/alerts/dead_letter_alerts.h"
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/topic_cache.h"
 #include "common/store/job_store.h"
 
@@ -17,8 +18,8 @@ class ShardTimer {
  public:
   ShardTimer(const Config& config, size_t shard);
 
-  // Loops until stop_requested(). Never exits on Redis errors: it logs once
-  // per outage and retries every 500 ms.
+  // Loops until stop_requested(). Never exits on Redis errors: it pauses
+  // 500 ms after each, and logs the error once, then with a count.
   void run();
 
  private:
@@ -29,7 +30,8 @@ class ShardTimer {
   // One round: promote while full batches move, requeue expired leases.
   // Returns how long to sleep, or an error.
   Result<Sleep> round();
-  void note_outage(const Status& status);
+  void back_off(const Status& status);
+  void note_ok();
   void report_dead(const std::vector<std::pair<std::string, int>>& dead);
 
   const Config& config_;
@@ -37,7 +39,7 @@ class ShardTimer {
   JobStore store_;
   TopicCache topics_;  // for the alert settings of dead-lettered jobs
   DeadLetterAlerts alerts_;
-  bool down_ = false;
+  RepeatLog outage_;
   int64_t next_lease_check_ms_ = 0;
 };
 

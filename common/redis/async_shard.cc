@@ -13,6 +13,7 @@
 #include "common/core/shared_metrics.h"
 #include "common/redis/redis_argv.h"
 #include "common/redis/redis_loop.h"
+#include "common/redis/redis_refusal.h"
 
 namespace dq {
 
@@ -97,7 +98,7 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
               [self](const Result<const redisReply*>& reply) {
                 if (reply.is_ok()) {
                   self->mark_up();
-                } else if (reply.status().code() == Code::kInternal && self->context_ != nullptr) {
+                } else if (reply.status().code() != Code::kUnknown && self->context_ != nullptr) {
                   self->mark_down("AUTH failed: " + reply.status().message());
                   redisAsyncDisconnect(self->context_);
                 }
@@ -266,6 +267,12 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
       return;
     }
     count_redis_command_error(self->address_.name());
+    if (is_state_refusal(text)) {
+      // Full, read-only, cannot persist...: refused before anything was
+      // written, so callers answer 503 or try another shard.
+      pending->callback(refusal_status(self->address_.name(), text));
+      return;
+    }
     pending->callback(
         Status(Code::kInternal, "redis shard " + self->address_.name() + ": " + text));
     return;

@@ -45,7 +45,9 @@ class AsyncShard {
 
   // When the shard is down the callback runs at once with kUnavailable (not
   // sent). A command dropped with its connection gets kUnknown (it may have
-  // run). A Redis error reply arrives as kInternal with Redis's text.
+  // run). A Redis error reply that refuses the command in the shard's state
+  // (full, read-only, cannot persist: common/redis_refusal.h) arrives as
+  // kUnavailable, nothing written; any other as kInternal with Redis's text.
   void command(const std::vector<std::string>& argv, ReplyCallback callback);
   // A read that must not wait for a stalled shard: answered by timeout_ms.
   void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);

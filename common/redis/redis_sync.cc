@@ -10,6 +10,7 @@
 
 #include "common/core/shared_metrics.h"
 #include "common/redis/redis_argv.h"
+#include "common/redis/redis_refusal.h"
 
 namespace dq {
 namespace {
@@ -90,7 +91,7 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
     if (error.rfind("NOSCRIPT", 0) != 0) {
       count_redis_command_error(address_.name());  // run() loads it
     }
-    return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
+    return error_reply_status(error);
   }
   return reply;
 }
@@ -121,13 +122,19 @@ std::vector<Result<ReplyPtr>> RedisConnection::command_all(
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));
     if (reply->type == REDIS_REPLY_ERROR) {
-      results.emplace_back(Status(Code::kInternal, "Redis shard " + address_.name() + ": " +
-                                                       std::string(reply->str, reply->len)));
+      results.emplace_back(error_reply_status(std::string(reply->str, reply->len)));
     } else {
       results.emplace_back(std::move(reply));
     }
   }
   return results;
+}
+
+Status RedisConnection::error_reply_status(const std::string& error) const {
+  if (is_state_refusal(error)) {
+    return refusal_status(address_.name(), error);
+  }
+  return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
 }
 
 bool RedisConnection::is_noscript(const Status& status) const {

@@ -40,7 +40,9 @@ class RedisConnection {
   // Runs one command. Not connected and cannot connect: kUnavailable (it did
   // not run). An I/O error once sent drops the connection (the next call
   // reconnects) and returns kUnknown: it may have run. A Redis error reply
-  // returns kInternal.
+  // that refuses the command in the shard's present state (full, read-only,
+  // cannot persist, loading: common/redis_refusal.h) returns kUnavailable
+  // (nothing was written); any other error reply returns kInternal.
   // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
   Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);
 
@@ -56,6 +58,8 @@ class RedisConnection {
   std::vector<Result<ReplyPtr>> run_all(const std::vector<ScriptCall>& calls);
 
  private:
+  // The Status of an error reply: kUnavailable for a refusal, else kInternal.
+  Status error_reply_status(const std::string& error) const;
   // A Redis NOSCRIPT error reply, as command() reports it.
   bool is_noscript(const Status& status) const;
 

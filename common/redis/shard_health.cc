@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include "common/core/clock.h"
 #include "common/core/json_file.h"
@@ -30,7 +31,13 @@ Json CheckedShard::to_json() const {
               {"used_memory", used_memory},
               {"maxmemory", maxmemory},
               {"connected_replicas", connected_replicas},
-              {"problems", problems}};
+              {"problems", problems},
+              {"refuses_writes", refuses_writes},
+              {"identity", identity},
+              {"counted_jobs", counted_jobs},
+              {"data_lost_total", data_lost_total},
+              {"lost_jobs", lost_jobs},
+              {"lost_at_ms", lost_at_ms}};
 }
 
 CheckedShard CheckedShard::from_json(const Json& json) {
@@ -48,6 +55,12 @@ CheckedShard CheckedShard::from_json(const Json& json) {
   health.used_memory = json.value("used_memory", int64_t{0});
   health.maxmemory = json.value("maxmemory", int64_t{0});
   health.connected_replicas = json.value("connected_replicas", -1);
+  health.refuses_writes = json.value("refuses_writes", false);
+  health.identity = json.value("identity", std::string());
+  health.counted_jobs = json.value("counted_jobs", int64_t{0});
+  health.data_lost_total = json.value("data_lost_total", int64_t{0});
+  health.lost_jobs = json.value("lost_jobs", int64_t{0});
+  health.lost_at_ms = json.value("lost_at_ms", int64_t{0});
   auto problems = json.find("problems");
   if (problems != json.end() && problems->is_array()) {
     for (const auto& problem : *problems) {
@@ -107,11 +120,25 @@ std::string shard_health_metrics(const ShardHealthReport& report) {
        [](const CheckedShard& s) { return std::to_string(s.used_memory); }},
       {"dq_redis_shard_maxmemory_bytes", "maxmemory of the shard (0: no limit).",
        [](const CheckedShard& s) { return std::to_string(s.maxmemory); }},
+      {"dq_redis_shard_refuses_writes",
+       "1 when the shard answers but refuses writes (read-only replica, full, cannot persist).",
+       [](const CheckedShard& s) { return std::string(s.refuses_writes ? "1" : "0"); }},
+      {"dq_shard_counted_jobs", "Jobs dq counts on the shard ({dq}:counts) at the last check.",
+       [](const CheckedShard& s) { return std::to_string(s.counted_jobs); }},
+      {"dq_shard_lost_jobs",
+       "Jobs dq had counted on the shard before it last came back without its data.",
+       [](const CheckedShard& s) { return std::to_string(s.lost_jobs); }},
+      {"dq_shard_data_lost_total",
+       "Times the shard came back without its data (its identity key gone or another) while "
+       "dq counted jobs on it.",
+       [](const CheckedShard& s) { return std::to_string(s.data_lost_total); }},
   };
   std::string text;
   for (const auto& gauge : kGauges) {
+    std::string_view name(gauge.name);
+    bool counter = name.size() > 6 && name.substr(name.size() - 6) == "_total";
     text += std::string("# HELP ") + gauge.name + " " + gauge.help + "\n# TYPE " + gauge.name +
-            " gauge\n";
+            (counter ? " counter\n" : " gauge\n");
     for (const auto& shard : report.shards) {
       text +=
           std::string(gauge.name) + "{shard=\"" + shard.name + "\"} " + gauge.value(shard) + "\n";
@@ -181,6 +208,14 @@ bool ShardHealthView::is_down(const std::string& shard_name) {
   }
   const CheckedShard* shard = report_.find(shard_name);
   return shard != nullptr && !shard->up;
+}
+
+bool ShardHealthView::is_unreachable(const std::string& shard_name) {
+  if (!is_down(shard_name)) {
+    return false;
+  }
+  const CheckedShard* shard = report_.find(shard_name);
+  return shard == nullptr || !shard->refuses_writes;
 }
 
 const ShardHealthReport& ShardHealthView::report() {

@@ -7,7 +7,9 @@
 //                "failures", "persistence", "appendfsync", "rdb_save",
 //                "eviction_policy",
 //                "used_memory", "maxmemory", "connected_replicas",
-//                "problems": [...]}]}
+//                "problems": [...], "refuses_writes", "identity",
+//                "counted_jobs", "data_lost_total", "lost_jobs",
+//                "lost_at_ms"}]}
 // `up` changes only after [checker] down_after failed (up_after good) checks
 // in a row; `since_ms` is when it last changed; `reason` says why a shard is
 // down (or, when up, what was wrong last).
@@ -39,6 +41,16 @@ struct CheckedShard {
   int64_t maxmemory = 0;
   int connected_replicas = -1;        // INFO replication connected_slaves; -1 unknown
   std::vector<std::string> problems;  // safety problems and warnings, each with its fix
+  // Down because it refuses writes (read-only replica, full, cannot
+  // persist): it still answers reads, so consumers may still drain it.
+  bool refuses_writes = false;
+  // checker/shard_identity.h: the dataset's identity, the jobs dq counts on
+  // it, and the losses noticed (a restart without its data).
+  std::string identity;
+  int64_t counted_jobs = 0;
+  int64_t data_lost_total = 0;
+  int64_t lost_jobs = 0;  // jobs counted on it before the last loss
+  int64_t lost_at_ms = 0;
 
   Json to_json() const;
   static CheckedShard from_json(const Json& json);
@@ -67,7 +79,8 @@ Result<ShardHealthReport> read_shard_health(const std::string& pid_file);
 // Prometheus text for the report (the checker's view of each shard):
 //   dq_redis_shard_checked_up, dq_redis_shard_state_since_seconds,
 //   dq_redis_shard_safe, dq_redis_shard_used_memory_bytes,
-//   dq_redis_shard_maxmemory_bytes
+//   dq_redis_shard_maxmemory_bytes, dq_redis_shard_refuses_writes,
+//   dq_shard_counted_jobs, dq_shard_lost_jobs, dq_shard_data_lost_total
 std::string shard_health_metrics(const ShardHealthReport& report);
 
 // For hot paths (job routing): answers "is this shard down?" from the file,
@@ -80,6 +93,8 @@ class ShardHealthView {
   explicit ShardHealthView(std::string pid_file, int recheck_ms = 100);
 
   bool is_down(const std::string& shard_name);
+  // Down, and not only for refusing writes: reads would fail too.
+  bool is_unreachable(const std::string& shard_name);
   // The last report read (refreshed as is_down does); empty when none.
   const ShardHealthReport& report();
 

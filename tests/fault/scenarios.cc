@@ -15,6 +15,7 @@
 
 #include "common/core/shard.h"
 #include "common/store/job.h"
+#include "tests/fault/shard_states.h"
 #include "tests/fault/world.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
@@ -297,6 +298,8 @@ std::vector<Scenario> all_scenarios() {
   const char* cut_off =
       "a host cut off after a 2xx, before its ack, or with acks in flight: the lease expires, the "
       "job goes out again";
+  const char* refused_acks =
+      "acks refused while the shard refuses writes: the lease expires, the job goes out again";
   const Setup plain = Setup::plain;
   return {
       {"kill -9 children", kPlainTopics, plain, true, consumer_killed, kill_children_in_turn,
@@ -329,6 +332,12 @@ std::vector<Scenario> all_scenarios() {
        partition_second_host, partitioned_host_came_back, 0.5},
       {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
        log_disk_full_harmless, 0.3},
+      {"a full shard", kPlainTopics, plain, true, refused_acks, fill_first_shard_for_a_while,
+       nullptr, 0.5},
+      {"a read-only shard", kPlainTopics, plain, true, refused_acks,
+       first_shard_read_only_for_a_while, nullptr, 0.5},
+      {"a shard restarted empty", kPlainTopics, plain, true, ack_lost, restart_first_shard_empty,
+       data_loss_reported, 0.5, "the shard's data is gone: dq reports it (alert, metrics)"},
   };
 }
 
@@ -369,7 +378,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
     row.note += (row.note.empty() ? "" : "; ") + std::to_string(row.before_answer) +
                 " before their held 201's due_at_ms: an earlier attempt (504) was kept";
   }
-  if (row.lost > 0 || row.early > 0) {
+  if ((row.lost > 0 && scenario.why_losses.empty()) || row.early > 0) {
     row.note = "FAILED; " + row.note;
   }
   CHECK(row.accepted > 0);
@@ -377,7 +386,11 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   for (const auto& key : row.lost_keys) {
     lost_keys += " " + key;
   }
-  CHECK_MESSAGE(row.lost == 0, "lost (first 10):" << lost_keys);
+  if (scenario.why_losses.empty()) {
+    CHECK_MESSAGE(row.lost == 0, "lost (first 10):" << lost_keys);
+  } else {
+    row.note += "; losses expected: " + scenario.why_losses;
+  }
   CHECK(row.early == 0);
   if (!scenario.duplicates_allowed) {
     CHECK(row.duplicated == 0);

@@ -35,6 +35,9 @@ struct Scenario {
   // The share of load_ms_for_this_run() this scenario's load runs: a fault
   // that needs less time to show keeps the suite short.
   double load_share = 1.0;
+  // Set when the fault destroys data (a shard restarted empty): lost jobs
+  // are then expected, and `check` must show that dq reported them.
+  std::string why_losses;
 };
 
 std::vector<Scenario> all_scenarios();
