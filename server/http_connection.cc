@@ -73,6 +73,11 @@ bool HttpConnection::closes_after(const HttpExchange& exchange) const {
   return !exchange.head().keep_alive || server_.stopping() || !refusal_.empty();
 }
 
+bool HttpConnection::idle() const {
+  return lingering_ || (queue_.empty() && !parser_.started() && output_size() == 0 &&
+                        input_start_ == input_.size());
+}
+
 void HttpConnection::exchange_answered() {
   if (!pumping_) {
     pump();
@@ -249,6 +254,7 @@ void HttpConnection::take_requests() {
     if (!head.keep_alive) {
       closing_ = true;  // the client's last request
     }
+    server_.touch(this);
     auto exchange = std::make_shared<HttpExchange>(std::move(head), std::move(body), this,
                                                    queue_.empty() ? refusal_ : std::string());
     queue_.push_back(exchange);
