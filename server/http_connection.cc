@@ -74,8 +74,16 @@ bool HttpConnection::closes_after(const HttpExchange& exchange) const {
 }
 
 bool HttpConnection::idle() const {
-  return lingering_ || (queue_.empty() && !parser_.started() && output_size() == 0 &&
-                        input_start_ == input_.size());
+  if (lingering_) {
+    return true;
+  }
+  if (!queue_.empty() || parser_.started() || output_size() > 0 || input_start_ < input_.size()) {
+    return false;
+  }
+  // Bytes the loop has not read yet (a connection accepted in this burst
+  // whose request is on its way) make it busy, not idle.
+  char byte;
+  return recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
 }
 
 void HttpConnection::exchange_answered() {

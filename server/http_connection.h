@@ -45,8 +45,9 @@ class HttpConnection {
   bool closes_after(const HttpExchange& exchange) const;
   // An exchange was answered: write what is next in order. May delete this.
   void exchange_answered();
-  // No request in progress and nothing left to write: the server may close
-  // it to make room (a lingering connection is closing anyway).
+  // No request in progress, nothing received and not yet read, nothing left
+  // to write: the server may close it to make room (a lingering connection
+  // is closing anyway). Under pressure only: it may peek at the socket.
   bool idle() const;
 
  private:

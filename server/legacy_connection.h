@@ -123,10 +123,16 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     pump();
   }
 
-  // Nothing in flight, nothing read or left to write: may be closed to make room.
+  // Nothing in flight, nothing received (read or still in the socket), nothing
+  // left to write: may be closed to make room. Under pressure only: it may
+  // peek at the socket.
   bool evictable() {
-    return !busy_ && !closing_ && evbuffer_get_length(bufferevent_get_input(event_.get())) == 0 &&
-           evbuffer_get_length(bufferevent_get_output(event_.get())) == 0;
+    if (busy_ || closing_ || evbuffer_get_length(bufferevent_get_input(event_.get())) > 0 ||
+        evbuffer_get_length(bufferevent_get_output(event_.get())) > 0) {
+      return false;
+    }
+    char byte;
+    return recv(bufferevent_getfd(event_.get()), &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
   }
   void evict() { close(); }  // deletes this
 

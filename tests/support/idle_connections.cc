@@ -3,10 +3,12 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,6 +92,80 @@ void IdleConnections::close_first(size_t count) {
     close(fds_[i]);
   }
   fds_.erase(fds_.begin(), fds_.begin() + static_cast<std::ptrdiff_t>(count));
+}
+
+namespace {
+
+bool read_size(int fd, size_t* value) {
+  return read(fd, value, sizeof *value) == static_cast<ssize_t>(sizeof *value);
+}
+
+// The helper's life: open, say how many, answer questions until told to quit.
+[[noreturn]] void run_helper(int port, size_t count, int ask, int answer) {
+  IdleConnections idle;
+  size_t opened = idle.open(port, count);
+  (void)!write(answer, &opened, sizeof opened);
+  char question = 0;
+  while (read(ask, &question, 1) == 1 && question == 'c') {
+    size_t closed = idle.closed_by_server();
+    (void)!write(answer, &closed, sizeof closed);
+  }
+  _exit(0);  // the kernel closes the connections
+}
+
+}  // namespace
+
+IdleFlood::IdleFlood(int port, size_t count, size_t per_process) {
+  for (size_t left = count; left > 0;) {
+    size_t part = std::min(left, per_process);
+    left -= part;
+    int ask[2];
+    int answer[2];
+    if (pipe2(ask, O_CLOEXEC) != 0 || pipe2(answer, O_CLOEXEC) != 0) {
+      break;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(ask[1]);
+      close(answer[0]);
+      run_helper(port, part, ask[0], answer[1]);
+    }
+    close(ask[0]);
+    close(answer[1]);
+    helpers_.push_back(Helper{pid, ask[1], answer[0], 0});
+  }
+  for (auto& helper : helpers_) {  // they open at the same time
+    read_size(helper.answer, &helper.opened);
+  }
+}
+
+IdleFlood::~IdleFlood() {
+  for (auto& helper : helpers_) {
+    (void)!write(helper.ask, "q", 1);
+    close(helper.ask);
+    close(helper.answer);
+    int status = 0;
+    waitpid(helper.pid, &status, 0);
+  }
+}
+
+size_t IdleFlood::opened() const {
+  size_t opened = 0;
+  for (const auto& helper : helpers_) {
+    opened += helper.opened;
+  }
+  return opened;
+}
+
+size_t IdleFlood::closed_by_server() {
+  size_t closed = 0;
+  for (auto& helper : helpers_) {
+    size_t part = 0;
+    if (write(helper.ask, "c", 1) == 1 && read_size(helper.answer, &part)) {
+      closed += part;
+    }
+  }
+  return closed;
 }
 
 size_t descriptors_of(pid_t pid) {

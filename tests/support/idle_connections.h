@@ -40,6 +40,30 @@ class IdleConnections {
 // it has a request in progress (not idle) until request_timeout_ms.
 constexpr const char* kUnfinishedHttpHead = "POST /v1/topics/t/jobs HTTP/1.1\r\nHost: x\r\n";
 
+// IdleFlood: `count` idle connections to 127.0.0.1:port held by forked
+// helper processes (at most `per_process` each), so that a test can hold more
+// than its own open files limit allows. Opened when constructed.
+class IdleFlood {
+ public:
+  IdleFlood(int port, size_t count, size_t per_process = 10000);
+  ~IdleFlood();  // the helpers close everything and exit
+  IdleFlood(const IdleFlood&) = delete;
+  IdleFlood& operator=(const IdleFlood&) = delete;
+
+  size_t opened() const;
+  // How many of them the server has closed (asks every helper).
+  size_t closed_by_server();
+
+ private:
+  struct Helper {
+    pid_t pid = -1;
+    int ask = -1;     // to the helper: 'c' count closed, 'q' quit
+    int answer = -1;  // from it: one size_t per question (first: how many opened)
+    size_t opened = 0;
+  };
+  std::vector<Helper> helpers_;
+};
+
 // Descriptors the process holds (entries of /proc/PID/fd).
 size_t descriptors_of(pid_t pid);
 // CPU seconds (user + system) the process used so far (/proc/PID/stat).
