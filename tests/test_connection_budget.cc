@@ -170,8 +170,11 @@ TEST_CASE("20,000 idle connections: an add answers 201 at once and the API worke
 
   // Held by helper processes: this one's own limit may be below 20,000.
   int64_t start = steady_ms();
+  double cpu_before = cpu_seconds_of(worker);
   IdleFlood idle(dqd.http_port(), kIdle);
+  CHECK(idle.opened() == kIdle);
   int64_t open_ms = steady_ms() - start;
+  double open_cpu = cpu_seconds_of(worker) - cpu_before;
   CHECK(idle.opened() == kIdle);
   bool held = wait_until(30000, [&] { return descriptors_of(worker) >= std::min(kIdle, budget); });
   size_t worker_fds = descriptors_of(worker);
@@ -186,11 +189,12 @@ TEST_CASE("20,000 idle connections: an add answers 201 at once and the API worke
   size_t must_close = kIdle > budget ? kIdle - budget : 0;
   std::string logs = log_text(dqd);
   std::printf(
-      "20,000 idle (hard limit %s, budget %zu): opened %zu in %lld ms, worker holds %zu "
+      "20,000 idle (hard limit %s, budget %zu): opened %zu in %lld ms (worker CPU %.2f s), worker "
+      "holds %zu "
       "descriptors, %zu closed by the server (at least %zu); worker CPU %.2f s in 3 s; first add "
       "%lld ms; %s\n",
-      hard.c_str(), budget, idle.opened(), static_cast<long long>(open_ms), worker_fds, closed,
-      must_close, idle_cpu, static_cast<long long>(first_add_ms), counts.line().c_str());
+      hard.c_str(), budget, idle.opened(), static_cast<long long>(open_ms), open_cpu, worker_fds,
+      closed, must_close, idle_cpu, static_cast<long long>(first_add_ms), counts.line().c_str());
   CHECK(idle_cpu < 0.5);
   CHECK(closed >= must_close);
   CHECK(closed <= must_close + 40);  // and the adds' own connections

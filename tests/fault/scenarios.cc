@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/job.h"
+#include "common/json.h"
 #include "common/shard.h"
 #include "tests/fault/world.h"
 #include "tests/support/e2e.h"
@@ -98,25 +99,32 @@ void reload_in_a_loop(World& world, int load_ms) {
 
 void just_load(World&, int load_ms) { sleep_ms(load_ms); }
 
-// 20,000 connections that send nothing, opened against the first host (open
-// files limit 1,024) while the load runs, and held until it ends.
+// 20,000 connections that send nothing, opened by helper processes against
+// the first host (open files limit 1,024) from the start of the load; they
+// stay open until the jobs are counted.
 constexpr size_t kIdleFlood = 20000;
 void idle_connection_flood(World& world, int load_ms) {
-  int64_t end = steady_ms() + load_ms;
   world.fault_at_ms = steady_ms();
-  IdleFlood idle(world.hosts[0]->http_port(), kIdleFlood);  // in helper processes
-  int64_t open_ms = steady_ms() - world.fault_at_ms;
-  sleep_ms(static_cast<int>(std::max<int64_t>(0, end - steady_ms())));
-  size_t closed = idle.closed_by_server();
-  world.fault_note = std::to_string(idle.opened()) + " idle connections opened in " +
-                     std::to_string(open_ms) + " ms, " + std::to_string(closed) +
-                     " closed by dq (oldest first)";
+  world.flood = std::make_unique<IdleFlood>(world.hosts[0]->http_port(), kIdleFlood);
+  sleep_ms(load_ms);
 }
 
+// Every flood connection got opened; an add answers with all of them open.
 void adds_kept_answering(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
-  row.note += (row.note.empty() ? "" : "; ") + world.fault_note;
-  CHECK_MESSAGE(world.fault_note.rfind(std::to_string(kIdleFlood) + " idle", 0) == 0,
-                "the flood did not open: " << world.fault_note);
+  size_t opened = world.flood->opened();
+  int64_t open_ms = steady_ms() - world.fault_at_ms;
+  HttpClient http;
+  long status = http.post(world.hosts[0]->jobs_url("alpha"),
+                          Json{{"id", "after-flood"}, {"body", 1}, {"delay", 3600}}.dump())
+                    .status;
+  size_t closed = world.flood->closed_by_server();
+  world.flood.reset();
+  std::ostringstream note;
+  note << opened << " idle connections (all open " << open_ms / 1000 << " s after the start), "
+       << closed << " closed by dq, oldest first; an add then: " << status;
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK(opened == kIdleFlood);
+  CHECK(status == 201);
   CHECK_MESSAGE(row.given_up == 0, "adds went unanswered during the flood");
 }
 

@@ -11,6 +11,7 @@
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/idle_connections.h"
 #include "tests/support/redis_server.h"
 
 namespace dq::test {
@@ -42,6 +43,7 @@ struct World {
   std::vector<pid_t> noted_pids;                   // a scenario's note of dq's processes
   int64_t fault_at_ms = 0;                         // steady clock: when the fault was injected
   std::string fault_note;                          // what the fault did, for the row
+  std::unique_ptr<IdleFlood> flood;                // idle connections a scenario holds open
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }

@@ -134,9 +134,6 @@ IdleFlood::IdleFlood(int port, size_t count, size_t per_process) {
     close(answer[1]);
     helpers_.push_back(Helper{pid, ask[1], answer[0], 0});
   }
-  for (auto& helper : helpers_) {  // they open at the same time
-    read_size(helper.answer, &helper.opened);
-  }
 }
 
 IdleFlood::~IdleFlood() {
@@ -149,15 +146,20 @@ IdleFlood::~IdleFlood() {
   }
 }
 
-size_t IdleFlood::opened() const {
+size_t IdleFlood::opened() {
   size_t opened = 0;
-  for (const auto& helper : helpers_) {
+  for (auto& helper : helpers_) {
+    if (!counted_) {
+      read_size(helper.answer, &helper.opened);  // they open at the same time
+    }
     opened += helper.opened;
   }
+  counted_ = true;
   return opened;
 }
 
 size_t IdleFlood::closed_by_server() {
+  opened();
   size_t closed = 0;
   for (auto& helper : helpers_) {
     size_t part = 0;

@@ -42,7 +42,8 @@ constexpr const char* kUnfinishedHttpHead = "POST /v1/topics/t/jobs HTTP/1.1\r\n
 
 // IdleFlood: `count` idle connections to 127.0.0.1:port held by forked
 // helper processes (at most `per_process` each), so that a test can hold more
-// than its own open files limit allows. Opened when constructed.
+// than its own open files limit allows. The helpers start opening when it is
+// constructed; opened() waits until they are done.
 class IdleFlood {
  public:
   IdleFlood(int port, size_t count, size_t per_process = 10000);
@@ -50,7 +51,7 @@ class IdleFlood {
   IdleFlood(const IdleFlood&) = delete;
   IdleFlood& operator=(const IdleFlood&) = delete;
 
-  size_t opened() const;
+  size_t opened();
   // How many of them the server has closed (asks every helper).
   size_t closed_by_server();
 
@@ -62,6 +63,7 @@ class IdleFlood {
     size_t opened = 0;
   };
   std::vector<Helper> helpers_;
+  bool counted_ = false;  // every helper said how many it opened
 };
 
 // Descriptors the process holds (entries of /proc/PID/fd).
