@@ -10,6 +10,7 @@
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
+#include "common/registry/drain_time.h"
 #include "consumer/shard_worker.h"
 #include "consumer/slot_planner.h"
 #include "consumer/wake_waiter.h"
@@ -306,7 +307,15 @@ int ConsumerLoop::run() {
   while (true) {
     bool stopping = stop_requested();
     if (stopping && drain_deadline < 0) {
-      drain_deadline = monotonic_ms() + std::max(200, config_.drain_timeout_ms - 500);
+      // The calls in flight finish (each within its topic's timeout) and
+      // their outcomes get recorded before the master's deadline for this
+      // process (common/drain_time.h), which is at least this long.
+      int64_t longest = 0;
+      for (const auto& entry : deliveries_) {
+        longest = std::max<int64_t>(longest, entry.second->topic->timeout_ms);
+      }
+      drain_deadline =
+          monotonic_ms() + std::max<int64_t>(200, consumer_drain_ms(config_, longest) - 500);
     }
     if (stopping && deliveries_.empty() &&
         std::none_of(workers_.begin(), workers_.end(),

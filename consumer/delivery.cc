@@ -121,6 +121,26 @@ bool proxy_in_environment() {
   return false;
 }
 
+// CURLOPT_PREREQFUNCTION: libcurl is about to send a request of the
+// transfer. The first goes; a second one is libcurl's retry after a reused
+// connection died without an answer, and goes only when nothing of the first
+// was written (the receiver cannot have seen it); any later one never.
+int before_each_request(void* user, char* /*remote_ip*/, char* /*local_ip*/, int /*remote_port*/,
+                        int /*local_port*/) {
+  auto* delivery = static_cast<Delivery*>(user);
+  long written = 0;
+  curl_easy_getinfo(delivery->easy.get(), CURLINFO_REQUEST_SIZE, &written);
+  bool first = delivery->requests == 0;
+  bool unsent = delivery->requests == 1 && written == delivery->request_bytes_seen;
+  if (!first && !unsent) {
+    delivery->resend_refused = true;
+    return CURL_PREREQFUNC_ABORT;
+  }
+  ++delivery->requests;
+  delivery->request_bytes_seen = written;
+  return CURL_PREREQFUNC_OK;
+}
+
 }  // namespace
 
 void use_callback_policy(CallbackPolicy policy) {
@@ -140,6 +160,8 @@ std::unique_ptr<Delivery> new_delivery() {
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, delivery.get());
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, delivery->error);
   curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery.get());
+  curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, before_each_request);
+  curl_easy_setopt(easy, CURLOPT_PREREQDATA, delivery.get());
   static const bool environment_proxy = proxy_in_environment();
   if (!environment_proxy) {
     curl_easy_setopt(easy, CURLOPT_PROXY, "");
@@ -152,6 +174,9 @@ void prepare_transfer(Delivery* delivery) {
   CURL* easy = delivery->easy.get();
   delivery->response_head.clear();
   delivery->error[0] = '\0';
+  delivery->requests = 0;
+  delivery->request_bytes_seen = 0;
+  delivery->resend_refused = false;
   std::vector<std::string>& lines = delivery->request.headers;
   size_t count = std::min(lines.size(), kMaxCallbackHeaders);
   for (size_t i = 0; i < count; ++i) {
@@ -192,6 +217,12 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   curl_easy_getinfo(delivery->easy.get(), CURLINFO_RESPONSE_CODE, &result.http_status);
   if (code != CURLE_OK && !delivery->guard.refused().empty()) {
     result.error = "callback refused by the URL rules: " + delivery->guard.refused();
+    return result;
+  }
+  if (code != CURLE_OK && delivery->resend_refused) {
+    result.error =
+        "the connection closed after the request was sent, before any answer; not sent again "
+        "(the receiver may have it)";
     return result;
   }
   if (code != CURLE_OK) {

@@ -36,6 +36,13 @@ struct Delivery {
   char error[CURL_ERROR_SIZE] = {0};
   int64_t started_ms = 0;  // monotonic
   CallbackGuard guard;     // checks every address curl connects to
+  // libcurl sends a request again when the reused connection it went out on
+  // died before an answer. One attempt reaches the receiver at most once: a
+  // resend goes only when nothing of the request was written (CURLINFO_REQUEST_SIZE
+  // unchanged), and a second resend never (CURLOPT_PREREQFUNCTION aborts it).
+  int requests = 0;             // requests libcurl started for this transfer
+  long request_bytes_seen = 0;  // CURLINFO_REQUEST_SIZE when the last one started
+  bool resend_refused = false;  // the transfer ended because a resend was refused
 };
 
 // The callback URL rules every delivery of this process is held to (see

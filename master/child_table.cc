@@ -6,7 +6,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/registry/drain_time.h"
+
 namespace dq {
+
+int64_t drain_ms_for(const Config& config, const Child& child) {
+  if (child.role != nullptr && std::strcmp(child.role->name, "consumer") == 0) {
+    return consumer_drain_ms_from_registry(config);
+  }
+  return config.drain_timeout_ms;
+}
 
 int64_t respawn_delay_ms(int quick_deaths) {
   if (quick_deaths <= 1) {

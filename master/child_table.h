@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/config.h"
 #include "master/roles.h"
 
 namespace dq {
@@ -35,6 +36,11 @@ constexpr int64_t kQuickDeathMs = 10000;
 // Delay before respawning after `quick_deaths` consecutive quick deaths:
 // 0 for the first, then 500 ms, 1 s, 2 s ... capped at 30 s.
 int64_t respawn_delay_ms(int quick_deaths);
+
+// How long the master waits for `child` to stop before SIGKILL: a consumer
+// finishes the callbacks it holds (common/drain_time.h), the others get
+// [master] drain_timeout_ms.
+int64_t drain_ms_for(const Config& config, const Child& child);
 
 // "exited with status 3" / "was killed by signal 9 (Killed)".
 std::string describe_exit(int wait_status);

@@ -9,6 +9,7 @@
 #include "common/core/log.h"
 #include "master/config_check.h"
 #include "master/daemon.h"
+#include "master/open_files.h"
 #include "master/pid_file.h"
 #include "master/process_title.h"
 #include "master/signal_pipe.h"
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
   }
   dq::set_log_format(config->log_format == "json" ? dq::LogFormat::kJson : dq::LogFormat::kText);
   dq::init_logging(config->log_dir, config->log_level, dq::kMasterTitle);
+  dq::raise_open_files_limit();  // before any child is forked: they inherit it
 
   dq::SignalPipe signals;
   dq::Status installed = signals.install({SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR2});

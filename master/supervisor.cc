@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 
 #include "common/alerts/alert_outbox.h"
 #include "common/core/clock.h"
@@ -19,6 +18,7 @@
 #include "common/core/stop_flag.h"
 #include "common/redis/shard_health.h"
 #include "common/store/script_calls.h"  // day_of
+#include "master/previous_master.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
 #include "master/systemd_notify.h"
@@ -34,42 +34,6 @@ constexpr int kLoopTickMs = 100;
 // master that just died: they release it as soon as they see the death.
 constexpr int kStartWaitInUseMs = 2000;
 
-// "dq-server_0" from /proc/PID/cmdline, "" when the process is gone.
-std::string process_title_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string title;
-  std::getline(in, title, '\0');
-  return title;
-}
-
-// A previous master that was killed leaves its status file behind, and its
-// children finish what they hold before they exit. Says so in the log; they
-// are not ours to wait for (and they already released the listening sockets).
-void log_previous_master(const std::string& pid_file) {
-  auto previous = read_master_status(pid_file);
-  if (!previous.is_ok()) {
-    return;
-  }
-  long long pid = previous->value("master_pid", 0LL);
-  if (pid <= 0 || pid == getpid()) {
-    return;
-  }
-  std::string draining;
-  for (const auto& child : previous->value("children", Json::array())) {
-    long long child_pid = child.value("pid", -1LL);
-    std::string title = child.value("title", std::string());
-    if (child_pid <= 0 || title.rfind("dq-", 0) != 0) {
-      continue;
-    }
-    if (process_title_of(static_cast<pid_t>(child_pid)) != title) {
-      continue;
-    }
-    draining += (draining.empty() ? "" : ", ") + title + " (pid " + std::to_string(child_pid) + ")";
-  }
-  err_log().warn(
-      "the previous master (pid {}) did not stop cleanly{}", pid,
-      draining.empty() ? std::string() : "; its children finish their work and exit: " + draining);
-}
 // This many quick deaths in a row make a crash loop, alerted once.
 constexpr int kCrashLoopDeaths = 3;
 
@@ -405,16 +369,18 @@ void Supervisor::begin_stop(int signal_number) {
   }
   stopping_ = true;
   notify_systemd_stopping();
-  stop_deadline_ms_ = monotonic_ms() + config_.drain_timeout_ms;
   auto& children = table_.children();
   children.erase(std::remove_if(children.begin(), children.end(),
                                 [](const Child& child) { return child.pid <= 0; }),
                  children.end());
+  int64_t drain_ms = config_.drain_timeout_ms;
   for (auto& child : children) {
     kill(child.pid, SIGTERM);
+    drain_ms = std::max(drain_ms, drain_ms_for(config_, child));
   }
+  stop_deadline_ms_ = monotonic_ms() + drain_ms;
   err_log().info("signal {}: stopping; {} children drain for at most {} ms", signal_number,
-                 children.size(), config_.drain_timeout_ms);
+                 children.size(), drain_ms);
   write_status();
 }
 
@@ -438,7 +404,7 @@ void Supervisor::tick() {
       if (child.term_at_ms >= 0 && now >= child.term_at_ms) {
         kill(child.pid, SIGTERM);
         child.term_at_ms = -1;
-        child.kill_at_ms = now + config_.drain_timeout_ms;
+        child.kill_at_ms = now + drain_ms_for(config_, child);
       } else if (child.kill_at_ms >= 0 && now >= child.kill_at_ms) {
         err_log().warn(
             "{} (pid {}, old generation {}) still running at the drain deadline: SIGKILL",

@@ -73,6 +73,19 @@ bool HttpConnection::closes_after(const HttpExchange& exchange) const {
   return !exchange.head().keep_alive || server_.stopping() || !refusal_.empty();
 }
 
+bool HttpConnection::idle() const {
+  if (lingering_) {
+    return true;
+  }
+  if (!queue_.empty() || parser_.started() || output_size() > 0 || input_start_ < input_.size()) {
+    return false;
+  }
+  // Bytes the loop has not read yet (a connection accepted in this burst
+  // whose request is on its way) make it busy, not idle.
+  char byte;
+  return recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0;
+}
+
 void HttpConnection::exchange_answered() {
   if (!pumping_) {
     pump();
@@ -249,6 +262,7 @@ void HttpConnection::take_requests() {
     if (!head.keep_alive) {
       closing_ = true;  // the client's last request
     }
+    server_.touch(this);
     auto exchange = std::make_shared<HttpExchange>(std::move(head), std::move(body), this,
                                                    queue_.empty() ? refusal_ : std::string());
     queue_.push_back(exchange);

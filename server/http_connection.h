@@ -18,7 +18,9 @@
 
 #include <event2/event.h>
 
+#include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <string>
 
@@ -43,8 +45,13 @@ class HttpConnection {
   bool closes_after(const HttpExchange& exchange) const;
   // An exchange was answered: write what is next in order. May delete this.
   void exchange_answered();
+  // No request in progress, nothing received and not yet read, nothing left
+  // to write: the server may close it to make room (a lingering connection
+  // is closing anyway). Under pressure only: it may peek at the socket.
+  bool idle() const;
 
  private:
+  friend class HttpServer;
   struct EventDeleter {
     void operator()(event* timer) const { event_free(timer); }
   };
@@ -74,6 +81,8 @@ class HttpConnection {
 
   HttpServer& server_;
   evutil_socket_t fd_;
+  std::list<HttpConnection*>::iterator place_;        // in the server's order_
+  uint64_t stamp_ = 0;                                // when it last started a request
   std::unique_ptr<event, EventDeleter> read_event_;   // persistent; idle timeout
   std::unique_ptr<event, EventDeleter> write_event_;  // armed while output_ waits
   std::unique_ptr<event, EventDeleter> request_timer_;

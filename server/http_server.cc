@@ -24,60 +24,103 @@ HttpServer::HttpServer(event_base* base, const Config& config, Handler handler)
 }
 
 HttpServer::~HttpServer() {
-  for (auto* listener : listeners_) {
-    evconnlistener_free(listener);
+  acceptors_.clear();
+  if (in_budget_) {
+    ConnectionBudget::of_process().remove_pool(this);
   }
-  connections_.clear();  // each connection detaches the exchanges it still holds
+  // Each connection detaches the exchanges it still holds.
+  size_t open = connections_.size();
+  connections_.clear();
+  order_.clear();
+  for (size_t i = 0; i < open; ++i) {
+    ConnectionBudget::of_process().closed();
+  }
 }
 
 Status HttpServer::listen(int fd) {
-  // A copy, closed with the listener: the inherited descriptor is the
+  // A copy, closed with the acceptor: the inherited descriptor is the
   // caller's to close (run_server does, right after stop_accepting()).
   int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   if (own < 0) {
     return Status(Code::kInternal, "cannot accept on the HTTP socket");
   }
   evutil_make_socket_nonblocking(own);
-  // Backlog 0: the master already called listen().
-  evconnlistener* listener = evconnlistener_new(base_, &HttpServer::on_accept, this,
-                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 0, own);
-  if (listener == nullptr) {
-    close(own);
+  // The master already called listen(). The budget is sized here, once the
+  // process holds its other descriptors (Redis, logs, SQLite).
+  if (!in_budget_) {
+    ConnectionBudget::of_process().add_pool(this);
+    in_budget_ = true;
+  }
+  auto acceptor =
+      std::make_unique<Acceptor>(base_, own, /*owns_fd=*/true, "HTTP",
+                                 [this](evutil_socket_t accepted) { on_accept(accepted); });
+  if (!acceptor->ok()) {
     return Status(Code::kInternal, "cannot accept on the HTTP socket");
   }
-  listeners_.push_back(listener);
+  acceptors_.push_back(std::move(acceptor));
   return Status::ok();
 }
 
 void HttpServer::stop_accepting() {
   stopping_ = true;
-  for (auto* listener : listeners_) {
-    evconnlistener_free(listener);
-  }
-  listeners_.clear();
+  acceptors_.clear();
 }
 
-void HttpServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd, sockaddr* /*address*/,
-                           int /*length*/, void* arg) {
-  auto* self = static_cast<HttpServer*>(arg);
-  if (self->stopping_) {
+void HttpServer::on_accept(evutil_socket_t fd) {
+  if (stopping_) {
     evutil_closesocket(fd);
+    ConnectionBudget::of_process().closed();
     return;
   }
   prepare_accepted_socket(fd, /*keepalive=*/false);
-  std::string refusal;
-  size_t open = self->connections_.size();
-  if (open >= static_cast<size_t>(self->config_.max_connections)) {
-    refusal = "too many connections (" + std::to_string(open) +
-              " open; [server] max_connections is " +
-              std::to_string(self->config_.max_connections) + "); try again";
+  size_t limit = static_cast<size_t>(config_.max_connections);
+  if (connections_.size() >= limit && oldest_idle_connection() != nullptr) {
+    close_oldest_idle();  // an idle connection makes room for the new one
   }
-  auto connection = std::make_unique<HttpConnection>(*self, fd, std::move(refusal));
+  std::string refusal;
+  size_t open = connections_.size();
+  if (open >= limit) {
+    refusal = "too many connections (" + std::to_string(open) +
+              " open, none idle; [server] max_connections is " +
+              std::to_string(config_.max_connections) + "); try again";
+  }
+  auto connection = std::make_unique<HttpConnection>(*this, fd, std::move(refusal));
   HttpConnection* raw = connection.get();
-  self->connections_.emplace(raw, std::move(connection));
+  connections_.emplace(raw, std::move(connection));
+  raw->place_ = order_.insert(order_.end(), raw);
+  raw->stamp_ = ConnectionBudget::of_process().stamp();
   raw->start();
 }
 
-void HttpServer::closed(HttpConnection* connection) { connections_.erase(connection); }
+void HttpServer::touch(HttpConnection* connection) {
+  connection->stamp_ = ConnectionBudget::of_process().stamp();
+  order_.splice(order_.end(), order_, connection->place_);
+}
+
+HttpConnection* HttpServer::oldest_idle_connection() {
+  for (HttpConnection* connection : order_) {
+    if (connection->idle()) {
+      return connection;
+    }
+  }
+  return nullptr;
+}
+
+uint64_t HttpServer::oldest_idle() {
+  HttpConnection* connection = oldest_idle_connection();
+  return connection == nullptr ? 0 : connection->stamp_;
+}
+
+void HttpServer::close_oldest_idle() {
+  if (HttpConnection* connection = oldest_idle_connection()) {
+    connection->close();  // deletes it
+  }
+}
+
+void HttpServer::closed(HttpConnection* connection) {
+  order_.erase(connection->place_);
+  connections_.erase(connection);
+  ConnectionBudget::of_process().closed();
+}
 
 }  // namespace dq

@@ -9,19 +9,23 @@
 // read them by server/legacy_fields.h; each connection answers its requests
 // one at a time, in order, each within [server] legacy_reply_timeout_ms
 // (code 0 "timeout, outcome unknown" past it; see docs/legacy-protocol.md).
-// Limits (docs/security.md): [server] max_connections, a frame whole within
+// Limits (docs/security.md): [server] max_connections (at it, the connection
+// idle the longest is closed to make room), a frame whole within
 // request_timeout_ms, legacy_idle_timeout_ms; with require_token = yes each
-// request carries a "token" field (server/api_auth.h).
+// request carries a "token" field (server/api_auth.h). Accepts only within
+// the process's descriptor budget (server/connection_budget.h).
 #pragma once
 
 #include <event2/event.h>
-#include <event2/listener.h>
 
+#include <list>
 #include <map>
 #include <memory>
 
 #include "common/core/config.h"
 #include "common/registry/topic_cache.h"
+#include "server/acceptor.h"
+#include "server/connection_budget.h"
 #include "server/job_service.h"
 
 namespace dq {
@@ -29,13 +33,13 @@ namespace dq {
 class ApiAuth;
 class LegacyConnection;
 
-class LegacyServer {
+class LegacyServer : public ConnectionPool {
  public:
   // listen_fd is inherited from the master and is not closed by this class;
   // after stop_accepting() it is no longer used and the caller may close it.
   LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, ApiAuth& auth,
                const Config& config);
-  ~LegacyServer();
+  ~LegacyServer() override;
   LegacyServer(const LegacyServer&) = delete;
   LegacyServer& operator=(const LegacyServer&) = delete;
 
@@ -44,22 +48,28 @@ class LegacyServer {
   void stop_accepting();
   size_t connections() const;  // still open
 
+  // ConnectionPool: the connections in the order they last started a request.
+  uint64_t oldest_idle() override;
+  void close_oldest_idle() override;
+
  private:
   friend class LegacyConnection;
-  static void on_accept(evconnlistener* listener, evutil_socket_t fd, sockaddr* address, int length,
-                        void* arg);
+  void on_accept(evutil_socket_t fd);
   void closed(LegacyConnection* connection);
+  void touch(LegacyConnection* connection);  // it started a request
+  LegacyConnection* oldest_idle_connection();
 
   event_base* base_;
   JobService& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;
-  evconnlistener* listener_ = nullptr;
+  std::unique_ptr<Acceptor> acceptor_;
   bool stopping_ = false;
   // Owned here; a request in flight holds a weak_ptr, so a connection that
   // closes (or a server that goes away) before Redis answers is never touched.
   std::map<LegacyConnection*, std::shared_ptr<LegacyConnection>> connections_;
+  std::list<LegacyConnection*> order_;  // least recently active first
 };
 
 }  // namespace dq

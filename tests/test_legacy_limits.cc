@@ -1,5 +1,6 @@
 // Limits on the legacy port (server/legacy_server.cc): a connection over
-// [server] max_connections, a frame over the size limit, and a frame not
+// [server] max_connections takes the place of the one idle the longest, or,
+// with none idle, gets a code 0 reply; a frame over the size limit and a frame not
 // whole within request_timeout_ms each get a code 0 reply and are closed; a
 // silent connection is closed after legacy_idle_timeout_ms without a reply.
 // Nothing is written to Redis.
@@ -50,20 +51,45 @@ void check_refused(const Json& reply, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("a connection over max_connections gets code 0 and is closed; later ones are served") {
+TEST_CASE("at max_connections the idle longest makes room; none idle: code 0 and closed") {
   std::string before = env().redis.dump_all();
+  int port = env().dqd->legacy_port();
+  const Json get{{"cmd", "get"}, {"topic", "orders"}, {"id", "none"}};
+  // Three answered, idle connections: a fourth is served, the first (idle the
+  // longest) is closed for it.
   std::vector<std::unique_ptr<LegacySocket>> open;
-  for (int i = 0; i < 3; ++i) {
-    open.push_back(std::make_unique<LegacySocket>(env().dqd->legacy_port()));
-    Json reply = open.back()->call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "none"}});
-    CHECK(reply["code"] == 0);  // answered (not found): the connection is in
+  for (int i = 0; i < 4; ++i) {
+    open.push_back(std::make_unique<LegacySocket>(port));
+    CHECK(open.back()->call(get)["msg"] == "job orders/none not found");
   }
-  LegacySocket extra(env().dqd->legacy_port());
-  extra.send_raw(add_frame("over-limit"));
-  check_refused(extra.read_reply(), "max_connections");
-  CHECK(extra.closed_by_server());
+  CHECK(open[0]->closed_by_server());
+  open.clear();
+
+  // Three connections each holding part of a frame: none is idle, so one
+  // more gets code 0 and is closed. (A busy one the server had not read yet
+  // looked idle and may have made room, and request_timeout_ms ends a part
+  // frame: those are opened again.)
+  std::vector<std::unique_ptr<LegacySocket>> busy(3);
+  bool refused = dq::test::wait_until(10000, [&] {
+    for (auto& connection : busy) {
+      if (!connection || connection->closed_by_server(1)) {
+        connection = std::make_unique<LegacySocket>(port);
+        connection->send_raw(add_frame("busy").substr(0, 10));  // never finished
+      }
+    }
+    LegacySocket extra(port);
+    extra.send_raw(dq::frame_legacy_json(get.dump()));
+    Json reply = extra.read_reply();
+    if (!reply.is_object() || reply["code"] != 0 ||
+        reply["msg"].get<std::string>().find("max_connections") == std::string::npos) {
+      return false;
+    }
+    CHECK(extra.closed_by_server());
+    return true;
+  });
+  CHECK(refused);
+  busy.clear();
   CHECK(env().redis.dump_all() == before);
-  open.pop_back();
   CHECK(dq::test::wait_until(3000, [] {
     LegacySocket next(env().dqd->legacy_port());
     return next.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", "none"}})["msg"] ==

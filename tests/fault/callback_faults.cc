@@ -19,6 +19,8 @@ const char* fault_name(CallbackFault fault) {
       return "302";
     case CallbackFault::slow:
       return "slow-200";
+    case CallbackFault::takes12s:
+      return "12s-200";
   }
   return "?";
 }
@@ -59,6 +61,9 @@ CallbackAnswer answer_for(CallbackFault fault, const std::string& self_url) {
     case CallbackFault::slow:
       answer.delay_ms = CallbackFaults::kSlowMs;
       break;
+    case CallbackFault::takes12s:
+      answer.delay_ms = CallbackFaults::kLongMs;
+      break;
   }
   return answer;
 }
@@ -68,7 +73,7 @@ int recorded_status(const CallbackAnswer& answer) {
   if (answer.hang_up) {
     return 0;
   }
-  if (answer.delay_ms >= CallbackFaults::kHangMs) {
+  if (answer.delay_ms >= CallbackFaults::kHangMs && answer.delay_ms != CallbackFaults::kLongMs) {
     return 0;
   }
   return answer.status;

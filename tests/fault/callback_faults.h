@@ -1,6 +1,6 @@
 // CallbackFaults: tells the test callback server how each topic's callback
 // URL misbehaves (500, 429, hang past the timeout, hang up, redirect, slow
-// 200) and records every arrival with the answer it got, so the fault suite
+// 200, a 12 s call) and records every arrival with the answer it got, so the fault suite
 // can count deliveries: only a 2xx answer is a delivery.
 #pragma once
 
@@ -23,6 +23,7 @@ enum class CallbackFault {
   hang_up,   // closes the connection without an answer
   redirect,  // 302 to itself (dq does not follow redirects)
   slow,      // 200, but only after most of the topic's timeout
+  takes12s,  // 200 after 12 s (its topic gets a 20 s timeout: see world.cc)
 };
 
 const char* fault_name(CallbackFault fault);
@@ -43,8 +44,9 @@ class CallbackFaults {
   std::string url_for(const std::string& topic, CallbackFault fault);
   std::vector<Arrival> arrivals() const;
 
-  static constexpr int kHangMs = 4000;  // past any topic timeout of the suite
-  static constexpr int kSlowMs = 600;   // below them
+  static constexpr int kHangMs = 4000;   // past any topic timeout of the suite
+  static constexpr int kSlowMs = 600;    // below them
+  static constexpr int kLongMs = 12000;  // takes12s: longer than the hosts' drain_timeout_ms
 
  private:
   struct State;

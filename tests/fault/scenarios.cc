@@ -13,12 +13,14 @@
 #include <set>
 #include <sstream>
 
+#include "common/core/json.h"
 #include "common/core/shard.h"
 #include "common/store/job.h"
 #include "tests/fault/shard_states.h"
 #include "tests/fault/world.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/idle_connections.h"
 #include "tests/support/process_tree.h"
 
 namespace dq::test {
@@ -97,6 +99,35 @@ void reload_in_a_loop(World& world, int load_ms) {
 }
 
 void just_load(World&, int load_ms) { sleep_ms(load_ms); }
+
+// 20,000 connections that send nothing, opened by helper processes against
+// the first host (open files limit 1,024) from the start of the load; they
+// stay open until the jobs are counted.
+constexpr size_t kIdleFlood = 20000;
+void idle_connection_flood(World& world, int load_ms) {
+  world.fault_at_ms = steady_ms();
+  world.flood = std::make_unique<IdleFlood>(world.hosts[0]->http_port(), kIdleFlood);
+  sleep_ms(load_ms);
+}
+
+// Every flood connection got opened; an add answers with all of them open.
+void adds_kept_answering(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  size_t opened = world.flood->opened();
+  int64_t open_ms = steady_ms() - world.fault_at_ms;
+  HttpClient http;
+  long status = http.post(world.hosts[0]->jobs_url("alpha"),
+                          Json{{"id", "after-flood"}, {"body", 1}, {"delay", 3600}}.dump())
+                    .status;
+  size_t closed = world.flood->closed_by_server();
+  world.flood.reset();
+  std::ostringstream note;
+  note << opened << " idle connections (all open " << open_ms / 1000 << " s after the start), "
+       << closed << " closed by dq, oldest first; an add then: " << status;
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK(opened == kIdleFlood);
+  CHECK(status == 201);
+  CHECK_MESSAGE(row.given_up == 0, "adds went unanswered during the flood");
+}
 
 // The first shard is slow all along (kSlowShardDelayMs each way) and stalls
 // once (every byte held) for longer than the hosts' 500 ms command timeout.
@@ -285,6 +316,38 @@ bool all_delivered(const World& world, const std::vector<AcceptedJob>& accepted)
   return true;
 }
 
+// USR2 while every callback of the "long" topic takes 12 s (its timeout is
+// 20 s, the hosts' drain_timeout_ms 3 s): the old consumers finish and ack
+// the calls they hold; none goes out again when its lease would have ended.
+void reload_during_long_callbacks(World& world, int load_ms) {
+  sleep_ms(load_ms * 2 / 3);
+  world.fault_at_ms = steady_ms();
+  kill(world.master(), SIGUSR2);
+  sleep_ms(load_ms / 3);
+}
+
+// Counts again once every lease taken before the reload has ended (20 s
+// timeout + 0.5 s margin, and a sweep): a call the reload had cut off
+// would have gone out again by then.
+void no_second_delivery_after_the_leases(World& world, const std::vector<AcceptedJob>& accepted,
+                                         TallyRow& row) {
+  int64_t waited_from = steady_ms();
+  int64_t leases_over = world.fault_at_ms + 20000 + 500 + 2500;
+  sleep_ms(static_cast<int>(std::max<int64_t>(0, leases_over - steady_ms())));
+  TallyRow again =
+      tally(row.scenario, accepted, world.faults.arrivals(), still_held(world, accepted));
+  row.lost = again.lost;
+  row.lost_keys = again.lost_keys;
+  row.delivered = again.delivered;
+  row.duplicated = again.duplicated;
+  row.attempts = again.attempts;
+  row.seconds += static_cast<double>(steady_ms() - waited_from) / 1000.0;
+  std::vector<pid_t> consumers = children_titled(world.master(), "dq-consume_");
+  row.note += std::string(row.note.empty() ? "" : "; ") + "counted again " +
+              std::to_string((steady_ms() - world.fault_at_ms) / 1000) + " s after the USR2; " +
+              std::to_string(consumers.size()) + " consumers now";
+}
+
 }  // namespace
 
 int load_ms_for_this_run() { return std::getenv("DQ_SANITIZE") ? 2500 : 4000; }
@@ -338,6 +401,19 @@ std::vector<Scenario> all_scenarios() {
        first_shard_read_only_for_a_while, nullptr, 0.5},
       {"a shard restarted empty", kPlainTopics, plain, true, ack_lost, restart_first_shard_empty,
        data_loss_reported, 0.5, "the shard's data is gone: dq reports it (alert, metrics)"},
+      {"USR2 during 12 s callbacks",
+       {{"alpha", CallbackFault::none},
+        {"beta", CallbackFault::none},
+        {"gamma", CallbackFault::none},
+        {"long", CallbackFault::takes12s}},
+       plain,
+       false,
+       "",
+       reload_during_long_callbacks,
+       no_second_delivery_after_the_leases,
+       0.375},
+      {"20,000 idle connections", kPlainTopics, Setup::few_descriptors, false, "",
+       idle_connection_flood, adds_kept_answering, 1.0},
   };
 }
 

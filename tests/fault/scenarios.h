@@ -21,6 +21,7 @@ enum class Setup {
   slow_first_shard,  // the first shard's traffic 30 ms late each way (netem, else a proxy)
   partitioned_host,  // a second dqd host in a network namespace that can be cut off
   log_disk_full,     // the host's log dir is a full tmpfs
+  few_descriptors,   // the host runs with an open files limit of 1,024 (soft and hard)
 };
 
 struct Scenario {

@@ -12,6 +12,7 @@ namespace dq::test {
 namespace {
 
 constexpr int kTopicTimeoutMs = 1000;
+constexpr int kLongTopicTimeoutMs = 20000;
 
 DqdOptions host_options(const World& world) {
   DqdOptions options;
@@ -120,6 +121,10 @@ World::World(const Scenario& scenario)
     options.wrapper = on_a_full_log_disk(hosts[0]->log_dir());
     hosts[0]->rewrite_config(options);
   }
+  if (scenario.setup == Setup::few_descriptors) {
+    options.wrapper = {"prlimit", "--nofile=1024:1024"};
+    hosts[0]->rewrite_config(options);
+  }
   if (scenario.setup == Setup::skewed_host) {
     options.wrapper = ahead_by_10s();
     hosts.push_back(std::make_unique<DqdProcess>(options));
@@ -133,8 +138,9 @@ World::World(const Scenario& scenario)
     std::string url = faults.url_for(topic, fault);
     for (auto& host : hosts) {
       bool inside = host->base_url().find("127.0.0.1") == std::string::npos;
-      register_topic(*host, topic, reachable_from(url, inside ? ns.get() : nullptr),
-                     kTopicTimeoutMs);
+      // A 12 s callback needs a topic timeout above it.
+      int timeout_ms = fault == CallbackFault::takes12s ? kLongTopicTimeoutMs : kTopicTimeoutMs;
+      register_topic(*host, topic, reachable_from(url, inside ? ns.get() : nullptr), timeout_ms);
     }
   }
   for (auto& host : hosts) {

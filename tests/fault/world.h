@@ -1,6 +1,7 @@
 // World: what one fault scenario runs against (see scenarios.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/idle_connections.h"
 #include "tests/support/redis_server.h"
 
 namespace dq::test {
@@ -39,6 +41,9 @@ struct World {
   std::vector<std::string> shards;                 // the shard list the hosts are given
   std::vector<std::unique_ptr<DqdProcess>> hosts;  // hosts[0] has the honest clock
   std::vector<pid_t> noted_pids;                   // a scenario's note of dq's processes
+  int64_t fault_at_ms = 0;                         // steady clock: when the fault was injected
+  std::string fault_note;                          // what the fault did, for the row
+  std::unique_ptr<IdleFlood> flood;                // idle connections a scenario holds open
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }
