@@ -235,12 +235,22 @@ TEST_CASE("a stalled shard slows no request that does not need it, and reads nam
     for (size_t i = 0; running && i < ids.size(); ++i) {
       Sample add;
       add.started_ms = monotonic_ms();
-      add.status = http.post(dqd.jobs_url("t"), job_doc(ids[i], Json{{"i", i}}, 3600)).status;
+      HttpResult added = http.post(dqd.jobs_url("t"), job_doc(ids[i], Json{{"i", i}}, 3600));
+      add.status = added.status;
+      if (added.status != 201) {
+        MESSAGE("add ", ids[i], " at ", add.started_ms - stop_at, " ms: ", added.status, " ",
+                added.body);
+      }
       add.took_ms = monotonic_ms() - add.started_ms;
       adds.add(add);
       Sample get;
       get.started_ms = monotonic_ms();
-      get.status = http.get(dqd.jobs_url("t") + "/" + ids[i]).status;
+      HttpResult got = http.get(dqd.jobs_url("t") + "/" + ids[i]);
+      get.status = got.status;
+      if (got.status != 200) {
+        MESSAGE("get ", ids[i], " at ", get.started_ms - stop_at, " ms: ", got.status, " ",
+                got.body);
+      }
       get.took_ms = monotonic_ms() - get.started_ms;
       gets.add(get);
       sleep_ms(20);

@@ -90,7 +90,9 @@ void read_range(const ShardSet& set, size_t index, const std::string& topic, siz
           !parse_job_meta(text_of(r->element[i + 1]), &job)) {
         continue;
       }
-      job.body = text_of(r->element[i + 2]);
+      if (r->element[i + 2]->type == REDIS_REPLY_STRING) {
+        job.body = text_of(r->element[i + 2]);  // else inline in the record
+      }
       if (r->element[i + 3]->type == REDIS_REPLY_STRING) {
         parse_error_entry(text_of(r->element[i + 3]), &job);
       }
