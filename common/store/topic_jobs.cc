@@ -70,12 +70,11 @@ void each_in_turn(std::shared_ptr<std::vector<std::string>> items, size_t at,
   });
 }
 
-// Every hash key matching `pattern` on the shard, then each() with the pages of
-// its fields matching `fields`.
+// Every hash key matching `key_pattern` on the shard, then each() with the
+// pages of its fields matching `fields`.
 void scan_hashes(const ShardSet& set, size_t index, const std::string& key_pattern,
-                 std::vector<std::string> extra, const std::string& fields, PageFn each,
-                 Next done) {
-  auto hashes = std::make_shared<std::vector<std::string>>(std::move(extra));
+                 const std::string& fields, const PageFn& each, Next done) {
+  auto hashes = std::make_shared<std::vector<std::string>>();
   scan_pages(
       set, index, {"SCAN"}, key_pattern, false,
       [hashes](std::vector<std::string> keys, const Next& next) {
@@ -100,7 +99,7 @@ void scan_hashes(const ShardSet& set, size_t index, const std::string& key_patte
 // (HSCAN of a missing key: nothing).
 void scan_records(const ShardSet& set, size_t index, const std::string& pattern, PageFn each,
                   Next done) {
-  scan_hashes(set, index, keys::records_prefix() + "*", {}, pattern, std::move(each),
+  scan_hashes(set, index, keys::records_prefix() + "*", pattern, each,
               [set, index, pattern, each, done](const Status& status) {
                 if (!status.is_ok()) {
                   return done(status);
