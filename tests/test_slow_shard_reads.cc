@@ -282,7 +282,25 @@ TEST_CASE("a stalled shard slows no request that does not need it, and reads nam
   sleep_ms(1500);
   stop_at = monotonic_ms();
   REQUIRE(kill(stalled.pid(), SIGSTOP) == 0);
-  sleep_ms(kStallMs);
+  // Writes to the dead letters during the stall: the healthy shard's share is
+  // done, and the answer says which shard could not be asked (503: it was
+  // down, nothing written there) or did not answer (504: outcome unknown),
+  // within command_timeout_ms + 100 ms.
+  sleep_ms(2000);
+  HttpClient operator_client;
+  for (const auto& [method, path] : std::vector<std::pair<std::string, std::string>>{
+           {"POST", "/v1/topics/t/dead/requeue"}, {"DELETE", "/v1/topics/t/dead"}}) {
+    CAPTURE(path);
+    int64_t started = monotonic_ms();
+    HttpResult answer = operator_client.request(method, dqd.base_url() + path);
+    int64_t took = monotonic_ms() - started;
+    MESSAGE(method, " ", path, " during the stall: ", answer.status, " in ", took,
+            " ms: ", answer.body);
+    CHECK((answer.status == 503 || answer.status == 504));
+    CHECK(answer.json().value("error", "").find(stalled_name) != std::string::npos);
+    CHECK(took <= kCommandTimeoutMs + 100);
+  }
+  sleep_ms(kStallMs - static_cast<int>(monotonic_ms() - stop_at));
   REQUIRE(kill(stalled.pid(), SIGCONT) == 0);
   cont_at = monotonic_ms();
   sleep_ms(1500);
