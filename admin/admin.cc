@@ -1,6 +1,10 @@
-// dq-admin: one libevent loop with evhttp on the inherited socket. Requests
-// are answered one at a time (SQLite and blocking Redis calls with short
-// timeouts): the page is for a few operators, not for traffic.
+// dq-admin: one libevent loop with evhttp on the inherited socket. It never
+// waits on Redis: the counts, listings and dead letters are the asynchronous
+// operations of common/store/ over the app's own connections on this loop,
+// so requests are served concurrently and a stalled shard delays only the
+// answers that need it (to [redis] command_timeout_ms). SQLite calls (users,
+// sessions, topics) stay synchronous. Looking up or deleting one job still
+// uses the blocking JobStore.
 #include "admin/admin.h"
 
 #include <event2/event.h>
@@ -43,18 +47,17 @@ struct AdminProcess {
 
 void on_request(evhttp_request* request, void* arg) {
   auto* process = static_cast<AdminProcess*>(arg);
-  Exchange exchange(request);
+  auto exchange = std::make_shared<Exchange>(request);
   try {
-    process->app->handle(exchange);
+    process->app->handle(*exchange);
   } catch (const std::exception& error) {
     // A bug must not take the page down for everyone.
-    err_log().error("dq-admin: {} /{}: {}", exchange.method(),
-                    exchange.path().empty() ? "" : exchange.path()[0], error.what());
-    if (exchange.status() == 0) {
-      exchange.reply_error(500, "internal error");
+    err_log().error("dq-admin: {} /{}: {}", exchange->method(),
+                    exchange->path().empty() ? "" : exchange->path()[0], error.what());
+    if (exchange->status() == 0) {
+      exchange->reply_error(500, "internal error");
     }
   }
-  request_log().info("admin {} {} {}", exchange.peer_ip(), exchange.method(), exchange.status());
 }
 
 void on_stop(evutil_socket_t /*signal_number*/, short /*what*/, void* arg) {
@@ -86,14 +89,18 @@ int run_admin(const Config& config, int listen_fd) {
                     config.admin_listen);
     return wait_for_stop();
   }
-  auto app = AdminApp::open(config);
+  std::unique_ptr<event_base, EventBaseDeleter> base(event_base_new());
+  if (!base) {
+    err_log().critical("{}: cannot create an event loop", kTitle);
+    return 1;
+  }
+  auto app = AdminApp::open(config, base.get());
   if (!app.is_ok()) {
     err_log().critical("{}: {}", kTitle, app.status().message());
     return 1;
   }
-  std::unique_ptr<event_base, EventBaseDeleter> base(event_base_new());
   std::unique_ptr<evhttp, EvhttpDeleter> http(evhttp_new(base.get()));
-  if (!base || !http) {
+  if (!http) {
     err_log().critical("{}: cannot create an event loop", kTitle);
     return 1;
   }
@@ -119,6 +126,8 @@ int run_admin(const Config& config, int listen_fd) {
   timeval every{1, 0};
   event_add(tick.get(), &every);
   event_base_dispatch(base.get());
+  // Requests still waiting on Redis are answered now, while evhttp exists.
+  (*app)->shutdown();
   err_log().info("{} stopped", kTitle);
   return 0;
 }

@@ -46,7 +46,7 @@ std::string cookie_header(const std::string& value, int64_t max_age_s, bool secu
 
 }  // namespace
 
-Result<std::unique_ptr<AdminApp>> AdminApp::open(const Config& config) {
+Result<std::unique_ptr<AdminApp>> AdminApp::open(const Config& config, event_base* base) {
   auto users = AdminUsers::open(config.sqlite_path);
   if (!users.is_ok()) {
     return users.status();
@@ -63,17 +63,23 @@ Result<std::unique_ptr<AdminApp>> AdminApp::open(const Config& config) {
     err_log().info("dq-admin: created the first user {} from {}", config.admin_user,
                    config.admin_password_file);
   }
-  return std::unique_ptr<AdminApp>(new AdminApp(config, std::move(*registry), std::move(*users)));
+  return std::unique_ptr<AdminApp>(
+      new AdminApp(config, base, std::move(*registry), std::move(*users)));
 }
 
-AdminApp::AdminApp(const Config& config, std::unique_ptr<Registry> registry,
+AdminApp::AdminApp(const Config& config, event_base* base, std::unique_ptr<Registry> registry,
                    std::unique_ptr<AdminUsers> users)
     : config_(config),
       registry_(std::move(registry)),
       users_(std::move(users)),
       sessions_(users_->db(), static_cast<int64_t>(config.admin_session_ttl_s) * 1000),
       limiter_(kLoginsPerIp, kLoginsPerUser, kLoginWindowMs),
-      store_(config) {}
+      store_(config),
+      shards_(std::make_unique<OwnedShards>(base, config)) {
+  no_shards_.base = base;
+}
+
+const ShardSet& AdminApp::shards() const { return shards_ ? shards_->set() : no_shards_; }
 
 void AdminApp::housekeeping() {
   auto swept = sessions_.sweep();

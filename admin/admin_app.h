@@ -33,20 +33,26 @@
 #include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
 #include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 
 namespace dq {
 
 class AdminApp {
  public:
-  // Opens the registry and the users; kUnavailable when the database cannot.
-  static Result<std::unique_ptr<AdminApp>> open(const Config& config);
+  // Opens the registry and the users, and connects to the shards on `base`
+  // (dq-admin's loop); kUnavailable when the database cannot be opened.
+  static Result<std::unique_ptr<AdminApp>> open(const Config& config, event_base* base);
 
   void handle(Exchange& exchange);
   void housekeeping();  // drops expired sessions
+  // Closes the shard connections: requests waiting on them are answered now.
+  void shutdown() { shards_.reset(); }
 
  private:
-  AdminApp(const Config& config, std::unique_ptr<Registry> registry,
+  AdminApp(const Config& config, event_base* base, std::unique_ptr<Registry> registry,
            std::unique_ptr<AdminUsers> users);
+  // The shards the async reads fan out over (empty after shutdown()).
+  const ShardSet& shards() const;
 
   void serve_asset(Exchange& exchange, const std::string& name);
   void login(Exchange& exchange);
@@ -81,7 +87,9 @@ class AdminApp {
   std::unique_ptr<AdminUsers> users_;
   SessionStore sessions_;
   LoginLimiter limiter_;
-  JobStore store_;
+  JobStore store_;  // looking up and deleting one job (blocking)
+  std::unique_ptr<OwnedShards> shards_;
+  ShardSet no_shards_;
 };
 
 }  // namespace dq

@@ -1,9 +1,14 @@
 // The jobs part of the admin API: look up and delete one job, purge a
 // topic's jobs (typed confirmation), and its dead letters: browse, requeue
 // one / some / all, delete one / all.
+#include <memory>
+#include <optional>
+#include <vector>
+
 #include "admin/admin_app.h"
-#include "admin/job_json.h"
 #include "common/core/log.h"
+#include "common/store/dead_letters.h"
+#include "common/store/job_json.h"
 #include "common/store/topic_jobs.h"
 
 namespace dq {
@@ -46,12 +51,13 @@ void AdminApp::purge_topic(Exchange& exchange, const std::string& topic) {
   if (!known.is_ok()) {
     return exchange.reply_error(known.status());
   }
-  auto purged = purge_topic_jobs(store_, topic);
-  if (!purged.is_ok()) {
-    return exchange.reply_error(purged.status());
-  }
-  err_log().info("dq-admin: purged {} job(s) of {}", *purged, topic);
-  exchange.reply_json(200, Json{{"purged", *purged}});
+  purge_topic_jobs(shards(), topic, [held = exchange.hold(), topic](Result<int64_t> purged) {
+    if (!purged.is_ok()) {
+      return held->reply_error(purged.status());
+    }
+    err_log().info("dq-admin: purged {} job(s) of {}", *purged, topic);
+    held->reply_json(200, Json{{"purged", *purged}});
+  });
 }
 
 void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
@@ -82,12 +88,13 @@ void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
     return exchange.reply_error(404, "no such route");
   }
   if (method == "DELETE") {
-    auto purged = store_.dead_purge(topic);
-    if (!purged.is_ok()) {
-      return exchange.reply_error(purged.status());
-    }
-    err_log().info("dq-admin: purged {} dead letter(s) of {}", *purged, topic);
-    return exchange.reply_json(200, Json{{"purged", *purged}});
+    return dead_purge(shards(), topic, [held = exchange.hold(), topic](Result<int64_t> purged) {
+      if (!purged.is_ok()) {
+        return held->reply_error(purged.status());
+      }
+      err_log().info("dq-admin: purged {} dead letter(s) of {}", *purged, topic);
+      held->reply_json(200, Json{{"purged", *purged}});
+    });
   }
   if (method != "GET") {
     return exchange.reply_error(405, "GET or DELETE");
@@ -100,19 +107,20 @@ void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
   if (!limit.is_ok()) {
     return exchange.reply_error(limit.status());
   }
-  auto total = store_.dead_count(topic);
-  if (!total.is_ok()) {
-    return exchange.reply_error(total.status());
-  }
-  auto dead = store_.dead_list(topic, static_cast<size_t>(*offset), static_cast<size_t>(*limit));
-  if (!dead.is_ok()) {
-    return exchange.reply_error(dead.status());
-  }
-  Json jobs = Json::array();
-  for (const DeadJob& entry : *dead) {
-    jobs.push_back(job_to_json(entry.job));
-  }
-  exchange.reply_json(200, Json{{"total", *total}, {"offset", *offset}, {"jobs", jobs}});
+  dead_list(shards(), topic, static_cast<size_t>(*offset), static_cast<size_t>(*limit),
+            [held = exchange.hold(), offset = *offset](Result<DeadPage> dead) {
+              if (!dead.is_ok()) {
+                return held->reply_error(dead.status());
+              }
+              Json jobs = Json::array();
+              for (const Job& job : dead->jobs) {
+                jobs.push_back(job_to_json(job));
+              }
+              held->reply_json(200, Json{{"total", dead->total},
+                                         {"offset", offset},
+                                         {"unreachable_shards", dead->unreachable_shards},
+                                         {"jobs", jobs}});
+            });
 }
 
 // {"ids": ["a", "b"]} requeues those, {"all": true} every dead letter.
@@ -121,14 +129,10 @@ void AdminApp::dead_requeue(Exchange& exchange, const std::string& topic) {
   if (!body.is_ok()) {
     return exchange.reply_error(body.status());
   }
-  int64_t requeued = 0;
+  std::vector<std::string> wanted;
   auto all_flag = body->find("all");
   if (all_flag != body->end() && *all_flag == true) {
-    auto all = store_.dead_requeue(topic, "");
-    if (!all.is_ok()) {
-      return exchange.reply_error(all.status());
-    }
-    requeued = *all;
+    wanted.emplace_back();  // "": every dead letter
   } else {
     auto ids = body->find("ids");
     if (ids == body->end() || !ids->is_array() || ids->empty()) {
@@ -140,15 +144,38 @@ void AdminApp::dead_requeue(Exchange& exchange, const std::string& topic) {
       }
     }
     for (const auto& id : *ids) {
-      auto one = store_.dead_requeue(topic, id.get<std::string>());
-      if (!one.is_ok()) {
-        return exchange.reply_error(one.status());
-      }
-      requeued += *one;
+      wanted.push_back(id.get<std::string>());
     }
   }
-  err_log().info("dq-admin: requeued {} dead letter(s) of {}", requeued, topic);
-  exchange.reply_json(200, Json{{"requeued", requeued}});
+  // Every id at once; one answer when all have answered (the first failure
+  // if any).
+  struct Requeue {
+    size_t left = 0;
+    int64_t requeued = 0;
+    std::optional<Status> failed;
+  };
+  auto state = std::make_shared<Requeue>();
+  state->left = wanted.size();
+  for (const std::string& id : wanted) {
+    dq::dead_requeue(
+        shards(), topic, id, [state, held = exchange.hold(), topic](Result<int64_t> one) {
+          if (!one.is_ok()) {
+            if (!state->failed) {
+              state->failed = one.status();
+            }
+          } else {
+            state->requeued += *one;
+          }
+          if (--state->left > 0) {
+            return;
+          }
+          if (state->failed) {
+            return held->reply_error(*state->failed);
+          }
+          err_log().info("dq-admin: requeued {} dead letter(s) of {}", state->requeued, topic);
+          held->reply_json(200, Json{{"requeued", state->requeued}});
+        });
+  }
 }
 
 }  // namespace dq

@@ -163,38 +163,44 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
   if (!topic.is_ok()) {
     return exchange.reply_error(topic.status());
   }
-  bool confirmed = exchange.query("confirm") == "yes";
-  int64_t purged = 0;
-  if (confirmed) {
-    auto gone = purge_topic_jobs(store_, name);
-    if (!gone.is_ok()) {
-      return exchange.reply_error(gone.status());
+  auto held = exchange.hold();
+  // Deletes the topic from the registry, then (confirmed) sweeps its jobs once more.
+  auto remove = [this, held, name](bool confirmed, int64_t purged) {
+    Status status = registry_->delete_topic(name);
+    if (!status.is_ok()) {
+      return held->reply_error(status);
     }
-    purged = *gone;
-  } else {
-    auto held = count_topic_jobs(store_, name);
-    if (!held.is_ok()) {
-      return exchange.reply_error(held.status());
+    auto answer = [held, name](int64_t total) {
+      err_log().info("dq-admin: topic {} deleted with {} job(s)", name, total);
+      held->reply_json(200, Json{{"deleted", name}, {"purged_jobs", total}});
+    };
+    if (!confirmed) {
+      return answer(purged);
     }
-    if (*held > 0) {
-      return exchange.reply_json(
-          409, Json{{"error", "topic " + name + " still holds " + std::to_string(*held) +
+    purge_topic_jobs(shards(), name, [answer, purged](Result<int64_t> late) {
+      answer(purged + (late.is_ok() ? *late : 0));
+    });
+  };
+  if (exchange.query("confirm") == "yes") {
+    return purge_topic_jobs(shards(), name, [held, remove](Result<int64_t> gone) {
+      if (!gone.is_ok()) {
+        return held->reply_error(gone.status());
+      }
+      remove(true, *gone);
+    });
+  }
+  count_topic_jobs(shards(), name, [held, name, remove](Result<int64_t> count) {
+    if (!count.is_ok()) {
+      return held->reply_error(count.status());
+    }
+    if (*count > 0) {
+      return held->reply_json(
+          409, Json{{"error", "topic " + name + " still holds " + std::to_string(*count) +
                                   " job(s) (pending or dead); confirm to delete them with it"},
-                    {"jobs", *held}});
+                    {"jobs", *count}});
     }
-  }
-  Status status = registry_->delete_topic(name);
-  if (!status.is_ok()) {
-    return exchange.reply_error(status);
-  }
-  if (confirmed) {
-    auto late = purge_topic_jobs(store_, name);
-    if (late.is_ok()) {
-      purged += *late;
-    }
-  }
-  err_log().info("dq-admin: topic {} deleted with {} job(s)", name, purged);
-  exchange.reply_json(200, Json{{"deleted", name}, {"purged_jobs", purged}});
+    remove(false, 0);
+  });
 }
 
 void AdminApp::test_callback(Exchange& exchange, const std::string& name) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/core/http_status.h"
+#include "common/core/log.h"
 #include "common/http/http_request.h"
 
 namespace dq {
@@ -84,6 +85,9 @@ void Exchange::set_header(const char* name, const std::string& value) {
 }
 
 void Exchange::reply(int status, const std::string& content_type, const std::string& bytes) {
+  if (status_ != 0) {
+    return;  // answered already
+  }
   status_ = status;
   evkeyvalq* headers = evhttp_request_get_output_headers(request_);
   evhttp_add_header(headers, "Content-Type", content_type.c_str());
@@ -94,6 +98,7 @@ void Exchange::reply(int status, const std::string& content_type, const std::str
   evhttp_add_header(headers, "Cache-Control", "no-store");
   evbuffer* out = evbuffer_new();
   evbuffer_add(out, bytes.data(), bytes.size());
+  request_log().info("admin {} {} {}", peer_ip(), method_, status);
   evhttp_send_reply(request_, status, nullptr, out);
   evbuffer_free(out);
 }

@@ -2,10 +2,17 @@
 // the parts the handlers need (method, decoded path, query, body, cookies)
 // and answers with the headers every admin answer carries (CSP, frame and
 // sniffing protection, no referrer, no caching).
+//
+// A handler may answer later, from the event loop (the Redis reads of
+// common/store/ are asynchronous): it keeps the exchange alive with
+// hold() and replies from its callback; evhttp keeps the request until then
+// (and frees it on that reply when the client has gone meanwhile). Each
+// answer is logged to the request log when it is sent.
 #pragma once
 
 #include <event2/http.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,9 +21,11 @@
 
 namespace dq {
 
-class Exchange {
+class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   explicit Exchange(evhttp_request* request);
+  // Keeps this exchange (made with std::make_shared) for a later reply.
+  std::shared_ptr<Exchange> hold() { return shared_from_this(); }
 
   const std::string& method() const { return method_; }           // GET, POST, PUT, DELETE, OTHER
   const std::vector<std::string>& path() const { return path_; }  // decoded parts

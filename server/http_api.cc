@@ -12,6 +12,8 @@
 #include "common/core/shared_metrics.h"
 #include "common/http/http_request.h"
 #include "common/redis/shard_health.h"
+#include "common/store/dead_letters.h"
+#include "common/store/job_json.h"
 #include "server/add_request_text.h"
 #include "server/api_auth.h"
 #include "server/http_reply.h"
@@ -24,22 +26,6 @@ ListingQuery query_of(const HttpExchange& request) {
   std::string query(request.query());
   return {query_value(query, "search"), query_value(query, "state"), query_value(query, "offset"),
           query_value(query, "limit")};
-}
-
-// A job as JSON text. The body goes in as stored, byte for byte (see
-// common/json_span.h), after the other fields.
-std::string job_json(const Job& job) {
-  Json out{{"topic", job.topic},
-           {"id", job.id},
-           {"state", state_name(job.state)},
-           {"attempts", job.attempts},
-           {"due_at_ms", job.due_at_ms},
-           {"created_at_ms", job.created_at_ms}};
-  if (!job.last_error.empty()) {
-    out["last_error"] = job.last_error;
-    out["last_error_at_ms"] = job.last_error_at_ms;
-  }
-  return with_raw_member(dump_json(out), "body", embeddable_json(job.body));
 }
 
 // 201 added; 200 the same job was held already (a retried add); else the error's.
@@ -91,6 +77,8 @@ HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth
       topics_(topics),
       auth_(auth),
       config_(config),
+      shards_{base, jobs.connections(), shard_names(config.shards),
+              config.redis_command_timeout_ms},
       server_(base, config, [this](const Exchange& request) { on_request(request); }) {}
 
 void HttpApi::on_request(const Exchange& request) {
@@ -154,9 +142,10 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
     if (!is("GET")) {
       return wrong_method("GET");
     }
-    return listing(request, "topics",
-                   topics_answer(blocking_store(), topics_, query_of(*request),
-                                 [&scope](const std::string& name) { return scope.allows(name); }));
+    return topics_answer(
+        shards_, topics_, query_of(*request),
+        [scope](const std::string& name) { return scope.allows(name); },
+        listing(request, "topics"));
   }
   if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
     const std::string& topic = path[2];
@@ -167,14 +156,14 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
       if (!is("GET")) {
         return wrong_method("GET, POST");
       }
-      return listing(request, "list",
-                     topic_jobs_answer(blocking_store(), topics_, topic, query_of(*request)));
+      return topic_jobs_answer(shards_, topics_, topic, query_of(*request),
+                               listing(request, "list"));
     }
     if (path[3] == "stats" && path.size() == 4) {
       if (!is("GET")) {
         return wrong_method("GET");
       }
-      return listing(request, "stats", topic_stats_answer(blocking_store(), topics_, topic));
+      return topic_stats_answer(shards_, topics_, topic, listing(request, "stats"));
     }
     if (path[3] == "jobs" && path.size() == 5 && path[4] == "batch") {
       if (!is("POST")) {
@@ -365,27 +354,21 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
   });
 }
 
-void HttpApi::listing(const Exchange& request, const std::string& route,
-                      const ListingAnswer& answer) {
-  finish(request, route, answer.status, answer.body);
+ListingDone HttpApi::listing(const Exchange& request, const std::string& route) {
+  return [this, request, route](const ListingAnswer& answer) {
+    finish(request, route, answer.status, answer.body);
+  };
 }
 
-JobStore& HttpApi::blocking_store() {
-  if (!blocking_store_) {
-    blocking_store_ = std::make_unique<JobStore>(config_);
-  }
-  return *blocking_store_;
-}
-
-// Dead-letter calls are rare operator actions: they use the blocking store
-// (common/job_store.h) rather than a second, async copy of its logic.
+// Dead-letter calls: every shard at once (common/store/dead_letters.h),
+// answered from the loop.
 void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
                            const std::vector<std::string>& path) {
   const std::string& method = request->method();
   if (!valid_topic(topic) || topics_.find_or_reload(topic) == nullptr) {
     return finish(request, "dead", 404, Json{{"error", "unknown topic '" + topic + "'"}});
   }
-  auto fail = [&](const Status& status) {
+  auto fail = [this, request](const Status& status) {
     finish(request, "dead", http_status_of(status.code()), Json{{"error", status.message()}});
   };
   if (path.size() == 4 && method == "GET") {
@@ -396,27 +379,31 @@ void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
         !parse_count(query_value(query, "limit"), &limit) || limit <= 0 || limit > 1000) {
       return fail(Status(Code::kInvalid, "offset must be a whole number >= 0 and limit 1..1000"));
     }
-    auto list =
-        blocking_store().dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
-    if (!list.is_ok()) {
-      return fail(list.status());
-    }
-    auto total = blocking_store().dead_count(topic);
-    std::string jobs = "[";
-    for (const auto& dead : *list) {
-      jobs += (jobs.size() > 1 ? "," : "") + job_json(dead.job);
-    }
-    jobs += "]";
-    Json head{{"topic", topic}, {"total", total.is_ok() ? *total : -1}};
-    return finish_text(request, "dead", 200, with_raw_member(dump_json(head), "jobs", jobs));
+    return dead_list(shards_, topic, static_cast<size_t>(offset), static_cast<size_t>(limit),
+                     [this, request, topic, fail](Result<DeadPage> page) {
+                       if (!page.is_ok()) {
+                         return fail(page.status());
+                       }
+                       std::string jobs = "[";
+                       for (const auto& dead : page->jobs) {
+                         jobs += (jobs.size() > 1 ? "," : "") + job_json(dead);
+                       }
+                       jobs += "]";
+                       Json head{{"topic", topic},
+                                 {"total", page->total},
+                                 {"unreachable_shards", page->unreachable_shards}};
+                       finish_text(request, "dead", 200,
+                                   with_raw_member(dump_json(head), "jobs", jobs));
+                     });
   }
   if (path.size() == 4 && method == "DELETE") {
-    auto purged = blocking_store().dead_purge(topic);
-    if (!purged.is_ok()) {
-      return fail(purged.status());
-    }
-    request_log().info("dead-purge {} -> {}", topic, *purged);
-    return finish(request, "dead", 200, Json{{"topic", topic}, {"purged", *purged}});
+    return dead_purge(shards_, topic, [this, request, topic, fail](Result<int64_t> purged) {
+      if (!purged.is_ok()) {
+        return fail(purged.status());
+      }
+      request_log().info("dead-purge {} -> {}", topic, *purged);
+      finish(request, "dead", 200, Json{{"topic", topic}, {"purged", *purged}});
+    });
   }
   bool requeue_all = path.size() == 5 && path[4] == "requeue";
   bool requeue_one = path.size() == 6 && path[5] == "requeue";
@@ -425,15 +412,15 @@ void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
     if (requeue_one && !check_id(id).is_ok()) {
       return fail(check_id(id));
     }
-    auto requeued = blocking_store().dead_requeue(topic, id);
-    if (!requeued.is_ok()) {
-      return fail(requeued.status());
-    }
-    if (requeue_one && *requeued == 0) {
-      return fail(Status(Code::kNotFound, "job " + topic + "/" + id + " is not dead"));
-    }
-    request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id, *requeued);
-    return finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
+    return dead_requeue(
+        shards_, topic, id, [this, request, topic, id, fail](Result<int64_t> requeued) {
+          if (!requeued.is_ok()) {
+            return fail(requeued.status());
+          }
+          request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id,
+                             *requeued);
+          finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
+        });
   }
   bool known_path = path.size() == 4 || requeue_all || requeue_one;
   finish(request, "dead", known_path ? 405 : 404,
@@ -486,8 +473,9 @@ void HttpApi::healthz(const Exchange& request) {
 }
 
 void HttpApi::metrics(const Exchange& request) {
-  std::string text = render_metrics(blocking_store(), topics_, config_);
-  send(request, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", text);
+  render_metrics(shards_, topics_, config_, [this, request](const std::string& text) {
+    send(request, "metrics", 200, "text/plain; version=0.0.4; charset=utf-8", text);
+  });
 }
 
 void HttpApi::record_answer(const Exchange& request, const std::string& route, int status) {

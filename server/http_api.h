@@ -12,6 +12,10 @@
 //   DELETE /v1/topics/{topic}/dead            purge dead letters
 //   GET    /healthz                           shard states
 //   GET    /metrics                           Prometheus text format
+// No route waits on Redis in the event loop: the listings, stats, dead
+// letters and /metrics ask every shard at once over JobService's connections
+// (common/store/shard_set.h), each within [redis] command_timeout_ms, and
+// answer later; a shard that does not answer in time is named in the answer.
 // With [server] require_token = yes every /v1/ route needs an API token
 // (server/api_auth.h); /healthz and /metrics stay open.
 #pragma once
@@ -26,7 +30,7 @@
 #include "common/core/config.h"
 #include "common/registry/api_tokens.h"
 #include "common/registry/topic_cache.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/job_service.h"
@@ -65,7 +69,7 @@ class HttpApi {
   void dead_letters(const Exchange& request, const std::string& topic,
                     const std::vector<std::string>& path);
   // The listing routes (server/listing_routes.h).
-  void listing(const Exchange& request, const std::string& route, const ListingAnswer& answer);
+  ListingDone listing(const Exchange& request, const std::string& route);
   void healthz(const Exchange& request);
   void metrics(const Exchange& request);
   // Replies and does the bookkeeping every answer needs (counts, Connection).
@@ -73,7 +77,6 @@ class HttpApi {
   // The same with the JSON already serialized (replies that embed raw bodies).
   void finish_text(const Exchange& request, const std::string& route, int status,
                    const std::string& json_text);
-  JobStore& blocking_store();
   // Counts the answer in the host's shared metrics (route, code, latency).
   void record_answer(const Exchange& request, const std::string& route, int status);
   // Answers, counted: active() goes down by one.
@@ -86,7 +89,7 @@ class HttpApi {
   ApiAuth& auth_;
   const Config& config_;
   size_t active_ = 0;
-  std::unique_ptr<JobStore> blocking_store_;  // dead letters, listings and /metrics
+  ShardSet shards_;    // JobService's connections: dead letters, listings and /metrics
   HttpServer server_;  // last: destroyed first, while the rest is still there
 };
 

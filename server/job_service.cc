@@ -82,6 +82,14 @@ JobService::JobService(event_base* base, const Config& config)
   }
 }
 
+std::vector<AsyncShard*> JobService::connections() const {
+  std::vector<AsyncShard*> out;
+  for (const auto& shard : shards_) {
+    out.push_back(shard.get());
+  }
+  return out;
+}
+
 void JobService::start() {
   for (auto& shard : shards_) {
     shard->start();

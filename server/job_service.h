@@ -52,6 +52,9 @@ class JobService {
   void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);
 
   std::vector<ShardHealth> health() const;
+  // The connections, one per shard in config order, lent to the operator
+  // reads that fan out over them (common/store/shard_set.h).
+  std::vector<AsyncShard*> connections() const;
   // Every shard's first connect has ended (up or failed).
   bool first_connects_ended() const;
   size_t pending() const;  // Redis commands awaiting replies

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/http/http_request.h"
+#include "common/store/job.h"
 #include "common/store/job_listing.h"
 #include "common/store/topic_stats.h"
 #include "server/http_reply.h"
@@ -53,98 +54,107 @@ std::string lower(std::string text) {
 
 }  // namespace
 
-ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query,
-                            const std::function<bool(const std::string&)>& in_scope) {
+void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuery& query,
+                   const std::function<bool(const std::string&)>& in_scope, ListingDone done) {
   long offset = 0, limit = 0;
   ListingAnswer answer;
   if (!parse_page(query, kDefaultTopics, &offset, &limit, &answer)) {
-    return answer;
+    return done(std::move(answer));
   }
   topics.refresh_if_older(200);
   std::string search = lower(query.search);
-  std::vector<const Topic*> matching;
+  size_t matching = 0;
+  std::vector<std::pair<std::string, bool>> page;  // name, online
   for (const auto& [name, topic] : topics.all()) {
     if (in_scope && !in_scope(name)) {
       continue;
     }
-    if (lower(name).find(search) != std::string::npos) {
-      matching.push_back(&topic);
+    if (lower(name).find(search) == std::string::npos) {
+      continue;
+    }
+    if (matching++ >= static_cast<size_t>(offset) && page.size() < static_cast<size_t>(limit)) {
+      page.emplace_back(name, topic.online);
     }
   }
-  std::vector<std::string> page;
-  for (size_t i = static_cast<size_t>(offset);
-       i < matching.size() && page.size() < static_cast<size_t>(limit); ++i) {
-    page.push_back(matching[i]->name);
+  std::vector<std::string> names;
+  for (const auto& entry : page) {
+    names.push_back(entry.first);
   }
-  // Registered topics answer even when no shard does; their counts then do not.
-  std::map<std::string, StateCounts> counts;
-  std::vector<std::string> unreachable;
-  auto stats = all_topic_stats(store, page, /*with_series=*/false);
-  if (stats.is_ok()) {
-    for (const auto& entry : *stats) {
-      counts[entry.topic] = entry.now;
-    }
-    if (!stats->empty()) {
-      unreachable = stats->front().unreachable_shards;
-    }
-  } else {
-    for (const auto& address : store.addresses()) {
-      unreachable.push_back(address.name());
-    }
-  }
-  Json list = Json::array();
-  for (const std::string& name : page) {
-    Json entry{{"name", name}, {"online", topics.find(name)->online}};
-    if (stats.is_ok()) {
-      entry["now"] = to_json(counts[name]);
-    }
-    list.push_back(std::move(entry));
-  }
-  return {200, Json{{"total", matching.size()},
-                    {"offset", offset},
-                    {"limit", limit},
-                    {"unreachable_shards", unreachable},
-                    {"topics", std::move(list)}}};
+  all_topic_stats(shards, names, /*with_series=*/false,
+                  [shards, page, matching, offset, limit,
+                   done = std::move(done)](Result<std::vector<TopicStats>> stats) {
+                    // Registered topics answer even when no shard does; their counts then do not.
+                    std::map<std::string, StateCounts> counts;
+                    std::vector<std::string> unreachable;
+                    if (stats.is_ok()) {
+                      for (const auto& entry : *stats) {
+                        counts[entry.topic] = entry.now;
+                      }
+                      if (!stats->empty()) {
+                        unreachable = stats->front().unreachable_shards;
+                      }
+                    } else {
+                      unreachable = shards.names;
+                    }
+                    Json list = Json::array();
+                    for (const auto& [name, online] : page) {
+                      Json entry{{"name", name}, {"online", online}};
+                      if (stats.is_ok()) {
+                        entry["now"] = to_json(counts[name]);
+                      }
+                      list.push_back(std::move(entry));
+                    }
+                    done({200, Json{{"total", matching},
+                                    {"offset", offset},
+                                    {"limit", limit},
+                                    {"unreachable_shards", unreachable},
+                                    {"topics", std::move(list)}}});
+                  });
 }
 
-ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic) {
+void topic_stats_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
+                        ListingDone done) {
   if (!known(topics, topic)) {
-    return unknown_topic(topic);
+    return done(unknown_topic(topic));
   }
-  auto stats = topic_stats(store, topic, /*with_series=*/true);
-  if (!stats.is_ok()) {
-    return failed(stats.status());
-  }
-  return {200, to_json(*stats)};
+  topic_stats(shards, topic, /*with_series=*/true,
+              [done = std::move(done)](Result<TopicStats> stats) {
+                if (!stats.is_ok()) {
+                  return done(failed(stats.status()));
+                }
+                done({200, to_json(*stats)});
+              });
 }
 
-ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
-                                const ListingQuery& query) {
+void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
+                       const ListingQuery& query, ListingDone done) {
   if (!known(topics, topic)) {
-    return unknown_topic(topic);
+    return done(unknown_topic(topic));
   }
   std::optional<ListState> state = parse_list_state(query.state);
   if (!state) {
-    return error(
+    return done(error(
         400, query.state.empty()
                  ? "state is required: delayed, ready, working or retrying"
-                 : "state must be delayed, ready, working or retrying, not '" + query.state + "'");
+                 : "state must be delayed, ready, working or retrying, not '" + query.state + "'"));
   }
   long offset = 0, limit = 0;
   ListingAnswer answer;
   if (!parse_page(query, kDefaultJobs, &offset, &limit, &answer)) {
-    return answer;
+    return done(std::move(answer));
   }
-  auto page = list_topic_jobs(store, topic, *state, offset, limit);
-  if (!page.is_ok()) {
-    return failed(page.status());
-  }
-  Json body = to_json(*page);
-  body["topic"] = topic;
-  body["state"] = list_state_name(*state);
-  body["offset"] = offset;
-  body["limit"] = limit;
-  return {200, std::move(body)};
+  list_topic_jobs(shards, topic, *state, offset, limit,
+                  [topic, state, offset, limit, done = std::move(done)](Result<JobPage> page) {
+                    if (!page.is_ok()) {
+                      return done(failed(page.status()));
+                    }
+                    Json body = to_json(*page);
+                    body["topic"] = topic;
+                    body["state"] = list_state_name(*state);
+                    body["offset"] = offset;
+                    body["limit"] = limit;
+                    done({200, std::move(body)});
+                  });
 }
 
 }  // namespace dq

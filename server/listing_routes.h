@@ -1,11 +1,12 @@
-// The read-only listing routes of the HTTP API, over common/topic_stats.h and
-// common/job_listing.h (the same code dqctl and the admin page use):
+// The read-only listing routes of the HTTP API, over common/store/topic_stats.h
+// and common/store/job_listing.h (the same code dqctl and the admin page use):
 //   GET /v1/topics?search=&offset=&limit=          registered topics + counts
 //   GET /v1/topics/{topic}/stats                    counts, totals, minutes, days
 //   GET /v1/topics/{topic}/jobs?state=&offset=&limit=
-// Each takes the request's parameters as text and returns the answer. They
-// block on Redis (the blocking store, as the dead-letter routes do): operator
-// reads, not the job path.
+// Each takes the request's parameters as text and answers through `done`,
+// later, from the event loop: they never wait on Redis. Every shard is asked
+// at once, each within [redis] command_timeout_ms; one that does not answer
+// in time is named in "unreachable_shards" and slows no other request.
 #pragma once
 
 #include <functional>
@@ -13,7 +14,7 @@
 
 #include "common/core/json.h"
 #include "common/registry/topic_cache.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 
 namespace dq {
 
@@ -33,11 +34,14 @@ struct ListingQuery {
   std::string limit;   // "" for the default: 100 topics, 50 jobs; at most 500
 };
 
+using ListingDone = std::function<void(ListingAnswer)>;
+
 // in_scope, when given, leaves out the topics it says no to (an API token's scope).
-ListingAnswer topics_answer(JobStore& store, TopicCache& topics, const ListingQuery& query,
-                            const std::function<bool(const std::string&)>& in_scope = nullptr);
-ListingAnswer topic_stats_answer(JobStore& store, TopicCache& topics, const std::string& topic);
-ListingAnswer topic_jobs_answer(JobStore& store, TopicCache& topics, const std::string& topic,
-                                const ListingQuery& query);
+void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuery& query,
+                   const std::function<bool(const std::string&)>& in_scope, ListingDone done);
+void topic_stats_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
+                        ListingDone done);
+void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
+                       const ListingQuery& query, ListingDone done);
 
 }  // namespace dq

@@ -1,6 +1,7 @@
 // Implements the /metrics page (see metrics_page.h).
 #include "server/metrics_page.h"
 
+#include <algorithm>
 #include <map>
 
 #include "common/core/clock.h"
@@ -13,12 +14,8 @@
 namespace dq {
 namespace {
 
-void queue_metrics(JobStore& store, const TopicCache& topics, PrometheusText& out) {
-  std::vector<std::string> names;
-  for (const auto& entry : topics.all()) {
-    names.push_back(entry.first);
-  }
-  auto stats = all_topic_stats(store, names, false);
+void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>& stats,
+                   PrometheusText& out) {
   out.family("dq_metrics_queue_scrape_ok", "gauge",
              "1 when every shard answered for the queue series below, 0 when some did not "
              "(their jobs are missing from the numbers; see dq_redis_shard_checked_up).");
@@ -29,6 +26,19 @@ void queue_metrics(JobStore& store, const TopicCache& topics, PrometheusText& ou
     }
   }
   out.sample("dq_metrics_queue_scrape_ok", {}, complete ? 1 : 0);
+  // Which shards the queue series below are missing (each shard is asked
+  // within [redis] command_timeout_ms).
+  std::vector<std::string> missing = shards.names;
+  if (stats.is_ok() && !stats->empty()) {
+    missing = stats->front().unreachable_shards;
+  }
+  out.family("dq_metrics_queue_shard_answered", "gauge",
+             "1 when the shard answered for the queue series of this scrape, 0 when it did not "
+             "in time.");
+  for (const std::string& name : shards.names) {
+    bool answered = std::find(missing.begin(), missing.end(), name) == missing.end();
+    out.sample("dq_metrics_queue_shard_answered", {{"shard", name}}, answered ? 1 : 0);
+  }
   if (!stats.is_ok()) {
     return;
   }
@@ -200,9 +210,22 @@ void children_metrics(const Config& config, PrometheusText& out) {
 
 }  // namespace
 
-std::string render_metrics(JobStore& store, const TopicCache& topics, const Config& config) {
+void render_metrics(const ShardSet& shards, const TopicCache& topics, const Config& config,
+                    std::function<void(std::string)> done) {
+  std::vector<std::string> names;
+  for (const auto& entry : topics.all()) {
+    names.push_back(entry.first);
+  }
+  all_topic_stats(shards, names, false,
+                  [shards, &config, done = std::move(done)](Result<std::vector<TopicStats>> stats) {
+                    done(metrics_text(shards, stats, config));
+                  });
+}
+
+std::string metrics_text(const ShardSet& shards, const Result<std::vector<TopicStats>>& stats,
+                         const Config& config) {
   PrometheusText out;
-  queue_metrics(store, topics, out);
+  queue_metrics(shards, stats, out);
   host_metrics(out);
   shard_metrics(config, out);
   children_metrics(config, out);

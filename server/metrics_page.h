@@ -4,6 +4,10 @@
 //     dq_jobs_dead_total, dq_jobs_deleted_total, dq_leases_expired_total,
 //     dq_dead_requeued_total, dq_duplicates_settled_total   {topic}
 //     dq_jobs{topic,state}   delayed|ready|working|retrying|dead|held
+//     dq_metrics_queue_scrape_ok, dq_metrics_queue_shard_answered{shard}
+//   read every shard at once, each within [redis] command_timeout_ms: the
+//   page never waits on Redis in the event loop, and a shard that does not
+//   answer in time is left out (shard_answered 0).
 //   this host (SharedMetrics, kept by the master across reloads):
 //     dq_http_requests_total / dq_http_request_duration_seconds {route,code}
 //     dq_legacy_requests_total / dq_legacy_request_duration_seconds {command,code}
@@ -14,14 +18,22 @@
 //     dq_children_running {role}, dq_child_restarts_total {role}
 #pragma once
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "common/core/config.h"
 #include "common/registry/topic_cache.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
+#include "common/store/topic_stats.h"
 
 namespace dq {
 
-std::string render_metrics(JobStore& store, const TopicCache& topics, const Config& config);
+// Reads the queue's counters, then done(page) from the event loop.
+void render_metrics(const ShardSet& shards, const TopicCache& topics, const Config& config,
+                    std::function<void(std::string)> done);
+// The page from counters already read.
+std::string metrics_text(const ShardSet& shards, const Result<std::vector<TopicStats>>& stats,
+                         const Config& config);
 
 }  // namespace dq

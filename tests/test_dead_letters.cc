@@ -13,6 +13,7 @@
 #include "common/core/json.h"
 #include "tests/delivery_world.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/store_reads.h"
 
 using dq::Json;
 using dq::now_ms;
@@ -97,7 +98,7 @@ TEST_CASE("always failing: dead after max attempts, alert queued, dqctl lists an
   CHECK(Json::parse(again.body)["body"]["k"] == "v");
   sleep_ms(300);
   CHECK(world.store().get("doomed", "d1").status().code() == dq::Code::kNotFound);
-  CHECK(*world.store().dead_count("doomed") == 0);
+  CHECK(*dq::test::dead_count(world.store(), "doomed") == 0);
 }
 
 TEST_CASE("default max attempts, a refused connection fails, requeue --all and purge") {
@@ -113,10 +114,10 @@ TEST_CASE("default max attempts, a refused connection fails, requeue --all and p
   }
 
   int64_t deadline = now_ms() + 5000;
-  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 5) {
+  while (now_ms() < deadline && *dq::test::dead_count(world.store(), "nowhere") < 5) {
     sleep_ms(50);
   }
-  REQUIRE(*world.store().dead_count("nowhere") == 5);
+  REQUIRE(*dq::test::dead_count(world.store(), "nowhere") == 5);
   auto job = world.store().get("nowhere", "n0");
   REQUIRE(job.is_ok());
   CHECK(job->attempts == 2);
@@ -132,7 +133,7 @@ TEST_CASE("default max attempts, a refused connection fails, requeue --all and p
   std::string output;
   REQUIRE(dqctl(config, {"dead", "purge", "nowhere"}, &output) == 0);
   CHECK(output.find("purged 5") != std::string::npos);
-  CHECK(*world.store().dead_count("nowhere") == 0);
+  CHECK(*dq::test::dead_count(world.store(), "nowhere") == 0);
   CHECK(world.store().get("nowhere", "n0").status().code() == dq::Code::kNotFound);
 
   // Requeue --all sends every dead job back through delivery.
@@ -149,17 +150,17 @@ TEST_CASE("default max attempts, a refused connection fails, requeue --all and p
   }
   REQUIRE(world.callback().wait_for(6, 5000));
   deadline = now_ms() + 3000;
-  while (now_ms() < deadline && *world.store().dead_count("nowhere") < 3) {
+  while (now_ms() < deadline && *dq::test::dead_count(world.store(), "nowhere") < 3) {
     sleep_ms(50);
   }
-  REQUIRE(*world.store().dead_count("nowhere") == 3);
+  REQUIRE(*dq::test::dead_count(world.store(), "nowhere") == 3);
   world.callback().answer_with({}, 200);
   size_t before = world.callback().count();
   REQUIRE(dqctl(config, {"--json", "dead", "requeue", "nowhere", "--all"}, &output) == 0);
   CHECK(Json::parse(output)["requeued"] == 3);
   REQUIRE(world.callback().wait_for(before + 3, 5000));
   sleep_ms(300);
-  CHECK(*world.store().dead_count("nowhere") == 0);
+  CHECK(*dq::test::dead_count(world.store(), "nowhere") == 0);
   CHECK(world.store().get("nowhere", "k0").status().code() == dq::Code::kNotFound);
   CHECK(world.store().get("nowhere", "m1").is_ok());
 }

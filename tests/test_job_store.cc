@@ -22,6 +22,7 @@
 #include "common/store/script_calls.h"
 #include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/store_reads.h"
 
 using namespace dq;
 using dq::test::all_records;
@@ -546,11 +547,11 @@ TEST_CASE(
   REQUIRE(store->requeue_expired(0, 100)->requeued == 1);
   ReservedJob fourth = reserve_one(*store, "t", 30000, "r4");
   REQUIRE(*store->fail(0, "t", "small", fourth.lease, 0, 1, "x") == FailOutcome::kDead);
-  auto dead = store->dead_list("t", 0, 10);
+  auto dead = test::dead_list(*store, "t", 0, 10);
   REQUIRE(dead.is_ok());
-  REQUIRE(dead->size() == 1);
-  CHECK((*dead)[0].job.body == small);
-  REQUIRE(*store->dead_requeue("t", "small") == 1);
+  REQUIRE(dead->jobs.size() == 1);
+  CHECK(dead->jobs[0].body == small);
+  REQUIRE(*test::dead_requeue(*store, "t", "small") == 1);
   CHECK(store->get("t", "small")->body == small);
   check_consistent(redis);
   REQUIRE(store->promote(0, 100)->moved == 1);
@@ -625,12 +626,12 @@ TEST_CASE("body bytes round-trip exactly through add, get, reserve and dead_list
   ReservedJob job = reserve_one(*store, "t", 30000, "r1");
   CHECK(job.job.body == body);
   REQUIRE(*store->fail(0, "t", "bin", job.lease, 0, 1, "x") == FailOutcome::kDead);
-  auto dead = store->dead_list("t", 0, 10);
+  auto dead = test::dead_list(*store, "t", 0, 10);
   REQUIRE(dead.is_ok());
-  REQUIRE(dead->size() == 1);
-  CHECK((*dead)[0].job.body == body);
+  REQUIRE(dead->jobs.size() == 1);
+  CHECK(dead->jobs[0].body == body);
   // A retry with byte-identical body is the same job; one changed byte is not.
-  REQUIRE(*store->dead_requeue("t", "bin") == 1);
+  REQUIRE(*test::dead_requeue(*store, "t", "bin") == 1);
   auto same = store->add("t", "bin", body, kNow);
   REQUIRE(same.is_ok());
   CHECK(same->existing);
@@ -1160,29 +1161,29 @@ TEST_CASE("fail retries after the delay, then dead-letters; requeue and purge") 
   CHECK(dead->state == JobState::kDead);
   CHECK(dead->attempts == 2);
   CHECK(dead->last_error == "timeout after 5000 ms");
-  CHECK(*store->dead_count("t") == 1);
-  auto listed = store->dead_list("t", 0, 10);
+  CHECK(*test::dead_count(*store, "t") == 1);
+  auto listed = test::dead_list(*store, "t", 0, 10);
   REQUIRE(listed.is_ok());
-  REQUIRE(listed->size() == 1);
-  CHECK((*listed)[0].job.id == "1");
-  CHECK((*listed)[0].job.topic == "t");
-  CHECK((*listed)[0].job.state == JobState::kDead);
-  CHECK((*listed)[0].job.body == "{\"x\":1}");
-  CHECK((*listed)[0].job.last_error == "timeout after 5000 ms");
+  REQUIRE(listed->jobs.size() == 1);
+  CHECK(listed->jobs[0].id == "1");
+  CHECK(listed->jobs[0].topic == "t");
+  CHECK(listed->jobs[0].state == JobState::kDead);
+  CHECK(listed->jobs[0].body == "{\"x\":1}");
+  CHECK(listed->jobs[0].last_error == "timeout after 5000 ms");
   CHECK(stat(redis, "t:failed") == 2);
   CHECK(stat(redis, "t:dead") == 1);
   check_consistent(redis);
 
   int64_t requeue_time = redis_time_ms(redis);
-  CHECK(*store->dead_requeue("t", "1") == 1);
+  CHECK(*test::dead_requeue(*store, "t", "1") == 1);
   auto back = store->get("t", "1");
   CHECK(back->state == JobState::kDelayed);
   CHECK(back->attempts == 0);
   CHECK(back->due_at_ms >= requeue_time);
   CHECK(back->due_at_ms <= redis_time_ms(redis));
   CHECK(back->last_error.empty());
-  CHECK(*store->dead_count("t") == 0);
-  CHECK(store->dead_requeue("t", "1").status().code() == Code::kNotFound);
+  CHECK(*test::dead_count(*store, "t") == 0);
+  CHECK(test::dead_requeue(*store, "t", "1").status().code() == Code::kNotFound);
   check_consistent(redis);
 
   // Kill it again, plus a second one, and purge both.
@@ -1193,9 +1194,9 @@ TEST_CASE("fail retries after the delay, then dead-letters; requeue and purge") 
   for (const auto& job : both->jobs) {
     CHECK(*store->fail(0, "t", job.job.id, job.lease, 1000, 1, "gone") == FailOutcome::kDead);
   }
-  CHECK(*store->dead_count("t") == 2);
-  CHECK(*store->dead_purge("t") == 2);
-  CHECK(*store->dead_count("t") == 0);
+  CHECK(*test::dead_count(*store, "t") == 2);
+  CHECK(*test::dead_purge(*store, "t") == 2);
+  CHECK(*test::dead_count(*store, "t") == 0);
   CHECK(store->get("t", "1").status().code() == Code::kNotFound);
   CHECK(store->get("t", "2").status().code() == Code::kNotFound);
   CHECK(hlen(redis, keys::errors()) == 0);
@@ -1224,21 +1225,21 @@ TEST_CASE("dead_requeue of all and dead_list paging over shards") {
               FailOutcome::kDead);
     }
   }
-  CHECK(*store->dead_count("t") == 20);
+  CHECK(*test::dead_count(*store, "t") == 20);
   std::set<std::string> seen;
   for (size_t offset = 0; offset < 20; offset += 7) {
-    auto page = store->dead_list("t", offset, 7);
+    auto page = test::dead_list(*store, "t", offset, 7);
     REQUIRE(page.is_ok());
-    CHECK(page->size() == std::min<size_t>(7, 20 - offset));
-    for (const auto& dead : *page) {
-      CHECK(dead.job.last_error == "e" + dead.job.id);
-      seen.insert(dead.job.id);
+    CHECK(page->jobs.size() == std::min<size_t>(7, 20 - offset));
+    for (const auto& dead : page->jobs) {
+      CHECK(dead.last_error == "e" + dead.id);
+      seen.insert(dead.id);
     }
   }
   CHECK(seen.size() == 20);
-  CHECK(store->dead_list("t", 20, 5)->empty());
-  CHECK(*store->dead_requeue("t", "") == 20);
-  CHECK(*store->dead_count("t") == 0);
+  CHECK(test::dead_list(*store, "t", 20, 5)->jobs.empty());
+  CHECK(*test::dead_requeue(*store, "t", "") == 20);
+  CHECK(*test::dead_count(*store, "t") == 0);
   CHECK(store->get("t", "7")->state == JobState::kDelayed);
   CHECK(stat(one, "t:requeued") + stat(two, "t:requeued") == 20);
   check_consistent(one);
@@ -1301,8 +1302,8 @@ TEST_CASE("lease expiry dead-letters a job that used its max attempts") {
   CHECK(dead->state == JobState::kDead);
   CHECK(dead->attempts == 2);
   CHECK(dead->last_error.rfind("lease expired", 0) == 0);
-  CHECK(*store->dead_count("t") == 1);
-  CHECK((*store->dead_list("t", 0, 10))[0].job.body == "{\"b\":2}");
+  CHECK(*test::dead_count(*store, "t") == 1);
+  CHECK(test::dead_list(*store, "t", 0, 10)->jobs[0].body == "{\"b\":2}");
   CHECK(stat(redis, "t:expired") == 2);
   CHECK(stat(redis, "t:dead") == 1);
   CHECK(counts(redis) == std::map<std::string, int64_t>{{"t:x", 1}});
@@ -1381,7 +1382,7 @@ TEST_CASE("stats keys always carry a TTL, and counts follow every transition") {
   CHECK(counts(redis) == Counts{{"s:r", 1}, {"s:x", 2}, {"s:y", 1}});
 
   fresh_stats();
-  REQUIRE(*store->dead_requeue("s", "") == 2);
+  REQUIRE(*test::dead_requeue(*store, "s", "") == 2);
   check_ttl("dead requeue");
   CHECK(counts(redis) == Counts{{"s:d", 2}, {"s:r", 1}, {"s:y", 1}});
   check_consistent(redis);

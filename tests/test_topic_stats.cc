@@ -16,9 +16,13 @@
 #include "common/store/keys.h"
 #include "common/store/topic_stats.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/store_reads.h"
 
 using namespace dq;
+using dq::test::all_topic_stats;
+using dq::test::list_topic_jobs;
 using dq::test::TestRedis;
+using dq::test::topic_stats;
 
 namespace {
 

@@ -9,8 +9,10 @@
 
 #include "client/dqctl/command.h"
 #include "common/core/json.h"
+#include "common/store/dead_letters.h"
 #include "common/store/job.h"
-#include "common/store/job_store.h"
+#include "common/store/job_json.h"
+#include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
 namespace {
@@ -21,41 +23,43 @@ constexpr const char* kUsage =
     "dead requeue TOPIC ID|--all\n"
     "dead purge TOPIC";
 
-Json dead_json(const Job& job) {
-  return Json{{"topic", job.topic},
-              {"id", job.id},
-              {"attempts", job.attempts},
-              {"due_at_ms", job.due_at_ms},
-              {"created_at_ms", job.created_at_ms},
-              {"last_error", job.last_error},
-              {"last_error_at_ms", job.last_error_at_ms},
-              {"body", job.body}};
+void warn_unreachable(const std::vector<std::string>& shards) {
+  std::string names;
+  for (const auto& name : shards) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!names.empty()) {
+    std::fprintf(stderr,
+                 "dqctl: warning: Redis shard(s) not reached, their dead letters are "
+                 "missing: %s\n",
+                 names.c_str());
+  }
 }
 
-int run_list(const CtlOptions& options, JobStore& store, const std::string& topic, int64_t offset,
-             int64_t limit) {
-  auto dead = store.dead_list(topic, static_cast<size_t>(offset), static_cast<size_t>(limit));
+int run_list(const CtlOptions& options, WaitingShards& shards, const std::string& topic,
+             int64_t offset, int64_t limit) {
+  auto dead = shards.wait<Result<DeadPage>>([&](std::function<void(Result<DeadPage>)> done) {
+    dead_list(shards.set(), topic, static_cast<size_t>(offset), static_cast<size_t>(limit), done);
+  });
   if (!dead.is_ok()) {
     return report_failure(dead.status());
   }
   if (options.json) {
     Json out = Json::array();
-    for (const auto& entry : *dead) {
-      out.push_back(dead_json(entry.job));
+    for (const auto& job : dead->jobs) {
+      out.push_back(job_to_json(job));
     }
     std::printf("%s\n", out.dump(2).c_str());
+    warn_unreachable(dead->unreachable_shards);
     return kExitOk;
   }
-  auto total = store.dead_count(topic);
   std::printf("%-32s %8s  %s\n", "ID", "ATTEMPTS", "LAST ERROR");
-  for (const auto& entry : *dead) {
-    std::printf("%-32s %8d  %s\n", entry.job.id.c_str(), entry.job.attempts,
-                entry.job.last_error.c_str());
+  for (const auto& job : dead->jobs) {
+    std::printf("%-32s %8d  %s\n", job.id.c_str(), job.attempts, job.last_error.c_str());
   }
-  if (total.is_ok()) {
-    std::printf("%zu shown, %lld dead in %s\n", dead->size(), static_cast<long long>(*total),
-                topic.c_str());
-  }
+  std::printf("%zu shown, %lld dead in %s\n", dead->jobs.size(),
+              static_cast<long long>(dead->total), topic.c_str());
+  warn_unreachable(dead->unreachable_shards);
   return kExitOk;
 }
 
@@ -111,13 +115,15 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
   if (exit_code != kExitOk) {
     return exit_code;
   }
-  JobStore store(config);
+  WaitingShards shards(config);
 
   if (sub == "list") {
-    return run_list(options, store, topic, offset, limit);
+    return run_list(options, shards, topic, offset, limit);
   }
   if (sub == "requeue") {
-    auto moved = store.dead_requeue(topic, id);
+    auto moved = shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
+      dead_requeue(shards.set(), topic, id, done);
+    });
     if (!moved.is_ok()) {
       return report_failure(moved.status());
     }
@@ -131,7 +137,8 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
     }
     return kExitOk;
   }
-  auto purged = store.dead_purge(topic);
+  auto purged = shards.wait<Result<int64_t>>(
+      [&](std::function<void(Result<int64_t>)> done) { dead_purge(shards.set(), topic, done); });
   if (!purged.is_ok()) {
     return report_failure(purged.status());
   }

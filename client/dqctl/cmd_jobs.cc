@@ -9,7 +9,7 @@
 #include "client/dqctl/command.h"
 #include "common/core/json.h"
 #include "common/store/job_listing.h"
-#include "common/store/job_store.h"
+#include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
 namespace {
@@ -127,8 +127,10 @@ int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
   if (!load_ctl_config(options, &config, &exit_code)) {
     return exit_code;
   }
-  JobStore store(config);
-  auto page = list_topic_jobs(store, list.topic, *list.state, list.offset, list.limit);
+  WaitingShards shards(config);
+  auto page = shards.wait<Result<JobPage>>([&](std::function<void(Result<JobPage>)> done) {
+    list_topic_jobs(shards.set(), list.topic, *list.state, list.offset, list.limit, done);
+  });
   if (!page.is_ok()) {
     return report_failure(page.status());
   }

@@ -21,8 +21,8 @@
 #include "common/core/json.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/registry.h"
-#include "common/store/job_store.h"
 #include "common/store/topic_jobs.h"
+#include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
 namespace {
@@ -319,16 +319,23 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   if (!load_ctl_config(options, &config, &exit_code)) {
     return exit_code;
   }
-  JobStore store(config);
+  WaitingShards shards(config);
+  auto purge_jobs = [&]() {
+    return shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
+      purge_topic_jobs(shards.set(), name, done);
+    });
+  };
   int64_t purged = 0;
   if (purge) {
-    auto deleted = purge_topic_jobs(store, name);
+    auto deleted = purge_jobs();
     if (!deleted.is_ok()) {
       return report_failure(deleted.status());
     }
     purged = *deleted;
   } else {
-    auto held = count_topic_jobs(store, name);
+    auto held = shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
+      count_topic_jobs(shards.set(), name, done);
+    });
     if (!held.is_ok()) {
       return report_failure(held.status());
     }
@@ -347,7 +354,7 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   if (purge) {
     // A producer whose server had not yet seen the deletion may have added
     // a job meanwhile: sweep once more.
-    auto late = purge_topic_jobs(store, name);
+    auto late = purge_jobs();
     if (!late.is_ok()) {
       return report_failure(late.status());
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "common/core/log.h"
 
 #ifndef DQ_VERSION
 #define DQ_VERSION "unknown"
@@ -135,6 +136,9 @@ int print_command_help(const std::string& command, const std::string& usage,
 }
 
 int run(int argc, char** argv) {
+  // The store's connections log each shard coming up at info level; a
+  // one-shot command prints only what is wrong (and its own output).
+  err_log().set_level(spdlog::level::warn);
   CtlOptions options;
   int i = 1;
   // True when arg is this option; its value ("-c VALUE", "--config VALUE" or

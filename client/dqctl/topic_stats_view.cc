@@ -9,8 +9,8 @@
 
 #include "common/core/json.h"
 #include "common/registry/registry.h"
-#include "common/store/job_store.h"
 #include "common/store/topic_stats.h"
+#include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
 namespace {
@@ -29,14 +29,18 @@ void warn_unreachable(const std::vector<std::string>& shards) {
           names.c_str());
 }
 
-int print_all(const CtlOptions& options, JobStore& store, const std::vector<Topic>& registered) {
+int print_all(const CtlOptions& options, WaitingShards& shards,
+              const std::vector<Topic>& registered) {
   std::vector<std::string> names;
   std::map<std::string, bool> online;
   for (const Topic& topic : registered) {
     names.push_back(topic.name);
     online[topic.name] = topic.online;
   }
-  auto all = all_topic_stats(store, names, /*with_series=*/false);
+  auto all = shards.wait<Result<std::vector<TopicStats>>>(
+      [&](std::function<void(Result<std::vector<TopicStats>>)> done) {
+        all_topic_stats(shards.set(), names, /*with_series=*/false, done);
+      });
   if (!all.is_ok()) {
     return report_failure(all.status());
   }
@@ -72,8 +76,10 @@ int print_all(const CtlOptions& options, JobStore& store, const std::vector<Topi
   return kExitOk;
 }
 
-int print_one(const CtlOptions& options, JobStore& store, const Topic& topic) {
-  auto stats = topic_stats(store, topic.name, /*with_series=*/true);
+int print_one(const CtlOptions& options, WaitingShards& shards, const Topic& topic) {
+  auto stats = shards.wait<Result<TopicStats>>([&](std::function<void(Result<TopicStats>)> done) {
+    topic_stats(shards.set(), topic.name, /*with_series=*/true, done);
+  });
   if (!stats.is_ok()) {
     return report_failure(stats.status());
   }
@@ -133,19 +139,19 @@ int run_topic_stats(const CtlOptions& options, const std::vector<std::string>& a
   if (!load_ctl_config(options, &config, &exit_code)) {
     return exit_code;
   }
-  JobStore store(config);
+  WaitingShards shards(config);
   if (args.size() == 2) {
     auto topic = registered_topic(*registry, args[1]);
     if (!topic.is_ok()) {
       return report_failure(topic.status());
     }
-    return print_one(options, store, *topic);
+    return print_one(options, shards, *topic);
   }
   auto topics = registry->list_topics();
   if (!topics.is_ok()) {
     return report_failure(topics.status());
   }
-  return print_all(options, store, *topics);
+  return print_all(options, shards, *topics);
 }
 
 }  // namespace dq::ctl

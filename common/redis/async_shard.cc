@@ -117,6 +117,10 @@ void AsyncShard::mark_up() {
 void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
   auto* self = static_cast<AsyncShard*>(context->data);
   self->context_ = nullptr;
+  if (self->stopping_) {
+    self->up_ = false;  // closed on purpose (stop()): nothing to report
+    return;
+  }
   // Marked down already (a timeout, a refused AUTH): keep that reason.
   if (!self->up_ && !self->last_error_.empty()) {
     return;

@@ -9,17 +9,19 @@
 // job (store v3, common/keys.h). At most kMaxExaminedPerShard entries per
 // shard are looked at per request, and `truncated` says so when that cap
 // was hit before the page was full (checked between rounds of 100
-// buckets). Ready
+// buckets), or when the walk ran out of time ([redis] command_timeout_ms). Ready
 // jobs are read from the topic's own list. A listing is not a snapshot: a job
 // that changes state meanwhile may be missed or shown twice.
 //
-// A shard that cannot be reached is left out and named in
-// unreachable_shards (also one lost between listing its jobs and reading
-// their last errors: its jobs stay, without errors); when no shard can be
-// reached the call fails.
+// Asynchronous, over the caller's shards (common/store/shard_set.h), every
+// shard asked at once; waiting callers use common/core/loop_waiter.h. A shard
+// that cannot be reached, or does not answer a round trip within the set's
+// timeout_ms, is left out and named in unreachable_shards; when no shard
+// answers the call fails (kUnavailable).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +29,7 @@
 
 #include "common/core/json.h"
 #include "common/core/status.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 
 namespace dq {
 
@@ -62,8 +64,8 @@ struct JobPage {
 // A topic's jobs in one state, next due first (ready: queue order; working:
 // lease deadline), merged over shards, paged. kInvalid unless offset >= 0 and
 // 1 <= limit <= kMaxListLimit.
-Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListState state,
-                                int64_t offset, int64_t limit);
+void list_topic_jobs(const ShardSet& shards, const std::string& topic, ListState state,
+                     int64_t offset, int64_t limit, std::function<void(Result<JobPage>)> done);
 
 // {"total","truncated","unreachable_shards","jobs":[{"id","state","attempts",
 //  "due_at_ms","created_at_ms","shard"(,"last_error","last_error_at_ms")

@@ -47,10 +47,6 @@ struct ExpiredResult {
 enum class FailOutcome { kRescheduled, kDead, kStale };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
-struct DeadJob {
-  Job job;  // state kDead, with last_error
-};
-
 // A copy held on a shard until another shard is asked (see placement.h).
 struct HeldCopy {
   std::string key;
@@ -111,12 +107,8 @@ class JobStore {
                            const Lease& lease, int64_t retry_delay_ms, int max_attempts,
                            const std::string& error);
 
-  // --- dead letters, over all shards ---
-  Result<std::vector<DeadJob>> dead_list(const std::string& topic, size_t offset, size_t count);
-  // id empty: requeue every dead job of the topic. Returns how many.
-  Result<int64_t> dead_requeue(const std::string& topic, const std::string& id);
-  Result<int64_t> dead_purge(const std::string& topic);
-  Result<int64_t> dead_count(const std::string& topic);
+  // Dead letters, listings and stats: the asynchronous operations of
+  // common/store/dead_letters.h, job_listing.h, topic_stats.h, topic_jobs.h.
 
  private:
   std::vector<size_t> order_for(const std::string& job_key) const;

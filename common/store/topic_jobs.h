@@ -2,22 +2,26 @@
 // deleting all of them. Both walk every record bucket of every shard with
 // HSCAN MATCH "<topic>:*" (topic names have no ':' and no glob characters).
 // They refuse (kUnavailable, naming the shard) rather than guess when a shard
-// cannot be reached.
+// cannot be reached; a write the shard did not answer in time is kUnknown.
+// Asynchronous, over the caller's shards (common/store/shard_set.h), every
+// shard at once, each page one round trip within the set's timeout_ms;
+// waiting callers use common/core/loop_waiter.h.
 //
-// Kept apart from JobStore on purpose: it is written over today's key layout
-// (common/keys.h) and is meant to be rewritten with the store.
+// Written over today's key layout (common/store/keys.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/core/status.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 
 namespace dq {
 
 // Jobs of the topic in any state, dead letters included.
-Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic);
+void count_topic_jobs(const ShardSet& shards, const std::string& topic,
+                      std::function<void(Result<int64_t>)> done);
 
 // Deletes every job of the topic (each through del.lua, in any state, dead
 // letters included), then what may be left of it: stale dead-set members,
@@ -25,6 +29,7 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic);
 // minute: a topic created later under the same name starts from zero). Returns how
 // many jobs were deleted. Checks every shard is reachable before deleting
 // anything; a shard lost midway leaves its share and answers kUnavailable.
-Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic);
+void purge_topic_jobs(const ShardSet& shards, const std::string& topic,
+                      std::function<void(Result<int64_t>)> done);
 
 }  // namespace dq

@@ -1,14 +1,18 @@
-// topic_stats and all_topic_stats: one pipelined pass per shard over the
-// counter hashes, summed per topic. For one topic the hashes are read with
-// HMGET of its fields; for all topics with HGETALL.
+// topic_stats and all_topic_stats: every shard at once, each one pipelined
+// pass over the counter hashes (after Redis TIME for the series), summed per
+// topic. For one topic the hashes are read with HMGET of its fields; for all
+// topics with HGETALL.
 #include "common/store/topic_stats.h"
 
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "common/core/clock.h"
+#include "common/store/job.h"
 #include "common/store/keys.h"
 #include "common/store/script_calls.h"
 
@@ -131,58 +135,157 @@ std::vector<Counter> counters_of(const redisReply* reply, const std::vector<std:
   return out;
 }
 
-// What one pass reads: every topic, or one topic's fields.
-class StatsPass {
+// What one pass reads: every topic, or one topic's fields; the commands of
+// one shard's pass.
+struct StatsPlan {
+  ShardSet set;
+  int64_t deadline_ms = 0;
+  std::optional<std::string> only;
+  bool with_series = false;
+  std::vector<std::string> state_fields, event_fields;
+  std::vector<std::string> days;
+  std::vector<std::string> names;  // topics to show even with nothing counted
+
+  std::vector<std::string> read(const std::string& key,
+                                const std::vector<std::string>& fields) const {
+    std::vector<std::string> argv = {only ? "HMGET" : "HGETALL", key};
+    if (only) {
+      argv.insert(argv.end(), fields.begin(), fields.end());
+    }
+    return argv;
+  }
+};
+
+// One shard's counters, as read: [0] counts, [1] totals, then the 60 minutes
+// ending at `minute` (the shard's clock) and the plan's days.
+struct ShardCounters {
+  int64_t minute = 0;
+  std::vector<std::vector<Counter>> hashes;
+};
+
+// Reads the shard's counter hashes, pipelined: one round trip. A shard lost
+// midway is left out whole.
+void read_counters(const std::shared_ptr<const StatsPlan>& plan, size_t index, int64_t minute,
+                   const std::function<void(Result<ShardCounters>)>& done) {
+  std::vector<std::vector<std::string>> commands = {plan->read(keys::counts(), plan->state_fields),
+                                                    plan->read(keys::totals(), plan->event_fields)};
+  if (plan->with_series) {
+    for (int64_t m = minute - kMinutes + 1; m <= minute; ++m) {
+      commands.push_back(plan->read(keys::minute(m), plan->event_fields));
+    }
+    for (const auto& day : plan->days) {
+      commands.push_back(plan->read(keys::stats(day), plan->event_fields));
+    }
+  }
+  struct Reading {
+    ShardCounters counters;
+    size_t left = 0;
+    std::optional<Status> failed;
+  };
+  auto reading = std::make_shared<Reading>();
+  reading->counters.minute = minute;
+  reading->counters.hashes.resize(commands.size());
+  reading->left = commands.size();
+  for (size_t k = 0; k < commands.size(); ++k) {
+    const std::vector<std::string>* fields = !plan->only ? nullptr
+                                             : k == 0    ? &plan->state_fields
+                                                         : &plan->event_fields;
+    ask(plan->set, index, commands[k], plan->deadline_ms,
+        [reading, k, fields, done](Result<const redisReply*> reply) {
+          if (!reply.is_ok()) {
+            if (!reading->failed) {
+              reading->failed = reply.status();
+            }
+          } else {
+            reading->counters.hashes[k] = counters_of(*reply, fields);
+          }
+          if (--reading->left > 0) {
+            return;
+          }
+          if (reading->failed) {
+            return done(*reading->failed);
+          }
+          done(std::move(reading->counters));
+        });
+  }
+}
+
+// The series need the shard's minute first (Redis TIME): two round trips.
+void read_shard(const std::shared_ptr<const StatsPlan>& plan, size_t index,
+                std::function<void(Result<ShardCounters>)> done) {
+  if (!plan->with_series) {
+    return read_counters(plan, index, 0, done);
+  }
+  ask(plan->set, index, {"TIME"}, plan->deadline_ms,
+      [plan, index, done](Result<const redisReply*> reply) {
+        int64_t seconds = 0;
+        if (!reply.is_ok()) {
+          return done(reply.status());
+        }
+        const redisReply* r = *reply;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            !parse_int(r->element[0], &seconds)) {
+          return done(Status(Code::kInternal, "unexpected reply to TIME from redis shard " +
+                                                  plan->set.names[index]));
+        }
+        read_counters(plan, index, seconds / 60, done);
+      });
+}
+
+// Sums what the shards answered, per topic.
+class StatsSum {
  public:
-  StatsPass(std::optional<std::string> only, bool with_series)
-      : only_(std::move(only)), with_series_(with_series) {
-    if (with_series_) {
-      days_ = last_days(now_ms());
+  StatsSum(const StatsPlan& plan, std::optional<int64_t> minute) : plan_(plan), minute_(minute) {
+    if (plan.only) {
+      topic(*plan.only);
     }
-    if (only_) {
-      for (const char* letter : kStateLetters) {
-        state_fields_.push_back(*only_ + ":" + letter);
-      }
-      for (const char* event : kEvents) {
-        event_fields_.push_back(*only_ + ":" + event);
-      }
-      topic(*only_);
+    for (const auto& name : plan.names) {
+      topic(name);
     }
   }
 
-  void add_topic(const std::string& name) { topic(name); }
-
-  Status run(JobStore& store) {
-    std::vector<std::string> unreachable;
-    bool any = false;
-    for (size_t i = 0; i < store.shard_count(); ++i) {
-      RedisConnection& shard = store.shard(i);
-      if (with_series_ && !minute_ && !read_minute(shard)) {
-        unreachable.push_back(shard.address().name());
-        continue;
+  void add(const ShardCounters& shard) {
+    for (const Counter& c : shard.hashes[0]) {
+      if (int64_t* slot = state_slot(topic(c.topic).now, c.name)) {
+        *slot += c.value;
       }
-      if (!read_shard(shard)) {
-        unreachable.push_back(shard.address().name());
-        continue;
+    }
+    for (const Counter& c : shard.hashes[1]) {
+      if (int64_t* slot = event_slot(topic(c.topic).total, c.name)) {
+        *slot += c.value;
       }
-      any = true;
     }
-    if (!any) {
-      std::string names;
-      for (const auto& name : unreachable) {
-        names += (names.empty() ? "" : ", ") + name;
+    if (!plan_.with_series) {
+      return;
+    }
+    // Each shard's minutes are its own clock's; rows go by minute number
+    // into the window of the first shard that answered.
+    const size_t minutes = static_cast<size_t>(kMinutes);
+    for (size_t i = 0; i < minutes + plan_.days.size(); ++i) {
+      for (const Counter& c : shard.hashes[2 + i]) {
+        TopicStats& stats = topic(c.topic);
+        EventCounts* slot = nullptr;
+        if (i < minutes) {
+          int64_t row =
+              shard.minute - kMinutes + 1 + static_cast<int64_t>(i) - (*minute_ - kMinutes + 1);
+          if (row < 0 || row >= kMinutes) {
+            continue;
+          }
+          slot = &stats.per_minute[static_cast<size_t>(row)].second;
+        } else {
+          slot = &stats.per_day[i - minutes].second;
+        }
+        if (int64_t* value = event_slot(*slot, c.name)) {
+          *value += c.value;
+        }
       }
-      return Status(Code::kUnavailable, "no Redis shard can be reached (" + names + ")");
     }
-    for (auto& [name, stats] : topics_) {
-      stats.unreachable_shards = unreachable;
-    }
-    return Status::ok();
   }
 
-  std::vector<TopicStats> take() {
+  std::vector<TopicStats> take(const std::vector<std::string>& unreachable) {
     std::vector<TopicStats> out;
     for (auto& [name, stats] : topics_) {
+      stats.unreachable_shards = unreachable;
       out.push_back(std::move(stats));
     }
     return out;
@@ -196,103 +299,69 @@ class StatsPass {
     }
     TopicStats& stats = topics_[name];
     stats.topic = name;
-    if (with_series_) {
-      // The minute is known once the first shard answered TIME; blanks made
-      // before that are filled in by read_minute().
-      if (minute_) {
-        for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
-          stats.per_minute.emplace_back(m, EventCounts{});
-        }
+    if (plan_.with_series) {
+      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
+        stats.per_minute.emplace_back(m, EventCounts{});
       }
-      for (const auto& day : days_) {
+      for (const auto& day : plan_.days) {
         stats.per_day.emplace_back(day, EventCounts{});
       }
     }
     return stats;
   }
 
-  // The current unix minute by the shard's clock (Redis TIME).
-  bool read_minute(RedisConnection& shard) {
-    auto reply = shard.command({"TIME"});
-    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
-      return false;
-    }
-    int64_t seconds = 0;
-    if (!parse_int((*reply)->element[0], &seconds)) {
-      return false;
-    }
-    minute_ = seconds / 60;
-    for (auto& [name, stats] : topics_) {
-      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
-        stats.per_minute.emplace_back(m, EventCounts{});
-      }
-    }
-    return true;
-  }
-
-  std::vector<std::string> read(const std::string& key, const std::vector<std::string>& fields) {
-    std::vector<std::string> argv = {only_ ? "HMGET" : "HGETALL", key};
-    if (only_) {
-      argv.insert(argv.end(), fields.begin(), fields.end());
-    }
-    return argv;
-  }
-
-  // Reads the shard's counters in one round trip; adds them only when every
-  // reply came (a shard lost midway is left out whole).
-  bool read_shard(RedisConnection& shard) {
-    std::vector<std::vector<std::string>> commands = {read(keys::counts(), state_fields_),
-                                                      read(keys::totals(), event_fields_)};
-    if (with_series_) {
-      for (int64_t m = *minute_ - kMinutes + 1; m <= *minute_; ++m) {
-        commands.push_back(read(keys::minute(m), event_fields_));
-      }
-      for (const auto& day : days_) {
-        commands.push_back(read(keys::stats(day), event_fields_));
-      }
-    }
-    auto replies = shard.command_all(commands);
-    for (const auto& reply : replies) {
-      if (!reply.is_ok()) {
-        return false;
-      }
-    }
-    const auto* states = only_ ? &state_fields_ : nullptr;
-    const auto* events = only_ ? &event_fields_ : nullptr;
-    for (const Counter& c : counters_of(replies[0]->get(), states)) {
-      if (int64_t* slot = state_slot(topic(c.topic).now, c.name)) {
-        *slot += c.value;
-      }
-    }
-    for (const Counter& c : counters_of(replies[1]->get(), events)) {
-      if (int64_t* slot = event_slot(topic(c.topic).total, c.name)) {
-        *slot += c.value;
-      }
-    }
-    if (!with_series_) {
-      return true;
-    }
-    const size_t minutes = static_cast<size_t>(kMinutes);
-    for (size_t i = 0; i < minutes + days_.size(); ++i) {
-      for (const Counter& c : counters_of(replies[2 + i]->get(), events)) {
-        TopicStats& stats = topic(c.topic);
-        EventCounts& slot =
-            i < minutes ? stats.per_minute[i].second : stats.per_day[i - minutes].second;
-        if (int64_t* value = event_slot(slot, c.name)) {
-          *value += c.value;
-        }
-      }
-    }
-    return true;
-  }
-
-  std::optional<std::string> only_;
-  bool with_series_;
-  std::vector<std::string> state_fields_, event_fields_;
+  const StatsPlan& plan_;
   std::optional<int64_t> minute_;
-  std::vector<std::string> days_;
   std::map<std::string, TopicStats> topics_;
 };
+
+// Every shard at once; then the sum over those that answered.
+void run_pass(std::shared_ptr<StatsPlan> plan,
+              std::function<void(Result<std::vector<TopicStats>>)> done) {
+  if (plan->with_series) {
+    plan->days = last_days(now_ms());
+  }
+  if (plan->only) {
+    for (const char* letter : kStateLetters) {
+      plan->state_fields.push_back(*plan->only + ":" + letter);
+    }
+    for (const char* event : kEvents) {
+      plan->event_fields.push_back(*plan->only + ":" + event);
+    }
+  }
+  std::shared_ptr<const StatsPlan> fixed = plan;
+  fan_out<ShardCounters>(
+      fixed->set.size(),
+      [fixed](size_t index, std::function<void(Result<ShardCounters>)> answer) {
+        read_shard(fixed, index, std::move(answer));
+      },
+      [fixed, done = std::move(done)](std::vector<Result<ShardCounters>> parts) {
+        std::vector<size_t> unreachable;
+        std::optional<int64_t> minute;
+        for (size_t i = 0; i < parts.size(); ++i) {
+          if (!parts[i].is_ok()) {
+            unreachable.push_back(i);
+          } else if (!minute) {
+            minute = parts[i]->minute;
+          }
+        }
+        if (!minute) {
+          return done(Status(Code::kUnavailable, "no Redis shard can be reached (" +
+                                                     joined_names(fixed->set, unreachable) + ")"));
+        }
+        StatsSum sum(*fixed, minute);
+        for (const auto& part : parts) {
+          if (part.is_ok()) {
+            sum.add(*part);
+          }
+        }
+        std::vector<std::string> names;
+        for (size_t index : unreachable) {
+          names.push_back(fixed->set.names[index]);
+        }
+        done(sum.take(names));
+      });
+}
 
 void put_events(Json& out, const EventCounts& c) {
   out["added"] = c.added;
@@ -307,28 +376,29 @@ void put_events(Json& out, const EventCounts& c) {
 
 }  // namespace
 
-Result<TopicStats> topic_stats(JobStore& store, const std::string& topic, bool with_series) {
-  StatsPass pass(topic, with_series);
-  Status status = pass.run(store);
-  if (!status.is_ok()) {
-    return status;
-  }
-  auto all = pass.take();
-  return std::move(all.front());
+void topic_stats(const ShardSet& shards, const std::string& topic, bool with_series,
+                 std::function<void(Result<TopicStats>)> done) {
+  auto plan = std::make_shared<StatsPlan>();
+  plan->set = shards;
+  plan->deadline_ms = deadline_after(shards.timeout_ms);
+  plan->only = topic;
+  plan->with_series = with_series;
+  run_pass(std::move(plan), [done = std::move(done)](Result<std::vector<TopicStats>> all) {
+    if (!all.is_ok()) {
+      return done(all.status());
+    }
+    done(std::move(all->front()));
+  });
 }
 
-Result<std::vector<TopicStats>> all_topic_stats(JobStore& store,
-                                                const std::vector<std::string>& topics,
-                                                bool with_series) {
-  StatsPass pass(std::nullopt, with_series);
-  for (const auto& name : topics) {
-    pass.add_topic(name);
-  }
-  Status status = pass.run(store);
-  if (!status.is_ok()) {
-    return status;
-  }
-  return pass.take();
+void all_topic_stats(const ShardSet& shards, const std::vector<std::string>& topics,
+                     bool with_series, std::function<void(Result<std::vector<TopicStats>>)> done) {
+  auto plan = std::make_shared<StatsPlan>();
+  plan->set = shards;
+  plan->deadline_ms = deadline_after(shards.timeout_ms);
+  plan->with_series = with_series;
+  plan->names = topics;
+  run_pass(std::move(plan), std::move(done));
 }
 
 Json to_json(const StateCounts& c) {

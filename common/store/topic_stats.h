@@ -2,21 +2,25 @@
 // jobs each state holds now ({dq}:counts), and event counts since the start
 // ({dq}:totals), per minute over the last hour ({dq}:minute:<m>) and per day
 // over the last 30 days ({dq}:stats:YYYYMMDD), summed over the shards.
-// One implementation for the HTTP API, dqctl and the admin page.
+// One implementation for the HTTP API, dqctl and the admin page:
+// asynchronous, over the caller's shards (common/store/shard_set.h), every
+// shard asked at once; waiting callers use common/core/loop_waiter.h.
 //
-// A shard that cannot be reached is left out of the numbers and named in
-// unreachable_shards; when no shard can be reached the call fails
-// (kUnavailable) instead of answering zeros.
+// A shard that cannot be reached, or does not answer within the set's
+// timeout_ms, is left out of the numbers and named in unreachable_shards;
+// when no shard answers the call fails (kUnavailable) instead of answering
+// zeros.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/core/json.h"
 #include "common/core/status.h"
-#include "common/store/job_store.h"
+#include "common/store/shard_set.h"
 
 namespace dq {
 
@@ -45,13 +49,13 @@ struct TopicStats {
 // One topic; with_series=false skips per_minute/per_day (cheap, for lists).
 // A topic with nothing counted answers zeros (the caller decides whether the
 // topic exists).
-Result<TopicStats> topic_stats(JobStore& store, const std::string& topic, bool with_series = true);
+void topic_stats(const ShardSet& shards, const std::string& topic, bool with_series,
+                 std::function<void(Result<TopicStats>)> done);
 
 // Every topic seen in the counters, plus the names given (so registered
 // topics with nothing show zeros), one pass per shard, sorted by name.
-Result<std::vector<TopicStats>> all_topic_stats(JobStore& store,
-                                                const std::vector<std::string>& topics,
-                                                bool with_series = false);
+void all_topic_stats(const ShardSet& shards, const std::vector<std::string>& topics,
+                     bool with_series, std::function<void(Result<std::vector<TopicStats>>)> done);
 
 // The shape GET /v1/topics/{t}/stats answers (docs/listing.md):
 // {"topic","now":{delayed,ready,working,retrying,dead,held},"total":{events},
