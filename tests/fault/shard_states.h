@@ -20,7 +20,7 @@ void first_shard_read_only_for_a_while(World& world, int load_ms);
 // kill -9 of the first shard, restarted at once with an empty data dir.
 void restart_first_shard_empty(World& world, int load_ms);
 // The checker noticed the loss once, with the jobs it had counted on the
-// shard; the jobs lost are at most those (and what came in its last interval).
+// shard (jobs added in its last interval before the loss are not counted).
 void data_loss_reported(World& world, const std::vector<AcceptedJob>& accepted, TallyRow& row);
 
 }  // namespace dq::test
