@@ -338,9 +338,9 @@ std::vector<Scenario> all_scenarios() {
       {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
        log_disk_full_harmless, 0.3, ""},
       {"a full shard", kPlainTopics, plain, true, refused_acks, fill_first_shard_for_a_while,
-       nullptr, 0.5, ""},
+       refusal_seen("OOM"), 0.5, ""},
       {"a read-only shard", kPlainTopics, plain, true, refused_acks,
-       first_shard_read_only_for_a_while, nullptr, 0.5, ""},
+       first_shard_read_only_for_a_while, refusal_seen("replica"), 0.5, ""},
       {"a shard restarted empty", kPlainTopics, plain, true, ack_lost, restart_first_shard_empty,
        data_loss_reported, 0.5, "the shard's data is gone: dq reports it (alert, metrics)"},
   };
