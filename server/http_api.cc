@@ -438,8 +438,7 @@ void HttpApi::healthz(const Exchange& request) {
   bool fresh = checked.is_ok() && !checked->stale(now_ms());
   for (const auto& shard : jobs_.health()) {
     const CheckedShard* seen = checked.is_ok() ? checked->find(shard.name) : nullptr;
-    // Connected is not enough: a shard the checker marks down (it refuses
-    // writes: a replica, full, cannot persist) takes no job either.
+    // Connected is not enough: one the checker marks down (refusing writes) takes no job.
     bool up = shard.up && !(fresh && seen != nullptr && !seen->up);
     Json entry{{"name", shard.name}, {"up", up}};
     if (!shard.up) {

@@ -235,6 +235,12 @@ TEST_CASE(
   dqd.start();
   HttpClient http;
   REQUIRE(http.post(dqd.jobs_url("orders"), job("before").dump()).status == 201);
+  // The timer takes the wake token that add left (BLPOP runs even when full).
+  REQUIRE(wait_until(
+      [&] {
+        return redis.command({"EXISTS", "{dq}:wake:timer"})->integer == 0;
+      },
+      10000));
 
   make_full(redis);
   std::string before = redis.dump_all();

@@ -26,7 +26,8 @@
 namespace dq::test {
 namespace {
 
-constexpr int kSettleMs = 30000;  // the longest a scenario waits for its deliveries
+constexpr int kSettleMs = 30000;            // the longest a scenario waits for its deliveries
+constexpr int kSettleWithLossesMs = 10000;  // ... when it loses jobs on purpose
 
 int64_t steady_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -366,14 +367,15 @@ std::vector<Scenario> all_scenarios() {
   const Setup plain = Setup::plain;
   return {
       {"kill -9 children", kPlainTopics, plain, true, consumer_killed, kill_children_in_turn,
-       nullptr, 1.0},
+       nullptr, 1.0, ""},
       {"kill -9 master, restart", kPlainTopics, plain, false, "", kill_master_and_restart, nullptr,
-       1.0},
+       1.0, ""},
       {"kill -9 redis, restart", kPlainTopics, plain, true, ack_lost, kill_redis_and_restart,
-       nullptr, 1.0},
+       nullptr, 1.0, ""},
       {"one shard of 2 down", kPlainTopics, plain, true, ack_lost, stop_one_shard_for_a_while,
-       nullptr, 1.0},
-      {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr, 1.0},
+       nullptr, 1.0, ""},
+      {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr, 1.0,
+       ""},
       {"callbacks misbehave",
        {{"e500", CallbackFault::error500},
         {"e429", CallbackFault::busy429},
@@ -386,19 +388,22 @@ std::vector<Scenario> all_scenarios() {
        "",
        just_load,
        nullptr,
-       1.0},
-      {"USR2 reloads in a loop", kPlainTopics, plain, false, "", reload_in_a_loop, nullptr, 1.0},
-      {"2nd host clock +10s", kPlainTopics, Setup::skewed_host, false, "", just_load, nullptr, 1.0},
+       1.0,
+       ""},
+      {"USR2 reloads in a loop", kPlainTopics, plain, false, "", reload_in_a_loop, nullptr, 1.0,
+       ""},
+      {"2nd host clock +10s", kPlainTopics, Setup::skewed_host, false, "", just_load, nullptr, 1.0,
+       ""},
       {"slow shard, stalls", kPlainTopics, Setup::slow_first_shard, true, ack_lost,
-       slow_shard_stalls, fast_shard_stays_on_time, 0.5},
+       slow_shard_stalls, fast_shard_stays_on_time, 0.5, ""},
       {"2nd host partitioned 3s", kPlainTopics, Setup::partitioned_host, true, cut_off,
-       partition_second_host, partitioned_host_came_back, 0.5},
+       partition_second_host, partitioned_host_came_back, 0.5, ""},
       {"log disk full", kPlainTopics, Setup::log_disk_full, false, "", load_on_a_full_log_disk,
-       log_disk_full_harmless, 0.3},
+       log_disk_full_harmless, 0.3, ""},
       {"a full shard", kPlainTopics, plain, true, refused_acks, fill_first_shard_for_a_while,
-       nullptr, 0.5},
+       refusal_seen("OOM"), 0.5, ""},
       {"a read-only shard", kPlainTopics, plain, true, refused_acks,
-       first_shard_read_only_for_a_while, nullptr, 0.5},
+       first_shard_read_only_for_a_while, refusal_seen("replica"), 0.5, ""},
       {"a shard restarted empty", kPlainTopics, plain, true, ack_lost, restart_first_shard_empty,
        data_loss_reported, 0.5, "the shard's data is gone: dq reports it (alert, metrics)"},
       {"USR2 during 12 s callbacks",
@@ -435,7 +440,9 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   scenario.inject(world, static_cast<int>(load_ms_for_this_run() * scenario.load_share));
   load.stop();
   std::vector<AcceptedJob> accepted = load.accepted();
-  wait_until(kSettleMs, [&] { return all_delivered(world, accepted); });
+  // Lost jobs never arrive: a scenario that loses some on purpose waits less.
+  wait_until(scenario.why_losses.empty() ? kSettleMs : kSettleWithLossesMs,
+             [&] { return all_delivered(world, accepted); });
   sleep_ms(700);  // a duplicate on its way shows up by now
   world.heal();
   std::set<std::string> held = still_held(world, accepted);
