@@ -51,7 +51,7 @@ int added_status(const Result<Added>& added) {
 }
 
 // The add's answer, written as dump_json wrote {"topic", "id", "due_at_ms",
-// "existing", "held"} (nlohmann orders an object's keys).
+// "existing"} (nlohmann orders an object's keys).
 std::string added_text(const AddRequest& add, const Added& added) {
   std::string out;
   out.reserve(64 + add.id.size() + add.topic.size());
@@ -59,10 +59,6 @@ std::string added_text(const AddRequest& add, const Added& added) {
   out += std::to_string(added.due_ms);
   if (added.existing) {
     out += ",\"existing\":true";
-  }
-  // Kept, but not delivered until a shard that could not be asked is.
-  if (added.held) {
-    out += ",\"held\":true";
   }
   out += ",\"id\":";
   append_json_string(&out, add.id);
@@ -322,9 +318,6 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
         result["due_at_ms"] = added->due_ms;
         if (added->existing) {
           result["existing"] = true;
-        }
-        if (added->held) {
-          result["held"] = true;
         }
       } else {
         result["error"] = added.status().message();

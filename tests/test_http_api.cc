@@ -16,6 +16,7 @@
 #include "common/core/time_text.h"
 #include "common/store/job_store.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
@@ -24,6 +25,7 @@ using dq::Json;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
 using dq::test::HttpClient;
+using dq::test::HttpResult;
 using dq::test::TestRedis;
 
 namespace {
@@ -276,6 +278,7 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   TestRedis second;
   DqdOptions options;
   options.shards = {first.address(), second.address()};
+  options.timers = 1;  // settles the held copies once the second is back
   DqdProcess dqd(options);
   dqd.add_topic("orders");
   dqd.start();
@@ -292,14 +295,19 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
 
   long first_before = count(first);
   second.stop();
+  // Ids homed on the stopped shard are kept on the first, held: 504 until
+  // the second can be asked (it might hold them with another body).
   int ok = 0;
+  int held = 0;
   for (int i = 0; i < 100; ++i) {
     auto answer = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
-    if (answer.status == 201) {
-      ++ok;
-    }
+    ok += answer.status == 201;
+    held += answer.status == 504;
   }
-  CHECK(ok == 100);
+  MESSAGE("adds with one shard stopped: 201 ", ok, ", 504 held ", held);
+  CHECK(ok + held == 100);
+  CHECK(ok > 20);
+  CHECK(held > 20);
   CHECK(count(first) == first_before + 100);
   // A job whose shard is down cannot be confirmed absent: 503, not 404.
   auto health = http.get(dqd.base_url() + "/healthz");
@@ -325,7 +333,11 @@ TEST_CASE("two shards: jobs spread over both, and adds go on when one stops") {
   // The same id is found even when its home shard changed while it was down:
   // the same body is a retried add (200, existing), another body a conflict.
   for (int i = 0; i < 100; ++i) {
-    auto again = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
+    HttpResult again;
+    CHECK(dq::test::wait_until(10000, [&] {  // a held copy answers 504 until settled
+      again = http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i, 600).dump());
+      return again.status != 504;
+    }));
     CHECK(again.status == 200);
     CHECK(again.json()["existing"] == true);
     CHECK(http.post(dqd.jobs_url("orders"), job("b-" + std::to_string(i), i + 1000, 600).dump())
