@@ -165,8 +165,9 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
   }
   bool confirmed = exchange.query("confirm") == "yes";
   int64_t purged = 0;
+  int64_t in_flight = 0;  // purged while being delivered: those callbacks still complete
   if (confirmed) {
-    auto gone = purge_topic_jobs(store_, name);
+    auto gone = purge_topic_jobs(store_, name, &in_flight);
     if (!gone.is_ok()) {
       return exchange.reply_error(gone.status());
     }
@@ -188,13 +189,14 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
     return exchange.reply_error(status);
   }
   if (confirmed) {
-    auto late = purge_topic_jobs(store_, name);
+    auto late = purge_topic_jobs(store_, name, &in_flight);
     if (late.is_ok()) {
       purged += *late;
     }
   }
   err_log().info("dq-admin: topic {} deleted with {} job(s)", name, purged);
-  exchange.reply_json(200, Json{{"deleted", name}, {"purged_jobs", purged}});
+  exchange.reply_json(
+      200, Json{{"deleted", name}, {"purged_jobs", purged}, {"in_flight_jobs", in_flight}});
 }
 
 void AdminApp::test_callback(Exchange& exchange, const std::string& name) {

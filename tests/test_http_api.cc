@@ -531,3 +531,59 @@ TEST_CASE("dead letters over HTTP: list, requeue one or all, purge, and bad requ
   CHECK(purged.json()["purged"] == 1);
   CHECK(http.get(dqd.jobs_url("orders") + "/d-4").status == 404);
 }
+
+TEST_CASE("HEAD of a job, an at in the past, numbers too large for a double") {
+  TestRedis redis;
+  DqdProcess dqd(one_shard(redis));
+  dqd.add_topic("edge");
+  dqd.start();
+  HttpClient http;
+  REQUIRE(http.post(dqd.jobs_url("edge"), job("h", Json{{"n", 1}}, 600).dump()).status == 201);
+
+  // HEAD is GET without the body.
+  auto head = http.request("HEAD", dqd.jobs_url("edge") + "/h");
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+  CHECK(head.content_type == "application/json");
+  CHECK(http.request("HEAD", dqd.jobs_url("edge") + "/nope").status == 404);
+
+  // An at in the past is due at Redis's now, and that is the answer.
+  for (const Json& past : {Json(0), Json(1), Json("2001-01-01 00:00:00")}) {
+    CAPTURE(past.dump());
+    int64_t before = dq::now_ms();
+    auto added = http.post(dqd.jobs_url("edge"),
+                           Json{{"id", "past-" + past.dump()}, {"body", 1}, {"at", past}}.dump());
+    REQUIRE(added.status == 201);
+    int64_t due = added.json()["due_at_ms"].get<int64_t>();
+    CHECK(due >= before - 1000);  // Redis's clock is this host's
+    CHECK(due <= dq::now_ms() + 1000);
+    CHECK(http.get(dqd.jobs_url("edge") + "/past-" + past.dump()).json()["due_at_ms"] == due);
+  }
+
+  // 1e400 is valid JSON: as a body (or in one) it is stored byte for byte.
+  for (const std::string body : {"1e400", "[-1e400,1E+999,{\"a\":\"1e400\"}]"}) {
+    CAPTURE(body);
+    std::string id = "big-" + std::to_string(body.size());
+    auto added = http.post(dqd.jobs_url("edge"),
+                           "{\"id\":\"" + id + "\",\"body\":" + body + ",\"delay\":600}");
+    CHECK_MESSAGE(added.status == 201, added.body);
+    auto got = http.get(dqd.jobs_url("edge") + "/" + id);
+    CHECK(got.status == 200);
+    CHECK_MESSAGE(got.body.find("\"body\":" + body + ",") != std::string::npos, got.body);
+  }
+  auto batch = http.post(dqd.jobs_url("edge") + "/batch",
+                         R"({"jobs":[{"id":"big-b","body":{"x":1e400},"delay":600}]})");
+  CHECK(batch.status == 200);
+  CHECK(batch.json()["results"][0]["status"] == 201);
+
+  // As a delay or an at it is refused, with a reason, and changes nothing.
+  std::string before = redis.dump_all();
+  auto delay = http.post(dqd.jobs_url("edge"), R"({"id":"d","body":1,"delay":1e400})");
+  CHECK(delay.status == 400);
+  CHECK_MESSAGE(delay.json()["error"].get<std::string>().find("delay") != std::string::npos,
+                delay.body);
+  auto at = http.post(dqd.jobs_url("edge"), R"({"id":"a","body":1,"at":-1e400})");
+  CHECK(at.status == 400);
+  CHECK_MESSAGE(at.json()["error"].get<std::string>().find("at") != std::string::npos, at.body);
+  CHECK(redis.dump_all() == before);
+}

@@ -88,12 +88,19 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
         201);
   }
   REQUIRE(callback.wait_for(kJobs, 10000));
-  // Every first callback is in flight now: reschedule each job.
+  // Every first callback is in flight now: reschedule each job. The delete
+  // says so (202, delivery_in_flight): that call is not stopped.
+  int in_flight = 0;
   for (int i = 0; i < kJobs; ++i) {
     std::string id = "r" + std::to_string(i);
-    CHECK(http.del(dqd.jobs_url("remind") + "/" + id).status == 204);
+    auto removed = http.del(dqd.jobs_url("remind") + "/" + id);
+    CHECK(removed.status == 202);
+    in_flight += removed.status == 202 && removed.json().value("delivery_in_flight", false) &&
+                 removed.json().value("deleted", false);
     CHECK(http.post(dqd.jobs_url("remind"), job(id, Json{{"v", 2}}, 0.5)).status == 201);
   }
+  MESSAGE("deletes answered 202 delivery_in_flight: ", in_flight, " of ", kJobs);
+  CHECK(in_flight == kJobs);
   // The old callbacks answer 200 now; their acks must leave the new jobs alone.
   REQUIRE(wait_until(25000, [&] { return callback.count() >= size_t{2} * kJobs; }));
   sleep_ms(1000);  // anything extra would show up by now

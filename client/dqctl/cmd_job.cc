@@ -420,12 +420,14 @@ int run_del(const CtlOptions& options, const std::vector<std::string>& raw) {
     return report(deleted.error(), args.json);
   }
   if (args.json) {
-    printf("%s\n",
-           Json{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}}
-               .dump()
-               .c_str());
+    Json out{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}};
+    if (deleted->delivery_in_flight) {
+      out["delivery_in_flight"] = true;
+    }
+    printf("%s\n", out.dump().c_str());
   } else {
-    printf("deleted %s/%s\n", args.positional[0].c_str(), args.positional[1].c_str());
+    printf("deleted %s/%s%s\n", args.positional[0].c_str(), args.positional[1].c_str(),
+           deleted->delivery_in_flight ? "; a delivery already under way still completes" : "");
   }
   return kExitOk;
 }

@@ -321,8 +321,9 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   }
   JobStore store(config);
   int64_t purged = 0;
+  int64_t in_flight = 0;  // purged while being delivered: those callbacks still complete
   if (purge) {
-    auto deleted = purge_topic_jobs(store, name);
+    auto deleted = purge_topic_jobs(store, name, &in_flight);
     if (!deleted.is_ok()) {
       return report_failure(deleted.status());
     }
@@ -347,7 +348,7 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   if (purge) {
     // A producer whose server had not yet seen the deletion may have added
     // a job meanwhile: sweep once more.
-    auto late = purge_topic_jobs(store, name);
+    auto late = purge_topic_jobs(store, name, &in_flight);
     if (!late.is_ok()) {
       return report_failure(late.status());
     }
@@ -357,10 +358,17 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
     Json out{{"deleted", name}};
     if (purge) {
       out["purged_jobs"] = purged;
+      out["in_flight_jobs"] = in_flight;
     }
     print_json(out);
   } else if (purge) {
     printf("topic %s deleted with %lld job(s)\n", name.c_str(), static_cast<long long>(purged));
+    if (in_flight > 0) {
+      printf(
+          "%lld of them were being delivered and could not be stopped: their callbacks still "
+          "complete\n",
+          static_cast<long long>(in_flight));
+    }
   } else {
     printf("topic %s deleted\n", name.c_str());
   }

@@ -2,6 +2,7 @@
 #include "common/store/topic_jobs.h"
 
 #include <functional>
+#include <string_view>
 #include <vector>
 
 #include "common/redis/redis_scan.h"
@@ -49,9 +50,11 @@ Status refused(const std::string& what, const std::string& topic, const Status& 
                 "cannot " + what + " topic " + topic + "'s jobs: " + status.message());
 }
 
-// Deletes every job of the topic on one shard; adds how many to *deleted.
+// Deletes every job of the topic on one shard; adds how many to *deleted,
+// and how many of them were being delivered (state w) to *in_flight.
 Status delete_jobs(RedisConnection& shard, const std::string& topic,
-                   const std::vector<std::string>& shard_names, int64_t* deleted) {
+                   const std::vector<std::string>& shard_names, int64_t* deleted,
+                   int64_t* in_flight) {
   return scan_records(shard, topic + ":*", [&](const std::vector<std::string>& found) {
     std::vector<ScriptCall> calls;
     std::string key_topic, id;
@@ -68,6 +71,9 @@ Status delete_jobs(RedisConnection& shard, const std::string& topic,
       if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
           r->element[0]->type == REDIS_REPLY_INTEGER) {
         *deleted += r->element[0]->integer;
+        const redisReply* state = r->element[1];
+        *in_flight +=
+            state->type == REDIS_REPLY_STRING && std::string_view(state->str, state->len) == "w";
       }
     }
     return Status::ok();
@@ -130,7 +136,8 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic) {
   return total;
 }
 
-Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic) {
+Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic, int64_t* in_flight) {
+  int64_t delivering = 0;
   for (size_t i = 0; i < store.shard_count(); ++i) {
     Status up = store.shard(i).ensure_connected();
     if (!up.is_ok()) {
@@ -139,7 +146,8 @@ Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic) {
   }
   int64_t deleted = 0;
   for (size_t i = 0; i < store.shard_count(); ++i) {
-    Status status = delete_jobs(store.shard(i), topic, shard_names(store.addresses()), &deleted);
+    Status status =
+        delete_jobs(store.shard(i), topic, shard_names(store.addresses()), &deleted, &delivering);
     if (!status.is_ok()) {
       return refused("purge", topic, status);
     }
@@ -154,6 +162,9 @@ Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic) {
     if (!status.is_ok()) {
       return refused("purge", topic, status);
     }
+  }
+  if (in_flight != nullptr) {
+    *in_flight += delivering;
   }
   return deleted + *dead;
 }

@@ -25,6 +25,9 @@ Result<int64_t> count_topic_jobs(JobStore& store, const std::string& topic);
 // minute: a topic created later under the same name starts from zero). Returns how
 // many jobs were deleted. Checks every shard is reachable before deleting
 // anything; a shard lost midway leaves its share and answers kUnavailable.
-Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic);
+// Adds to *in_flight how many of them were being delivered: those callbacks
+// are not stopped and still complete (to the callback URL they were sent to).
+Result<int64_t> purge_topic_jobs(JobStore& store, const std::string& topic,
+                                 int64_t* in_flight = nullptr);
 
 }  // namespace dq

@@ -124,7 +124,10 @@ struct JobInfo {
   std::string raw_json;  // the server's answer
 };
 
-struct Deleted {};  // del() has no value to return beyond success
+struct Deleted {
+  // 202: deleted, but a delivery was already under way; its callback still runs.
+  bool delivery_in_flight = false;
+};
 
 struct BatchJob {
   std::string id;
