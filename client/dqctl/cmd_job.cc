@@ -363,11 +363,10 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   if (args.json) {
     printf("%s\n", added->raw_json.c_str());
   } else {
-    printf("%s %s/%s, due %s (due_at_ms=%lld)%s\n",
+    printf("%s %s/%s, due %s (due_at_ms=%lld)\n",
            added->existing ? "already pending (same body)" : "added", added->topic.c_str(),
            added->id.c_str(), local_time(added->due_at_ms).c_str(),
-           static_cast<long long>(added->due_at_ms),
-           added->held ? "; held until an unreachable shard is asked" : "");
+           static_cast<long long>(added->due_at_ms));
   }
   return kExitOk;
 }

@@ -369,7 +369,6 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   Added added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(),
               answer.body};
   added.existing = reply.value("existing", false);
-  added.held = reply.value("held", false);
   return added;
 }
 

@@ -106,7 +106,6 @@ struct Added {
   int64_t due_at_ms = 0;
   std::string raw_json;   // the server's answer
   bool existing = false;  // 200: the same job (same body) was pending already, e.g. a retry
-  bool held = false;      // kept until a Redis shard that could not be asked answers
 };
 
 enum class JobState { Delayed, Ready, Working, Retrying, Dead, Held, Unknown };
