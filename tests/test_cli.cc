@@ -160,7 +160,7 @@ TEST_CASE("dqd --check: passes on a good config, fails on an unreachable shard o
                 margin.out);
   RunResult start = dqd({"--test-config", "-c", other.path + "/margin.ini"}, other.path);
   CHECK(start.exit_code != 0);
-  CHECK_MESSAGE(contains(start.out + start.err, "delivery.lease_margin_ms"), start.out + start.err);
+  CHECK_MESSAGE(contains(start.out + start.err, "delivery.lease_margin_ms"), (start.out + start.err));
 }
 
 TEST_CASE("an unknown topic is an error (exit 1) wherever a topic is named") {

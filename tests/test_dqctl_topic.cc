@@ -534,6 +534,7 @@ TEST_CASE("topic del --purge says how many jobs were being delivered and still c
   options.consumers = 1;
   dq::test::DqdProcess dqd(options);
   dq::test::register_topic(dqd, "gone", callback.url());
+  dq::test::register_topic(dqd, "gone2", callback.url());
   dqd.start();
   dq::test::HttpClient http;
   const int kInFlight = 6;
@@ -566,7 +567,6 @@ TEST_CASE("topic del --purge says how many jobs were being delivered and still c
   }
 
   // The human form says it too.
-  dq::test::register_topic(dqd, "gone2", callback.url());
   REQUIRE(http.post(dqd.jobs_url("gone2"), dq::test::job_doc("h", 1, 0)).status == 201);
   REQUIRE(callback.wait_for(kInFlight + 1, 10000));
   RunResult human =

@@ -548,16 +548,18 @@ TEST_CASE("HEAD of a job, an at in the past, numbers too large for a double") {
   CHECK(http.request("HEAD", dqd.jobs_url("edge") + "/nope").status == 404);
 
   // An at in the past is due at Redis's now, and that is the answer.
-  for (const Json& past : {Json(0), Json(1), Json("2001-01-01 00:00:00")}) {
-    CAPTURE(past.dump());
+  const std::vector<Json> pasts = {Json(0), Json(1), Json("2001-01-01 00:00:00")};
+  for (size_t i = 0; i < pasts.size(); ++i) {
+    CAPTURE(pasts[i].dump());
+    const std::string id = "past-" + std::to_string(i);
     int64_t before = dq::now_ms();
-    auto added = http.post(dqd.jobs_url("edge"),
-                           Json{{"id", "past-" + past.dump()}, {"body", 1}, {"at", past}}.dump());
+    auto added =
+        http.post(dqd.jobs_url("edge"), Json{{"id", id}, {"body", 1}, {"at", pasts[i]}}.dump());
     REQUIRE(added.status == 201);
     int64_t due = added.json()["due_at_ms"].get<int64_t>();
     CHECK(due >= before - 1000);  // Redis's clock is this host's
     CHECK(due <= dq::now_ms() + 1000);
-    CHECK(http.get(dqd.jobs_url("edge") + "/past-" + past.dump()).json()["due_at_ms"] == due);
+    CHECK(http.get(dqd.jobs_url("edge") + "/" + id).json()["due_at_ms"] == due);
   }
 
   // 1e400 is valid JSON: as a body (or in one) it is stored byte for byte.
@@ -569,7 +571,7 @@ TEST_CASE("HEAD of a job, an at in the past, numbers too large for a double") {
     CHECK_MESSAGE(added.status == 201, added.body);
     auto got = http.get(dqd.jobs_url("edge") + "/" + id);
     CHECK(got.status == 200);
-    CHECK_MESSAGE(got.body.find("\"body\":" + body + ",") != std::string::npos, got.body);
+    CHECK_MESSAGE(got.body.find("\"body\":" + body + "}") != std::string::npos, got.body);
   }
   auto batch = http.post(dqd.jobs_url("edge") + "/batch",
                          R"({"jobs":[{"id":"big-b","body":{"x":1e400},"delay":600}]})");

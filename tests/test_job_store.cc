@@ -385,7 +385,7 @@ TEST_CASE("add, get, del round trip; times come from Redis") {
   check_consistent(redis);
 }
 
-TEST_CASE("an absolute due time is stored as given") {
+TEST_CASE("an absolute due time is stored as given; one in the past is due at Redis's now") {
   TestRedis redis;
   auto store = store_over({&redis});
   int64_t due = redis_time_ms(redis) + 123456;
@@ -394,6 +394,13 @@ TEST_CASE("an absolute due time is stored as given") {
   CHECK(added->due_ms == due);
   CHECK(store->get("t", "1")->due_at_ms == due);
   CHECK(due_bound_of(redis, "t:1") == due);  // the only job of its bucket
+
+  int64_t before = redis_time_ms(redis);
+  auto past = store->add("t", "2", "{}", at_ms(before - 60000));
+  REQUIRE(past.is_ok());
+  CHECK(past->due_ms >= before);
+  CHECK(past->due_ms <= redis_time_ms(redis));
+  CHECK(store->get("t", "2")->due_at_ms == past->due_ms);
 }
 
 TEST_CASE("a retried add (same id, same body) is answered as existing and changes nothing") {
@@ -754,7 +761,9 @@ TEST_CASE("reserve: shares first, then caps, within the job budget; leases each 
   const ReservedJob& a0 = batch->jobs[0];
   CHECK(a0.job.topic == "a");
   CHECK(a0.job.body == "{\"a\":1}");
-  CHECK(a0.job.due_at_ms == now - 100);
+  // An at in the past is due at Redis's now when it was added.
+  CHECK(a0.job.due_at_ms >= now);
+  CHECK(a0.job.due_at_ms <= before);
   CHECK(a0.job.created_at_ms >= now);
   for (const auto& job : batch->jobs) {
     CHECK(job.shard == 0);
@@ -1532,8 +1541,8 @@ TEST_CASE("wake lists get tokens and BLPOP waits for them") {
   REQUIRE(store->add("t", "2", "{}", in_ms(9000)).is_ok());  // later: no token
   CHECK(llen(redis, keys::timer_wake()) == 1);
   int64_t now = redis_time_ms(redis);
-  REQUIRE(store->add("t", "3", "{}", at_ms(now - 1000)).is_ok());
-  REQUIRE(store->add("t", "4", "{}", at_ms(now - 2000)).is_ok());  // earlier still
+  REQUIRE(store->add("t", "3", "{}", at_ms(now - 1000)).is_ok());  // past: due at Redis's now
+  REQUIRE(store->add("t", "4", "{}", in_ms(-2000)).is_ok());       // earlier still
   CHECK(llen(redis, keys::timer_wake()) == 3);
   CHECK(*store->wait_timer_wake(0, 100));
   CHECK(*store->wait_timer_wake(0, 0));
