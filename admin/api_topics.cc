@@ -164,30 +164,37 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
     return exchange.reply_error(topic.status());
   }
   auto held = exchange.hold();
+  // Purged while being delivered: those callbacks still complete.
+  auto in_flight = std::make_shared<int64_t>(0);
   // Deletes the topic from the registry, then (confirmed) sweeps its jobs once more.
-  auto remove = [this, held, name](bool confirmed, int64_t purged) {
+  auto remove = [this, held, name, in_flight](bool confirmed, int64_t purged) {
     Status status = registry_->delete_topic(name);
     if (!status.is_ok()) {
       return held->reply_error(status);
     }
-    auto answer = [held, name](int64_t total) {
+    auto answer = [held, name, in_flight](int64_t total) {
       err_log().info("dq-admin: topic {} deleted with {} job(s)", name, total);
-      held->reply_json(200, Json{{"deleted", name}, {"purged_jobs", total}});
+      held->reply_json(
+          200, Json{{"deleted", name}, {"purged_jobs", total}, {"in_flight_jobs", *in_flight}});
     };
     if (!confirmed) {
       return answer(purged);
     }
-    purge_topic_jobs(shards(), name, [answer, purged](Result<int64_t> late) {
-      answer(purged + (late.is_ok() ? *late : 0));
-    });
+    purge_topic_jobs(
+        shards(), name,
+        [answer, purged](Result<int64_t> late) { answer(purged + (late.is_ok() ? *late : 0)); },
+        in_flight);
   };
   if (exchange.query("confirm") == "yes") {
-    return purge_topic_jobs(shards(), name, [held, remove](Result<int64_t> gone) {
-      if (!gone.is_ok()) {
-        return held->reply_error(gone.status());
-      }
-      remove(true, *gone);
-    });
+    return purge_topic_jobs(
+        shards(), name,
+        [held, remove](Result<int64_t> gone) {
+          if (!gone.is_ok()) {
+            return held->reply_error(gone.status());
+          }
+          remove(true, *gone);
+        },
+        in_flight);
   }
   count_topic_jobs(shards(), name, [held, name, remove](Result<int64_t> count) {
     if (!count.is_ok()) {

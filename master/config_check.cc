@@ -1,16 +1,19 @@
 // Implements `dqd --check` (see config_check.h).
 #include "master/config_check.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 
 #include "common/core/config.h"
+#include "common/core/master_status.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
 #include "common/registry/registry.h"
 #include "common/store/shard_writable.h"
+#include "master/shard_removal.h"
 
 namespace dq {
 namespace {
@@ -87,6 +90,35 @@ void check_shard(const Config& config, const ShardAddress& shard, Report& report
   }
 }
 
+// Against a dqd running with this pid file: a shard it uses that this
+// config no longer lists must hold no jobs (a reload would refuse it).
+void check_removed(const Config& config, Report& report) {
+  auto running = read_master_status(config.pid_file);
+  const char* what = "shards no longer listed";
+  int64_t pid = running.is_ok() ? running->value("master_pid", int64_t{0}) : 0;
+  if (pid <= 0 || kill(static_cast<pid_t>(pid), 0) != 0 || !running->contains("shards")) {
+    report.ok(what, "no running dqd (" + config.pid_file + ") to compare with");
+    return;
+  }
+  std::string listed;
+  for (const auto& name : (*running)["shards"]) {
+    listed += (listed.empty() ? "" : ",") + name.get<std::string>();
+  }
+  auto before = parse_shard_list(listed);
+  if (!before.is_ok()) {
+    report.fail(what, "the running dqd's status lists shards it cannot parse: " + listed);
+    return;
+  }
+  auto removed = removed_shards(*before, config.shards);
+  Status kept = check_removed_shards(removed, config);
+  if (!kept.is_ok()) {
+    report.fail(what, kept.message());
+  } else {
+    report.ok(what, std::to_string(removed.size()) + " against the running dqd (pid " +
+                        std::to_string(pid) + ")" + (removed.empty() ? "" : ", holding no jobs"));
+  }
+}
+
 }  // namespace
 
 int run_config_check(const std::string& config_path, FILE* out) {
@@ -117,6 +149,7 @@ int run_config_check(const std::string& config_path, FILE* out) {
   for (const auto& shard : shards) {
     check_shard(*config, shard, report);
   }
+  check_removed(*config, report);
 
   if (report.failures() == 0) {
     std::fprintf(out, "dqd --check: all checks passed\n");

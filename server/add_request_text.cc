@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/core/json.h"
+#include "common/core/json_big_numbers.h"
 #include "common/core/json_scan.h"
 #include "server/legacy_fields.h"
 
@@ -123,7 +124,7 @@ ParsedAdd parse_add_text(const std::string& topic, std::string_view text, TopicC
 ParsedAdd parse_add_text_dom(const std::string& topic, std::string_view text, TopicCache& topics,
                              const Config& config, int64_t now_ms) {
   ParsedAdd parsed;
-  Json job = Json::parse(text, nullptr, false);
+  Json job = parse_json_any_number(text);
   if (job.is_discarded()) {
     parsed.is_json = false;
     parsed.request =

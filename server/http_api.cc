@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/core/clock.h"
+#include "common/core/json_big_numbers.h"
 #include "common/core/json_span.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
@@ -37,7 +38,7 @@ int added_status(const Result<Added>& added) {
 }
 
 // The add's answer, written as dump_json wrote {"topic", "id", "due_at_ms",
-// "existing", "held"} (nlohmann orders an object's keys).
+// "existing"} (nlohmann orders an object's keys).
 std::string added_text(const AddRequest& add, const Added& added) {
   std::string out;
   out.reserve(64 + add.id.size() + add.topic.size());
@@ -45,10 +46,6 @@ std::string added_text(const AddRequest& add, const Added& added) {
   out += std::to_string(added.due_ms);
   if (added.existing) {
     out += ",\"existing\":true";
-  }
-  // Kept, but not delivered until a shard that could not be asked is.
-  if (added.held) {
-    out += ",\"held\":true";
   }
   out += ",\"id\":";
   append_json_string(&out, add.id);
@@ -60,7 +57,7 @@ std::string added_text(const AddRequest& add, const Added& added) {
 
 // Parses the request body as JSON; on failure answers 400 and returns false.
 bool parse_body(const std::string& text, Json* out, std::string* error) {
-  *out = Json::parse(text, nullptr, false);
+  *out = parse_json_any_number(text);
   if (out->is_discarded()) {
     *error = text.empty() ? "request body is empty; expected a JSON object"
                           : "request body is not valid JSON";
@@ -116,7 +113,10 @@ void HttpApi::send(const Exchange& request, const std::string& route, int status
 
 void HttpApi::route(const Exchange& request, const std::vector<std::string>& path) {
   const std::string& method = request->method();
-  auto is = [&](const char* wanted) { return method == wanted; };
+  // HEAD is answered like GET, without the body (HttpExchange drops it).
+  auto is = [&](const char* wanted) {
+    return method == wanted || (method == "HEAD" && std::strcmp(wanted, "GET") == 0);
+  };
   auto wrong_method = [&](const char* allowed) {
     request->add_header("Allow", allowed);
     finish(request, "other", 405,
@@ -312,9 +312,6 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
         if (added->existing) {
           result["existing"] = true;
         }
-        if (added->held) {
-          result["held"] = true;
-        }
       } else {
         result["error"] = added.status().message();
       }
@@ -344,11 +341,15 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
   if (!ok.is_ok()) {
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
   }
-  jobs_.del(topic, id, [this, request, topic, id](const Status& status) {
-    int code = status.is_ok() ? 204 : http_status_of(status.code());
+  jobs_.del(topic, id, [this, request, topic, id](const Status& status, bool in_flight) {
+    // 202: deleted, but a delivery already under way is not called back.
+    int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
     request_log().info("del {} {} -> {}", topic, id, code);
     if (!status.is_ok()) {
       return finish(request, "del", code, Json{{"error", status.message()}});
+    }
+    if (in_flight) {
+      return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
     }
     finish(request, "del", 204, Json());
   });

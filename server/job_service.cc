@@ -344,22 +344,22 @@ void JobService::read_last_error(AsyncShard* redis, Job job,
                  });
 }
 
-void JobService::del(const std::string& topic, const std::string& id,
-                     std::function<void(Status)> done) {
+void JobService::del(const std::string& topic, const std::string& id, DelDone done) {
   look_everywhere(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
     if (!lookup->error.is_ok()) {
-      done(lookup->error);
+      done(lookup->error, false);
       return;
     }
     DeletePlan plan = plan_delete(lookup->copies, lookup->unreachable, lookup->topic, lookup->id);
     if (!plan.verdict.is_ok() || lookup->copies.empty()) {
-      done(plan.verdict);
+      done(plan.verdict, false);
       return;
     }
     struct Deleting {
       size_t left = 0;
       Status status;
-      std::function<void(Status)> done;
+      bool in_flight = false;  // a copy was being delivered (state w) when deleted
+      DelDone done;
     };
     auto deleting = std::make_shared<Deleting>();
     deleting->left = lookup->copies.size();
@@ -378,8 +378,14 @@ void JobService::del(const std::string& topic, const std::string& id,
                                                                         "; delete outcome unknown")
                                            : reply.status();
                                  }
+                                 // del.lua: {1, state} when it deleted the copy.
+                                 const redisReply* r = reply.is_ok() ? *reply : nullptr;
+                                 if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                                     reply_text(r->element[1]) == "w") {
+                                   deleting->in_flight = true;
+                                 }
                                  if (--deleting->left == 0) {
-                                   deleting->done(deleting->status);
+                                   deleting->done(deleting->status, deleting->in_flight);
                                  }
                                });
     }

@@ -49,7 +49,9 @@ class JobService {
   void add(AddRequest request, AddDone done);
   // kNotFound, or kUnavailable when not found but a shard is down.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
-  void del(const std::string& topic, const std::string& id, std::function<void(Status)> done);
+  // in_flight: a copy deleted was being delivered; its callback is not stopped.
+  using DelDone = std::function<void(const Status& status, bool in_flight)>;
+  void del(const std::string& topic, const std::string& id, DelDone done);
 
   std::vector<ShardHealth> health() const;
   // The connections, one per shard in config order, lent to the operator

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "common/core/clock.h"
+#include "common/core/json_big_numbers.h"
 #include "common/core/json_span.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
@@ -278,7 +279,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   // Parses and runs one request.
   void handle(const std::string& text) {
     server_.touch(this);
-    Json request = Json::parse(text, nullptr, false);
+    Json request = parse_json_any_number(text);
     if (request.is_discarded() || !request.is_object()) {
       return reply_failure("-", "-", "-", "request is not a JSON object");
     }
@@ -369,7 +370,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     }
     uint64_t number = begin("del", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status) {
+    server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status, bool) {
       auto self = weak.lock();
       if (!self || !self->current(number)) {
         return;

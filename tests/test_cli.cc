@@ -150,6 +150,18 @@ TEST_CASE("dqd --check: passes on a good config, fails on an unreachable shard o
   CHECK(bad.exit_code == 1);
   CHECK(contains(bad.out, "server.workers"));
   CHECK(dqd({"--check", "-c", other.path + "/missing.ini"}, other.path).exit_code == 1);
+
+  // A lease margin of 0 gave stale acks: below 200 ms it is refused by the
+  // check and by the config load dqd starts with.
+  std::ofstream(other.path + "/margin.ini") << "[delivery]\nlease_margin_ms = 0\n";
+  RunResult margin = dqd({"--check", "-c", other.path + "/margin.ini"}, other.path);
+  CHECK(margin.exit_code == 1);
+  CHECK_MESSAGE(contains(margin.out, "delivery.lease_margin_ms = '0' must be an integer from 200"),
+                margin.out);
+  RunResult start = dqd({"--test-config", "-c", other.path + "/margin.ini"}, other.path);
+  CHECK(start.exit_code != 0);
+  CHECK_MESSAGE(contains(start.out + start.err, "delivery.lease_margin_ms"),
+                (start.out + start.err));
 }
 
 TEST_CASE("an unknown topic is an error (exit 1) wherever a topic is named") {

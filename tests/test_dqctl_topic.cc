@@ -17,6 +17,10 @@
 #include "common/core/json.h"
 #include "common/registry/registry.h"
 #include "common/store/job_store.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
@@ -514,6 +518,63 @@ TEST_CASE("topic del is refused while the topic holds jobs; --purge deletes them
   RunResult del = ctl.run({"topic", "del", "orders2"});
   CHECK_MESSAGE(del.exit_code == 0, del.err);
   CHECK(contains(del.out, "topic orders2 deleted"));
+}
+
+TEST_CASE("topic del --purge says how many jobs were being delivered and still complete") {
+  dq::test::TestRedis redis;
+  dq::test::CallbackServer callback;
+  callback.set_responder([](const dq::test::RecordedRequest&, size_t) {
+    dq::test::CallbackAnswer answer;
+    answer.delay_ms = 3000;  // every callback still running when the topic goes
+    return answer;
+  });
+  dq::test::DqdOptions options;
+  options.shards = {redis.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  dq::test::DqdProcess dqd(options);
+  dq::test::register_topic(dqd, "gone", callback.url());
+  dq::test::register_topic(dqd, "gone2", callback.url());
+  dqd.start();
+  dq::test::HttpClient http;
+  const int kInFlight = 6;
+  const int kPending = 4;
+  for (int i = 0; i < kInFlight + kPending; ++i) {
+    double delay = i < kInFlight ? 0 : 600;
+    REQUIRE(http.post(dqd.jobs_url("gone"), dq::test::job_doc("g" + std::to_string(i), i, delay))
+                .status == 201);
+  }
+  REQUIRE(callback.wait_for(kInFlight, 10000));
+  RunResult purged = dq::test::run_dqctl(
+      {"-c", dqd.config_path(), "--json", "topic", "del", "gone", "--purge"}, dqd.dir());
+  REQUIRE_MESSAGE(purged.exit_code == 0, purged.err);
+  dq::Json out = dq::Json::parse(purged.out);
+  CHECK(out["purged_jobs"] == kInFlight + kPending);
+  CHECK(out["in_flight_jobs"] == kInFlight);
+  // The running callbacks are not stopped: they complete, once each; the
+  // pending jobs are gone.
+  dq::test::sleep_ms(5000);
+  auto count = dq::test::deliveries_by_id(callback);
+  size_t delivered = count.size(), duplicated = 0;
+  for (const auto& entry : count) duplicated += static_cast<size_t>(entry.second - 1);
+  MESSAGE("jobs ", kInFlight + kPending, ", in flight at the purge ", kInFlight, " (reported ",
+          out["in_flight_jobs"].get<int>(), "), delivered ", delivered, ", duplicated ",
+          duplicated);
+  CHECK(delivered == static_cast<size_t>(kInFlight));
+  CHECK(duplicated == 0);
+  for (int i = 0; i < kInFlight + kPending; ++i) {
+    CHECK(http.get(dqd.jobs_url("gone") + "/g" + std::to_string(i)).status == 404);
+  }
+
+  // The human form says it too.
+  REQUIRE(http.post(dqd.jobs_url("gone2"), dq::test::job_doc("h", 1, 0)).status == 201);
+  REQUIRE(callback.wait_for(kInFlight + 1, 10000));
+  RunResult human =
+      dq::test::run_dqctl({"-c", dqd.config_path(), "topic", "del", "gone2", "--purge"}, dqd.dir());
+  CHECK_MESSAGE(human.exit_code == 0, human.err);
+  CHECK_MESSAGE(contains(human.out, "topic gone2 deleted with 1 job(s)"), human.out);
+  CHECK_MESSAGE(contains(human.out, "1 of them were being delivered and could not be stopped"),
+                human.out);
 }
 
 TEST_CASE("topic del refuses when a shard cannot be reached, and names it") {

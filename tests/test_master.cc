@@ -25,6 +25,7 @@
 #include "common/redis/redis_sync.h"
 #include "common/registry/registry.h"
 #include "common/store/job_store.h"
+#include "common/store/keys.h"
 #include "master/child_table.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"
@@ -934,4 +935,82 @@ TEST_CASE("start_local: the redis-server outlives a killed master and the next o
   if (alive(redis_pid)) {
     kill(redis_pid, SIGKILL);
   }
+}
+
+TEST_CASE("a shard that holds jobs is not removed: reload and --check refuse, say how many") {
+  TestRedis first;
+  TestRedis second;
+  CallbackServer callback;
+  DqdOptions options = options_for(first, 1, 1, 1);
+  options.shards = {first.address(), second.address()};
+  DqdProcess dqd(options);
+  dqd.add_topic("kept", callback.url());
+  dqd.start();
+  HttpClient http;
+  const int kJobs = 200;
+  std::map<std::string, int64_t> due;
+  for (int n = 0; n < kJobs; ++n) {
+    std::string id = "k" + std::to_string(n);
+    auto added =
+        http.post(dqd.jobs_url("kept"), Json{{"id", id}, {"body", n}, {"delay", 12}}.dump());
+    REQUIRE(added.status == 201);
+    due[id] = added.json()["due_at_ms"].get<int64_t>();
+  }
+  // How many the second shard holds ({dq}:counts, as dq counts them).
+  int64_t on_second = 0;
+  auto counts = second.command({"HVALS", dq::keys::counts()});
+  for (size_t i = 0; i < counts->elements; ++i) on_second += std::atoll(counts->element[i]->str);
+  REQUIRE(on_second > 0);
+  std::string holds = "holds " + std::to_string(on_second) + " job(s)";
+
+  // The second shard taken out of the list: --check and the reload refuse.
+  DqdOptions without = options;
+  without.shards = {first.address()};
+  dqd.rewrite_config(without);
+  std::string output;
+  int checked = dq::test::run_command(
+      {std::string(DQ_BUILD_DIR) + "/dqd", "--check", "-c", dqd.config_path()}, &output);
+  CHECK_MESSAGE(checked == 1, output);
+  CHECK_MESSAGE(output.find("shard " + second.address() + " is no longer listed but " + holds) !=
+                    std::string::npos,
+                output);
+  REQUIRE(kill(dqd.pid(), SIGUSR2) == 0);
+  CHECK(logged(dqd.log_dir(), "err",
+               "rejected, generation 1 keeps running: shard " + second.address() +
+                   " is no longer listed but " + holds));
+  // Still served: every job answers GET and is delivered once, none early.
+  int answered = 0;
+  for (const auto& entry : due) {
+    answered += http.get(dqd.jobs_url("kept") + "/" + entry.first).status == 200;
+  }
+  CHECK(answered == kJobs);
+  REQUIRE(callback.wait_for(static_cast<size_t>(kJobs), 30000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // a duplicate would arrive now
+  std::map<std::string, int> count;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    ++count[id];
+    early += request.arrived_ms < due[id];
+  }
+  int delivered = 0, duplicated = 0, lost = 0;
+  for (const auto& entry : due) {
+    delivered += count[entry.first] > 0;
+    duplicated += count[entry.first] > 1 ? count[entry.first] - 1 : 0;
+    lost += count[entry.first] == 0;
+  }
+  MESSAGE("accepted ", kJobs, " (", on_second, " on the shard taken out), delivered ", delivered,
+          ", duplicated ", duplicated, ", lost ", lost, ", early ", early);
+  CHECK(delivered == kJobs);
+  CHECK(duplicated == 0);
+  CHECK(lost == 0);
+  CHECK(early == 0);
+
+  // Drained, it may go: --check passes and the reload is taken.
+  checked = dq::test::run_command(
+      {std::string(DQ_BUILD_DIR) + "/dqd", "--check", "-c", dqd.config_path()}, &output);
+  CHECK_MESSAGE(checked == 0, output);
+  REQUIRE(kill(dqd.pid(), SIGUSR2) == 0);
+  CHECK(logged(dqd.log_dir(), "err", "reload (SIGUSR2): generation 2 started", 10000));
+  CHECK(dqd.stop() == 0);
 }

@@ -363,11 +363,10 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   if (args.json) {
     printf("%s\n", added->raw_json.c_str());
   } else {
-    printf("%s %s/%s, due %s (due_at_ms=%lld)%s\n",
+    printf("%s %s/%s, due %s (due_at_ms=%lld)\n",
            added->existing ? "already pending (same body)" : "added", added->topic.c_str(),
            added->id.c_str(), local_time(added->due_at_ms).c_str(),
-           static_cast<long long>(added->due_at_ms),
-           added->held ? "; held until an unreachable shard is asked" : "");
+           static_cast<long long>(added->due_at_ms));
   }
   return kExitOk;
 }
@@ -420,12 +419,14 @@ int run_del(const CtlOptions& options, const std::vector<std::string>& raw) {
     return report(deleted.error(), args.json);
   }
   if (args.json) {
-    printf("%s\n",
-           Json{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}}
-               .dump()
-               .c_str());
+    Json out{{"deleted", true}, {"topic", args.positional[0]}, {"id", args.positional[1]}};
+    if (deleted->delivery_in_flight) {
+      out["delivery_in_flight"] = true;
+    }
+    printf("%s\n", out.dump().c_str());
   } else {
-    printf("deleted %s/%s\n", args.positional[0].c_str(), args.positional[1].c_str());
+    printf("deleted %s/%s%s\n", args.positional[0].c_str(), args.positional[1].c_str(),
+           deleted->delivery_in_flight ? "; a delivery already under way still completes" : "");
   }
   return kExitOk;
 }

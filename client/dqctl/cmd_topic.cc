@@ -320,9 +320,11 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
     return exit_code;
   }
   WaitingShards shards(config);
+  // Purged while being delivered: those callbacks still complete.
+  auto in_flight = std::make_shared<int64_t>(0);
   auto purge_jobs = [&]() {
     return shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
-      purge_topic_jobs(shards.set(), name, done);
+      purge_topic_jobs(shards.set(), name, done, in_flight);
     });
   };
   int64_t purged = 0;
@@ -364,10 +366,17 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
     Json out{{"deleted", name}};
     if (purge) {
       out["purged_jobs"] = purged;
+      out["in_flight_jobs"] = *in_flight;
     }
     print_json(out);
   } else if (purge) {
     printf("topic %s deleted with %lld job(s)\n", name.c_str(), static_cast<long long>(purged));
+    if (*in_flight > 0) {
+      printf(
+          "%lld of them were being delivered and could not be stopped: their callbacks still "
+          "complete\n",
+          static_cast<long long>(*in_flight));
+    }
   } else {
     printf("topic %s deleted\n", name.c_str());
   }

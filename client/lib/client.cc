@@ -369,7 +369,6 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   Added added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(),
               answer.body};
   added.existing = reply.value("existing", false);
-  added.held = reply.value("held", false);
   return added;
 }
 
@@ -415,10 +414,13 @@ Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   if (called->answer.status == 404 && unsure) {
     return Deleted{};
   }
-  if (called->answer.status != 204 && called->answer.status != 200) {
+  if (called->answer.status != 204 && called->answer.status != 200 &&
+      called->answer.status != 202) {
     return error_from_answer(called->answer, called->server);
   }
-  return Deleted{};
+  Deleted deleted;
+  deleted.delivery_in_flight = called->answer.status == 202;
+  return deleted;
 }
 
 Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,

@@ -129,7 +129,7 @@ Result<Config> load_config(const std::string& path) {
   number("redis.wait_timeout_ms", 1, 600000, &config.redis_wait_timeout_ms);
   number("delivery.backoff_unit_ms", 1, 86400000, &config.backoff_unit_ms);
   number("delivery.default_max_attempts", 1, 1000, &config.default_max_attempts);
-  number("delivery.lease_margin_ms", 0, 3600000, &config.lease_margin_ms);
+  number("delivery.lease_margin_ms", 200, 3600000, &config.lease_margin_ms);  // below: stale acks
   number("timer.processes", 0, 64, &config.timer_processes);
   number("timer.batch", 1, 100000, &config.timer_batch);
   number("timer.max_sleep_ms", 1, 60000, &config.timer_max_sleep_ms);

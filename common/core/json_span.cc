@@ -4,6 +4,7 @@
 #include "common/core/json_span.h"
 
 #include "common/core/json.h"
+#include "common/core/json_big_numbers.h"
 #include "common/core/json_check.h"
 
 namespace dq {
@@ -160,7 +161,7 @@ std::optional<std::vector<std::string_view>> json_array_spans(std::string_view a
 
 std::string embeddable_json(const std::string& body) {
   // plainly_json answers most bodies in one pass; nlohmann has the last word.
-  if (plainly_json(body) || (!body.empty() && Json::accept(body))) {
+  if (plainly_json(body) || (!body.empty() && accept_json_any_number(body))) {
     return body;
   }
   return Json(body).dump(-1, ' ', false, Json::error_handler_t::replace);

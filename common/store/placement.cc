@@ -15,6 +15,18 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// A copy kept held is not an answer: a shard that could not be asked may
+// hold the id with another body, and then this copy is dropped. Answered
+// 504 (outcome unknown), never 2xx, until that shard has been asked
+// (docs/decisions.md, "A held copy is not a 201").
+Status held_outcome(const std::string& topic, const std::string& id) {
+  return Status(Code::kUnknown,
+                "outcome unknown: a shard that may hold job " + topic + "/" + id +
+                    " is unreachable; a copy is kept and is delivered unless that shard holds "
+                    "the id (with another body: then this add is refused); retry the same add "
+                    "to learn the outcome");
+}
+
 }  // namespace
 
 AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
@@ -73,18 +85,22 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
       (verdict != "added" && verdict != "same")) {
     return Status(Code::kInternal, "unexpected reply to add");
   }
+  if (state == JobState::kHeld) {
+    return held_outcome(topic, id);
+  }
   added.existing = verdict == "same";
-  added.held = state == JobState::kHeld;
   return added;
 }
 
 Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,
                                   const std::string& body, const std::string& shard_name) {
   if (held.state != JobState::kDead && stored_body == std::string_view(body)) {
+    if (held.state == JobState::kHeld) {
+      return held_outcome(held.topic, held.id);
+    }
     Added added;
     added.due_ms = held.due_at_ms;
     added.existing = true;
-    added.held = held.state == JobState::kHeld;
     return added;
   }
   return Status(Code::kConflict, conflict_message(held.topic, held.id, held.state) + " (on shard " +

@@ -7,6 +7,9 @@
 // other reachable shard is asked first whether it holds the id. A shard ranked
 // before the target that could not be asked may hold it: the new copy is then
 // held (not delivered) until that shard has been asked (timer/held_verifier).
+// An add whose copy is held, new or retried, is answered kUnknown (504): that
+// shard may hold the id with another body, and then the held copy is dropped,
+// so no 2xx is given before it has been asked.
 // Delete: every reachable shard deletes its copy. 204 needs a copy that was
 // not held, or every shard asked; else 503 and nothing changes.
 #pragma once
@@ -38,16 +41,16 @@ AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size
 struct Added {
   int64_t due_ms = 0;
   bool existing = false;  // the same id with the same body was held already
-  bool held = false;      // kept until an unreachable shard is asked
 };
 
-// Reads the reply add.lua gave job `index` of its call: Added, or
-// kConflict with a message.
+// Reads the reply add.lua gave job `index` of its call: Added, kConflict
+// with a message, or kUnknown when the copy is held.
 Result<Added> read_add_reply(const redisReply* reply, size_t index, const std::string& topic,
                              const std::string& id);
 
 // Another shard holds the id: with the same body, the add is answered as
-// existing (a retry); dead or another body is a conflict. stored_body is the
+// existing (a retry), or kUnknown while that copy is held; dead or another
+// body is a conflict. stored_body is the
 // body that shard holds (inline in its record, or from {dq}:bodies), nullopt
 // when it holds none.
 Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,

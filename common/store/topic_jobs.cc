@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "common/store/dead_letters.h"
@@ -132,11 +133,11 @@ void on_every_shard(const ShardSet& set,
 // Deletes every job of the topic on one shard (del.lua per job, a page's
 // calls pipelined); answers how many.
 void delete_jobs(const ShardSet& set, size_t index, const std::string& topic,
-                 std::function<void(Result<int64_t>)> done) {
+                 std::shared_ptr<int64_t> in_flight, std::function<void(Result<int64_t>)> done) {
   auto deleted = std::make_shared<int64_t>(0);
   scan_records(
       set, index, topic + ":*",
-      [set, index, topic, deleted](std::vector<std::string> found, Next next) {
+      [set, index, topic, deleted, in_flight](std::vector<std::string> found, Next next) {
         struct Page {
           size_t left = 0;
           Status failed;
@@ -158,7 +159,7 @@ void delete_jobs(const ShardSet& set, size_t index, const std::string& topic,
         int64_t deadline = deadline_after(set.timeout_ms);
         for (auto& call : calls) {
           ask(set, index, std::move(call), deadline,
-              [page, deleted](Result<const redisReply*> reply) {
+              [page, deleted, in_flight](Result<const redisReply*> reply) {
                 if (!reply.is_ok()) {
                   if (page->failed.is_ok()) {
                     page->failed = reply.status();
@@ -168,6 +169,11 @@ void delete_jobs(const ShardSet& set, size_t index, const std::string& topic,
                   if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
                       r->element[0]->type == REDIS_REPLY_INTEGER) {
                     *deleted += r->element[0]->integer;
+                    const redisReply* state = r->element[1];
+                    if (in_flight && state->type == REDIS_REPLY_STRING &&
+                        std::string_view(state->str, state->len) == "w") {
+                      ++*in_flight;  // being delivered: that call is not stopped
+                    }
                   }
                 }
                 if (--page->left == 0) {
@@ -284,7 +290,8 @@ void count_topic_jobs(const ShardSet& shards, const std::string& topic,
 }
 
 void purge_topic_jobs(const ShardSet& shards, const std::string& topic,
-                      std::function<void(Result<int64_t>)> done) {
+                      std::function<void(Result<int64_t>)> done,
+                      std::shared_ptr<int64_t> in_flight) {
   for (size_t i = 0; i < shards.size(); ++i) {
     if (!shards.shards[i]->up()) {
       return done(
@@ -295,8 +302,8 @@ void purge_topic_jobs(const ShardSet& shards, const std::string& topic,
   }
   on_every_shard(
       shards,
-      [shards, topic](size_t index, std::function<void(Result<int64_t>)> answer) {
-        delete_jobs(shards, index, topic, std::move(answer));
+      [shards, topic, in_flight](size_t index, std::function<void(Result<int64_t>)> answer) {
+        delete_jobs(shards, index, topic, in_flight, std::move(answer));
       },
       [shards, topic, done](Result<int64_t> deleted) {
         if (!deleted.is_ok()) {

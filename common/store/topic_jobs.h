@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "common/core/status.h"
@@ -29,7 +30,10 @@ void count_topic_jobs(const ShardSet& shards, const std::string& topic,
 // minute: a topic created later under the same name starts from zero). Returns how
 // many jobs were deleted. Checks every shard is reachable before deleting
 // anything; a shard lost midway leaves its share and answers kUnavailable.
+// in_flight, when given, gains how many of them were being delivered: those
+// callbacks are not stopped and still complete (to the URL they were sent to).
 void purge_topic_jobs(const ShardSet& shards, const std::string& topic,
-                      std::function<void(Result<int64_t>)> done);
+                      std::function<void(Result<int64_t>)> done,
+                      std::shared_ptr<int64_t> in_flight = nullptr);
 
 }  // namespace dq

@@ -17,8 +17,8 @@ struct AcceptedJob {
   int64_t due_at_ms = 0;
   // The earliest due time an attempt of this add may have set: an attempt
   // whose outcome is unknown (no answer, 504) may have stored the job then,
-  // and when the accepted answer was a held copy on another shard, that
-  // earlier copy is the one kept (docs/decisions.md, "One copy per id").
+  // and that earlier copy may be the one kept (docs/decisions.md, "One copy
+  // per id": a held copy answered 504 is dropped when the home holds one).
   int64_t earliest_due_ms = 0;
 };
 

@@ -459,7 +459,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   }
   if (row.before_answer > 0) {
     row.note += (row.note.empty() ? "" : "; ") + std::to_string(row.before_answer) +
-                " before their held 201's due_at_ms: an earlier attempt (504) was kept";
+                " before their 2xx's due_at_ms: an earlier attempt (504) was kept";
   }
   if ((row.lost > 0 && scenario.why_losses.empty()) || row.early > 0) {
     row.note = "FAILED; " + row.note;

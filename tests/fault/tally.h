@@ -21,7 +21,7 @@ struct TallyRow {
   size_t early = 0;          // jobs with a callback before the earliest due time any add attempt of
                              // theirs may have set (callback host clock)
   size_t before_answer = 0;  // not early, but before the due_at_ms of the answer that accepted
-                             // them (a held copy's; an earlier attempt's copy was kept)
+                             // them (an earlier attempt's copy was kept)
   size_t attempts = 0;       // every callback arrival, failed ones too
   size_t given_up = 0;       // adds never answered (not accepted, so not counted as lost)
   std::vector<std::string> lost_keys;  // the first few, to look for in dq's logs

@@ -106,7 +106,6 @@ struct Added {
   int64_t due_at_ms = 0;
   std::string raw_json;   // the server's answer
   bool existing = false;  // 200: the same job (same body) was pending already, e.g. a retry
-  bool held = false;      // kept until a Redis shard that could not be asked answers
 };
 
 enum class JobState { Delayed, Ready, Working, Retrying, Dead, Held, Unknown };
@@ -124,7 +123,10 @@ struct JobInfo {
   std::string raw_json;  // the server's answer
 };
 
-struct Deleted {};  // del() has no value to return beyond success
+struct Deleted {
+  // 202: deleted, but a delivery was already under way; its callback still runs.
+  bool delivery_in_flight = false;
+};
 
 struct BatchJob {
   std::string id;

@@ -4,7 +4,8 @@
 -- ARGV[1] held set prefix  ARGV[2] shards to verify against, comma separated
 -- ARGV[3] every shard the caller could not reach, comma separated
 -- then six per job: job key "topic:id", topic, body, 'delay' (ms from
--- Redis's now) or 'at' (epoch ms), the ms, and the key's bucket.
+-- Redis's now) or 'at' (epoch ms; one in the past is due at Redis's now,
+-- and that is the due time answered), the ms, and the key's bucket.
 -- One call stores many jobs: the API server sends together the adds of one
 -- event-loop turn that go to this shard (server/add_batcher.h). The work a
 -- call pays once (TIME, the timer wake check, the counters summed per topic,
@@ -50,7 +51,11 @@ local in_flat = bulk_read('HMGET', kFlatRecords, job_keys)
 local due_text_of_delay, due_ms_of_delay = {}, {}
 local function due_of(a)
   local when = ARGV[a + 4]
-  if ARGV[a + 3] ~= 'delay' then return when, tonumber(when) end
+  if ARGV[a + 3] ~= 'delay' then
+    local at = tonumber(when)
+    if at < now then return created, now end  -- in the past: due at once, at Redis's now
+    return when, at
+  end
   local due = due_text_of_delay[when]
   if due then return due, due_ms_of_delay[when] end
   local due_ms = now + tonumber(when)
