@@ -1,0 +1,245 @@
+// dq admin: the dashboard and topics pages (lib.js has the helpers).
+'use strict';
+
+// ---------- dashboard ----------
+
+const COUNT_FIELDS = ['delayed', 'ready', 'working', 'retrying', 'dead', 'held'];
+const COUNT_TITLES = { delayed: 'Delayed', ready: 'Ready', working: 'In flight', retrying: 'Retrying', dead: 'Dead', held: 'Held' };
+
+async function pageDashboard(main) {
+  const topicsBody = el('tbody', { id: 'dash-topics' });
+  const shardsBody = el('tbody', { id: 'dash-shards' });
+  const chosenLabel = el('span', { id: 'dash-series-topic' });
+  const minuteCanvas = el('canvas', { className: 'chart', id: 'chart-minutes' });
+  const dayCanvas = el('canvas', { className: 'chart', id: 'chart-days' });
+  const cards = el('div', { className: 'cards', id: 'dash-cards' });
+  const problem = el('div', { id: 'dash-problem' });
+  const updated = el('span', { className: 'muted', id: 'dash-updated' });
+  clear(main).append(
+    el('div', { className: 'row' }, el('h1', {}, 'Dashboard'), el('span', { className: 'spacer' }), updated),
+    problem,
+    el('div', { className: 'grid' },
+      el('div', {},
+        el('section', { className: 'panel' }, el('h2', {}, 'Topics'), cards,
+          el('div', { className: 'table-wrap' }, el('table', {},
+            el('thead', {}, el('tr', {}, el('th', {}, 'Topic'), el('th', {}, 'Status'),
+              COUNT_FIELDS.map((f) => el('th', { className: 'num' }, COUNT_TITLES[f])),
+              el('th', { className: 'num hide-narrow' }, 'Added'), el('th', { className: 'num hide-narrow' }, 'Delivered'),
+              el('th', { className: 'num hide-narrow' }, 'Failed'))),
+            topicsBody))),
+        el('section', { className: 'panel' }, el('h2', {}, 'Last hour, per minute: ', chosenLabel), minuteCanvas, legend()),
+        el('section', { className: 'panel' }, el('h2', {}, 'Last 30 days, per day'), dayCanvas, legend())),
+      el('section', { className: 'panel' }, el('h2', {}, 'Redis shards'),
+        el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Shard'), el('th', {}, 'State'), el('th', {}, 'Since'))), shardsBody),
+        el('p', { className: 'muted' }, el('a', { href: '/shards' }, 'Shard details ›')))));
+
+  async function refresh() {
+    const chosen = params().get('topic') || '';
+    const answer = await api('GET', '/api/dashboard' + (chosen ? '?topic=' + enc(chosen) : ''));
+    if (!answer.ok) { notice(problem, false, answer.data.error || 'HTTP ' + answer.status); return; }
+    clear(problem);
+    const data = answer.data;
+    const sums = {};
+    clear(topicsBody);
+    for (const t of data.topics) {
+      const now = t.now || {};
+      const total = t.total || {};
+      for (const f of COUNT_FIELDS) sums[f] = (sums[f] || 0) + (now[f] || 0);
+      topicsBody.appendChild(el('tr', { 'data-topic': t.topic },
+        el('td', {}, el('a', { href: '/?topic=' + enc(t.topic), onclick: (e) => { e.preventDefault(); setParams({ topic: t.topic }); refresh(); } }, t.topic)),
+        el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline')),
+        COUNT_FIELDS.map((f) => el('td', {
+          className: 'num' + (f === 'dead' && now[f] > 0 ? ' count-bad' : f === 'retrying' && now[f] > 0 ? ' count-warn' : ''),
+          'data-count': f,
+        }, String(now[f] || 0))),
+        el('td', { className: 'num hide-narrow', 'data-total': 'added' }, String(total.added || 0)),
+        el('td', { className: 'num hide-narrow', 'data-total': 'delivered' }, String(total.delivered || 0)),
+        el('td', { className: 'num hide-narrow', 'data-total': 'failed' }, String(total.failed || 0))));
+      if (t.unreachable_shards && t.unreachable_shards.length) {
+        topicsBody.appendChild(el('tr', {}, el('td', { colspan: 12, className: 'error' },
+          'not counted: shards ' + t.unreachable_shards.join(', ') + ' cannot be reached')));
+      }
+    }
+    if (!data.topics.length) topicsBody.appendChild(el('tr', {}, el('td', { colspan: 12, className: 'muted' }, 'No topics yet. ', el('a', { href: '/topics' }, 'Add one'))));
+    clear(cards);
+    for (const f of COUNT_FIELDS) {
+      cards.appendChild(el('div', { className: 'card' }, el('div', { className: 'value' }, String(sums[f] || 0)), el('div', { className: 'label' }, COUNT_TITLES[f])));
+    }
+    const series = data.series;
+    chosenLabel.textContent = series ? series.topic : '(no topic)';
+    if (series) {
+      const minuteRows = series.per_minute || [];
+      const minuteLabels = minuteRows.map((row) => {
+        const d = new Date(row.at_ms || (row.minute || 0) * 60000);
+        return String(d.getHours()).padStart(2, '0') + ':' + String(d.getMinutes()).padStart(2, '0');
+      });
+      drawChart(minuteCanvas, minuteLabels, minuteRows);
+      const dayRows = series.per_day || [];
+      drawChart(dayCanvas, dayRows.map((row) => String(row.day || '').slice(4, 6) + '-' + String(row.day || '').slice(6)), dayRows);
+    }
+    clear(shardsBody);
+    const shards = (data.shards && data.shards.shards) || [];
+    for (const s of shards) {
+      shardsBody.appendChild(el('tr', { 'data-shard': s.name },
+        el('td', { className: 'mono' }, s.name),
+        el('td', {}, el('span', { className: 'badge ' + (!data.checker_running ? 'off' : s.up ? 'ok' : 'bad') },
+          !data.checker_running ? 'unknown' : s.up ? 'up' : 'down')),
+        el('td', { className: 'muted' }, fmtAgo(s.since_ms))));
+    }
+    if (!shards.length) shardsBody.appendChild(el('tr', {}, el('td', { colspan: 3, className: 'muted' }, 'The redis checker has not reported yet.')));
+    updated.textContent = 'updated ' + fmtTime(data.now_ms);
+  }
+  await refresh();
+  state.timer = setInterval(() => { refresh().catch(() => {}); }, 3000);
+}
+
+// ---------- topics ----------
+
+const TOPIC_FIELDS = [
+  { key: 'name', label: 'Name', hint: 'A-Z a-z 0-9 _ . - (at most 64); cannot be changed later' },
+  { key: 'callback_url', label: 'Callback URL', hint: 'http:// or https://; where due jobs are delivered' },
+  { key: 'method', label: 'Method', options: ['POST', 'GET'], hint: 'POST: JSON body; GET: query parameters' },
+  { key: 'callback_format', label: 'Callback format', options: ['json', 'form'], hint: "json: dq's JSON document; form: the body's keys as form fields or query parameters, as the PHP queue sent them" },
+  { key: 'success_json', label: 'Success rule', hint: 'empty: any 2xx succeeds; PATH=VALUE (e.g. code=0): a 2xx whose JSON body differs is a failed attempt' },
+  { key: 'timeout_ms', label: 'Timeout (ms)', number: true, hint: 'per delivery attempt' },
+  { key: 'default_delay_s', label: 'Default delay (s)', number: true, hint: 'when a job names neither delay nor at' },
+  { key: 'max_attempts', label: 'Max attempts', number: true, hint: '0: the server default; then the job is a dead letter' },
+  { key: 'retry_ms', label: 'Retry schedule (ms)', hint: 'e.g. 1000,3000,5000; empty: 1, 3, 5 ... minutes (2n+1)' },
+  { key: 'priority', label: 'Priority', options: ['1', '2', '3'], number: true, hint: '1 highest, 3 lowest' },
+  { key: 'alert_emails', label: 'Alert emails', hint: 'comma-separated; told about dead letters' },
+  { key: 'creator', label: 'Creator', hint: 'who owns this topic' },
+];
+
+async function pageTopics(main) {
+  const p = params();
+  let offset = Number(p.get('offset') || 0);
+  const limit = 20;
+  const search = el('input', { id: 'topic-search', type: 'search', placeholder: 'Search name, creator, URL', value: p.get('q') || '' });
+  const body = el('tbody', { id: 'topics-body' });
+  const pagerBox = el('div');
+  const formBox = el('section', { className: 'panel', id: 'topic-form-panel' });
+  const message = el('div', { id: 'topics-message' });
+  clear(main).append(
+    el('div', { className: 'row' }, el('h1', {}, 'Topics'), el('span', { className: 'spacer' }),
+      el('button', { className: 'primary', type: 'button', id: 'new-topic', onclick: () => showForm(null) }, 'Add topic')),
+    message,
+    el('section', { className: 'panel' },
+      el('div', { className: 'row' }, search, el('button', { type: 'button', id: 'topic-search-button', onclick: () => { offset = 0; load(); } }, 'Search')),
+      el('div', { className: 'table-wrap' }, el('table', {},
+        el('thead', {}, el('tr', {}, el('th', {}, 'Name'), el('th', {}, 'Status'), el('th', { className: 'hide-narrow' }, 'Callback'),
+          el('th', { className: 'hide-narrow' }, 'Creator'), el('th', {}, 'Actions'))), body)),
+      pagerBox),
+    formBox);
+  search.addEventListener('keydown', (e) => { if (e.key === 'Enter') { offset = 0; load(); } });
+
+  async function load() {
+    setParams({ q: search.value, offset: offset || '' });
+    const answer = await api('GET', '/api/topics?q=' + enc(search.value) + '&offset=' + offset + '&limit=' + limit);
+    if (!answer.ok) { notice(message, false, answer.data.error || 'HTTP ' + answer.status); return; }
+    clear(body);
+    for (const t of answer.data.topics) body.appendChild(topicRow(t));
+    if (!answer.data.topics.length) body.appendChild(el('tr', {}, el('td', { colspan: 5, className: 'muted' }, 'No topic matches.')));
+    clear(pagerBox).appendChild(pager(offset, limit, answer.data.total, (next) => { offset = next; load(); }));
+  }
+
+  function topicRow(t) {
+    const result = el('div', { className: 'test-result' });
+    return el('tr', { 'data-topic': t.name },
+      el('td', {}, el('a', { href: '#', className: 'topic-name', onclick: (e) => { e.preventDefault(); showForm(t); } }, t.name)),
+      el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline')),
+      el('td', { className: 'mono hide-narrow' }, t.method + ' ' + t.callback_url),
+      el('td', { className: 'hide-narrow topic-creator' }, t.creator),
+      el('td', {},
+        el('div', { className: 'row' },
+          el('button', { type: 'button', className: 'small', onclick: async () => {
+            const r = await api('PUT', '/api/topics/' + enc(t.name), { online: !t.online });
+            if (!r.ok) notice(message, false, r.data.error); else load();
+          } }, t.online ? 'Set offline' : 'Set online'),
+          el('button', { type: 'button', className: 'small test-callback', onclick: async () => {
+            clear(result).appendChild(el('span', { className: 'muted' }, 'calling…'));
+            const r = await api('POST', '/api/topics/' + enc(t.name) + '/test');
+            clear(result);
+            if (!r.ok) { result.appendChild(el('span', { className: 'error' }, r.data.error)); return; }
+            const d = r.data;
+            result.appendChild(el('div', {},
+              el('span', { className: 'badge ' + (d.ok ? 'ok' : 'bad') }, d.reached ? 'HTTP ' + d.status : 'not reached'),
+              ' ', el('span', { className: 'muted' }, d.time_ms + ' ms'),
+              d.error ? el('div', { className: 'error' }, d.error) : null,
+              d.first_bytes ? el('pre', { className: 'mono' }, d.first_bytes) : null));
+          } }, 'Test callback'),
+          el('a', { href: '/jobs?topic=' + enc(t.name), className: 'small' }, 'Jobs'),
+          el('a', { href: '/dead?topic=' + enc(t.name), className: 'small' }, 'Dead letters'),
+          armedButton('Delete', 'Click to delete', () => deleteTopic(t.name, false), 'small')),
+        result));
+  }
+
+  async function deleteTopic(name, confirmed) {
+    const r = await api('DELETE', '/api/topics/' + enc(name) + (confirmed ? '?confirm=yes' : ''));
+    if (r.status === 409 && r.data.jobs) {
+      clear(message).appendChild(el('div', { className: 'notice bad' }, r.data.error, ' ',
+        armedButton('Delete with its ' + r.data.jobs + ' job(s)', 'Click again: this deletes the jobs', () => deleteTopic(name, true), 'small')));
+      return;
+    }
+    if (!r.ok) { notice(message, false, r.data.error); return; }
+    notice(message, true, 'Topic ' + name + ' deleted' + (r.data.purged_jobs ? ' with ' + r.data.purged_jobs + ' job(s)' : '') + '.');
+    load();
+  }
+
+  function showForm(topic) {
+    const editing = !!topic;
+    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const inputs = {};
+    const errors = {};
+    const formError = el('p', { className: 'error', id: 'topic-form-error' });
+    const form = el('form', { className: 'fields', id: 'topic-form', novalidate: true });
+    for (const f of TOPIC_FIELDS) {
+      let input;
+      if (f.options) {
+        input = el('select', { id: 'field-' + f.key, name: f.key }, f.options.map((o) => el('option', { value: o, selected: String(values[f.key]) === o }, o)));
+      } else {
+        input = el('input', { id: 'field-' + f.key, name: f.key, value: values[f.key] === undefined ? '' : String(values[f.key]), inputmode: f.number ? 'numeric' : undefined });
+      }
+      if (editing && f.key === 'name') input.disabled = true;
+      inputs[f.key] = input;
+      errors[f.key] = el('div', { className: 'field-error', 'data-error-for': f.key });
+      form.append(el('label', { for: 'field-' + f.key }, f.label), el('div', {}, input, el('div', { className: 'hint' }, f.hint), errors[f.key]));
+    }
+    const online = el('input', { type: 'checkbox', id: 'field-online', checked: editing ? topic.online : true });
+    form.append(el('label', { for: 'field-online' }, 'Online'), el('div', {}, online, el('span', { className: 'hint' }, ' offline topics keep their jobs but deliver none')));
+    form.append(el('span'), el('div', { className: 'row' },
+      el('button', { type: 'submit', className: 'primary', id: 'topic-save' }, editing ? 'Save' : 'Add topic'),
+      el('button', { type: 'button', onclick: () => clear(formBox) }, 'Cancel')), el('span'), formError);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      for (const e of Object.values(errors)) e.textContent = '';
+      formError.textContent = '';
+      const data = {};
+      for (const f of TOPIC_FIELDS) {
+        if (editing && f.key === 'name') continue;
+        const raw = inputs[f.key].value;
+        if (f.number) {
+          const n = Number(raw);
+          if (raw.trim() === '' || !Number.isInteger(n)) { errors[f.key].textContent = 'must be a whole number'; return; }
+          data[f.key] = n;
+        } else {
+          data[f.key] = raw;
+        }
+      }
+      data.online = online.checked;
+      const r = editing ? await api('PUT', '/api/topics/' + enc(topic.name), data) : await api('POST', '/api/topics', data);
+      if (!r.ok) {
+        const target = errors[r.data.field];
+        if (target) target.textContent = r.data.error; else formError.textContent = r.data.error || 'HTTP ' + r.status;
+        return;
+      }
+      clear(formBox);
+      notice(message, true, 'Topic ' + r.data.name + (editing ? ' saved.' : ' added.'));
+      load();
+    });
+    clear(formBox).append(el('h2', {}, editing ? 'Edit topic ' + topic.name : 'Add a topic'), form);
+    formBox.scrollIntoView({ block: 'nearest' });
+  }
+
+  await load();
+  if (p.get('new') === '1') showForm(null);
+}
