@@ -4,6 +4,7 @@
 #include "common/core/log.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
+#include "master/shard_removal.h"
 
 namespace dq {
 
@@ -36,6 +37,12 @@ Status check_shards_before_start(const Config& config) {
   }
   return Status(Code::kInvalid, "refusing Redis shards that would silently drop jobs:" + refused +
                                     "\n(to use them anyway, set allow_unsafe = yes in [redis])");
+}
+
+Status check_shards_before_reload(const Config& running, const Config& next) {
+  Status safe = check_shards_before_start(next);
+  return safe.is_ok() ? check_removed_shards(removed_shards(running.shards, next.shards), next)
+                      : safe;
 }
 
 }  // namespace dq

@@ -15,4 +15,8 @@ namespace dq {
 // kInvalid naming every unsafe shard and its fix; ok otherwise.
 Status check_shards_before_start(const Config& config);
 
+// Before a reload: the same, then no shard of `running` that `next` drops
+// may hold jobs (master/shard_removal.h).
+Status check_shards_before_reload(const Config& running, const Config& next);
+
 }  // namespace dq

@@ -17,11 +17,11 @@
 #include "common/core/shared_metrics.h"
 #include "common/core/stop_flag.h"
 #include "common/redis/shard_health.h"
+#include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
 #include "master/previous_master.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
-#include "master/shard_removal.h"
 #include "master/systemd_notify.h"
 
 namespace dq {
@@ -309,9 +309,7 @@ void Supervisor::reload(const std::string& why) {
     return;
   }
   Config next = *loaded;
-  Status safe = check_shards_before_start(next);
-  safe =
-      safe.is_ok() ? check_removed_shards(removed_shards(config_.shards, next.shards), next) : safe;
+  Status safe = check_shards_before_reload(config_, next);
   if (!safe.is_ok()) {
     err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
                     safe.message());
@@ -460,7 +458,7 @@ void Supervisor::write_status() {
                  {"started_at_ms", started_at_ms_},
                  {"generation", generation_},
                  {"config", config_.path},
-                 {"shards", shard_names(config_.shards)},  // for dqd --check (shard_removal.h)
+                 {"shards", shard_names(config_.shards)},  // dqd --check: shard_removal.h
                  {"pid_file", config_.pid_file},
                  {"stopping", stopping_},
                  {"updated_at_ms", now_ms()},
