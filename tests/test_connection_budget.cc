@@ -272,7 +272,7 @@ TEST_CASE("open files limit 1,024: 1,100 connections all busy, accept pauses wit
   // none can be closed to make room; the ones past the budget wait in the
   // listening socket's queue.
   IdleConnections busy;
-  size_t opened = busy.open(dqd.http_port(), 1100, 3000, kUnfinishedHttpHead);
+  size_t opened = busy.open(dqd.http_port(), 1100, 10000, kUnfinishedHttpHead);
   CHECK(opened == 1100);
   size_t plateau = 0;
   wait_until(10000, [&] {
