@@ -34,6 +34,7 @@ class IdleConnections {
 
  private:
   std::vector<int> fds_;
+  size_t sources_ = 0;  // connects started, for the source address
 };
 
 // The start of an HTTP request head, never finished: a connection that sent
