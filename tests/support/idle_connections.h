@@ -22,10 +22,10 @@ class IdleConnections {
   // `descriptors`; returns the soft limit it got.
   static size_t allow_descriptors(size_t descriptors);
 
-  // Opens `count` more connections to 127.0.0.1:port (each connect bounded by
-  // timeout_ms), sending `first_bytes` on each right after its connect;
-  // returns how many opened.
-  size_t open(int port, size_t count, int timeout_ms = 3000, const std::string& first_bytes = "");
+  // Opens `count` more connections to 127.0.0.1:port, many connects in
+  // flight, sending `first_bytes` on each as soon as it is connected; gives
+  // up when no connect succeeded for timeout_ms. Returns how many opened.
+  size_t open(int port, size_t count, int timeout_ms = 30000, const std::string& first_bytes = "");
   // How many of them the server has closed (EOF or reset seen).
   size_t closed_by_server() const;
   // Closes the first `count` still held (in the order they were opened).
@@ -34,6 +34,7 @@ class IdleConnections {
 
  private:
   std::vector<int> fds_;
+  size_t sources_ = 0;  // connects started, for the source address
 };
 
 // The start of an HTTP request head, never finished: a connection that sent
