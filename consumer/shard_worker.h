@@ -91,7 +91,7 @@ class ShardWorker {
   std::string reserve_prefix_;
   uint64_t reserve_seq_ = 0;
   std::string answered_reserve_;  // the last reserve whose reply arrived
-  JobStore store_;
+  BlockingJobStore store_;
   DeadLetterAlerts alerts_;
 
   mutable std::mutex mutex_;

@@ -45,8 +45,8 @@ bool WakeWaiter::take(size_t shard) {
 }
 
 void WakeWaiter::wait_loop(size_t shard) {
-  JobStore store(config_.shards, config_.redis_connect_timeout_ms,
-                 config_.redis_command_timeout_ms);
+  BlockingJobStore store(config_.shards, config_.redis_connect_timeout_ms,
+                         config_.redis_command_timeout_ms);
   while (!stopping_.load() && !stop_requested()) {
     {
       // Do not take more tokens while the last wake is still unhandled.

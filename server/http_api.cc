@@ -15,6 +15,7 @@
 #include "server/add_request_text.h"
 #include "server/api_auth.h"
 #include "server/http_reply.h"
+#include "server/job_request.h"
 #include "server/metrics_page.h"
 
 namespace dq {
@@ -85,7 +86,7 @@ bool parse_body(const std::string& text, Json* out, std::string* error) {
 
 }  // namespace
 
-HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+HttpApi::HttpApi(event_base* base, AsyncJobStore& jobs, TopicCache& topics, ApiAuth& auth,
                  const Config& config)
     : jobs_(jobs),
       topics_(topics),
@@ -377,8 +378,8 @@ JobStore& HttpApi::blocking_store() {
   return *blocking_store_;
 }
 
-// Dead-letter calls are rare operator actions: they use the blocking store
-// (common/job_store.h) rather than a second, async copy of its logic.
+// Dead-letter calls are rare operator actions: they use the blocking store's
+// connections (common/store/job_store.h).
 void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
                            const std::vector<std::string>& path) {
   const std::string& method = request->method();

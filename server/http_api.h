@@ -26,10 +26,10 @@
 #include "common/core/config.h"
 #include "common/registry/api_tokens.h"
 #include "common/registry/topic_cache.h"
+#include "common/store/async_job_store.h"
 #include "common/store/job_store.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
-#include "server/job_service.h"
 #include "server/listing_routes.h"
 
 namespace dq {
@@ -38,7 +38,7 @@ class ApiAuth;
 
 class HttpApi {
  public:
-  HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+  HttpApi(event_base* base, AsyncJobStore& jobs, TopicCache& topics, ApiAuth& auth,
           const Config& config);
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -81,7 +81,7 @@ class HttpApi {
             std::string_view content_type, std::string_view body,
             std::string_view body_suffix = {});
 
-  JobService& jobs_;
+  AsyncJobStore& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;

@@ -25,6 +25,7 @@
 #include "common/core/shared_metrics.h"
 #include "server/accepted_stream.h"
 #include "server/api_auth.h"
+#include "server/job_request.h"
 #include "server/legacy_fields.h"
 #include "server/legacy_frame.h"
 
@@ -432,7 +433,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   int64_t started_ms_ = 0;
 };
 
-LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
+LegacyServer::LegacyServer(event_base* base, int listen_fd, AsyncJobStore& jobs, TopicCache& topics,
                            ApiAuth& auth, const Config& config)
     : base_(base), jobs_(jobs), topics_(topics), auth_(auth), config_(config) {
   // No LEV_OPT_CLOSE_ON_FREE: the inherited socket outlives this listener.

@@ -22,7 +22,7 @@
 
 #include "common/core/config.h"
 #include "common/registry/topic_cache.h"
-#include "server/job_service.h"
+#include "common/store/async_job_store.h"
 
 namespace dq {
 
@@ -33,8 +33,8 @@ class LegacyServer {
  public:
   // listen_fd is inherited from the master and is not closed by this class;
   // after stop_accepting() it is no longer used and the caller may close it.
-  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, ApiAuth& auth,
-               const Config& config);
+  LegacyServer(event_base* base, int listen_fd, AsyncJobStore& jobs, TopicCache& topics,
+               ApiAuth& auth, const Config& config);
   ~LegacyServer();
   LegacyServer(const LegacyServer&) = delete;
   LegacyServer& operator=(const LegacyServer&) = delete;
@@ -51,7 +51,7 @@ class LegacyServer {
   void closed(LegacyConnection* connection);
 
   event_base* base_;
-  JobService& jobs_;
+  AsyncJobStore& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;

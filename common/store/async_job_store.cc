@@ -1,6 +1,7 @@
-// JobService (server/job_service.h): adds, lookups and deletes over async
-// shards, with the one-copy rules of common/placement.h.
-#include "server/job_service.h"
+// AsyncJobStore (common/store/async_job_store.h): adds, lookups and deletes
+// over async shards, with the one-copy rules of common/store/placement.h. The
+// timer's and consumer's calls are in async_job_leases.cc.
+#include "common/store/async_job_store.h"
 
 #include <algorithm>
 
@@ -39,21 +40,22 @@ Status missing_job(const std::string& topic, const std::string& id, bool saw_dow
 // One add in progress: other shards are asked whether they hold the id, then
 // the add script runs on the target; a target that turns out to be down
 // (nothing sent) starts another round with the next shard.
-struct JobService::AddState {
+struct AsyncJobStore::AddState {
   AddRequest request;
   std::vector<size_t> order;
   std::vector<bool> reachable;
+  AddPlan plan;  // planned once per round; a shard that cannot be asked joins plan.unreachable
   size_t checks_left = 0;
   std::optional<size_t> found_on;  // another shard holds the id
   Job found;
   bool found_inline = false;  // its record carries the body
-  JobService::AddDone done;
+  AsyncJobStore::AddDone done;
 
   void finish(Result<Added> added) { done(request, std::move(added)); }
 };
 
 // What every shard that answered said about one id.
-struct JobService::Lookup {
+struct AsyncJobStore::Lookup {
   std::string topic;
   std::string id;
   size_t left = 0;
@@ -63,10 +65,11 @@ struct JobService::Lookup {
   Status error;  // a Redis error other than unreachable
 };
 
-JobService::JobService(event_base* base, const Config& config)
+AsyncJobStore::AsyncJobStore(event_base* base, const Config& config)
     : addresses_(config.shards),
       names_(shard_names(config.shards)),
       probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
+      command_timeout_ms_(config.redis_command_timeout_ms),
       checker_(config.pid_file),
       batcher_(base) {
   for (const auto& address : addresses_) {
@@ -80,7 +83,7 @@ JobService::JobService(event_base* base, const Config& config)
   }
 }
 
-void JobService::start() {
+void AsyncJobStore::start() {
   for (auto& shard : shards_) {
     shard->start();
   }
@@ -89,7 +92,18 @@ void JobService::start() {
   }
 }
 
-void JobService::shutdown() {
+void AsyncJobStore::start(size_t shard) {
+  shards_[shard]->start();
+  if (!confirms_.empty()) {
+    confirms_[shard]->start();
+  }
+}
+
+bool AsyncJobStore::connecting(size_t shard) const {
+  return shards_[shard]->connecting() || (!confirms_.empty() && confirms_[shard]->connecting());
+}
+
+void AsyncJobStore::shutdown() {
   batcher_.flush(true);  // queued adds are sent, then failed with the rest below
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
@@ -101,7 +115,7 @@ void JobService::shutdown() {
   }
 }
 
-void JobService::add(AddRequest request, AddDone done) {
+void AsyncJobStore::add(AddRequest request, AddDone done) {
   auto state = std::make_shared<AddState>();
   state->request = std::move(request);
   state->done = std::move(done);
@@ -113,8 +127,9 @@ void JobService::add(AddRequest request, AddDone done) {
   add_round(std::move(state));
 }
 
-void JobService::add_round(std::shared_ptr<AddState> state) {
-  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
+void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
+  state->plan = plan_add(addresses_, state->order, state->reachable);
+  const AddPlan& plan = state->plan;
   if (!plan.target) {
     state->finish(
         Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
@@ -137,7 +152,10 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
         record_read_argv(key), probe_timeout_ms_,
         [this, state, index](Result<const redisReply*> reply) {
           if (!reply.is_ok()) {
-            state->reachable[index] = false;  // cannot be asked: a held copy remembers it
+            // Cannot be asked: the copy remembers it. Every shard asked ranks
+            // after the target, so the target and verify_against stay.
+            state->reachable[index] = false;
+            state->plan.unreachable.push_back(addresses_[index].name());
           } else if ((*reply)->type == REDIS_REPLY_STRING && !state->found_on) {
             Job job;
             job.topic = state->request.topic;
@@ -181,13 +199,8 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
   }
 }
 
-void JobService::run_add(std::shared_ptr<AddState> state) {
-  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
-  if (!plan.target) {
-    state->finish(
-        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
-    return;
-  }
+void AsyncJobStore::run_add(std::shared_ptr<AddState> state) {
+  const AddPlan& plan = state->plan;
   const AddRequest& r = state->request;
   size_t target = *plan.target;
   AsyncShard* writer = confirms_.empty() ? shards_[target].get() : &confirms_[target]->connection();
@@ -216,8 +229,8 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
       });
 }
 
-void JobService::look_everywhere(const std::string& topic, const std::string& id,
-                                 const std::function<void(std::shared_ptr<Lookup>)>& done) {
+void AsyncJobStore::look_everywhere(const std::string& topic, const std::string& id,
+                                    const std::function<void(std::shared_ptr<Lookup>)>& done) {
   auto lookup = std::make_shared<Lookup>();
   lookup->topic = topic;
   lookup->id = id;
@@ -260,14 +273,14 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
   }
 }
 
-void JobService::get(const std::string& topic, const std::string& id,
-                     std::function<void(Result<Job>)> done) {
+void AsyncJobStore::get(const std::string& topic, const std::string& id,
+                        std::function<void(Result<Job>)> done) {
   find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
 }
 
-void JobService::find_job(const std::string& topic, const std::string& id,
-                          std::vector<size_t> order, size_t next, bool saw_down,
-                          std::function<void(Result<Job>)> done) {
+void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
+                             std::vector<size_t> order, size_t next, bool saw_down,
+                             std::function<void(Result<Job>)> done) {
   while (next < order.size() && !usable(order[next])) {
     saw_down = true;
     ++next;
@@ -299,8 +312,8 @@ void JobService::find_job(const std::string& topic, const std::string& id,
 
 // The body (unless the record carried it), then the last error of a job
 // that failed before.
-void JobService::read_body(size_t shard, Job job, bool body_read,
-                           std::function<void(Result<Job>)> done) {
+void AsyncJobStore::read_body(size_t shard, Job job, bool body_read,
+                              std::function<void(Result<Job>)> done) {
   AsyncShard* redis = shards_[shard].get();
   if (body_read) {
     read_last_error(redis, std::move(job), std::move(done));
@@ -319,8 +332,8 @@ void JobService::read_body(size_t shard, Job job, bool body_read,
                  });
 }
 
-void JobService::read_last_error(AsyncShard* redis, Job job,
-                                 std::function<void(Result<Job>)> done) {
+void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
+                                    std::function<void(Result<Job>)> done) {
   if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
     done(std::move(job));
     return;
@@ -334,8 +347,8 @@ void JobService::read_last_error(AsyncShard* redis, Job job,
                  });
 }
 
-void JobService::del(const std::string& topic, const std::string& id,
-                     std::function<void(Status)> done) {
+void AsyncJobStore::del(const std::string& topic, const std::string& id,
+                        std::function<void(Status)> done) {
   look_everywhere(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
     if (!lookup->error.is_ok()) {
       done(lookup->error);
@@ -373,11 +386,11 @@ void JobService::del(const std::string& topic, const std::string& id,
   });
 }
 
-bool JobService::usable(size_t shard) {
+bool AsyncJobStore::usable(size_t shard) {
   return shards_[shard]->up() && !checker_.is_down(names_[shard]);
 }
 
-std::vector<ShardHealth> JobService::health() const {
+std::vector<ShardHealth> AsyncJobStore::health() const {
   std::vector<ShardHealth> result;
   for (const auto& shard : shards_) {
     result.push_back(
@@ -386,12 +399,12 @@ std::vector<ShardHealth> JobService::health() const {
   return result;
 }
 
-bool JobService::first_connects_ended() const {
+bool AsyncJobStore::first_connects_ended() const {
   return std::all_of(shards_.begin(), shards_.end(),
                      [](const auto& shard) { return shard->first_connect_ended(); });
 }
 
-size_t JobService::pending() const {
+size_t AsyncJobStore::pending() const {
   size_t total = 0;
   for (const auto& shard : shards_) {
     total += shard->pending();
