@@ -26,11 +26,13 @@ std::string reply_text(const redisReply* reply) {
   return {};
 }
 
-// Not found on any shard that answered: 404, unless a down shard may hold it.
-Status missing_job(const std::string& topic, const std::string& id, bool saw_down) {
-  if (saw_down) {
+// Not found on any shard that answered: 404, unless a down shard (`down`,
+// the first one seen) may hold it.
+Status missing_job(const std::string& topic, const std::string& id, const std::string& down) {
+  if (!down.empty()) {
     return Status(Code::kUnavailable, "job " + topic + "/" + id +
-                                          " is not on any reachable shard, and a shard is down");
+                                          " is not on any reachable shard; shard " + down +
+                                          " is down and may hold it");
   }
   return Status(Code::kNotFound, "job " + topic + "/" + id + " not found");
 }
@@ -131,8 +133,9 @@ void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
   state->plan = plan_add(addresses_, state->order, state->reachable);
   const AddPlan& plan = state->plan;
   if (!plan.target) {
-    state->finish(
-        Status(Code::kUnavailable, "no Redis shard can take the job: every shard is down"));
+    state->finish(Status(Code::kUnavailable, "no Redis shard can take job " + state->request.topic +
+                                                 "/" + state->request.id +
+                                                 ": every shard is down"));
     return;
   }
   std::vector<size_t> others;
@@ -275,18 +278,20 @@ void AsyncJobStore::look_everywhere(const std::string& topic, const std::string&
 
 void AsyncJobStore::get(const std::string& topic, const std::string& id,
                         std::function<void(Result<Job>)> done) {
-  find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
+  find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, "", std::move(done));
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
-                             std::vector<size_t> order, size_t next, bool saw_down,
+                             std::vector<size_t> order, size_t next, std::string down,
                              std::function<void(Result<Job>)> done) {
   while (next < order.size() && !usable(order[next])) {
-    saw_down = true;
+    if (down.empty()) {
+      down = names_[order[next]];
+    }
     ++next;
   }
   if (next == order.size()) {
-    done(missing_job(topic, id, saw_down));
+    done(missing_job(topic, id, down));
     return;
   }
   size_t index = order[next];
@@ -294,8 +299,10 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
       record_read_argv(job_key(topic, id)), probe_timeout_ms_,
       [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
         if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
-          find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
-                   std::move(done));
+          if (!reply.is_ok() && down.empty()) {
+            down = names_[index];
+          }
+          find_job(topic, id, std::move(order), next + 1, std::move(down), std::move(done));
           return;
         }
         Job job;
@@ -311,7 +318,7 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
 }
 
 // The body (unless the record carried it), then the last error of a job
-// that failed before.
+// tried before.
 void AsyncJobStore::read_body(size_t shard, Job job, bool body_read,
                               std::function<void(Result<Job>)> done) {
   AsyncShard* redis = shards_[shard].get();
@@ -334,7 +341,9 @@ void AsyncJobStore::read_body(size_t shard, Job job, bool body_read,
 
 void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
                                     std::function<void(Result<Job>)> done) {
-  if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
+  // A job tried before (retrying, dead, or ready or working again after a
+  // failure or an expired lease) may have one; a job never tried has none.
+  if (job.attempts == 0 && job.state != JobState::kRetrying && job.state != JobState::kDead) {
     done(std::move(job));
     return;
   }

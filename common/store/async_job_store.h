@@ -113,7 +113,7 @@ class AsyncJobStore {
   void look_everywhere(const std::string& topic, const std::string& id,
                        const std::function<void(std::shared_ptr<Lookup>)>& done);
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
-                size_t next, bool saw_down, std::function<void(Result<Job>)> done);
+                size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);
   static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
   // Connected, and not marked down by dq-redis-checker.
