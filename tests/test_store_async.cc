@@ -1,6 +1,7 @@
 // AsyncJobStore driven directly on an event loop, as the API server drives
-// it: the adds of one loop turn leave as one add.lua call, and a BLPOP wait
-// longer than the command timeout is not failed early (its own timeout).
+// it: the adds of one loop turn leave as one add.lua call, a delete whose
+// reply does not come is 504 "outcome unknown", and a BLPOP wait longer than
+// the command timeout is not failed early (its own timeout).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
@@ -9,6 +10,7 @@
 #include "common/core/clock.h"
 #include "common/core/loop_waiter.h"
 #include "common/store/async_job_store.h"
+#include "tests/support/delay_proxy.h"
 #include "tests/support/store_checks.h"
 
 using namespace dq;
@@ -16,10 +18,13 @@ using namespace dq::test;
 
 namespace {
 
-Config config_over(TestRedis& redis, int command_timeout_ms) {
+Config config_over(TestRedis& redis, int command_timeout_ms, int port = 0) {
   require_own_server(redis);
   Config config;
   config.shards = {redis.shard()};
+  if (port != 0) {
+    config.shards.front().port = port;  // through a proxy
+  }
   config.redis_connect_timeout_ms = 1000;
   config.redis_command_timeout_ms = command_timeout_ms;
   return config;
@@ -101,4 +106,47 @@ TEST_CASE("a wake wait longer than the command timeout runs its full time and is
       [&](auto done) { store.wait_wake(0, WakeList::kConsumer, 1200, done); });
   REQUIRE(woken.is_ok());
   CHECK(*woken);
+}
+
+TEST_CASE("a delete whose reply does not come is 504 outcome unknown, and safe to retry") {
+  TestRedis redis;
+  DelayProxy proxy(redis.port(), 1000);  // each way
+  Config config = config_over(redis, 3000, proxy.port());
+  config.redis_probe_timeout_ms = 10000;
+  LoopWaiter waiter;
+  AsyncJobStore store(waiter.base(), config);
+  connect(waiter, store);
+  auto added = waiter.wait<Result<Added>>([&](auto done) {
+    store.add(AddRequest{"t", "1", "{}", {true, 60000}},
+              [done](const AddRequest&, Result<Added> result) { done(std::move(result)); });
+  });
+  REQUIRE(added.is_ok());
+  redis.command({"CONFIG", "RESETSTAT"});
+
+  std::optional<Status> deleted;
+  store.del("t", "1", [&](Status status) { deleted = status; });
+  // Once the lookup ran in Redis, its answer is on its way through the
+  // proxy; what the store sends next (del.lua) is held 10 s, longer than
+  // the command timeout.
+  int64_t deadline = monotonic_ms() + 20000;
+  while (calls_of(redis, "eval") == 0 && monotonic_ms() < deadline) {
+    event_base_loop(waiter.base(), EVLOOP_ONCE);
+  }
+  REQUIRE(calls_of(redis, "eval") == 1);
+  sleep_ms(300);  // the proxy has read the lookup's answer (held 1 s)
+  proxy.set_delay(10000);
+  while (!deleted && monotonic_ms() < deadline) {
+    event_base_loop(waiter.base(), EVLOOP_ONCE);
+  }
+  REQUIRE(deleted.has_value());
+  CHECK(deleted->code() == Code::kUnknown);
+  CHECK(deleted->message().find("outcome unknown") != std::string::npos);
+
+  // The retry, once Redis answers again, deletes the job or finds it gone.
+  proxy.set_delay(0);
+  BlockingJobStore direct({redis.shard()}, 1000, 2000);
+  Status again = direct.del("t", "1");
+  CHECK((again.is_ok() || again.code() == Code::kNotFound));
+  CHECK(direct.get("t", "1").status().code() == Code::kNotFound);
+  check_consistent(redis);
 }
