@@ -185,7 +185,7 @@ void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_job
 }
 
 void ShardWorker::record_batch(std::vector<Outcome> batch) {
-  std::vector<JobStore::AckRequest> acks;
+  std::vector<BlockingJobStore::AckRequest> acks;
   std::vector<Outcome*> acked;
   acks.reserve(batch.size());
   acked.reserve(batch.size());

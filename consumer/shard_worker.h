@@ -93,7 +93,7 @@ class ShardWorker {
   uint64_t reserve_seq_ = 0;
   std::string answered_reserve_;  // the last reserve whose reply arrived
   RepeatLog reserve_errors_;      // reserve failures: once, then with a count
-  JobStore store_;
+  BlockingJobStore store_;
   DeadLetterAlerts alerts_;
 
   mutable std::mutex mutex_;

@@ -46,8 +46,8 @@ bool WakeWaiter::take(size_t shard) {
 }
 
 void WakeWaiter::wait_loop(size_t shard) {
-  JobStore store(config_.shards, config_.redis_connect_timeout_ms,
-                 config_.redis_command_timeout_ms);
+  BlockingJobStore store(config_.shards, config_.redis_connect_timeout_ms,
+                         config_.redis_command_timeout_ms);
   RepeatLog refused(spdlog::level::warn);
   while (!stopping_.load() && !stop_requested()) {
     {

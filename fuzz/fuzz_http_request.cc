@@ -23,9 +23,9 @@
 #include "common/core/shard.h"
 #include "common/registry/registry.h"
 #include "common/registry/topic_cache.h"
+#include "common/store/async_job_store.h"
 #include "server/api_auth.h"
 #include "server/http_api.h"
-#include "server/job_service.h"
 
 namespace {
 
@@ -33,7 +33,7 @@ struct World {
   event_base* base = nullptr;
   dq::Config config;
   std::unique_ptr<dq::TopicCache> topics;
-  std::unique_ptr<dq::JobService> jobs;
+  std::unique_ptr<dq::AsyncJobStore> jobs;
   std::unique_ptr<dq::ApiAuth> auth;  // require_token off: every route is reachable
   std::unique_ptr<dq::HttpApi> http;
   sockaddr_in address{};
@@ -77,7 +77,7 @@ World* make_world() {
   w->base = event_base_new();
   w->topics = std::make_unique<dq::TopicCache>(w->config.sqlite_path);
   (void)w->topics->refresh();
-  w->jobs = std::make_unique<dq::JobService>(w->base, w->config);
+  w->jobs = std::make_unique<dq::AsyncJobStore>(w->base, w->config);
   w->jobs->start();
   w->auth = std::make_unique<dq::ApiAuth>(w->config);
   w->http = std::make_unique<dq::HttpApi>(w->base, *w->jobs, *w->topics, *w->auth, w->config);

@@ -18,6 +18,7 @@
 #include "server/add_request_text.h"
 #include "server/api_auth.h"
 #include "server/http_reply.h"
+#include "server/job_request.h"
 #include "server/metrics_page.h"
 
 namespace dq {
@@ -68,7 +69,7 @@ bool parse_body(const std::string& text, Json* out, std::string* error) {
 
 }  // namespace
 
-HttpApi::HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+HttpApi::HttpApi(event_base* base, AsyncJobStore& jobs, TopicCache& topics, ApiAuth& auth,
                  const Config& config)
     : jobs_(jobs),
       topics_(topics),

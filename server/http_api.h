@@ -13,7 +13,7 @@
 //   GET    /healthz                           shard states
 //   GET    /metrics                           Prometheus text format
 // No route waits on Redis in the event loop: the listings, stats, dead
-// letters and /metrics ask every shard at once over JobService's connections
+// letters and /metrics ask every shard at once over AsyncJobStore's connections
 // (common/store/shard_set.h), each within [redis] command_timeout_ms, and
 // answer later; a shard that does not answer in time is named in the answer.
 // With [server] require_token = yes every /v1/ route needs an API token
@@ -30,10 +30,10 @@
 #include "common/core/config.h"
 #include "common/registry/api_tokens.h"
 #include "common/registry/topic_cache.h"
+#include "common/store/async_job_store.h"
 #include "common/store/shard_set.h"
 #include "server/http_exchange.h"
 #include "server/http_server.h"
-#include "server/job_service.h"
 #include "server/listing_routes.h"
 
 namespace dq {
@@ -42,7 +42,7 @@ class ApiAuth;
 
 class HttpApi {
  public:
-  HttpApi(event_base* base, JobService& jobs, TopicCache& topics, ApiAuth& auth,
+  HttpApi(event_base* base, AsyncJobStore& jobs, TopicCache& topics, ApiAuth& auth,
           const Config& config);
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -84,12 +84,12 @@ class HttpApi {
             std::string_view content_type, std::string_view body,
             std::string_view body_suffix = {});
 
-  JobService& jobs_;
+  AsyncJobStore& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;
   size_t active_ = 0;
-  ShardSet shards_;    // JobService's connections: dead letters, listings and /metrics
+  ShardSet shards_;    // AsyncJobStore's connections: dead letters, listings and /metrics
   HttpServer server_;  // last: destroyed first, while the rest is still there
 };
 

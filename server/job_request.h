@@ -10,16 +10,9 @@
 #include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/registry/topic_cache.h"
-#include "common/store/script_calls.h"
+#include "common/store/add_request.h"
 
 namespace dq {
-
-struct AddRequest {
-  std::string topic;
-  std::string id;
-  std::string body;  // the body's JSON text exactly as the client sent it
-  DueTime due;       // relative to Redis's clock, or a fixed epoch time
-};
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
 // any time form of common/time_text.h (server local time unless the text

@@ -20,7 +20,7 @@
 
 namespace dq {
 
-LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics,
+LegacyServer::LegacyServer(event_base* base, int listen_fd, AsyncJobStore& jobs, TopicCache& topics,
                            ApiAuth& auth, const Config& config)
     : base_(base), jobs_(jobs), topics_(topics), auth_(auth), config_(config) {
   ConnectionBudget::of_process().add_pool(this);

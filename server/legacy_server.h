@@ -24,9 +24,9 @@
 
 #include "common/core/config.h"
 #include "common/registry/topic_cache.h"
+#include "common/store/async_job_store.h"
 #include "server/acceptor.h"
 #include "server/connection_budget.h"
-#include "server/job_service.h"
 
 namespace dq {
 
@@ -37,8 +37,8 @@ class LegacyServer : public ConnectionPool {
  public:
   // listen_fd is inherited from the master and is not closed by this class;
   // after stop_accepting() it is no longer used and the caller may close it.
-  LegacyServer(event_base* base, int listen_fd, JobService& jobs, TopicCache& topics, ApiAuth& auth,
-               const Config& config);
+  LegacyServer(event_base* base, int listen_fd, AsyncJobStore& jobs, TopicCache& topics,
+               ApiAuth& auth, const Config& config);
   ~LegacyServer() override;
   LegacyServer(const LegacyServer&) = delete;
   LegacyServer& operator=(const LegacyServer&) = delete;
@@ -60,7 +60,7 @@ class LegacyServer : public ConnectionPool {
   LegacyConnection* oldest_idle_connection();
 
   event_base* base_;
-  JobService& jobs_;
+  AsyncJobStore& jobs_;
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;

@@ -14,9 +14,9 @@
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/topic_cache.h"
+#include "common/store/async_job_store.h"
 #include "server/api_auth.h"
 #include "server/http_api.h"
-#include "server/job_service.h"
 #include "server/legacy_server.h"
 
 namespace dq {
@@ -39,7 +39,7 @@ struct ServerProcess {
   event_base* base;
   TopicCache topics;
   ApiAuth auth;  // [server] require_token
-  JobService jobs;
+  AsyncJobStore jobs;
   HttpApi http;
   std::unique_ptr<LegacyServer> legacy;
   int64_t drain_deadline_ms = -1;

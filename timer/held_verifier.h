@@ -32,7 +32,7 @@ class HeldVerifier {
   void trim_tombstones();
 
   size_t shard_;
-  JobStore store_;
+  BlockingJobStore store_;
   std::vector<std::string> names_;
   int64_t next_housekeeping_ms_ = 0;
   int64_t next_unknown_shards_ms_ = 0;

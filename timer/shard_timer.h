@@ -36,7 +36,7 @@ class ShardTimer {
 
   const Config& config_;
   size_t shard_;
-  JobStore store_;
+  BlockingJobStore store_;
   TopicCache topics_;  // for the alert settings of dead-lettered jobs
   DeadLetterAlerts alerts_;
   RepeatLog outage_;

@@ -1,7 +1,8 @@
 // Implementation notes: hiredis calls every pending callback with a NULL
 // reply when a context is freed or dropped, and replies arrive in the order
-// commands were sent, so a deque of send times is enough to find the oldest
-// command still waiting and enforce the command timeout.
+// commands were sent, so a deque of deadlines is enough to find the oldest
+// command still waiting and enforce its timeout (a command sent behind a
+// longer one, such as a BLPOP, waits with it).
 #include "common/redis/async_shard.h"
 
 #include <cstring>
@@ -21,6 +22,7 @@ struct AsyncShard::Pending {
   AsyncShard* shard;
   ReplyCallback callback;
   std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
+  int timeout_ms = 0;                // 0: the command timeout
 };
 
 AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
@@ -135,7 +137,7 @@ void AsyncShard::mark_down(const std::string& why) {
   up_ = false;
   first_connect_ended_ = true;
   last_error_ = why;
-  sent_at_ms_.clear();
+  deadlines_ms_.clear();
 }
 
 void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
@@ -149,8 +151,7 @@ void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
     return;
   }
   bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
-  bool command_slow =
-      !self->sent_at_ms_.empty() && now - self->sent_at_ms_.front() > self->command_timeout_ms_;
+  bool command_slow = !self->deadlines_ms_.empty() && now > self->deadlines_ms_.front();
   if (connect_slow || command_slow) {
     redisAsyncContext* context = self->context_;
     self->context_ = nullptr;
@@ -162,6 +163,12 @@ void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
 
 void AsyncShard::command(const std::vector<std::string>& argv, ReplyCallback callback) {
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::nullopt}));
+}
+
+void AsyncShard::command(const std::vector<std::string>& argv, int timeout_ms,
+                         ReplyCallback callback) {
+  send(argv,
+       std::make_unique<Pending>(Pending{this, std::move(callback), std::nullopt, timeout_ms}));
 }
 
 // A probe answers within timeout_ms whatever Redis does: when the reply is
@@ -213,6 +220,10 @@ void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
 }
 
+int AsyncShard::pending_timeout_ms(const Pending* pending) const {
+  return pending->timeout_ms > 0 ? pending->timeout_ms : command_timeout_ms_;
+}
+
 void AsyncShard::write_now() {
   if (context_ == nullptr || (context_->c.flags & REDIS_CONNECTED) == 0) {
     return;
@@ -242,15 +253,16 @@ void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pend
     return;
   }
   ++pending_count_;
-  sent_at_ms_.push_back(monotonic_ms());
+  int timeout_ms = pending_timeout_ms(raw);
+  deadlines_ms_.push_back(monotonic_ms() + timeout_ms);
 }
 
 void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void* privdata) {
   std::unique_ptr<Pending> pending(static_cast<Pending*>(privdata));
   AsyncShard* self = pending->shard;
   --self->pending_count_;
-  if (!self->sent_at_ms_.empty()) {
-    self->sent_at_ms_.pop_front();
+  if (!self->deadlines_ms_.empty()) {
+    self->deadlines_ms_.pop_front();
   }
   auto* reply = static_cast<redisReply*>(reply_ptr);
   if (reply == nullptr) {

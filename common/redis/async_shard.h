@@ -36,6 +36,8 @@ class AsyncShard {
   // fail at once. Their callbacks run inside this call.
   void stop();
   bool up() const { return up_; }
+  // A connect (or its AUTH) is in progress.
+  bool connecting() const { return context_ != nullptr && !up_; }
   // The first connect has ended, up or failed: until then "down" only means
   // "not connected yet".
   bool first_connect_ended() const { return first_connect_ended_; }
@@ -49,6 +51,9 @@ class AsyncShard {
   // (full, read-only, cannot persist: common/redis_refusal.h) arrives as
   // kUnavailable, nothing written; any other as kInternal with Redis's text.
   void command(const std::vector<std::string>& argv, ReplyCallback callback);
+  // The same with its own timeout instead of the command timeout: for a
+  // command Redis holds on purpose (BLPOP), which must not fail early.
+  void command(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // A read that must not wait for a stalled shard: answered by timeout_ms.
   void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
@@ -65,6 +70,7 @@ class AsyncShard {
   // before_up: send on a connected context that is not up yet (AUTH).
   void send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
             bool before_up = false);
+  int pending_timeout_ms(const Pending* pending) const;
   void mark_up();
   void mark_down(const std::string& why);
   void schedule_reconnect();
@@ -84,8 +90,8 @@ class AsyncShard {
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;
   int64_t connect_started_ms_ = 0;
-  std::deque<int64_t> sent_at_ms_;  // send times of commands awaiting replies, oldest first
-  event* tick_ = nullptr;           // reconnects and timeout checks
+  std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
+  event* tick_ = nullptr;             // reconnects and timeout checks
 };
 
 }  // namespace dq

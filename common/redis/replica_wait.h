@@ -3,7 +3,7 @@
 // hold it (and every earlier write of that connection). Fewer than N in time
 // means the write IS on the primary but not confirmed beyond it: kTimeout,
 // "replication_timeout: ...", answered 504 (durability unknown, a retry is
-// safe). Used by the API server (server/replica_confirm.h) and JobStore.
+// safe). Used by the API server (common/store/replica_confirm.h) and JobStore.
 #pragma once
 
 #include <hiredis/hiredis.h>

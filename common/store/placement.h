@@ -1,7 +1,6 @@
 // The rules that keep one copy of a (topic, id) across shards, whatever is
-// unreachable (docs/decisions.md, "One copy per id"). Shared by the blocking
-// store (common/job_store.h) and the API server's async one, which only
-// differ in how they talk to Redis.
+// unreachable (docs/decisions.md, "One copy per id"), applied by the one job
+// store (common/store/async_job_store.h).
 //
 // Add: the job goes to the first reachable shard in its placement order. Every
 // other reachable shard is asked first whether it holds the id. A shard ranked

@@ -10,7 +10,7 @@
 // of its start, names the shards that did not answer, and never blocks the
 // loop: other requests on it are not slowed at all.
 //
-// The API server lends its own connections (JobService); dqctl, dq-admin and
+// The API server lends its own connections (AsyncJobStore); dqctl, dq-admin and
 // tests own theirs (OwnedShards). Callers that want to wait run the
 // operation under common/core/loop_waiter.h.
 #pragma once

@@ -1,4 +1,4 @@
-#include "server/add_batcher.h"
+#include "common/store/add_batcher.h"
 
 #include <cstddef>
 #include <utility>

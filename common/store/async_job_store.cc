@@ -1,6 +1,7 @@
-// JobService (server/job_service.h): adds, lookups and deletes over async
-// shards, with the one-copy rules of common/placement.h.
-#include "server/job_service.h"
+// AsyncJobStore (common/store/async_job_store.h): adds, lookups and deletes
+// over async shards, with the one-copy rules of common/store/placement.h. The
+// timer's and consumer's calls are in async_job_leases.cc.
+#include "common/store/async_job_store.h"
 
 #include <algorithm>
 
@@ -9,7 +10,7 @@
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
 #include "common/store/script_calls.h"
-#include "server/shard_reasons.h"
+#include "common/store/shard_reasons.h"
 
 namespace dq {
 namespace {
@@ -26,11 +27,13 @@ std::string reply_text(const redisReply* reply) {
   return {};
 }
 
-// Not found on any shard that answered: 404, unless a down shard may hold it.
-Status missing_job(const std::string& topic, const std::string& id, bool saw_down) {
-  if (saw_down) {
+// Not found on any shard that answered: 404, unless a down shard (`down`,
+// the first one seen) may hold it.
+Status missing_job(const std::string& topic, const std::string& id, const std::string& down) {
+  if (!down.empty()) {
     return Status(Code::kUnavailable, "job " + topic + "/" + id +
-                                          " is not on any reachable shard, and a shard is down");
+                                          " is not on any reachable shard; shard " + down +
+                                          " is down and may hold it");
   }
   return Status(Code::kNotFound, "job " + topic + "/" + id + " not found");
 }
@@ -40,22 +43,23 @@ Status missing_job(const std::string& topic, const std::string& id, bool saw_dow
 // One add in progress: other shards are asked whether they hold the id, then
 // the add script runs on the target; a target that turns out to be down
 // (nothing sent) starts another round with the next shard.
-struct JobService::AddState {
+struct AsyncJobStore::AddState {
   AddRequest request;
   std::vector<size_t> order;
   std::vector<bool> reachable;
+  AddPlan plan;  // planned once per round; a shard that cannot be asked joins plan.unreachable
   size_t checks_left = 0;
   std::optional<size_t> found_on;  // another shard holds the id
   Job found;
   bool found_inline = false;  // its record carries the body
   Status refused;             // a shard's refusal (full, read-only...), for the 503
-  JobService::AddDone done;
+  AsyncJobStore::AddDone done;
 
   void finish(Result<Added> added) { done(request, std::move(added)); }
 };
 
 // What every shard that answered said about one id.
-struct JobService::Lookup {
+struct AsyncJobStore::Lookup {
   std::string topic;
   std::string id;
   size_t left = 0;
@@ -65,10 +69,11 @@ struct JobService::Lookup {
   Status error;  // a Redis error other than unreachable
 };
 
-JobService::JobService(event_base* base, const Config& config)
+AsyncJobStore::AsyncJobStore(event_base* base, const Config& config)
     : addresses_(config.shards),
       names_(shard_names(config.shards)),
       probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
+      command_timeout_ms_(config.redis_command_timeout_ms),
       checker_(config.pid_file),
       batcher_(base) {
   for (const auto& address : addresses_) {
@@ -82,7 +87,7 @@ JobService::JobService(event_base* base, const Config& config)
   }
 }
 
-std::vector<AsyncShard*> JobService::connections() const {
+std::vector<AsyncShard*> AsyncJobStore::connections() const {
   std::vector<AsyncShard*> out;
   for (const auto& shard : shards_) {
     out.push_back(shard.get());
@@ -90,7 +95,7 @@ std::vector<AsyncShard*> JobService::connections() const {
   return out;
 }
 
-void JobService::start() {
+void AsyncJobStore::start() {
   for (auto& shard : shards_) {
     shard->start();
   }
@@ -99,7 +104,18 @@ void JobService::start() {
   }
 }
 
-void JobService::shutdown() {
+void AsyncJobStore::start(size_t shard) {
+  shards_[shard]->start();
+  if (!confirms_.empty()) {
+    confirms_[shard]->start();
+  }
+}
+
+bool AsyncJobStore::connecting(size_t shard) const {
+  return shards_[shard]->connecting() || (!confirms_.empty() && confirms_[shard]->connecting());
+}
+
+void AsyncJobStore::shutdown() {
   batcher_.flush(true);  // queued adds are sent, then failed with the rest below
   // A callback that moves on to a later shard (get) may send there; that
   // shard's own stop() below fails it in turn, so nothing is left waiting.
@@ -111,7 +127,7 @@ void JobService::shutdown() {
   }
 }
 
-void JobService::add(AddRequest request, AddDone done) {
+void AsyncJobStore::add(AddRequest request, AddDone done) {
   auto state = std::make_shared<AddState>();
   state->request = std::move(request);
   state->done = std::move(done);
@@ -123,10 +139,12 @@ void JobService::add(AddRequest request, AddDone done) {
   add_round(std::move(state));
 }
 
-void JobService::add_round(std::shared_ptr<AddState> state) {
-  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
+void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
+  state->plan = plan_add(addresses_, state->order, state->reachable);
+  const AddPlan& plan = state->plan;
   if (!plan.target) {
-    state->finish(no_shard_can_take(shards_, checker_, state->refused));
+    state->finish(no_shard_can_take(shards_, checker_, state->refused,
+                                    state->request.topic + "/" + state->request.id));
     return;
   }
   std::vector<size_t> others;
@@ -146,7 +164,10 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
         record_read_argv(key), probe_timeout_ms_,
         [this, state, index](Result<const redisReply*> reply) {
           if (!reply.is_ok()) {
-            state->reachable[index] = false;  // cannot be asked: a held copy remembers it
+            // Cannot be asked: the copy remembers it. Every shard asked ranks
+            // after the target, so the target and verify_against stay.
+            state->reachable[index] = false;
+            state->plan.unreachable.push_back(addresses_[index].name());
           } else if ((*reply)->type == REDIS_REPLY_STRING && !state->found_on) {
             Job job;
             job.topic = state->request.topic;
@@ -190,12 +211,8 @@ void JobService::add_round(std::shared_ptr<AddState> state) {
   }
 }
 
-void JobService::run_add(std::shared_ptr<AddState> state) {
-  AddPlan plan = plan_add(addresses_, state->order, state->reachable);
-  if (!plan.target) {
-    state->finish(no_shard_can_take(shards_, checker_, state->refused));
-    return;
-  }
+void AsyncJobStore::run_add(std::shared_ptr<AddState> state) {
+  const AddPlan& plan = state->plan;
   const AddRequest& r = state->request;
   size_t target = *plan.target;
   AsyncShard* writer = confirms_.empty() ? shards_[target].get() : &confirms_[target]->connection();
@@ -226,8 +243,8 @@ void JobService::run_add(std::shared_ptr<AddState> state) {
       });
 }
 
-void JobService::look_everywhere(const std::string& topic, const std::string& id,
-                                 const std::function<void(std::shared_ptr<Lookup>)>& done) {
+void AsyncJobStore::look_everywhere(const std::string& topic, const std::string& id,
+                                    const std::function<void(std::shared_ptr<Lookup>)>& done) {
   auto lookup = std::make_shared<Lookup>();
   lookup->topic = topic;
   lookup->id = id;
@@ -270,20 +287,22 @@ void JobService::look_everywhere(const std::string& topic, const std::string& id
   }
 }
 
-void JobService::get(const std::string& topic, const std::string& id,
-                     std::function<void(Result<Job>)> done) {
-  find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, false, std::move(done));
+void AsyncJobStore::get(const std::string& topic, const std::string& id,
+                        std::function<void(Result<Job>)> done) {
+  find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, "", std::move(done));
 }
 
-void JobService::find_job(const std::string& topic, const std::string& id,
-                          std::vector<size_t> order, size_t next, bool saw_down,
-                          std::function<void(Result<Job>)> done) {
+void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
+                             std::vector<size_t> order, size_t next, std::string down,
+                             std::function<void(Result<Job>)> done) {
   while (next < order.size() && !usable(order[next])) {
-    saw_down = true;
+    if (down.empty()) {
+      down = names_[order[next]];
+    }
     ++next;
   }
   if (next == order.size()) {
-    done(missing_job(topic, id, saw_down));
+    done(missing_job(topic, id, down));
     return;
   }
   size_t index = order[next];
@@ -291,8 +310,10 @@ void JobService::find_job(const std::string& topic, const std::string& id,
       record_read_argv(job_key(topic, id)), probe_timeout_ms_,
       [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
         if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
-          find_job(topic, id, std::move(order), next + 1, saw_down || !reply.is_ok(),
-                   std::move(done));
+          if (!reply.is_ok() && down.empty()) {
+            down = names_[index];
+          }
+          find_job(topic, id, std::move(order), next + 1, std::move(down), std::move(done));
           return;
         }
         Job job;
@@ -308,9 +329,9 @@ void JobService::find_job(const std::string& topic, const std::string& id,
 }
 
 // The body (unless the record carried it), then the last error of a job
-// that failed before.
-void JobService::read_body(size_t shard, Job job, bool body_read,
-                           std::function<void(Result<Job>)> done) {
+// tried before.
+void AsyncJobStore::read_body(size_t shard, Job job, bool body_read,
+                              std::function<void(Result<Job>)> done) {
   AsyncShard* redis = shards_[shard].get();
   if (body_read) {
     read_last_error(redis, std::move(job), std::move(done));
@@ -329,9 +350,11 @@ void JobService::read_body(size_t shard, Job job, bool body_read,
                  });
 }
 
-void JobService::read_last_error(AsyncShard* redis, Job job,
-                                 std::function<void(Result<Job>)> done) {
-  if (job.state != JobState::kRetrying && job.state != JobState::kDead) {
+void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
+                                    std::function<void(Result<Job>)> done) {
+  // A job tried before (retrying, dead, or ready or working again after a
+  // failure or an expired lease) may have one; a job never tried has none.
+  if (job.attempts == 0 && job.state != JobState::kRetrying && job.state != JobState::kDead) {
     done(std::move(job));
     return;
   }
@@ -344,7 +367,7 @@ void JobService::read_last_error(AsyncShard* redis, Job job,
                  });
 }
 
-void JobService::del(const std::string& topic, const std::string& id, DelDone done) {
+void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
   look_everywhere(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
     if (!lookup->error.is_ok()) {
       done(lookup->error, false);
@@ -392,11 +415,11 @@ void JobService::del(const std::string& topic, const std::string& id, DelDone do
   });
 }
 
-bool JobService::usable(size_t shard) {
+bool AsyncJobStore::usable(size_t shard) {
   return shards_[shard]->up() && !checker_.is_down(names_[shard]);
 }
 
-std::vector<ShardHealth> JobService::health() const {
+std::vector<ShardHealth> AsyncJobStore::health() const {
   std::vector<ShardHealth> result;
   for (const auto& shard : shards_) {
     result.push_back(
@@ -405,12 +428,12 @@ std::vector<ShardHealth> JobService::health() const {
   return result;
 }
 
-bool JobService::first_connects_ended() const {
+bool AsyncJobStore::first_connects_ended() const {
   return std::all_of(shards_.begin(), shards_.end(),
                      [](const auto& shard) { return shard->first_connect_ended(); });
 }
 
-size_t JobService::pending() const {
+size_t AsyncJobStore::pending() const {
   size_t total = 0;
   for (const auto& shard : shards_) {
     total += shard->pending();

@@ -1,12 +1,12 @@
-// Implements server/shard_reasons.h.
-#include "server/shard_reasons.h"
+// Implements common/store/shard_reasons.h.
+#include "common/store/shard_reasons.h"
 
 #include <string>
 
 namespace dq {
 
 Status no_shard_can_take(const std::vector<std::unique_ptr<AsyncShard>>& shards,
-                         ShardHealthView& checker, const Status& refused) {
+                         ShardHealthView& checker, const Status& refused, const std::string& job) {
   std::string why = refused.is_ok() ? std::string() : refused.message();
   for (const auto& shard : shards) {
     const std::string name = shard->address().name();
@@ -25,8 +25,8 @@ Status no_shard_can_take(const std::vector<std::unique_ptr<AsyncShard>>& shards,
       why += (why.empty() ? "" : "; ") + reason;
     }
   }
-  return Status(Code::kUnavailable,
-                "no Redis shard can take the job: " + (why.empty() ? "every shard is down" : why));
+  return Status(Code::kUnavailable, "no Redis shard can take job " + job + ": " +
+                                        (why.empty() ? "every shard is down" : why));
 }
 
 }  // namespace dq

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "common/redis/async_shard.h"
+#include "common/store/add_request.h"
 #include "common/store/script_calls.h"
-#include "server/job_request.h"
 
 namespace dq {
 

@@ -1,5 +1,5 @@
-// Implements server/replica_confirm.h.
-#include "server/replica_confirm.h"
+// Implements common/store/replica_confirm.h.
+#include "common/store/replica_confirm.h"
 
 #include <memory>
 #include <utility>

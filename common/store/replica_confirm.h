@@ -1,7 +1,7 @@
 // ReplicaConfirm: with [redis] wait_replicas = N > 0, adds to one shard run
 // on this second connection, and each is answered only after a Redis
 // `WAIT N wait_timeout_ms` sent on it confirms the replicas hold it
-// (common/replica_wait.h). WAIT blocks the connection that sends it, so
+// (common/redis/replica_wait.h). WAIT blocks the connection that sends it, so
 // reads and deletes keep their own connection and never wait behind it.
 //
 // WAITs are shared: a write answered while no WAIT is in flight sends one
@@ -37,6 +37,7 @@ class ReplicaConfirm {
   // Where the writes to confirm are sent.
   AsyncShard& connection() { return connection_; }
   size_t pending() const { return connection_.pending(); }
+  bool connecting() const { return connection_.connecting(); }
 
   // Call from the reply callback of a write sent on connection(). `done`
   // gets ok once the replicas confirmed it, kTimeout (replication_timeout)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/core/status.h"
@@ -14,7 +15,8 @@ namespace dq {
 
 // `refused`: the last refusal an add met on its way (kUnavailable from a
 // shard that answered "full", "read-only"...), or ok when none.
+// `job`: "topic/id", named in the answer.
 Status no_shard_can_take(const std::vector<std::unique_ptr<AsyncShard>>& shards,
-                         ShardHealthView& checker, const Status& refused);
+                         ShardHealthView& checker, const Status& refused, const std::string& job);
 
 }  // namespace dq

@@ -1,0 +1,141 @@
+// AsyncJobStore: THE implementation of every job operation over all shards
+// (adds, gets, deletes; the timer's and consumer's lease and delivery calls),
+// asynchronous on one event loop. The API server serves requests with it;
+// callers that want to wait (dqctl, tests, admin, the timer's and consumer's
+// per-shard threads) run the same code through BlockingJobStore
+// (common/store/job_store.h), which waits on a private loop (LoopWaiter).
+//
+// Each state change is one Lua script (common/store/lua/*.lua, built by
+// common/store/script_calls.h), over one AsyncShard per shard. The placement
+// rules are common/store/placement.h: a job goes to the first reachable
+// shard of shard_order(), held until any shard ranked before it that could
+// not be asked has been; lookups try every shard.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/core/config.h"
+#include "common/core/status.h"
+#include "common/redis/async_shard.h"
+#include "common/redis/shard_health.h"
+#include "common/store/add_batcher.h"
+#include "common/store/add_request.h"
+#include "common/store/job.h"
+#include "common/store/job_results.h"
+#include "common/store/placement.h"
+#include "common/store/replica_confirm.h"
+
+namespace dq {
+
+struct ShardHealth {
+  std::string name;
+  bool up = false;
+  std::string error;  // why it is down
+};
+
+class AsyncJobStore {
+ public:
+  AsyncJobStore(event_base* base, const Config& config);
+
+  void start();  // connects every shard
+  // Connects one shard (again, when it is down and not connecting): a
+  // blocking caller connects only the shards it uses, when it uses them.
+  void start(size_t shard);
+  bool connecting(size_t shard) const;
+  size_t shard_count() const { return shards_.size(); }
+  const std::vector<ShardAddress>& addresses() const { return addresses_; }
+  // Fails every command still waiting (their callbacks run now, while the
+  // HTTP and legacy servers that own the requests still exist) and refuses
+  // new ones. Call before destroying those servers.
+  void shutdown();
+
+  // kConflict: held with another body (or dead). kUnavailable: nothing was
+  // written. kUnknown: sent, no answer (504: a retry is safe). kTimeout:
+  // stored on the primary, fewer than [redis] wait_replicas confirmed it
+  // (504 replication_timeout: a retry is safe).
+  // `done` gets the request back, so a caller need not keep a copy of it.
+  using AddDone = std::function<void(const AddRequest& request, Result<Added> added)>;
+  void add(AddRequest request, AddDone done);
+  // kNotFound, or kUnavailable when not found but a shard is down.
+  void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
+  // A copy whose delete got no reply may still be there: kUnknown (504);
+  // the delete is safe to retry.
+  // in_flight: a copy deleted was being delivered; its callback is not stopped.
+  using DelDone = std::function<void(const Status& status, bool in_flight)>;
+  void del(const std::string& topic, const std::string& id, DelDone done);
+
+  // --- the timer's calls, per shard ---
+  void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
+  void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done);
+  // Copies on `shard` held until shard `against` is asked, at most `limit`.
+  void held_copies(size_t shard, const std::string& against, int limit,
+                   std::function<void(Result<std::vector<HeldCopy>>)> done);
+  // BLPOP on the wake list for up to timeout_ms (<= 0: only takes a token
+  // already there); true when a token came. The command has its own
+  // timeout (timeout_ms + the command timeout), so it is not failed early.
+  void wait_wake(size_t shard, WakeList list, int timeout_ms,
+                 std::function<void(Result<bool>)> done);
+
+  // --- the consumer's calls, per shard ---
+  // forget_id: an earlier reserve whose reply arrived (its lease list goes).
+  void reserve(size_t shard, const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
+               int most_jobs, int64_t most_bytes, const std::string& forget_id,
+               std::function<void(Result<ReserveBatch>)> done);
+  // Drops the lease list of a reserve whose reply arrived (release.lua needs
+  // it only while a reply may be lost; it expires on its own too).
+  void forget_reserve(size_t shard, const std::string& reserve_id,
+                      std::function<void(Status)> done);
+  // Undoes a reserve whose reply never came: how many jobs went back.
+  void release(size_t shard, const std::string& reserve_id, std::function<void(Result<int>)> done);
+  // Acks many jobs in one script run (ack.lua); one result per request, in
+  // order. A failed call fails every request with the same status.
+  void ack_all(size_t shard, const std::vector<AckRequest>& acks,
+               std::function<void(std::vector<Result<AckOutcome>>)> done);
+  void fail(size_t shard, const std::string& topic, const std::string& id, const Lease& lease,
+            int64_t retry_delay_ms, int max_attempts, const std::string& error,
+            std::function<void(Result<FailOutcome>)> done);
+
+  std::vector<ShardHealth> health() const;
+  // The connections, one per shard in config order, lent to the operator
+  // reads that fan out over them (common/store/shard_set.h).
+  std::vector<AsyncShard*> connections() const;
+  // Every shard's first connect has ended (up or failed).
+  bool first_connects_ended() const;
+  size_t pending() const;  // Redis commands awaiting replies
+
+ private:
+  struct AddState;
+  struct Lookup;
+  void add_round(std::shared_ptr<AddState> state);
+  void run_add(std::shared_ptr<AddState> state);
+  // HGET of the job's metadata on every shard that is up, each answered
+  // within the probe timeout; then `done` with what was seen.
+  void look_everywhere(const std::string& topic, const std::string& id,
+                       const std::function<void(std::shared_ptr<Lookup>)>& done);
+  void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
+                size_t next, std::string down, std::function<void(Result<Job>)> done);
+  void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);
+  static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
+  // Connected, and not marked down by dq-redis-checker.
+  bool usable(size_t shard);
+  // An unexpected reply from a shard: kInternal naming the call.
+  Status unexpected(size_t shard, const char* what) const;
+
+  std::vector<ShardAddress> addresses_;
+  std::vector<std::string> names_;
+  std::vector<std::unique_ptr<AsyncShard>> shards_;
+  // One per shard when [redis] wait_replicas > 0: adds run there and wait
+  // for the replicas; empty otherwise.
+  std::vector<std::unique_ptr<ReplicaConfirm>> confirms_;
+  int probe_timeout_ms_;
+  int command_timeout_ms_;
+  ShardHealthView checker_;  // dq-redis-checker's verdicts, beside each connection's own
+  AddBatcher batcher_;       // adds of one loop turn to one shard: one add.lua call
+};
+
+}  // namespace dq

@@ -1,0 +1,60 @@
+// What the timer's and consumer's job calls answer (common/store/async_job_store.h;
+// the scripts are common/store/lua/*.lua).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/store/job.h"
+
+namespace dq {
+
+struct ReservedJob {
+  size_t shard = 0;
+  Job job;  // attempts is the number of this attempt (1 for the first)
+  Lease lease;
+};
+
+struct ReserveBatch {
+  std::vector<ReservedJob> jobs;
+  int64_t ready_left = 0;  // jobs still ready in the topics asked for
+};
+
+struct PromoteResult {
+  int moved = 0;
+  std::optional<int64_t> next_due_ms;  // earliest job still delayed
+  int64_t redis_now_ms = 0;            // Redis's clock when it ran
+};
+
+struct ExpiredResult {
+  int requeued = 0;
+  // "topic:id" and attempts of the jobs dead-lettered on this pass
+  std::vector<std::pair<std::string, int>> dead;
+};
+
+enum class FailOutcome { kRescheduled, kDead, kStale };
+enum class AckOutcome { kAcked, kAckedLate, kGone };
+
+// A copy held on a shard until another shard is asked (see placement.h).
+struct HeldCopy {
+  std::string key;
+  std::string incarnation;
+  int64_t created_ms = 0;  // by its shard's clock
+};
+
+// One ack of ack_all: views of the caller's strings (no copies per job),
+// valid for the call.
+struct AckRequest {
+  std::string_view topic;
+  std::string_view id;
+  const Lease& lease;
+};
+
+// The wake lists the timer and the consumers block on (BLPOP).
+enum class WakeList { kTimer, kConsumer };
+
+}  // namespace dq
