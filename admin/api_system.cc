@@ -2,7 +2,7 @@
 // view (<pid file>.shards.json) of every [redis] shard and registry shard,
 // with each shard's Redis version and jobs held asked directly; adding one
 // to the registry, and removing one while it holds no job. Alerts: the SMTP
-// and webhook settings (common/alert_settings.h) and a test send.
+// and webhook settings (common/alerts/alert_settings.h) and a test send.
 #include <hiredis/hiredis.h>
 
 #include "admin/admin_app.h"

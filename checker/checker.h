@@ -1,6 +1,6 @@
 // dq-redis-checker: the one child that watches every Redis shard and sends
 // every alert. One thread pings the shards each [checker] interval_ms and
-// publishes their state (common/shard_health.h); the main thread turns alert
+// publishes their state (common/redis/shard_health.h); the main thread turns alert
 // events and shard changes into mails and webhook calls (alert_loop.h).
 #pragma once
 

@@ -1,8 +1,8 @@
 // ShardProbe: one check of one shard over a connection kept between checks:
-// PING within the timeout, whether it takes writes (common/shard_writable.h),
+// PING within the timeout, whether it takes writes (common/store/shard_writable.h),
 // its identity key and job count (checker/shard_identity.h), and, when asked,
 // the safety check (persistence, eviction policy, memory;
-// common/shard_safety.h).
+// common/redis/shard_safety.h).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // A topic with callback_format "form" sends what the PHP delay queue sent:
 //   POST: application/x-www-form-urlencoded, one field per top-level key of
 //         the body, plus notify_time, dq_set_time and, on retries,
-//         exp_notify_nums (common/php_fields.h);
+//         exp_notify_nums (common/http/php_fields.h);
 //   GET:  the same fields as query parameters.
 // All carry X-DQ-Topic, X-DQ-Id and X-DQ-Attempt headers.
 #pragma once

@@ -309,7 +309,7 @@ int ConsumerLoop::run() {
     if (stopping && drain_deadline < 0) {
       // The calls in flight finish (each within its topic's timeout) and
       // their outcomes get recorded before the master's deadline for this
-      // process (common/drain_time.h), which is at least this long.
+      // process (common/registry/drain_time.h), which is at least this long.
       int64_t longest = 0;
       for (const auto& entry : deliveries_) {
         longest = std::max<int64_t>(longest, entry.second->topic->timeout_ms);

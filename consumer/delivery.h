@@ -46,7 +46,7 @@ struct Delivery {
 };
 
 // The callback URL rules every delivery of this process is held to (see
-// common/callback_url.h); run_consumer sets them from the config. Until
+// common/registry/callback_url.h); run_consumer sets them from the config. Until
 // then only link-local addresses are refused.
 void use_callback_policy(CallbackPolicy policy);
 

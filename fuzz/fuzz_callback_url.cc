@@ -1,4 +1,4 @@
-// Fuzz target: the callback URL rules (common/callback_url.h). Any text is
+// Fuzz target: the callback URL rules (common/registry/callback_url.h). Any text is
 // either refused with a message or parsed into http/https, a host and a port
 // in 1..65535; an accepted URL parses the same way again.
 #include <cstddef>

@@ -1,10 +1,10 @@
 // Fuzz target: JSON request bodies. Whatever nlohmann accepts, the raw-span
-// scanner (common/json_span.h) that keeps job bodies byte for byte must find
+// scanner (common/core/json_span.h) that keeps job bodies byte for byte must find
 // the same "body" and "jobs" members, and the text it hands back must parse
-// to the same value. The add request's scanner (common/json_scan.h) answers
+// to the same value. The add request's scanner (common/core/json_scan.h) answers
 // only for text nlohmann accepts, with the members nlohmann sees, and an add
 // read through it (server/add_request_text.h) has the same outcome as one
-// read through the whole document. What plainly_json (common/json_check.h)
+// read through the whole document. What plainly_json (common/core/json_check.h)
 // calls JSON, nlohmann must accept.
 #include <unistd.h>
 

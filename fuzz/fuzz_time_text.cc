@@ -1,4 +1,4 @@
-// Fuzz target: the one due-time parser (common/time_text.h) that the HTTP
+// Fuzz target: the one due-time parser (common/core/time_text.h) that the HTTP
 // `at` and the legacy `fix_time` share. Any text or number: no crash, and a
 // time it accepts is a real instant that round-trips through its own text.
 #include <cstddef>

@@ -38,7 +38,7 @@ constexpr int64_t kQuickDeathMs = 10000;
 int64_t respawn_delay_ms(int quick_deaths);
 
 // How long the master waits for `child` to stop before SIGKILL: a consumer
-// finishes the callbacks it holds (common/drain_time.h), the others get
+// finishes the callbacks it holds (common/registry/drain_time.h), the others get
 // [master] drain_timeout_ms.
 int64_t drain_ms_for(const Config& config, const Child& child);
 

@@ -1,7 +1,7 @@
 // `dqd --check -c CONF`: what an operator runs before starting or after
 // editing the config. Loads the config, opens the SQLite registry (and
 // migrates it, as dqd would), reaches every configured shard and asks each
-// whether it is safe (common/shard_safety.h), checks the
+// whether it is safe (common/redis/shard_safety.h), checks the
 // log folder is writable, and prints one line per check. Exit status 0 only
 // when every check passed.
 #pragma once

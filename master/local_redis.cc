@@ -172,7 +172,7 @@ bool LocalRedis::launch(Instance* instance) {
       "--appendfsync", "always", "--save", "", "--logfile", instance->dir + "/redis.log",
       // Job record buckets are compact listpacks up to ~6M pending jobs, and
       // hashtables beyond (flat cost per add); their due zsets stay listpacks
-      // to ~12M: common/shard_safety.cc.
+      // to ~12M: common/redis/shard_safety.cc.
       "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512",
       "--zset-max-listpack-entries", "256"};
   if (!instance->password.empty()) {

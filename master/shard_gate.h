@@ -1,6 +1,6 @@
 // The master's safety check of every shard, before any child starts (and
 // before a reload is accepted): a shard that would silently drop jobs
-// (persistence off, an evicting maxmemory-policy; common/shard_safety.h) is
+// (persistence off, an evicting maxmemory-policy; common/redis/shard_safety.h) is
 // refused unless [redis] allow_unsafe = yes, with a message that says how to
 // fix it. Warnings (memory nearly full) are logged. A shard that cannot be
 // reached now is not refused: the API answers 503 for it until it is up,

@@ -1,6 +1,6 @@
 // An HTTP add request's text -> the job to add. A clean request (the members
 // id, body and delay or at, each once, keys without escapes) is read by the
-// scanner of common/json_scan.h without building a JSON document; anything
+// scanner of common/core/json_scan.h without building a JSON document; anything
 // else, every refusal included, takes the document path below, so the
 // answers and log lines are those of build_add_request (server/job_request.h).
 #pragma once

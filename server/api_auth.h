@@ -1,5 +1,5 @@
 // ApiAuth: the API server's check of API tokens when [server] require_token
-// = yes (docs/security.md). It holds the token table (common/api_tokens.h)
+// = yes (docs/security.md). It holds the token table (common/registry/api_tokens.h)
 // in memory, so the add path never reads SQLite. The table is read again
 // when the database changed (PRAGMA data_version), asked every second from
 // the server's tick (a deleted token stops working within a second) and when

@@ -30,7 +30,7 @@ Result<DueTime> due_from_delay(const Json& delay) {
 
 // A fixed time is kept as given; one in the past is due at once (as the PHP
 // queue did), as promote compares it with Redis's clock. The forms are those
-// of common/time_text.h, shared with the legacy port's fix_time.
+// of common/core/time_text.h, shared with the legacy port's fix_time.
 Result<DueTime> due_from_at(const Json& at, int64_t now_ms) {
   auto due = parse_time_value(at);
   if (!due.is_ok()) {

@@ -15,7 +15,7 @@
 namespace dq {
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
-// any time form of common/time_text.h (server local time unless the text
+// any time form of common/core/time_text.h (server local time unless the text
 // carries an offset). Neither: the
 // topic's default delay. `job_text` is JSON text with a top-level "body"
 // member equal to job's (the text `job` was parsed from, or the legacy

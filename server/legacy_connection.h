@@ -318,7 +318,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
       job_text = with_raw_member(text, "body", "null");
     }
     // Absent or null: the topic's default delay (PHP's isset()); any other
-    // value, "" (now) included, is a time of common/time_text.h.
+    // value, "" (now) included, is a time of common/core/time_text.h.
     auto fix_time = request.find("fix_time");
     if (fix_time != request.end() && !fix_time->is_null()) {
       job["at"] = *fix_time;

@@ -18,7 +18,7 @@ std::string legacy_text_field(const Json& request, const char* name);
 std::string php_number_text(const Json& number);
 
 // The data of a successful `get`: the body with the PHP queue's own fields
-// (notify_time, dq_set_time, exp_notify_nums; common/php_fields.h) as the
+// (notify_time, dq_set_time, exp_notify_nums; common/http/php_fields.h) as the
 // PHP server returned it; a body that is not an object or null as it is.
 std::string legacy_get_data(const Job& job);
 

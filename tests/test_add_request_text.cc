@@ -1,4 +1,4 @@
-// Differential tests of the add request's scanner (common/json_scan.h,
+// Differential tests of the add request's scanner (common/core/json_scan.h,
 // server/add_request_text.h): a corpus of tricky add bodies, valid and not,
 // goes through the scanner path and through the nlohmann document path it
 // replaces, and every outcome (status, error text, logged id, topic, id,

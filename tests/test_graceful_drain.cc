@@ -1,7 +1,7 @@
 // End-to-end: a graceful reload (USR2) or stop never delivers a job twice,
 // even when its callback outlasts [master] drain_timeout_ms. The retiring
 // consumer finishes the calls it holds, up to the longest topic timeout
-// (common/drain_time.h), and acks them; the master waits for it that long.
+// (common/registry/drain_time.h), and acks them; the master waits for it that long.
 // Real dqd, real redis-server, a real callback server that takes 12 s.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

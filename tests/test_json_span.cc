@@ -1,4 +1,4 @@
-// Unit tests of the raw-JSON helpers (common/json_span.h). Each span found
+// Unit tests of the raw-JSON helpers (common/core/json_span.h). Each span found
 // is checked against what nlohmann makes of the same text, so the scanner
 // and the parser that validated the request cannot disagree on which value
 // is "the" body.

@@ -1,6 +1,6 @@
 // Unit tests of the PHP-compatibility helpers that need no server: the one
-// time parser (common/time_text.h), success rules (common/success_rule.h),
-// the PHP view of a body (common/php_fields.h), form callbacks
+// time parser (common/core/time_text.h), success rules (common/registry/success_rule.h),
+// the PHP view of a body (common/http/php_fields.h), form callbacks
 // (consumer/callback_request.h) and legacy number ids (server/legacy_fields.h).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>

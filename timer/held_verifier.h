@@ -1,5 +1,5 @@
 // HeldVerifier: settles the copies one shard holds for others (see
-// common/placement.h). A job added while a shard S that may hold the same id
+// common/store/placement.h). A job added while a shard S that may hold the same id
 // was unreachable waits in {dq}:held:<S> on the shard that took it. Once S
 // answers, claim.lua on S says whether S holds (or deleted) the id: then the
 // copy is a duplicate and is removed; else S records where the id lives and

@@ -37,7 +37,7 @@ ShardTimer::ShardTimer(const Config& config, size_t shard)
 // Every failed call (promote, requeue, the BLPOP) is followed by a pause: a
 // shard that refuses commands at once (read-only, full, cannot persist)
 // would otherwise spin this loop. The error is logged once, then with a
-// count (common/repeat_log.h).
+// count (common/core/repeat_log.h).
 void ShardTimer::back_off(const Status& status) {
   outage_.note("timer: shard " + config_.shards[shard_].name() + ": " + status.message() +
                " (retrying every " + std::to_string(kRetryMs) + " ms)");

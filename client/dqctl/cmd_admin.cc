@@ -1,4 +1,4 @@
-// `dqctl admin user ...`: the users of the admin page (common/admin_users.h).
+// `dqctl admin user ...`: the users of the admin page (common/registry/admin_users.h).
 //   admin user add NAME [--password-file FILE]   password from the file's first
 //                                                line, else the first line of stdin
 //   admin user list

@@ -1,4 +1,4 @@
-// `dqctl alert ...`: the alert settings kept in SQLite (common/alert_settings.h)
+// `dqctl alert ...`: the alert settings kept in SQLite (common/alerts/alert_settings.h)
 // and a test send. The redis checker reads the settings before every send,
 // so a change takes effect without a restart.
 //   alert show    settings (password hidden) and the latest alerts with

@@ -1,6 +1,6 @@
 // `dqctl jobs list TOPIC --state S`: a registered topic's pending jobs in one
 // state, next due first, straight from the Redis shards of the config
-// (common/job_listing.h, the code behind GET /v1/topics/{t}/jobs).
+// (common/store/job_listing.h, the code behind GET /v1/topics/{t}/jobs).
 #include <cstdio>
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 // `dqctl stats [TOPIC] [--watch [SECONDS]]`: the numbers /metrics exports
-// (common/topic_stats.h) as a table — `topic stats`, redrawn every SECONDS
+// (common/store/topic_stats.h) as a table — `topic stats`, redrawn every SECONDS
 // (default 2) with --watch until interrupted.
 #include <unistd.h>
 

@@ -1,12 +1,12 @@
 // `dqctl status`: the running master and its children, from the status file
-// dqd keeps next to its pid file (common/master_status.h). The master's pid
+// dqd keeps next to its pid file (common/core/master_status.h). The master's pid
 // is checked with kill(pid, 0), so a stale file is reported as not running.
 //   status            a table: master pid, uptime, generation; per child
 //                     role, title, pid, uptime and restarts
 //                     then per Redis shard, as the redis checker sees it:
 //                     state, since when, persistence, memory, reason/problems
 //   --json status     the status file plus "alive" and "shards" (the
-//                     checker's report, common/shard_health.h)
+//                     checker's report, common/redis/shard_health.h)
 #include <signal.h>
 
 #include <cerrno>

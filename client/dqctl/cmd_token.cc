@@ -1,4 +1,4 @@
-// `dqctl token ...`: API tokens of producers (common/api_tokens.h), needed by
+// `dqctl token ...`: API tokens of producers (common/registry/api_tokens.h), needed by
 // the API server when [server] require_token = yes (docs/security.md).
 //   token add NAME --topics a,b|*   prints the secret once (it is stored hashed)
 //   token list

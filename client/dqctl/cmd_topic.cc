@@ -2,7 +2,7 @@
 // the SQLite registry named by the config's [sqlite] path. Running dqd
 // children pick changes up on their next refresh ([master] registry_refresh_ms).
 // A callback URL given to add or set is held to the callback URL rules of the
-// config (common/callback_url.h): no Redis shard, no dq listener, the allowlist.
+// config (common/registry/callback_url.h): no Redis shard, no dq listener, the allowlist.
 // `del` also asks the Redis shards: a topic that still holds jobs is kept
 // unless --purge deletes its jobs too.
 #include <algorithm>

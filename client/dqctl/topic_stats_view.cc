@@ -1,5 +1,5 @@
 // `dqctl topic stats`: registered topics from the registry, numbers from the
-// Redis shards of the config (common/topic_stats.h). Shards that could not be
+// Redis shards of the config (common/store/topic_stats.h). Shards that could not be
 // reached are named on stderr; the numbers are then those of the others.
 #include "client/dqctl/topic_stats_view.h"
 

@@ -1,4 +1,4 @@
-// `dqctl topic stats [NAME]`: the counts of common/topic_stats.h as a table
+// `dqctl topic stats [NAME]`: the counts of common/store/topic_stats.h as a table
 // (or --json), for one registered topic or for every topic.
 #pragma once
 

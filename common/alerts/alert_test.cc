@@ -1,4 +1,4 @@
-// Implements common/alert_test.h.
+// Implements common/alerts/alert_test.h.
 #include "common/alerts/alert_test.h"
 
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // DeadLetterAlerts: logs a job that went to the dead-letter set and queues
-// its alert in the outbox (common/alert_outbox.h); dq-redis-checker groups
+// its alert in the outbox (common/alerts/alert_outbox.h); dq-redis-checker groups
 // them per topic and sends them (mail, webhook).
 // Used wherever a job can die: the consumer (last attempt failed) and the
 // timer (last lease expired). Opens the outbox on first use; one per thread.

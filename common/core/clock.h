@@ -12,7 +12,7 @@ int64_t now_ms();        // wall clock
 int64_t monotonic_ms();  // for timeouts and intervals
 
 // "YYYY-MM-DD HH:MM:SS" in the server's local time zone -> ms; anything else
-// is kInvalid. A strict front of common/time_text.h, which parses every time
+// is kInvalid. A strict front of common/core/time_text.h, which parses every time
 // form the APIs take.
 Result<int64_t> parse_datetime_ms(const std::string& text);
 

@@ -41,7 +41,7 @@ struct Config {
   // long-lived connections behave as before (docs/security.md).
   int legacy_idle_timeout_ms = 300000;
   // Every /v1/ route and legacy request must carry an API token of
-  // common/api_tokens.h (docs/security.md); no: today's open API.
+  // common/registry/api_tokens.h (docs/security.md); no: today's open API.
   bool require_token = false;
 
   // [redis]
@@ -81,7 +81,7 @@ struct Config {
   // [consumer]
   int consumer_processes = 2;
   int consumer_concurrency = 64;
-  // When not empty, callbacks may only go to these hosts (common/callback_url.h).
+  // When not empty, callbacks may only go to these hosts (common/registry/callback_url.h).
   std::vector<std::string> callback_allow_hosts;
 
   // [checker]

@@ -1,4 +1,4 @@
-// Implements common/http_status.h.
+// Implements common/core/http_status.h.
 #include "common/core/http_status.h"
 
 namespace dq {

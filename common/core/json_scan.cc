@@ -1,4 +1,4 @@
-// The validating scanner of common/json_scan.h: a recursive descent over
+// The validating scanner of common/core/json_scan.h: a recursive descent over
 // RFC 8259 with the checks nlohmann's lexer and parser make (see each
 // function), answering false for anything it refuses or is not sure of.
 #include "common/core/json_scan.h"

@@ -1,4 +1,4 @@
-// Implements common/repeat_log.h.
+// Implements common/core/repeat_log.h.
 #include "common/core/repeat_log.h"
 
 #include <utility>

@@ -19,7 +19,7 @@ class RepeatLog {
  public:
   using Sink = std::function<void(spdlog::level::level_enum, const std::string&)>;
 
-  // `sink` nullptr: err_log() (common/log.h).
+  // `sink` nullptr: err_log() (common/core/log.h).
   explicit RepeatLog(spdlog::level::level_enum level = spdlog::level::err,
                      int64_t window_ms = 10000, Sink sink = nullptr);
 

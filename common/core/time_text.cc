@@ -1,4 +1,4 @@
-// Implements common/time_text.h with a small hand-written scanner: sscanf
+// Implements common/core/time_text.h with a small hand-written scanner: sscanf
 // and strptime accept too much (signs, missing digits, trailing text).
 #include "common/core/time_text.h"
 

@@ -1,5 +1,5 @@
 // Well-formed UTF-8 (RFC 3629), one sequence at a time: the check that job
-// ids and both JSON scanners (common/json_scan.h, common/json_check.h) make
+// ids and both JSON scanners (common/core/json_scan.h, common/core/json_check.h) make
 // of every byte >= 0x80, as nlohmann's lexer does.
 #pragma once
 

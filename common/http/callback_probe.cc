@@ -1,4 +1,4 @@
-// Implements common/callback_probe.h with one libcurl easy transfer, guarded
+// Implements common/http/callback_probe.h with one libcurl easy transfer, guarded
 // by CallbackGuard so the probe connects only where a delivery may.
 #include "common/http/callback_probe.h"
 

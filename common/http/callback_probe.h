@@ -2,7 +2,7 @@
 // callback" button: the same shape as a real delivery (POST JSON or GET with
 // query parameters, X-DQ-* headers; see consumer/callback_request.h) with the
 // id "dq-test-callback", body {"test": true} and an X-DQ-Test: 1 header, under
-// the same URL rules as deliveries (common/callback_url.h).
+// the same URL rules as deliveries (common/registry/callback_url.h).
 #pragma once
 
 #include <cstdint>

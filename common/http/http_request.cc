@@ -1,4 +1,4 @@
-// Implements common/http_request.h.
+// Implements common/http/http_request.h.
 #include "common/http/http_request.h"
 
 #include <event2/buffer.h>

@@ -1,4 +1,4 @@
-// Implements common/php_fields.h.
+// Implements common/http/php_fields.h.
 #include "common/http/php_fields.h"
 
 #include "common/core/json.h"

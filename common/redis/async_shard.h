@@ -48,7 +48,7 @@ class AsyncShard {
   // When the shard is down the callback runs at once with kUnavailable (not
   // sent). A command dropped with its connection gets kUnknown (it may have
   // run). A Redis error reply that refuses the command in the shard's state
-  // (full, read-only, cannot persist: common/redis_refusal.h) arrives as
+  // (full, read-only, cannot persist: common/redis/redis_refusal.h) arrives as
   // kUnavailable, nothing written; any other as kInternal with Redis's text.
   void command(const std::vector<std::string>& argv, ReplyCallback callback);
   // The same with its own timeout instead of the command timeout: for a
@@ -59,7 +59,7 @@ class AsyncShard {
   // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
   void run(ScriptCall call, ReplyCallback callback);
   // Writes the commands queued in this loop turn now instead of at its end
-  // (server/redis_loop.h), so Redis can start on them while this process
+  // (common/redis/redis_loop.h), so Redis can start on them while this process
   // goes on with other work. What the socket does not take is written as
   // before.
   void write_now();

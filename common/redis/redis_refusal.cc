@@ -1,4 +1,4 @@
-// Implements common/redis_refusal.h.
+// Implements common/redis/redis_refusal.h.
 #include "common/redis/redis_refusal.h"
 
 namespace dq {

@@ -10,7 +10,7 @@
 // state cannot change while a script runs; OOM is only checked before the
 // script's first write (docs/RELIABILITY.md, "A shard that refuses writes").
 //
-// Both transports (common/redis_sync.h, server/async_shard.h) turn these
+// Both transports (common/redis/redis_sync.h, common/redis/async_shard.h) turn these
 // into kUnavailable with the shard's name and Redis's text, so every caller
 // answers 503 and moves on to another shard where the rules allow; any
 // other error reply stays kInternal.

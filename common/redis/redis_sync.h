@@ -41,7 +41,7 @@ class RedisConnection {
   // not run). An I/O error once sent drops the connection (the next call
   // reconnects) and returns kUnknown: it may have run. A Redis error reply
   // that refuses the command in the shard's present state (full, read-only,
-  // cannot persist, loading: common/redis_refusal.h) returns kUnavailable
+  // cannot persist, loading: common/redis/redis_refusal.h) returns kUnavailable
   // (nothing was written); any other error reply returns kInternal.
   // `timeout_ms` > 0 overrides the command timeout (for BLPOP).
   Result<ReplyPtr> command(const std::vector<std::string>& argv, int timeout_ms = 0);

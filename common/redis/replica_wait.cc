@@ -1,4 +1,4 @@
-// Implements common/replica_wait.h.
+// Implements common/redis/replica_wait.h.
 #include "common/redis/replica_wait.h"
 
 namespace dq {

@@ -176,7 +176,7 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
                             "in redis.conf)");
   }
 
-  // For [redis] wait_replicas (common/replica_wait.h); a failure here is not
+  // For [redis] wait_replicas (common/redis/replica_wait.h); a failure here is not
   // a safety problem.
   auto replication = info(connection, "replication");
   if (!replication.is_ok() && connection_lost(replication.status())) {
@@ -197,7 +197,7 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
         " CONFIG SET maxmemory-policy noeviction, then CONFIG REWRITE (or maxmemory-policy "
         "noeviction in redis.conf)");
   }
-  // Job record buckets (common/keys.h) hold ~20 records per million pending
+  // Job record buckets (common/store/keys.h) hold ~20 records per million pending
   // jobs of a few hundred bytes each; past these limits Redis turns a bucket
   // into a hashtable or skiplist: still correct, more memory per job.
   for (const ListpackLimit& limit : kListpackLimits) {

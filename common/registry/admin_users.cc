@@ -1,4 +1,4 @@
-// Implements common/admin_users.h: argon2id via libsodium's crypto_pwhash_str
+// Implements common/registry/admin_users.h: argon2id via libsodium's crypto_pwhash_str
 // (interactive limits: ~64 MiB and a fraction of a second per hash), and the
 // admin_users table through bound statements only.
 #include "common/registry/admin_users.h"

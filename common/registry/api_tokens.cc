@@ -1,4 +1,4 @@
-// Implements common/api_tokens.h through bound statements only.
+// Implements common/registry/api_tokens.h through bound statements only.
 #include "common/registry/api_tokens.h"
 
 #include <sodium.h>

@@ -6,7 +6,7 @@
 namespace dq {
 namespace {
 
-// validate_topic's upper bound for timeout_ms (common/registry.cc).
+// validate_topic's upper bound for timeout_ms (common/registry/registry.cc).
 constexpr int64_t kMaxTopicTimeoutMs = 600000;
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Implements common/registry.h: topic validation, schema migrations kept in
+// Implements common/registry/registry.h: topic validation, schema migrations kept in
 // PRAGMA user_version, and the topic / shard / alert-setting tables.
 #include "common/registry/registry.h"
 

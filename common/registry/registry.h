@@ -24,7 +24,7 @@ struct Topic {
   // "json": dq's JSON document; "form": the body's keys as form fields or
   // query parameters, as the PHP delay queue sent them (consumer/callback_request.h).
   std::string callback_format = "json";
-  // "" (any 2xx succeeds) or "PATH=VALUE" (common/success_rule.h): a 2xx
+  // "" (any 2xx succeeds) or "PATH=VALUE" (common/registry/success_rule.h): a 2xx
   // whose JSON body does not hold VALUE at PATH is a failed attempt.
   std::string success_json;
   int timeout_ms = 5000;

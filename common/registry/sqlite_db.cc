@@ -1,4 +1,4 @@
-// Implements common/sqlite_db.h: opening SQLite in WAL mode, prepared
+// Implements common/registry/sqlite_db.h: opening SQLite in WAL mode, prepared
 // statements and transactions.
 #include "common/registry/sqlite_db.h"
 

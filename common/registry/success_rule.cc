@@ -1,4 +1,4 @@
-// Implements common/success_rule.h.
+// Implements common/registry/success_rule.h.
 #include "common/registry/success_rule.h"
 
 #include <cctype>

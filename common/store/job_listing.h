@@ -6,7 +6,7 @@
 // lease order and filtered by the "topic:" prefix and the state in each
 // job's record. Delayed and retrying jobs are found in their record buckets,
 // walked in the due index's order until no later bucket can hold an earlier
-// job (store v3, common/keys.h). At most kMaxExaminedPerShard entries per
+// job (store v3, common/store/keys.h). At most kMaxExaminedPerShard entries per
 // shard are looked at per request, and `truncated` says so when that cap
 // was hit before the page was full (checked between rounds of 100
 // buckets), or when the walk ran out of time ([redis] command_timeout_ms). Ready

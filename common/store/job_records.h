@@ -1,4 +1,4 @@
-// Reading job records from C++ (store v3, common/keys.h): a pending job's
+// Reading job records from C++ (store v3, common/store/keys.h): a pending job's
 // record is in its bucket hash, the others (and store v2's pending ones
 // until promote.lua converts them) in the flat hash. A read of a job in any
 // state asks both in one round trip; a read of jobs known to be in flight,

@@ -1,4 +1,4 @@
-// Implements common/shard_writable.h.
+// Implements common/store/shard_writable.h.
 #include "common/store/shard_writable.h"
 
 #include "common/redis/redis_refusal.h"

@@ -3,7 +3,7 @@
 // then LPUSHX on a key that never exists, a write command that changes
 // nothing but that Redis refuses as it refuses an add: OOM when full under
 // noeviction, MISCONF when it cannot persist, READONLY on a replica
-// (common/redis_refusal.h). Used by dq-redis-checker and `dqd --check`.
+// (common/redis/redis_refusal.h). Used by dq-redis-checker and `dqd --check`.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Per topic numbers read from the shards' counters (common/keys.h): how many
+// Per topic numbers read from the shards' counters (common/store/keys.h): how many
 // jobs each state holds now ({dq}:counts), and event counts since the start
 // ({dq}:totals), per minute over the last hour ({dq}:minute:<m>) and per day
 // over the last 30 days ({dq}:stats:YYYYMMDD), summed over the shards.

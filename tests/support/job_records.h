@@ -1,5 +1,5 @@
 // Reading a shard's job records in tests, wherever they sit: pending ones
-// in their bucket, the others in the flat hash (store v3: common/keys.h).
+// in their bucket, the others in the flat hash (store v3: common/store/keys.h).
 #pragma once
 
 #include <cstdint>

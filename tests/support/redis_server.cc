@@ -129,7 +129,7 @@ bool TestRedis::launch() {
   std::vector<std::string> args = {
       "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir_, "--appendonly", "yes",
       "--save", "", "--daemonize", "no", "--logfile", "", "--protected-mode", "no",
-      // What dq asks of a shard for compact job records (common/shard_safety.h).
+      // What dq asks of a shard for compact job records (common/redis/shard_safety.h).
       "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512",
       "--zset-max-listpack-entries", "256"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());

@@ -7,7 +7,7 @@
 -- Redis's now) or 'at' (epoch ms; one in the past is due at Redis's now,
 -- and that is the due time answered), the ms, and the key's bucket.
 -- One call stores many jobs: the API server sends together the adds of one
--- event-loop turn that go to this shard (server/add_batcher.h). The work a
+-- event-loop turn that go to this shard (common/store/add_batcher.h). The work a
 -- call pays once (TIME, the timer wake check, the counters summed per topic,
 -- one HMGET of the flat hash, one ZADD LT of the due index) is what made a
 -- one-job call cost ~3x its job's own writes. Each job has its own bucket:

@@ -49,7 +49,7 @@ local kBuckets = 49157
 local kWorkingAnchor = '~working-set-anchor~' .. string.rep('.', 80)
 
 -- h = (h * 31 + byte) mod 49157 over the key's bytes, six at a time (exact
--- in doubles: 49,156 * 31^6 + ... < 2^53); common/keys.h computes the same.
+-- in doubles: 49,156 * 31^6 + ... < 2^53); common/store/keys.h computes the same.
 -- ~1 us for a 23-byte key: callers pass the bucket when they can.
 local byte = string.byte
 local function bucket_of(key)
