@@ -22,6 +22,7 @@
 #include <memory>
 #include <string>
 
+#include "common/core/event_handles.h"
 #include "server/http_exchange.h"
 #include "server/http_parser.h"
 
@@ -45,10 +46,6 @@ class HttpConnection {
   void exchange_answered();
 
  private:
-  struct EventDeleter {
-    void operator()(event* timer) const { event_free(timer); }
-  };
-
   static void on_readable(evutil_socket_t fd, short what, void* arg);
   static void on_writable(evutil_socket_t fd, short what, void* arg);
   static void on_request_timeout(evutil_socket_t fd, short what, void* arg);
@@ -74,10 +71,10 @@ class HttpConnection {
 
   HttpServer& server_;
   evutil_socket_t fd_;
-  std::unique_ptr<event, EventDeleter> read_event_;   // persistent; idle timeout
-  std::unique_ptr<event, EventDeleter> write_event_;  // armed while output_ waits
-  std::unique_ptr<event, EventDeleter> request_timer_;
-  std::unique_ptr<event, EventDeleter> linger_timer_;
+  UniqueEvent read_event_;   // persistent; idle timeout
+  UniqueEvent write_event_;  // armed while output_ waits
+  UniqueEvent request_timer_;
+  UniqueEvent linger_timer_;
   HttpParser parser_;
   std::string input_;  // bytes read and not yet consumed start at input_start_
   size_t input_start_ = 0;

@@ -24,9 +24,7 @@ HttpServer::HttpServer(event_base* base, const Config& config, Handler handler)
 }
 
 HttpServer::~HttpServer() {
-  for (auto* listener : listeners_) {
-    evconnlistener_free(listener);
-  }
+  listeners_.clear();
   connections_.clear();  // each connection detaches the exchanges it still holds
 }
 
@@ -39,21 +37,18 @@ Status HttpServer::listen(int fd) {
   }
   evutil_make_socket_nonblocking(own);
   // Backlog 0: the master already called listen().
-  evconnlistener* listener = evconnlistener_new(base_, &HttpServer::on_accept, this,
-                                                LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 0, own);
+  UniqueEvconnlistener listener(evconnlistener_new(
+      base_, &HttpServer::on_accept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 0, own));
   if (listener == nullptr) {
     close(own);
     return Status(Code::kInternal, "cannot accept on the HTTP socket");
   }
-  listeners_.push_back(listener);
+  listeners_.push_back(std::move(listener));
   return Status::ok();
 }
 
 void HttpServer::stop_accepting() {
   stopping_ = true;
-  for (auto* listener : listeners_) {
-    evconnlistener_free(listener);
-  }
   listeners_.clear();
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/core/status.h"
 #include "server/http_exchange.h"
 
@@ -55,7 +56,7 @@ class HttpServer {
   // heap operation.
   timeval idle_timeval_;
   const timeval* idle_timeout_;
-  std::vector<evconnlistener*> listeners_;
+  std::vector<UniqueEvconnlistener> listeners_;
   bool stopping_ = false;
   std::unordered_map<HttpConnection*, std::unique_ptr<HttpConnection>> connections_;
 };

@@ -38,16 +38,6 @@ constexpr size_t kMaxBufferedInput = size_t{256} * 1024;
 // Requests are not run while this much reply data waits for the client to read it.
 constexpr size_t kMaxBufferedOutput = size_t{1024} * 1024;
 
-struct BuffereventDeleter {
-  void operator()(bufferevent* event) const { bufferevent_free(event); }
-};
-using UniqueBufferevent = std::unique_ptr<bufferevent, BuffereventDeleter>;
-
-struct EventDeleter {
-  void operator()(event* timer) const { event_free(timer); }
-};
-using UniqueEvent = std::unique_ptr<event, EventDeleter>;
-
 constexpr const char* kTimeoutReason = "timeout, outcome unknown";
 
 // legacy_success_frame with the data already JSON text (a stored body, sent
@@ -66,9 +56,9 @@ std::string success_frame_with_raw_data(const std::string& data_json) {
 
 class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
  public:
-  LegacyConnection(LegacyServer& server, bufferevent* event)
+  LegacyConnection(LegacyServer& server, UniqueBufferevent event)
       : server_(server),
-        event_(event),
+        event_(std::move(event)),
         reply_timer_(evtimer_new(server.base_, &LegacyConnection::on_reply_timeout, this)),
         frame_timer_(evtimer_new(server.base_, &LegacyConnection::on_frame_timeout, this)) {}
 
@@ -437,17 +427,15 @@ LegacyServer::LegacyServer(event_base* base, int listen_fd, JobService& jobs, To
     : base_(base), jobs_(jobs), topics_(topics), auth_(auth), config_(config) {
   // No LEV_OPT_CLOSE_ON_FREE: the inherited socket outlives this listener.
   // Backlog 0: the master already called listen() (a negative value would call it again with 128).
-  listener_ =
-      evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, 0, listen_fd);
+  listener_.reset(
+      evconnlistener_new(base, &LegacyServer::on_accept, this, LEV_OPT_REUSEABLE, 0, listen_fd));
   if (listener_ == nullptr) {
     err_log().error("legacy protocol: cannot accept on fd {}", listen_fd);
   }
 }
 
 LegacyServer::~LegacyServer() {
-  if (listener_ != nullptr) {
-    evconnlistener_free(listener_);
-  }
+  listener_.reset();
   connections_.clear();
 }
 
@@ -460,12 +448,12 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
   }
   // Idle connections are cut after [server] legacy_idle_timeout_ms (300 s,
   // as the PHP server did); keepalive finds peers that vanished without closing.
-  bufferevent* event = accepted_stream(self->base_, fd, /*keepalive=*/true);
+  UniqueBufferevent event = accepted_stream(self->base_, fd, /*keepalive=*/true);
   if (event == nullptr) {
     return;
   }
   bool too_many = self->connections_.size() >= static_cast<size_t>(self->config_.max_connections);
-  auto connection = std::make_shared<LegacyConnection>(*self, event);
+  auto connection = std::make_shared<LegacyConnection>(*self, std::move(event));
   self->connections_[connection.get()] = connection;
   connection->start();
   if (too_many) {
@@ -477,10 +465,7 @@ void LegacyServer::on_accept(evconnlistener* /*listener*/, evutil_socket_t fd,
 
 void LegacyServer::stop_accepting() {
   stopping_ = true;
-  if (listener_ != nullptr) {
-    evconnlistener_free(listener_);
-    listener_ = nullptr;
-  }
+  listener_.reset();
   // stop() may close (erase) the connection, so walk a copy.
   std::vector<std::shared_ptr<LegacyConnection>> open;
   for (auto& entry : connections_) {

@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/registry/topic_cache.h"
 #include "server/job_service.h"
 
@@ -55,7 +56,7 @@ class LegacyServer {
   TopicCache& topics_;
   ApiAuth& auth_;
   const Config& config_;
-  evconnlistener* listener_ = nullptr;
+  UniqueEvconnlistener listener_;
   bool stopping_ = false;
   // Owned here; a request in flight holds a weak_ptr, so a connection that
   // closes (or a server that goes away) before Redis answers is never touched.

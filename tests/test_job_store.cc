@@ -285,19 +285,18 @@ class BodyWatch {
   explicit BodyWatch(TestRedis& redis) : redis_(redis) {
     redis.command({"CONFIG", "SET", "notify-keyspace-events", "KA"});
     timeval timeout{5, 0};
-    context_ = redisConnectWithTimeout("127.0.0.1", redis.port(), timeout);
+    context_.reset(redisConnectWithTimeout("127.0.0.1", redis.port(), timeout));
     REQUIRE(context_ != nullptr);
     REQUIRE(context_->err == 0);
-    redisSetTimeout(context_, timeout);
-    redisAppendCommand(context_, "SUBSCRIBE %s %s", ("__keyspace@0__:" + keys::bodies()).c_str(),
-                       kFence);
+    redisSetTimeout(context_.get(), timeout);
+    redisAppendCommand(context_.get(), "SUBSCRIBE %s %s",
+                       ("__keyspace@0__:" + keys::bodies()).c_str(), kFence);
     for (int i = 0; i < 2; ++i) {
       void* raw = nullptr;
-      REQUIRE(redisGetReply(context_, &raw) == REDIS_OK);
-      freeReplyObject(raw);
+      REQUIRE(redisGetReply(context_.get(), &raw) == REDIS_OK);
+      ReplyPtr reply(static_cast<redisReply*>(raw));
     }
   }
-  ~BodyWatch() { redisFree(context_); }
 
   // Events ("hset", "hdel", ...) since the last call.
   std::vector<std::string> events() {
@@ -305,7 +304,7 @@ class BodyWatch {
     std::vector<std::string> out;
     while (true) {
       void* raw = nullptr;
-      REQUIRE(redisGetReply(context_, &raw) == REDIS_OK);
+      REQUIRE(redisGetReply(context_.get(), &raw) == REDIS_OK);
       ReplyPtr reply(static_cast<redisReply*>(raw));
       REQUIRE(reply->type == REDIS_REPLY_ARRAY);
       REQUIRE(reply->elements == 3);
@@ -319,7 +318,7 @@ class BodyWatch {
  private:
   static constexpr const char* kFence = "dq-test-fence";
   TestRedis& redis_;
-  redisContext* context_ = nullptr;
+  ContextPtr context_;
 };
 
 }  // namespace
