@@ -1,5 +1,5 @@
-// A topic as the admin page's JSON (every registry field, common/registry.h),
-// and applying a form's JSON onto a topic with a message naming the field.
+// Applying a form's JSON onto a topic with a message naming the field. A
+// topic as JSON is common/registry/topic_json.h (included for the API's use).
 #pragma once
 
 #include <string>
@@ -7,10 +7,9 @@
 #include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/registry/registry.h"
+#include "common/registry/topic_json.h"
 
 namespace dq {
-
-Json topic_to_json(const Topic& topic);
 
 // Sets the fields present in `form` (unknown keys and "name" are refused);
 // kInvalid "field: why" on a value of the wrong type.
