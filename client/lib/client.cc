@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <variant>
+#include <utility>
 
+#include "answers.h"
 #include "http_transport.h"
 #include "server_list.h"
 
@@ -27,56 +29,6 @@ std::string base_url_of(const std::string& server) {
     return server.back() == '/' ? server.substr(0, server.size() - 1) : server;
   }
   return "http://" + server;
-}
-
-ErrorCode code_for_status(long status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::InvalidArgument;
-    case 404:
-      return ErrorCode::NotFound;
-    case 409:
-      return ErrorCode::Conflict;
-    case 401:
-      return ErrorCode::Unauthorized;
-    case 403:
-      return ErrorCode::Forbidden;
-    case 413:
-      return ErrorCode::TooLarge;
-    case 503:
-      return ErrorCode::Unavailable;
-    case 504:
-      return ErrorCode::OutcomeUnknown;
-    default:
-      return ErrorCode::Server;
-  }
-}
-
-// The server's {"error": "..."}, or the raw body when it is not that shape.
-std::string server_message(const std::string& body, long status) {
-  Json parsed = Json::parse(body, nullptr, false);
-  if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
-    std::string message = parsed["error"].get<std::string>();
-    // 401/403: {"error": "unauthorized", "reason": "..."}
-    auto reason = parsed.find("reason");
-    if (reason != parsed.end() && reason->is_string()) {
-      message += ": " + reason->get<std::string>();
-    }
-    return message;
-  }
-  if (body.empty()) {
-    return "HTTP " + std::to_string(status);
-  }
-  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
-}
-
-Error error_from_answer(const HttpAnswer& answer, const std::string& server) {
-  return Error{code_for_status(answer.status), static_cast<int>(answer.status),
-               server_message(answer.body, answer.status), server};
-}
-
-Error protocol_error(const std::string& what, const HttpAnswer& answer, const std::string& server) {
-  return Error{ErrorCode::Protocol, static_cast<int>(answer.status), what, server};
 }
 
 // Adds "delay" or "at" to a job object.
@@ -121,140 +73,7 @@ Error body_not_json(const std::string& id) {
                ""};
 }
 
-JobState state_from_name(const std::string& name) {
-  if (name == "delayed") {
-    return JobState::Delayed;
-  }
-  if (name == "ready") {
-    return JobState::Ready;
-  }
-  if (name == "working") {
-    return JobState::Working;
-  }
-  if (name == "retrying") {
-    return JobState::Retrying;
-  }
-  if (name == "held") {
-    return JobState::Held;
-  }
-  if (name == "dead") {
-    return JobState::Dead;
-  }
-  return JobState::Unknown;
-}
-
-StateCounts state_counts_of(const Json& json) {
-  StateCounts c;
-  if (!json.is_object()) {
-    return c;
-  }
-  c.delayed = json.value("delayed", int64_t{0});
-  c.ready = json.value("ready", int64_t{0});
-  c.working = json.value("working", int64_t{0});
-  c.retrying = json.value("retrying", int64_t{0});
-  c.dead = json.value("dead", int64_t{0});
-  c.held = json.value("held", int64_t{0});
-  return c;
-}
-
-EventCounts event_counts_of(const Json& json) {
-  EventCounts c;
-  if (!json.is_object()) {
-    return c;
-  }
-  c.added = json.value("added", int64_t{0});
-  c.delivered = json.value("delivered", int64_t{0});
-  c.failed = json.value("failed", int64_t{0});
-  c.dead = json.value("dead", int64_t{0});
-  c.deleted = json.value("deleted", int64_t{0});
-  c.expired = json.value("expired", int64_t{0});
-  c.requeued = json.value("requeued", int64_t{0});
-  c.duplicate = json.value("duplicate", int64_t{0});
-  return c;
-}
-
-std::vector<std::string> strings_of(const Json& json) {
-  std::vector<std::string> out;
-  if (!json.is_array()) {
-    return out;
-  }
-  for (const auto& item : json) {
-    if (item.is_string()) {
-      out.push_back(item.get<std::string>());
-    }
-  }
-  return out;
-}
-
-// The answer's JSON object when the status is 200 and it has every key in
-// `required`; else the Error to return.
-std::variant<Json, Error> object_answer(const HttpAnswer& answer, const std::string& server,
-                                        const char* what,
-                                        std::initializer_list<const char*> required) {
-  if (answer.status != 200) {
-    return error_from_answer(answer, server);
-  }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  bool complete = reply.is_object();
-  for (const char* key : required) {
-    complete = complete && reply.contains(key);
-  }
-  if (!complete) {
-    return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
-                          server);
-  }
-  return reply;
-}
-
 }  // namespace
-
-const char* error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NotFound:
-      return "NotFound";
-    case ErrorCode::Conflict:
-      return "Conflict";
-    case ErrorCode::TooLarge:
-      return "TooLarge";
-    case ErrorCode::Unavailable:
-      return "Unavailable";
-    case ErrorCode::Timeout:
-      return "Timeout";
-    case ErrorCode::OutcomeUnknown:
-      return "OutcomeUnknown";
-    case ErrorCode::Protocol:
-      return "Protocol";
-    case ErrorCode::Server:
-      return "Server";
-    case ErrorCode::Unauthorized:
-      return "Unauthorized";
-    case ErrorCode::Forbidden:
-      return "Forbidden";
-  }
-  return "Unknown";
-}
-
-const char* job_state_name(JobState state) {
-  switch (state) {
-    case JobState::Delayed:
-      return "delayed";
-    case JobState::Ready:
-      return "ready";
-    case JobState::Working:
-      return "working";
-    case JobState::Retrying:
-      return "retrying";
-    case JobState::Held:
-      return "held";
-    case JobState::Dead:
-      return "dead";
-    case JobState::Unknown:
-      return "unknown";
-  }
-  return "unknown";
-}
 
 class Client::Impl {
  public:
@@ -325,6 +144,34 @@ class Client::Impl {
                       std::to_string(std::max(0, options_.retries) + 1) + " round(s): " + tried;
     }
     return *last;
+  }
+
+  // A GET whose answer must be 200 with a JSON object holding every key in
+  // `required`: that object and the answer's body, or the Error to return.
+  struct ObjectAnswer {
+    Json reply;
+    std::string body;
+  };
+  Result<ObjectAnswer> get_object(const std::string& path, const char* what,
+                                  std::initializer_list<const char*> required) {
+    auto called = call("GET", path, "");
+    if (!called) {
+      return called.error();
+    }
+    const HttpAnswer& answer = called->answer;
+    if (answer.status != 200) {
+      return error_from_answer(answer, called->server);
+    }
+    Json reply = Json::parse(answer.body, nullptr, false);
+    bool complete = reply.is_object();
+    for (const char* key : required) {
+      complete = complete && reply.contains(key);
+    }
+    if (!complete) {
+      return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
+                            called->server);
+    }
+    return ObjectAnswer{std::move(reply), answer.body};
   }
 
   std::string jobs_path(const std::string& topic) {
@@ -474,15 +321,11 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
 Result<TopicList> Client::list_topics(const std::string& search, int64_t offset, int64_t limit) {
   std::string path = "/v1/topics?search=" + impl_->transport_.escape(search) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
-  auto called = impl_->call("GET", path, "");
-  if (!called) {
-    return called.error();
+  auto got = impl_->get_object(path, "list_topics", {"topics", "total"});
+  if (!got) {
+    return got.error();
   }
-  auto parsed = object_answer(called->answer, called->server, "list_topics", {"topics", "total"});
-  if (parsed.index() == 1) {
-    return std::get<1>(parsed);
-  }
-  const Json& reply = std::get<0>(parsed);
+  const Json& reply = got->reply;
   TopicList list;
   list.total = reply.value("total", int64_t{0});
   list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
@@ -498,20 +341,17 @@ Result<TopicList> Client::list_topics(const std::string& search, int64_t offset,
     }
     list.topics.push_back(std::move(topic));
   }
-  list.raw_json = called->answer.body;
+  list.raw_json = got->body;
   return list;
 }
 
 Result<TopicStats> Client::topic_stats(const std::string& topic) {
-  auto called = impl_->call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/stats", "");
-  if (!called) {
-    return called.error();
+  auto got = impl_->get_object("/v1/topics/" + impl_->transport_.escape(topic) + "/stats",
+                               "topic_stats", {"now", "total"});
+  if (!got) {
+    return got.error();
   }
-  auto parsed = object_answer(called->answer, called->server, "topic_stats", {"now", "total"});
-  if (parsed.index() == 1) {
-    return std::get<1>(parsed);
-  }
-  const Json& reply = std::get<0>(parsed);
+  const Json& reply = got->reply;
   TopicStats stats;
   stats.topic = reply.value("topic", topic);
   stats.now = state_counts_of(reply["now"]);
@@ -527,7 +367,7 @@ Result<TopicStats> Client::topic_stats(const std::string& topic) {
     }
   }
   stats.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
-  stats.raw_json = called->answer.body;
+  stats.raw_json = got->body;
   return stats;
 }
 
@@ -542,15 +382,11 @@ Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int6
   }
   std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
-  auto called = impl_->call("GET", path, "");
-  if (!called) {
-    return called.error();
+  auto got = impl_->get_object(path, "list_jobs", {"jobs", "total"});
+  if (!got) {
+    return got.error();
   }
-  auto parsed = object_answer(called->answer, called->server, "list_jobs", {"jobs", "total"});
-  if (parsed.index() == 1) {
-    return std::get<1>(parsed);
-  }
-  const Json& reply = std::get<0>(parsed);
+  const Json& reply = got->reply;
   JobList list;
   list.total = reply.value("total", int64_t{0});
   list.truncated = reply.value("truncated", false);
@@ -573,7 +409,7 @@ Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int6
     job.lease_deadline_ms = item.value("lease_deadline_ms", int64_t{0});
     list.jobs.push_back(std::move(job));
   }
-  list.raw_json = called->answer.body;
+  list.raw_json = got->body;
   return list;
 }
 
