@@ -147,10 +147,12 @@ class Client::Impl {
   }
 
   // A GET whose answer must be 200 with a JSON object holding every key in
-  // `required`: that object and the answer's body, or the Error to return.
+  // `required`: that object, the answer's body and the server that gave it,
+  // or the Error to return.
   struct ObjectAnswer {
     Json reply;
     std::string body;
+    std::string server;
   };
   Result<ObjectAnswer> get_object(const std::string& path, const char* what,
                                   std::initializer_list<const char*> required) {
@@ -171,7 +173,7 @@ class Client::Impl {
       return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
                             called->server);
     }
-    return ObjectAnswer{std::move(reply), answer.body};
+    return ObjectAnswer{std::move(reply), answer.body, called->server};
   }
 
   std::string jobs_path(const std::string& topic) {
@@ -221,20 +223,14 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
 }
 
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
-  auto called =
-      impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
-  if (!called) {
-    return called.error();
+  auto got = impl_->get_object(impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "get",
+                               {"body", "state"});
+  if (!got) {
+    return got.error();
   }
-  const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) {
-    return error_from_answer(answer, called->server);
-  }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") ||
-      !reply["state"].is_string()) {
-    return protocol_error("get answered 200 without body and state: " + answer.body, answer,
-                          called->server);
+  const Json& reply = got->reply;
+  if (!reply["state"].is_string()) {
+    return Error{ErrorCode::Protocol, 200, "get: unexpected answer: " + got->body, got->server};
   }
   JobInfo info;
   info.topic = reply.value("topic", topic);
@@ -247,7 +243,7 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   if (reply.contains("last_error") && reply["last_error"].is_string()) {
     info.last_error = reply["last_error"].get<std::string>();
   }
-  info.raw_json = answer.body;
+  info.raw_json = got->body;
   return info;
 }
 
