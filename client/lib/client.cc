@@ -146,7 +146,7 @@ class Client::Impl {
     return *last;
   }
 
-  // A GET whose answer must be 200 with a JSON object holding every key in
+  // A request whose answer must be 200 with a JSON object holding every key in
   // `required`: that object, the answer's body and the server that gave it,
   // or the Error to return.
   struct ObjectAnswer {
@@ -154,9 +154,10 @@ class Client::Impl {
     std::string body;
     std::string server;
   };
-  Result<ObjectAnswer> get_object(const std::string& path, const char* what,
-                                  std::initializer_list<const char*> required) {
-    auto called = call("GET", path, "");
+  Result<ObjectAnswer> object_call(const char* method, const std::string& path,
+                                   const std::string& body, const char* what,
+                                   std::initializer_list<const char*> required) {
+    auto called = call(method, path, body);
     if (!called) {
       return called.error();
     }
@@ -223,8 +224,8 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
 }
 
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
-  auto got = impl_->get_object(impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "get",
-                               {"body", "state"});
+  auto got = impl_->object_call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),
+                                "", "get", {"body", "state"});
   if (!got) {
     return got.error();
   }
@@ -276,20 +277,15 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     }
     list += (list.empty() ? "" : ",") + *entry;
   }
-  auto called =
-      impl_->call("POST", impl_->jobs_path(topic) + "/batch", "{\"jobs\":[" + list + "]}");
-  if (!called) {
-    return called.error();
+  auto got = impl_->object_call("POST", impl_->jobs_path(topic) + "/batch",
+                                "{\"jobs\":[" + list + "]}", "add_batch", {"results"});
+  if (!got) {
+    return got.error();
   }
-  const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) {
-    return error_from_answer(answer, called->server);
-  }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("results") || !reply["results"].is_array() ||
-      reply["results"].size() != jobs.size()) {
-    return protocol_error("batch answer does not have one result per job: " + answer.body, answer,
-                          called->server);
+  const Json& reply = got->reply;
+  if (!reply["results"].is_array() || reply["results"].size() != jobs.size()) {
+    return Error{ErrorCode::Protocol, 200,
+                 "batch answer does not have one result per job: " + got->body, got->server};
   }
   std::vector<BatchItemResult> results;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -307,7 +303,7 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
       ErrorCode code = result.status == 201 || result.status == 200
                            ? ErrorCode::Protocol
                            : code_for_status(result.status);
-      result.error = Error{code, result.status, message, called->server};
+      result.error = Error{code, result.status, message, got->server};
     }
     results.push_back(std::move(result));
   }
@@ -317,7 +313,7 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
 Result<TopicList> Client::list_topics(const std::string& search, int64_t offset, int64_t limit) {
   std::string path = "/v1/topics?search=" + impl_->transport_.escape(search) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
-  auto got = impl_->get_object(path, "list_topics", {"topics", "total"});
+  auto got = impl_->object_call("GET", path, "", "list_topics", {"topics", "total"});
   if (!got) {
     return got.error();
   }
@@ -342,8 +338,8 @@ Result<TopicList> Client::list_topics(const std::string& search, int64_t offset,
 }
 
 Result<TopicStats> Client::topic_stats(const std::string& topic) {
-  auto got = impl_->get_object("/v1/topics/" + impl_->transport_.escape(topic) + "/stats",
-                               "topic_stats", {"now", "total"});
+  auto got = impl_->object_call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/stats",
+                                "", "topic_stats", {"now", "total"});
   if (!got) {
     return got.error();
   }
@@ -378,7 +374,7 @@ Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int6
   }
   std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +
                      "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
-  auto got = impl_->get_object(path, "list_jobs", {"jobs", "total"});
+  auto got = impl_->object_call("GET", path, "", "list_jobs", {"jobs", "total"});
   if (!got) {
     return got.error();
   }
