@@ -18,6 +18,7 @@
 
 #include "admin/admin_app.h"
 #include "admin/exchange.h"
+#include "common/core/event_handles.h"
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 
@@ -26,17 +27,6 @@ namespace {
 
 constexpr const char* kTitle = "dq-admin";
 constexpr size_t kMaxBodyBytes = size_t{1024} * 1024;
-
-struct EventBaseDeleter {
-  void operator()(event_base* base) const { event_base_free(base); }
-};
-struct EvhttpDeleter {
-  void operator()(evhttp* http) const { evhttp_free(http); }
-};
-struct EventDeleter {
-  void operator()(event* ev) const { event_free(ev); }
-};
-using UniqueEvent = std::unique_ptr<event, EventDeleter>;
 
 struct AdminProcess {
   const Config& config;
@@ -89,7 +79,7 @@ int run_admin(const Config& config, int listen_fd) {
                     config.admin_listen);
     return wait_for_stop();
   }
-  std::unique_ptr<event_base, EventBaseDeleter> base(event_base_new());
+  UniqueEventBase base(event_base_new());
   if (!base) {
     err_log().critical("{}: cannot create an event loop", kTitle);
     return 1;
@@ -99,7 +89,7 @@ int run_admin(const Config& config, int listen_fd) {
     err_log().critical("{}: {}", kTitle, app.status().message());
     return 1;
   }
-  std::unique_ptr<evhttp, EvhttpDeleter> http(evhttp_new(base.get()));
+  UniqueEvhttp http(evhttp_new(base.get()));
   if (!http) {
     err_log().critical("{}: cannot create an event loop", kTitle);
     return 1;

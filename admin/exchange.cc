@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "common/core/event_handles.h"
 #include "common/core/http_status.h"
 #include "common/core/log.h"
 #include "common/http/http_request.h"
@@ -96,11 +97,10 @@ void Exchange::reply(int status, const std::string& content_type, const std::str
   evhttp_add_header(headers, "X-Content-Type-Options", "nosniff");
   evhttp_add_header(headers, "Referrer-Policy", "no-referrer");
   evhttp_add_header(headers, "Cache-Control", "no-store");
-  evbuffer* out = evbuffer_new();
-  evbuffer_add(out, bytes.data(), bytes.size());
+  UniqueEvbuffer out(evbuffer_new());
+  evbuffer_add(out.get(), bytes.data(), bytes.size());
   request_log().info("admin {} {} {}", peer_ip(), method_, status);
-  evhttp_send_reply(request_, status, nullptr, out);
-  evbuffer_free(out);
+  evhttp_send_reply(request_, status, nullptr, out.get());
 }
 
 void Exchange::reply_json(int status, const Json& body) {

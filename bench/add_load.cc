@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/core/event_handles.h"
+
 namespace {
 
 enum class Mode { kHttp, kHttpBatch, kBeanstalk };
@@ -70,7 +72,7 @@ struct Connection;
 
 struct Run {
   Settings settings;
-  event_base* base = nullptr;
+  dq::UniqueEventBase base;
   uint64_t next_id = 0;
   uint32_t id_prefix = 0;  // per process, so two runs on one Redis never collide
   int64_t measure_from_us = 0;
@@ -84,17 +86,17 @@ struct Run {
   int64_t paced_from_us = 0;
   uint64_t paced_sent = 0;
   uint64_t paced_behind = 0;  // ticks when a job was owed and no connection was free
-  event* pace_timer = nullptr;
+  dq::UniqueEvent pace_timer;
 };
 
 struct Connection {
   Run* run = nullptr;
   int fd = -1;
-  event* read_event = nullptr;   // persistent while the connection is active
-  event* write_event = nullptr;  // armed while connecting or the socket is full
-  bool active = false;           // connected and not finished
-  std::string in;                // received bytes not yet taken as replies
-  std::string out;               // request bytes the socket did not take yet
+  dq::UniqueEvent read_event;   // persistent while the connection is active
+  dq::UniqueEvent write_event;  // armed while connecting or the socket is full
+  bool active = false;          // connected and not finished
+  std::string in;               // received bytes not yet taken as replies
+  std::string out;              // request bytes the socket did not take yet
   int64_t sent_us = 0;
   int jobs_in_request = 0;
   uint64_t sent_count = 0;
@@ -142,9 +144,9 @@ void lose(Connection& c, const char* why) {
   std::fprintf(stderr, "add_load: connection lost (%s)\n", why);
   ++c.run->errors;
   c.active = false;
-  event_del(c.read_event);
-  event_del(c.write_event);
-  event_base_loopbreak(c.run->base);
+  event_del(c.read_event.get());
+  event_del(c.write_event.get());
+  event_base_loopbreak(c.run->base.get());
 }
 
 // Sends what the socket takes now; the rest waits for the write event.
@@ -160,20 +162,20 @@ void write_out(Connection& c, const std::string& bytes) {
   size_t taken = sent < 0 ? 0 : static_cast<size_t>(sent);
   if (taken < bytes.size()) {
     c.out.assign(bytes, taken);
-    event_add(c.write_event, nullptr);
+    event_add(c.write_event.get(), nullptr);
   }
 }
 
 // No more requests on this connection; the loop ends when none is active.
 void finish_connection(Connection& c) {
   c.active = false;
-  event_del(c.read_event);
+  event_del(c.read_event.get());
   for (Connection* other : c.run->connections) {
     if (other->active) {
       return;
     }
   }
-  event_base_loopbreak(c.run->base);
+  event_base_loopbreak(c.run->base.get());
 }
 
 void send_request(Connection& c) {
@@ -302,7 +304,7 @@ void on_read(evutil_socket_t fd, short /*what*/, void* arg) {
 
 void start_requests(Connection& c) {
   c.active = true;
-  event_add(c.read_event, nullptr);
+  event_add(c.read_event.get(), nullptr);
   if (c.run->settings.rate > 0) {
     c.run->idle.push_back(&c);
   } else {
@@ -334,7 +336,7 @@ void on_pace(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   int64_t t = now_us();
   if (t >= run.stop_at_us) {
     // Stop sending; the loop ends when every reply in flight has come back.
-    event_del(run.pace_timer);
+    event_del(run.pace_timer.get());
     std::vector<Connection*> idle = std::move(run.idle);
     run.idle.clear();
     for (Connection* c : idle) {
@@ -347,7 +349,7 @@ void on_pace(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
       }
     }
     if (all_done) {
-      event_base_loopbreak(run.base);
+      event_base_loopbreak(run.base.get());
     }
     return;
   }
@@ -416,7 +418,7 @@ int main(int argc, char** argv) {
     run.settings.due_in_ms = std::atoll(due);
   }
   run.id_prefix = static_cast<uint32_t>(getpid() ^ now_us());
-  run.base = event_base_new();
+  run.base.reset(event_base_new());
   int64_t started_us = now_us();
   run.measure_from_us = now_us() + 1000000;  // one second of warm-up
   run.stop_at_us = run.measure_from_us + static_cast<int64_t>(run.settings.seconds * 1e6);
@@ -437,29 +439,27 @@ int main(int argc, char** argv) {
                    run.settings.port, std::strerror(errno));
       return 1;
     }
-    c.read_event = event_new(run.base, c.fd, EV_READ | EV_PERSIST, on_read, &c);
-    c.write_event = event_new(run.base, c.fd, EV_WRITE, on_write, &c);
-    event_add(c.write_event, nullptr);  // the connect's end
+    c.read_event.reset(event_new(run.base.get(), c.fd, EV_READ | EV_PERSIST, on_read, &c));
+    c.write_event.reset(event_new(run.base.get(), c.fd, EV_WRITE, on_write, &c));
+    event_add(c.write_event.get(), nullptr);  // the connect's end
     run.connections.push_back(&c);
   }
   if (run.settings.rate > 0) {
     run.measure_from_us = now_us();  // paced runs count every job
     run.stop_at_us = run.measure_from_us + static_cast<int64_t>(run.settings.seconds * 1e6);
     run.paced_from_us = run.measure_from_us;
-    run.pace_timer = event_new(run.base, -1, EV_PERSIST, on_pace, &run);
+    run.pace_timer.reset(event_new(run.base.get(), -1, EV_PERSIST, on_pace, &run));
     timeval every_ms{0, 1000};
-    event_add(run.pace_timer, &every_ms);
+    event_add(run.pace_timer.get(), &every_ms);
   }
-  event_base_dispatch(run.base);
-  if (run.pace_timer != nullptr) {
-    event_free(run.pace_timer);
-  }
+  event_base_dispatch(run.base.get());
+  run.pace_timer.reset();
   for (Connection& c : connections) {
-    event_free(c.read_event);
-    event_free(c.write_event);
+    c.read_event.reset();
+    c.write_event.reset();
     close(c.fd);
   }
-  event_base_free(run.base);
+  run.base.reset();
 
   std::sort(run.latencies_us.begin(), run.latencies_us.end());
   auto pct = [&](double p) -> uint32_t {

@@ -18,6 +18,8 @@
 #include <ctime>
 #include <string>
 
+#include "common/core/event_handles.h"
+
 namespace {
 
 struct Sink {
@@ -41,10 +43,9 @@ void on_request(evhttp_request* request, void* arg) {
   sink->pending += ' ';
   sink->pending += id != nullptr ? id : "-";
   sink->pending += '\n';
-  evbuffer* body = evbuffer_new();
-  evbuffer_add(body, "ok\n", 3);
-  evhttp_send_reply(request, 200, "OK", body);
-  evbuffer_free(body);
+  dq::UniqueEvbuffer body(evbuffer_new());
+  evbuffer_add(body.get(), "ok\n", 3);
+  evhttp_send_reply(request, 200, "OK", body.get());
 }
 
 void write_pending(Sink* sink) {
@@ -77,27 +78,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::signal(SIGPIPE, SIG_IGN);
-  sink.base = event_base_new();
-  evhttp* http = evhttp_new(sink.base);
-  if (evhttp_bind_socket(http, "127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))) != 0) {
+  dq::UniqueEventBase base(event_base_new());
+  sink.base = base.get();
+  dq::UniqueEvhttp http(evhttp_new(sink.base));
+  if (evhttp_bind_socket(http.get(), "127.0.0.1", static_cast<uint16_t>(std::atoi(argv[1]))) != 0) {
     std::fprintf(stderr, "callback_sink: cannot listen on 127.0.0.1:%s\n", argv[1]);
     return 1;
   }
-  evhttp_set_gencb(http, on_request, &sink);
-  event* tick = event_new(sink.base, -1, EV_PERSIST, on_tick, &sink);
+  evhttp_set_gencb(http.get(), on_request, &sink);
+  dq::UniqueEvent tick(event_new(sink.base, -1, EV_PERSIST, on_tick, &sink));
   timeval every{0, 100000};  // 100 ms
-  event_add(tick, &every);
-  event* term = evsignal_new(sink.base, SIGTERM, on_stop, &sink);
-  event* interrupt = evsignal_new(sink.base, SIGINT, on_stop, &sink);
-  event_add(term, nullptr);
-  event_add(interrupt, nullptr);
+  event_add(tick.get(), &every);
+  dq::UniqueEvent term(evsignal_new(sink.base, SIGTERM, on_stop, &sink));
+  dq::UniqueEvent interrupt(evsignal_new(sink.base, SIGINT, on_stop, &sink));
+  event_add(term.get(), nullptr);
+  event_add(interrupt.get(), nullptr);
   event_base_dispatch(sink.base);
   write_pending(&sink);
   std::fclose(sink.log);
-  event_free(tick);
-  event_free(term);
-  event_free(interrupt);
-  evhttp_free(http);
-  event_base_free(sink.base);
-  return 0;
+  return 0;  // the events, then the HTTP server, then the loop are freed
 }

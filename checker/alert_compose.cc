@@ -24,33 +24,6 @@ std::string shorten(const std::string& text, size_t limit) {
 
 }  // namespace
 
-std::string format_duration(int64_t ms) {
-  if (ms < 1000) {
-    return std::to_string(ms) + " ms";
-  }
-  int64_t s = ms / 1000;
-  char text[32];
-  if (s < 60) {
-    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(s));
-  } else if (s < 3600) {
-    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(s / 60),
-                  static_cast<long long>(s % 60));
-  } else {
-    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(s / 3600),
-                  static_cast<long long>(s / 60 % 60));
-  }
-  return text;
-}
-
-std::string format_time(int64_t ms) {
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm local {};
-  localtime_r(&seconds, &local);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
-
 AlertMessage shard_change_alert(const std::string& shard, const ShardChange& change,
                                 int failures_needed, int interval_ms) {
   AlertMessage message;
@@ -58,8 +31,9 @@ AlertMessage shard_change_alert(const std::string& shard, const ShardChange& cha
   if (!change.up) {
     message.kind = "shard_down";
     message.subject = "[dq] Redis shard " + shard + " is DOWN";
-    message.text = "Redis shard " + shard + " is down since " + format_time(change.down_since_ms) +
-                   " (" + std::to_string(failures_needed) + " failed checks in a row, one every " +
+    message.text = "Redis shard " + shard + " is down since " +
+                   format_local_datetime(change.down_since_ms) + " (" +
+                   std::to_string(failures_needed) + " failed checks in a row, one every " +
                    std::to_string(interval_ms) + " ms).\nReason: " + change.reason +
                    "\n\nProducers are not affected: new jobs go to the other shards.\n"
                    "Jobs already on this shard wait, and are delivered once it is back.\n"
@@ -69,10 +43,11 @@ AlertMessage shard_change_alert(const std::string& shard, const ShardChange& cha
     message.kind = "shard_up";
     message.subject =
         "[dq] Redis shard " + shard + " is back UP after " + format_duration(down_for);
-    message.text = "Redis shard " + shard + " is up again since " + format_time(change.at_ms) +
-                   ".\nIt was down for " + format_duration(down_for) + ", from " +
-                   format_time(change.down_since_ms) + ".\nLast reason: " + change.reason +
-                   "\n\nIts jobs are being delivered again.\n";
+    message.text = "Redis shard " + shard + " is up again since " +
+                   format_local_datetime(change.at_ms) + ".\nIt was down for " +
+                   format_duration(down_for) + ", from " +
+                   format_local_datetime(change.down_since_ms) +
+                   ".\nLast reason: " + change.reason + "\n\nIts jobs are being delivered again.\n";
     message.payload["down_for_ms"] = down_for;
   }
   message.payload["kind"] = message.kind;
@@ -133,8 +108,8 @@ AlertMessage dead_letters_alert(const std::string& topic, const std::string& cal
     text += "Callback: " + callback_url + "\n";
   }
   text += "Dead-lettered: " + std::to_string(count) + " job" + (count == 1 ? "" : "s") +
-          " between " + format_time(events.front().created_at_ms) + " and " +
-          format_time(events.back().created_at_ms) + "\n\n";
+          " between " + format_local_datetime(events.front().created_at_ms) + " and " +
+          format_local_datetime(events.back().created_at_ms) + "\n\n";
   Json jobs = Json::array();
   for (size_t i = 0; i < count && i < kListedJobs; ++i) {
     const AlertMail& event = events[i];

@@ -10,6 +10,7 @@
 #include "checker/shard_tracker.h"
 #include "common/alerts/alert_messages.h"
 #include "common/alerts/alert_outbox.h"
+#include "common/core/time_text.h"  // format_duration, format_local_datetime
 
 namespace dq {
 
@@ -25,10 +26,5 @@ AlertMessage dead_letters_alert(const std::string& topic, const std::string& cal
                                 const std::vector<AlertMail>& events, int64_t now_ms);
 
 AlertMessage crash_loop_message(const AlertMail& event, int64_t now_ms);
-
-// "1h02m", "3m05s", "12s", "450 ms".
-std::string format_duration(int64_t ms);
-// "2024-05-01 12:00:03" in local time.
-std::string format_time(int64_t ms);
 
 }  // namespace dq

@@ -29,53 +29,6 @@ std::string url_encode(const std::string& text) {
 
 namespace {
 
-// `text` as a JSON string, as nlohmann's dump() writes it, without building
-// a Json value for it (one per callback field, every delivery). Text with a
-// byte >= 0x80 goes through dump(), which checks the UTF-8.
-void append_json_string(std::string& out, const std::string& text) {
-  static const char kHex[] = "0123456789abcdef";
-  for (unsigned char c : text) {
-    if (c >= 0x80) {
-      out += Json(text).dump();
-      return;
-    }
-  }
-  out.push_back('"');
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          const char escaped[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-          out.append(escaped, sizeof(escaped));
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 void append_number(std::string& out, int64_t value) {
   char digits[24];
   auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
@@ -87,9 +40,9 @@ void append_number(std::string& out, int64_t value) {
 void append_callback_json(const Job& job, std::string* out) {
   out->reserve(out->size() + job.body.size() + job.topic.size() + job.id.size() + 128);
   *out += "{\"topic\":";
-  append_json_string(*out, job.topic);
+  append_json_string(out, job.topic);
   *out += ",\"id\":";
-  append_json_string(*out, job.id);
+  append_json_string(out, job.id);
   *out += ",\"body\":";
   // Byte for byte as the producer sent it; a body that is not JSON (an old
   // record or an import) goes as a JSON string, as embeddable_json makes it.

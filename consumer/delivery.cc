@@ -82,17 +82,13 @@ void check_success_rule(Delivery* delivery, TransferResult* result) {
   }
 }
 
-struct CurlUrlDeleter {
-  void operator()(CURLU* url) const { curl_url_cleanup(url); }
-};
-
 // Topic callback URLs parsed once for libcurl (CURLOPT_CURLU) rather than by
 // every transfer, with the flags libcurl parses a text URL with. Kept for
 // the process's life: a transfer reads its handle only when it starts.
 // nullptr: libcurl refused the URL, so the transfer gets it as text and
 // fails as it always did.
 CURLU* parsed_url(const std::string& url) {
-  static std::unordered_map<std::string, std::unique_ptr<CURLU, CurlUrlDeleter>> parsed;
+  static std::unordered_map<std::string, CurlUrl> parsed;
   auto it = parsed.find(url);
   if (it != parsed.end()) {
     return it->second.get();
@@ -100,7 +96,7 @@ CURLU* parsed_url(const std::string& url) {
   if (parsed.size() >= kMaxUrlVerdicts) {
     return nullptr;
   }
-  std::unique_ptr<CURLU, CurlUrlDeleter> handle(curl_url());
+  CurlUrl handle(curl_url());
   if (handle && curl_url_set(handle.get(), CURLUPART_URL, url.c_str(),
                              CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
     handle.reset();

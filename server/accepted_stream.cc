@@ -15,9 +15,9 @@ void prepare_accepted_socket(evutil_socket_t fd, bool keepalive) {
   evutil_make_socket_nonblocking(fd);
 }
 
-bufferevent* accepted_stream(event_base* base, evutil_socket_t fd, bool keepalive) {
+UniqueBufferevent accepted_stream(event_base* base, evutil_socket_t fd, bool keepalive) {
   prepare_accepted_socket(fd, keepalive);
-  bufferevent* stream = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+  UniqueBufferevent stream(bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE));
   if (stream == nullptr) {
     evutil_closesocket(fd);
   }

@@ -6,12 +6,14 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "common/core/event_handles.h"
+
 namespace dq {
 
 // The socket options alone, for a connection that does its own I/O (HTTP).
 void prepare_accepted_socket(evutil_socket_t fd, bool keepalive);
 
 // nullptr, with the socket closed, when libevent cannot make the stream.
-bufferevent* accepted_stream(event_base* base, evutil_socket_t fd, bool keepalive);
+UniqueBufferevent accepted_stream(event_base* base, evutil_socket_t fd, bool keepalive);
 
 }  // namespace dq

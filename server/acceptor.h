@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 
+#include "common/core/event_handles.h"
+
 namespace dq {
 
 class Acceptor {
@@ -32,9 +34,6 @@ class Acceptor {
   void resume();
 
  private:
-  struct EventDeleter {
-    void operator()(event* ev) const { event_free(ev); }
-  };
   static void on_readable(evutil_socket_t fd, short what, void* arg);
   static void on_retry(evutil_socket_t fd, short what, void* arg);
   void accept_some();
@@ -44,8 +43,8 @@ class Acceptor {
   bool owns_fd_;
   std::string what_;
   OnAccept on_accept_;
-  std::unique_ptr<event, EventDeleter> event_;
-  std::unique_ptr<event, EventDeleter> retry_;
+  UniqueEvent event_;
+  UniqueEvent retry_;
   bool paused_ = false;
   int64_t paused_at_ms_ = 0;
 };

@@ -24,6 +24,7 @@
 #include <memory>
 #include <string>
 
+#include "common/core/event_handles.h"
 #include "server/http_exchange.h"
 #include "server/http_parser.h"
 
@@ -52,9 +53,6 @@ class HttpConnection {
 
  private:
   friend class HttpServer;
-  struct EventDeleter {
-    void operator()(event* timer) const { event_free(timer); }
-  };
 
   static void on_readable(evutil_socket_t fd, short what, void* arg);
   static void on_writable(evutil_socket_t fd, short what, void* arg);
@@ -81,12 +79,12 @@ class HttpConnection {
 
   HttpServer& server_;
   evutil_socket_t fd_;
-  std::list<HttpConnection*>::iterator place_;        // in the server's order_
-  uint64_t stamp_ = 0;                                // when it last started a request
-  std::unique_ptr<event, EventDeleter> read_event_;   // persistent; idle timeout
-  std::unique_ptr<event, EventDeleter> write_event_;  // armed while output_ waits
-  std::unique_ptr<event, EventDeleter> request_timer_;
-  std::unique_ptr<event, EventDeleter> linger_timer_;
+  std::list<HttpConnection*>::iterator place_;  // in the server's order_
+  uint64_t stamp_ = 0;                          // when it last started a request
+  UniqueEvent read_event_;                      // persistent; idle timeout
+  UniqueEvent write_event_;                     // armed while output_ waits
+  UniqueEvent request_timer_;
+  UniqueEvent linger_timer_;
   HttpParser parser_;
   std::string input_;  // bytes read and not yet consumed start at input_start_
   size_t input_start_ = 0;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/core/status.h"
 #include "server/acceptor.h"
 #include "server/connection_budget.h"

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "common/core/clock.h"
+#include "common/core/event_handles.h"
 #include "common/core/json_big_numbers.h"
 #include "common/core/json_span.h"
 #include "common/core/log.h"
@@ -42,16 +43,6 @@ inline constexpr size_t kRequestOverheadBytes = 1024;
 inline constexpr size_t kMaxBufferedInput = size_t{256} * 1024;
 // Requests are not run while this much reply data waits for the client to read it.
 inline constexpr size_t kMaxBufferedOutput = size_t{1024} * 1024;
-
-struct BuffereventDeleter {
-  void operator()(bufferevent* event) const { bufferevent_free(event); }
-};
-using UniqueBufferevent = std::unique_ptr<bufferevent, BuffereventDeleter>;
-
-struct EventDeleter {
-  void operator()(event* timer) const { event_free(timer); }
-};
-using UniqueEvent = std::unique_ptr<event, EventDeleter>;
 
 inline constexpr const char* kTimeoutReason = "timeout, outcome unknown";
 

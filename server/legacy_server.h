@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/registry/topic_cache.h"
 #include "common/store/async_job_store.h"
 #include "server/acceptor.h"

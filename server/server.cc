@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/core/clock.h"
+#include "common/core/event_handles.h"
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/topic_cache.h"
@@ -21,14 +22,6 @@
 
 namespace dq {
 namespace {
-
-struct EventBaseDeleter {
-  void operator()(event_base* base) const { event_base_free(base); }
-};
-struct EventDeleter {
-  void operator()(event* ev) const { event_free(ev); }
-};
-using UniqueEvent = std::unique_ptr<event, EventDeleter>;
 
 constexpr int kRequestLogFlushMs = 100;
 
@@ -114,7 +107,7 @@ void on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
 
 int run_server(const Config& config, int index, const ListenSockets& sockets) {
   signal(SIGPIPE, SIG_IGN);
-  std::unique_ptr<event_base, EventBaseDeleter> base(event_base_new());
+  UniqueEventBase base(event_base_new());
   if (!base) {
     err_log().critical("cannot create an event loop");
     return 1;

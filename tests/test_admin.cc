@@ -72,15 +72,16 @@ class Browser {
 
   Answer call(const std::string& method, const std::string& path, const std::string& body = "",
               bool with_csrf = true) {
-    CURL* curl = curl_easy_init();
+    dq::CurlEasy easy(curl_easy_init());
+    CURL* curl = easy.get();
     Answer answer;
-    curl_slist* headers = nullptr;
-    headers = curl_slist_append(headers, "Content-Type: application/json");
+    dq::CurlSlist headers;
+    dq::append_header(headers, "Content-Type: application/json");
     if (!cookie_.empty()) {
-      headers = curl_slist_append(headers, ("Cookie: " + cookie_).c_str());
+      dq::append_header(headers, ("Cookie: " + cookie_).c_str());
     }
     if (with_csrf && !csrf_.empty()) {
-      headers = curl_slist_append(headers, ("X-CSRF-Token: " + csrf_).c_str());
+      dq::append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
     }
     curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
@@ -88,7 +89,7 @@ class Browser {
       curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
       curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
     }
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_body);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
@@ -97,8 +98,6 @@ class Browser {
     if (curl_easy_perform(curl) == CURLE_OK) {
       curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
     }
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(curl);
     return answer;
   }
 

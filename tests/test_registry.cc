@@ -17,6 +17,8 @@ namespace {
 
 using dq::Code;
 using dq::Registry;
+using dq::SqliteHandle;
+using dq::SqliteStmtHandle;
 using dq::Topic;
 
 // A temp dir removed at the end of the test.
@@ -44,17 +46,22 @@ Topic sample_topic(const std::string& name) {
   return topic;
 }
 
-// Reads one integer with a separate raw connection (what another process sees).
+// Reads one value with a separate raw connection (what another process sees).
+std::string query_text(const std::string& path, const char* sql) {
+  sqlite3* raw_db = nullptr;
+  int opened = sqlite3_open_v2(path.c_str(), &raw_db, SQLITE_OPEN_READONLY, nullptr);
+  SqliteHandle db(raw_db);
+  REQUIRE(opened == SQLITE_OK);
+  sqlite3_stmt* raw_stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db.get(), sql, -1, &raw_stmt, nullptr) == SQLITE_OK);
+  SqliteStmtHandle stmt(raw_stmt);
+  REQUIRE(sqlite3_step(stmt.get()) == SQLITE_ROW);
+  const unsigned char* text = sqlite3_column_text(stmt.get(), 0);
+  return text != nullptr ? reinterpret_cast<const char*>(text) : "";
+}
+
 int64_t query_int(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  int64_t value = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
-  return value;
+  return std::stoll(query_text(path, sql));
 }
 
 int latest_migration() {
@@ -99,14 +106,7 @@ TEST_CASE("the database is in WAL mode") {
   TempDir dir;
   std::string path = dir.file("dq.db");
   auto registry = open_registry(path);
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK);
-  sqlite3_stmt* stmt = nullptr;
-  REQUIRE(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr) == SQLITE_OK);
-  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
-  CHECK(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0))) == "wal");
-  sqlite3_finalize(stmt);
-  sqlite3_close(db);
+  CHECK(query_text(path, "PRAGMA journal_mode") == "wal");
 }
 
 TEST_CASE("several handles opening a fresh database at once all succeed") {
@@ -332,14 +332,14 @@ TEST_CASE("alert settings and extra shards") {
   REQUIRE(none.is_ok());
   CHECK(none->empty());
   // The admin helper owns writing shards; insert directly as it would.
-  sqlite3* db = nullptr;
-  REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db,
+  auto db = dq::open_sqlite(path);
+  REQUIRE(db.is_ok());
+  REQUIRE(sqlite3_exec(db->get(),
                        "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES "
                        "('10.0.0.1:6379', '', 1, 1), ('10.0.0.2:6379', 'pw', 1, 2), "
                        "('10.0.0.3:6379', '', 0, 3)",
                        nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(db);
+  db->reset();
   auto shards = registry->list_extra_shards();
   REQUIRE(shards.is_ok());
   REQUIRE(shards->size() == 2);

@@ -44,22 +44,16 @@ int add_user(AdminUsers& users, const std::string& name, const std::string& pass
 }
 
 int list_users(const CtlOptions& options, AdminUsers& users) {
-  auto listed = users.list();
-  if (!listed.is_ok()) {
-    return report_failure(listed.status());
-  }
-  if (options.json) {
-    Json out = Json::array();
-    for (const auto& user : *listed) {
-      out.push_back({{"name", user.name}, {"created_at_ms", user.created_at_ms}});
-    }
-    printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
-  for (const auto& user : *listed) {
-    printf("%s\n", user.name.c_str());
-  }
-  return kExitOk;
+  return print_listing(
+      options, users.list(),
+      [](const AdminUser& user) {
+        return Json{{"name", user.name}, {"created_at_ms", user.created_at_ms}};
+      },
+      [](const std::vector<AdminUser>& listed) {
+        for (const auto& user : listed) {
+          printf("%s\n", user.name.c_str());
+        }
+      });
 }
 
 int run_admin_command(const CtlOptions& options, const std::vector<std::string>& args) {
@@ -97,23 +91,10 @@ int run_admin_command(const CtlOptions& options, const std::vector<std::string>&
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
-  int exit_code = kExitOk;
-  auto users = open_ctl_store<AdminUsers>(options, &exit_code);
-  if (!users) {
-    return exit_code;
-  }
-  if (sub == "add") {
-    return add_user(*users, name, password_file);
-  }
-  if (sub == "list") {
-    return list_users(options, *users);
-  }
-  Status removed = users->remove(name);
-  if (!removed.is_ok()) {
-    return report_failure(removed);
-  }
-  printf("admin user %s deleted\n", name.c_str());
-  return kExitOk;
+  return run_on_named_rows<AdminUsers>(
+      options, sub, name, "admin user",
+      [&](AdminUsers& users) { return add_user(users, name, password_file); },
+      [&](AdminUsers& users) { return list_users(options, users); });
 }
 
 const CommandRegistration kRegistered(kCommand, kUsage, &run_admin_command);

@@ -16,6 +16,7 @@
 
 #include "client/dqctl/command.h"
 #include "common/core/json.h"
+#include "common/core/time_text.h"
 #include "dq/client.h"
 
 namespace dq::ctl {
@@ -117,15 +118,6 @@ int report(const dc::Error& error, bool json) {
     printf("%s\n", error_json(error).dump().c_str());
   }
   return exit_code_of(error);
-}
-
-std::string local_time(int64_t ms) {
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  tm parts{};
-  localtime_r(&seconds, &parts);
-  char text[32];
-  strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &parts);
-  return text;
 }
 
 bool is_json(const std::string& text) { return !Json::parse(text, nullptr, false).is_discarded(); }
@@ -244,7 +236,7 @@ void print_batch_line(const BatchLine& line, bool json) {
            line.error->message.c_str());
   } else {
     printf("line %zu %s/%s: added, due %s (due_at_ms=%lld)\n", line.number, line.topic.c_str(),
-           line.job.id.c_str(), local_time(*line.due_at_ms).c_str(),
+           line.job.id.c_str(), format_local_datetime(*line.due_at_ms).c_str(),
            static_cast<long long>(*line.due_at_ms));
   }
 }
@@ -365,7 +357,7 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   } else {
     printf("%s %s/%s, due %s (due_at_ms=%lld)\n",
            added->existing ? "already pending (same body)" : "added", added->topic.c_str(),
-           added->id.c_str(), local_time(added->due_at_ms).c_str(),
+           added->id.c_str(), format_local_datetime(added->due_at_ms).c_str(),
            static_cast<long long>(added->due_at_ms));
   }
   return kExitOk;
@@ -394,8 +386,8 @@ int run_get(const CtlOptions& options, const std::vector<std::string>& raw) {
       "topic:    %s\nid:       %s\nstate:    %s\nattempts: %d\ndue:      %s (due_at_ms=%lld)\n"
       "created:  %s (created_at_ms=%lld)\nbody:     %s\n",
       job->topic.c_str(), job->id.c_str(), dc::job_state_name(job->state), job->attempts,
-      local_time(job->due_at_ms).c_str(), static_cast<long long>(job->due_at_ms),
-      local_time(job->created_at_ms).c_str(), static_cast<long long>(job->created_at_ms),
+      format_local_datetime(job->due_at_ms).c_str(), static_cast<long long>(job->due_at_ms),
+      format_local_datetime(job->created_at_ms).c_str(), static_cast<long long>(job->created_at_ms),
       job->body_json.c_str());
   if (job->last_error) {
     printf("last error: %s\n", job->last_error->c_str());

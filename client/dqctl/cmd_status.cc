@@ -17,6 +17,7 @@
 #include "client/dqctl/command.h"
 #include "common/core/clock.h"
 #include "common/core/master_status.h"
+#include "common/core/time_text.h"
 #include "common/redis/shard_health.h"
 
 namespace dq::ctl {
@@ -30,27 +31,6 @@ bool process_alive(long long pid) {
     return false;
   }
   return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-}
-
-std::string format_uptime(int64_t ms) {
-  if (ms < 0) {
-    return "-";
-  }
-  int64_t seconds = ms / 1000;
-  char text[32];
-  if (seconds < 60) {
-    std::snprintf(text, sizeof(text), "%llds", static_cast<long long>(seconds));
-  } else if (seconds < 3600) {
-    std::snprintf(text, sizeof(text), "%lldm%02llds", static_cast<long long>(seconds / 60),
-                  static_cast<long long>(seconds % 60));
-  } else if (seconds < 86400) {
-    std::snprintf(text, sizeof(text), "%lldh%02lldm", static_cast<long long>(seconds / 3600),
-                  static_cast<long long>(seconds / 60 % 60));
-  } else {
-    std::snprintf(text, sizeof(text), "%lldd%02lldh", static_cast<long long>(seconds / 86400),
-                  static_cast<long long>(seconds / 3600 % 24));
-  }
-  return text;
 }
 
 std::string format_bytes(int64_t bytes) {
@@ -93,7 +73,7 @@ void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
                              : format_bytes(shard.used_memory) +
                                    (shard.maxmemory > 0 ? "/" + format_bytes(shard.maxmemory) : "");
     std::printf("%-22s %-5s %10s %-24s %-16s  %s\n", shard.name.c_str(), shard.up ? "up" : "DOWN",
-                format_uptime(now - shard.since_ms).c_str(), persistence_text(shard).c_str(),
+                format_duration(now - shard.since_ms).c_str(), persistence_text(shard).c_str(),
                 memory.c_str(), shard.reason.c_str());
     for (const auto& problem : shard.problems) {
       std::printf("  ! %s\n", problem.c_str());
@@ -101,7 +81,7 @@ void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
   }
   if (report->stale(now)) {
     std::printf("(the checker's last report is %s old: it may not be running)\n",
-                format_uptime(now - report->updated_at_ms).c_str());
+                format_duration(now - report->updated_at_ms).c_str());
   }
 }
 
@@ -138,7 +118,7 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
   }
   int64_t now = now_ms();
   std::printf("master pid %lld, up %s, generation %d%s\nconfig %s\n\n", master_pid,
-              format_uptime(now - status->value("started_at_ms", now)).c_str(),
+              format_duration(now - status->value("started_at_ms", now)).c_str(),
               status->value("generation", 0), status->value("stopping", false) ? ", STOPPING" : "",
               status->value("config", std::string()).c_str());
   std::printf("%-10s %-22s %8s %10s %9s %5s  %s\n", "ROLE", "TITLE", "PID", "UPTIME", "RESTARTS",
@@ -149,7 +129,7 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
     std::printf("%-10s %-22s %8s %10s %9d %5d  %s\n", child.value("role", std::string()).c_str(),
                 child.value("title", std::string()).c_str(),
                 pid > 0 ? std::to_string(pid).c_str() : "-",
-                pid > 0 && started > 0 ? format_uptime(now - started).c_str() : "-",
+                pid > 0 && started > 0 ? format_duration(now - started).c_str() : "-",
                 child.value("restarts", 0), child.value("generation", 0),
                 child.value("state", std::string()).c_str());
   }

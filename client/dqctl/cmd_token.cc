@@ -38,26 +38,20 @@ int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& n
 }
 
 int list_tokens(const CtlOptions& options, ApiTokens& tokens) {
-  auto listed = tokens.list();
-  if (!listed.is_ok()) {
-    return report_failure(listed.status());
-  }
-  if (options.json) {
-    Json out = Json::array();
-    for (const auto& token : *listed) {
-      out.push_back({{"name", token.name},
-                     {"topics", token.scope.text()},
-                     {"created_at_ms", token.created_at_ms}});
-    }
-    printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "CREATED"}};
-  for (const auto& token : *listed) {
-    rows.push_back({token.name, token.scope.text(), format_time(token.created_at_ms)});
-  }
-  print_rows(rows);
-  return kExitOk;
+  return print_listing(
+      options, tokens.list(),
+      [](const ApiToken& token) {
+        return Json{{"name", token.name},
+                    {"topics", token.scope.text()},
+                    {"created_at_ms", token.created_at_ms}};
+      },
+      [](const std::vector<ApiToken>& listed) {
+        std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "CREATED"}};
+        for (const auto& token : listed) {
+          rows.push_back({token.name, token.scope.text(), format_time(token.created_at_ms)});
+        }
+        print_rows(rows);
+      });
 }
 
 int run_token_command(const CtlOptions& options, const std::vector<std::string>& args) {
@@ -115,23 +109,10 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
-  int exit_code = kExitOk;
-  auto tokens = open_ctl_store<ApiTokens>(options, &exit_code);
-  if (!tokens) {
-    return exit_code;
-  }
-  if (sub == "add") {
-    return add_token(options, *tokens, name, scope);
-  }
-  if (sub == "list") {
-    return list_tokens(options, *tokens);
-  }
-  Status removed = tokens->remove(name);
-  if (!removed.is_ok()) {
-    return report_failure(removed);
-  }
-  printf("token %s deleted\n", name.c_str());
-  return kExitOk;
+  return run_on_named_rows<ApiTokens>(
+      options, sub, name, "token",
+      [&](ApiTokens& tokens) { return add_token(options, tokens, name, scope); },
+      [&](ApiTokens& tokens) { return list_tokens(options, tokens); });
 }
 
 const CommandRegistration kRegistered(kCommand, kUsage, &run_token_command);

@@ -21,6 +21,8 @@
 #include "common/core/json.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/registry.h"
+#include "common/registry/topic_json.h"
+#include "common/store/job_store.h"
 #include "common/store/topic_jobs.h"
 #include "common/store/waiting_shards.h"
 
@@ -180,26 +182,6 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
   return true;
 }
 
-Json topic_json(const Topic& topic) {
-  return Json{{"name", topic.name},
-              {"status", topic.online ? "online" : "offline"},
-              {"callback_url", topic.callback_url},
-              {"method", topic.method},
-              {"format", topic.callback_format},
-              {"success_json", topic.success_json},
-              {"timeout_ms", topic.timeout_ms},
-              {"default_delay_s", topic.default_delay_s},
-              {"max_attempts", topic.max_attempts},
-              {"priority", topic.priority},
-              {"retry_ms", topic.retry_ms},
-              {"alert_emails", topic.alert_emails},
-              {"creator", topic.creator},
-              {"created_at_ms", topic.created_at_ms},
-              {"updated_at_ms", topic.updated_at_ms}};
-}
-
-void print_json(const Json& json) { printf("%s\n", json.dump(2).c_str()); }
-
 void print_topic(const Topic& topic) {
   auto line = [](const char* key, const std::string& value) {
     printf("%-16s %s\n", key, value.c_str());
@@ -240,7 +222,7 @@ int print_changed(const CtlOptions& options, Registry& registry, const std::stri
     if (!topic.is_ok()) {
       return report_failure(topic.status());
     }
-    print_json(topic_json(*topic));
+    print_json(topic_to_json(*topic));
   } else {
     printf("%s\n", message.c_str());
   }
@@ -248,20 +230,7 @@ int print_changed(const CtlOptions& options, Registry& registry, const std::stri
 }
 
 int run_list(const CtlOptions& options, Registry& registry) {
-  auto topics = registry.list_topics();
-  if (!topics.is_ok()) {
-    return report_failure(topics.status());
-  }
-  if (options.json) {
-    Json array = Json::array();
-    for (const Topic& topic : *topics) {
-      array.push_back(topic_json(topic));
-    }
-    print_json(array);
-  } else {
-    print_table(*topics);
-  }
-  return kExitOk;
+  return print_listing(options, registry.list_topics(), topic_to_json, print_table);
 }
 
 int run_show(const CtlOptions& options, Registry& registry, const std::string& name) {
@@ -270,7 +239,7 @@ int run_show(const CtlOptions& options, Registry& registry, const std::string& n
     return report_failure(topic.status());
   }
   if (options.json) {
-    print_json(topic_json(*topic));
+    print_json(topic_to_json(*topic));
   } else {
     print_topic(*topic);
   }

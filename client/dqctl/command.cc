@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "common/core/time_text.h"
+
 namespace dq::ctl {
 namespace {
 
@@ -101,17 +103,9 @@ void print_rows(const std::vector<std::vector<std::string>>& rows) {
   }
 }
 
-std::string format_time(int64_t ms) {
-  if (ms <= 0) {
-    return "-";
-  }
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm local;
-  localtime_r(&seconds, &local);
-  char text[32];
-  strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
-  return text;
-}
+void print_json(const Json& json) { printf("%s\n", json.dump(2).c_str()); }
+
+std::string format_time(int64_t ms) { return ms <= 0 ? "-" : format_local_datetime(ms); }
 
 bool take_option(const std::vector<std::string>& args, size_t* i, std::string* name,
                  std::string* value) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/registry/registry.h"
 
@@ -78,6 +79,31 @@ std::unique_ptr<Store> open_ctl_store(const CtlOptions& options, int* exit_code)
   return std::move(*opened);
 }
 
+// The end of a command on named rows of one store (AdminUsers, ApiTokens):
+// opens the store, then runs add(store) or list(store), or removes the row
+// `name` and prints "<noun> NAME deleted".
+template <class Store, class Add, class List>
+int run_on_named_rows(const CtlOptions& options, const std::string& sub, const std::string& name,
+                      const char* noun, Add add, List list) {
+  int exit_code = kExitOk;
+  auto store = open_ctl_store<Store>(options, &exit_code);
+  if (!store) {
+    return exit_code;
+  }
+  if (sub == "add") {
+    return add(*store);
+  }
+  if (sub == "list") {
+    return list(*store);
+  }
+  Status removed = store->remove(name);
+  if (!removed.is_ok()) {
+    return report_failure(removed);
+  }
+  printf("%s %s deleted\n", noun, name.c_str());
+  return kExitOk;
+}
+
 inline std::unique_ptr<Registry> open_ctl_registry(const CtlOptions& options, int* exit_code) {
   return open_ctl_store<Registry>(options, exit_code);
 }
@@ -93,6 +119,29 @@ Result<Topic> registered_topic(Registry& registry, const std::string& name);
 
 // Prints rows as a table: columns padded to their widest cell, two spaces apart.
 void print_rows(const std::vector<std::vector<std::string>>& rows);
+
+// Prints JSON as --json gives it: indented by 2, then a newline.
+void print_json(const Json& json);
+
+// Prints what a store's list() answered: with --json an array of
+// to_json(row), else print_text(rows); a failed list reports its Status.
+template <class Row, class ToJson, class PrintText>
+int print_listing(const CtlOptions& options, const Result<std::vector<Row>>& listed, ToJson to_json,
+                  PrintText print_text) {
+  if (!listed.is_ok()) {
+    return report_failure(listed.status());
+  }
+  if (options.json) {
+    Json out = Json::array();
+    for (const Row& row : *listed) {
+      out.push_back(to_json(row));
+    }
+    print_json(out);
+  } else {
+    print_text(*listed);
+  }
+  return kExitOk;
+}
 
 // "YYYY-MM-DD HH:MM:SS" in local time; "-" for 0 or less.
 std::string format_time(int64_t ms);

@@ -1,21 +1,52 @@
+// Implements answers.h, and the names of error codes and job states.
 #include "answers.h"
 
-#include <chrono>
+#include <initializer_list>
+#include <utility>
 
 namespace dq::client {
+namespace {
 
-int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using Json = nlohmann::json;
 
-std::string base_url_of(const std::string& server) {
-  if (server.rfind("http://", 0) == 0 || server.rfind("https://", 0) == 0) {
-    return server.back() == '/' ? server.substr(0, server.size() - 1) : server;
+// The server's {"error": "..."}, or the raw body when it is not that shape.
+std::string server_message(const std::string& body, long status) {
+  Json parsed = Json::parse(body, nullptr, false);
+  if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
+    std::string message = parsed["error"].get<std::string>();
+    // 401/403: {"error": "unauthorized", "reason": "..."}
+    auto reason = parsed.find("reason");
+    if (reason != parsed.end() && reason->is_string()) {
+      message += ": " + reason->get<std::string>();
+    }
+    return message;
   }
-  return "http://" + server;
+  if (body.empty()) {
+    return "HTTP " + std::to_string(status);
+  }
+  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
+
+// Each state with its name in the API, for both directions.
+constexpr std::pair<JobState, const char*> kStateNames[] = {
+    {JobState::Delayed, "delayed"},   {JobState::Ready, "ready"}, {JobState::Working, "working"},
+    {JobState::Retrying, "retrying"}, {JobState::Held, "held"},   {JobState::Dead, "dead"}};
+
+// A counts struct read from a JSON object, each field from its key (0 when
+// absent); all zero when the JSON is not an object.
+template <typename Counts>
+Counts counts_of(const Json& json,
+                 std::initializer_list<std::pair<const char*, int64_t Counts::*>> fields) {
+  Counts counts;
+  if (json.is_object()) {
+    for (const auto& [key, field] : fields) {
+      counts.*field = json.value(key, int64_t{0});
+    }
+  }
+  return counts;
+}
+
+}  // namespace
 
 ErrorCode code_for_status(long status) {
   switch (status) {
@@ -40,24 +71,6 @@ ErrorCode code_for_status(long status) {
   }
 }
 
-// The server's {"error": "..."}, or the raw body when it is not that shape.
-std::string server_message(const std::string& body, long status) {
-  Json parsed = Json::parse(body, nullptr, false);
-  if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
-    std::string message = parsed["error"].get<std::string>();
-    // 401/403: {"error": "unauthorized", "reason": "..."}
-    auto reason = parsed.find("reason");
-    if (reason != parsed.end() && reason->is_string()) {
-      message += ": " + reason->get<std::string>();
-    }
-    return message;
-  }
-  if (body.empty()) {
-    return "HTTP " + std::to_string(status);
-  }
-  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
-}
-
 Error error_from_answer(const HttpAnswer& answer, const std::string& server) {
   return Error{code_for_status(answer.status), static_cast<int>(answer.status),
                server_message(answer.body, answer.status), server};
@@ -67,98 +80,35 @@ Error protocol_error(const std::string& what, const HttpAnswer& answer, const st
   return Error{ErrorCode::Protocol, static_cast<int>(answer.status), what, server};
 }
 
-// Adds "delay" or "at" to a job object.
-void put_when(const When& when, Json* job) {
-  switch (when.kind()) {
-    case When::Kind::kDefault:
-      break;
-    case When::Kind::kDelay:
-      (*job)["delay"] = when.number();
-      break;
-    case When::Kind::kAtSeconds:
-      (*job)["at"] = static_cast<int64_t>(when.number());
-      break;
-    case When::Kind::kAtText:
-      (*job)["at"] = when.text();
-      break;
-  }
-}
-
-// A job object as JSON text: `fields` (id, delay or at) with the caller's
-// body text spliced in as it is, so the server stores it byte for byte
-// (parsing and dumping it would reorder keys and respell numbers). nullopt
-// when the body is not JSON text or the id is not UTF-8.
-std::optional<std::string> job_text(const Json& fields, const std::string& body_json) {
-  if (!Json::accept(body_json)) {
-    return std::nullopt;
-  }
-  std::string text;
-  try {
-    text = fields.dump();
-  } catch (const Json::exception&) {
-    return std::nullopt;
-  }
-  text.pop_back();  // the closing '}': fields is never empty (it has the id)
-  return text + ",\"body\":" + body_json + "}";
-}
-
-Error body_not_json(const std::string& id) {
-  return Error{ErrorCode::InvalidArgument, 0,
-               "body of job '" + id +
-                   "' must be JSON text, e.g. '\"text\"' or '{\"a\":1}', and its id UTF-8 text",
-               ""};
-}
-
 JobState state_from_name(const std::string& name) {
-  if (name == "delayed") {
-    return JobState::Delayed;
-  }
-  if (name == "ready") {
-    return JobState::Ready;
-  }
-  if (name == "working") {
-    return JobState::Working;
-  }
-  if (name == "retrying") {
-    return JobState::Retrying;
-  }
-  if (name == "held") {
-    return JobState::Held;
-  }
-  if (name == "dead") {
-    return JobState::Dead;
+  for (const auto& [state, state_name] : kStateNames) {
+    if (name == state_name) {
+      return state;
+    }
   }
   return JobState::Unknown;
 }
 
 StateCounts state_counts_of(const Json& json) {
-  StateCounts c;
-  if (!json.is_object()) {
-    return c;
-  }
-  c.delayed = json.value("delayed", int64_t{0});
-  c.ready = json.value("ready", int64_t{0});
-  c.working = json.value("working", int64_t{0});
-  c.retrying = json.value("retrying", int64_t{0});
-  c.dead = json.value("dead", int64_t{0});
-  c.held = json.value("held", int64_t{0});
-  return c;
+  using C = StateCounts;
+  return counts_of<C>(json, {{"delayed", &C::delayed},
+                             {"ready", &C::ready},
+                             {"working", &C::working},
+                             {"retrying", &C::retrying},
+                             {"dead", &C::dead},
+                             {"held", &C::held}});
 }
 
 EventCounts event_counts_of(const Json& json) {
-  EventCounts c;
-  if (!json.is_object()) {
-    return c;
-  }
-  c.added = json.value("added", int64_t{0});
-  c.delivered = json.value("delivered", int64_t{0});
-  c.failed = json.value("failed", int64_t{0});
-  c.dead = json.value("dead", int64_t{0});
-  c.deleted = json.value("deleted", int64_t{0});
-  c.expired = json.value("expired", int64_t{0});
-  c.requeued = json.value("requeued", int64_t{0});
-  c.duplicate = json.value("duplicate", int64_t{0});
-  return c;
+  using C = EventCounts;
+  return counts_of<C>(json, {{"added", &C::added},
+                             {"delivered", &C::delivered},
+                             {"failed", &C::failed},
+                             {"dead", &C::dead},
+                             {"deleted", &C::deleted},
+                             {"expired", &C::expired},
+                             {"requeued", &C::requeued},
+                             {"duplicate", &C::duplicate}});
 }
 
 std::vector<std::string> strings_of(const Json& json) {
@@ -174,24 +124,41 @@ std::vector<std::string> strings_of(const Json& json) {
   return out;
 }
 
-// The answer's JSON object when the status is 200 and it has every key in
-// `required`; else the Error to return.
-std::variant<Json, Error> object_answer(const HttpAnswer& answer, const std::string& server,
-                                        const char* what,
-                                        std::initializer_list<const char*> required) {
-  if (answer.status != 200) {
-    return error_from_answer(answer, server);
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::NotFound:
+      return "NotFound";
+    case ErrorCode::Conflict:
+      return "Conflict";
+    case ErrorCode::TooLarge:
+      return "TooLarge";
+    case ErrorCode::Unavailable:
+      return "Unavailable";
+    case ErrorCode::Timeout:
+      return "Timeout";
+    case ErrorCode::OutcomeUnknown:
+      return "OutcomeUnknown";
+    case ErrorCode::Protocol:
+      return "Protocol";
+    case ErrorCode::Server:
+      return "Server";
+    case ErrorCode::Unauthorized:
+      return "Unauthorized";
+    case ErrorCode::Forbidden:
+      return "Forbidden";
   }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  bool complete = reply.is_object();
-  for (const char* key : required) {
-    complete = complete && reply.contains(key);
+  return "Unknown";
+}
+
+const char* job_state_name(JobState state) {
+  for (const auto& [known, name] : kStateNames) {
+    if (state == known) {
+      return name;
+    }
   }
-  if (!complete) {
-    return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
-                          server);
-  }
-  return reply;
+  return "unknown";
 }
 
 }  // namespace dq::client

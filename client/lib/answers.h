@@ -1,14 +1,10 @@
-// Helpers of the client library's calls: reading the server's answers
-// (statuses, error bodies, JSON objects) into the library's types. Private to
-// client/lib (not installed).
+// What the server's answers mean to the client: an HTTP status as an
+// ErrorCode, an answer as an Error, and the JSON fields of states and counts
+// as the client's types (dq/client.h).
 #pragma once
 
-#include <cstdint>
-#include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
 #include "dq/client.h"
@@ -16,23 +12,22 @@
 
 namespace dq::client {
 
-using Json = nlohmann::json;
-
-int64_t monotonic_ms();
-std::string base_url_of(const std::string& server);
 ErrorCode code_for_status(long status);
-std::string server_message(const std::string& body, long status);
+
+// The answer as an Error: its status's code and the server's message.
 Error error_from_answer(const HttpAnswer& answer, const std::string& server);
+
+// An answer that does not say what it should (kind Protocol), `what` saying how.
 Error protocol_error(const std::string& what, const HttpAnswer& answer, const std::string& server);
-void put_when(const When& when, Json* job);
-std::optional<std::string> job_text(const Json& fields, const std::string& body_json);
-Error body_not_json(const std::string& id);
+
+// "delayed", ... -> JobState::Delayed, ...; Unknown for any other name.
 JobState state_from_name(const std::string& name);
-StateCounts state_counts_of(const Json& json);
-EventCounts event_counts_of(const Json& json);
-std::vector<std::string> strings_of(const Json& json);
-std::variant<Json, Error> object_answer(const HttpAnswer& answer, const std::string& server,
-                                        const char* what,
-                                        std::initializer_list<const char*> required);
+
+// Counts from a JSON object (a missing key counts 0; not an object: all 0).
+StateCounts state_counts_of(const nlohmann::json& json);
+EventCounts event_counts_of(const nlohmann::json& json);
+
+// The strings of a JSON array (other elements skipped; not an array: none).
+std::vector<std::string> strings_of(const nlohmann::json& json);
 
 }  // namespace dq::client

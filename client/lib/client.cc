@@ -1,61 +1,191 @@
-// dq::client::Client: the typed API over HTTP (JSON in and out): adds,
-// gets and deletes; the reads are in client_reads.cc, the failover loop in
-// client_impl.h.
+// dq::client::Client: the typed API over HTTP (JSON in and out), and the
+// failover loop over the server list.
 #include "dq/client.h"
 
-#include <variant>
+#include <algorithm>
+#include <chrono>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <utility>
 
-#include "client_impl.h"
+#include "answers.h"
+#include "http_transport.h"
+#include "server_list.h"
 
 namespace dq::client {
+namespace {
 
-const char* error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::InvalidArgument:
-      return "InvalidArgument";
-    case ErrorCode::NotFound:
-      return "NotFound";
-    case ErrorCode::Conflict:
-      return "Conflict";
-    case ErrorCode::TooLarge:
-      return "TooLarge";
-    case ErrorCode::Unavailable:
-      return "Unavailable";
-    case ErrorCode::Timeout:
-      return "Timeout";
-    case ErrorCode::OutcomeUnknown:
-      return "OutcomeUnknown";
-    case ErrorCode::Protocol:
-      return "Protocol";
-    case ErrorCode::Server:
-      return "Server";
-    case ErrorCode::Unauthorized:
-      return "Unauthorized";
-    case ErrorCode::Forbidden:
-      return "Forbidden";
-  }
-  return "Unknown";
+using Json = nlohmann::json;
+
+int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
-const char* job_state_name(JobState state) {
-  switch (state) {
-    case JobState::Delayed:
-      return "delayed";
-    case JobState::Ready:
-      return "ready";
-    case JobState::Working:
-      return "working";
-    case JobState::Retrying:
-      return "retrying";
-    case JobState::Held:
-      return "held";
-    case JobState::Dead:
-      return "dead";
-    case JobState::Unknown:
-      return "unknown";
+std::string base_url_of(const std::string& server) {
+  if (server.rfind("http://", 0) == 0 || server.rfind("https://", 0) == 0) {
+    return server.back() == '/' ? server.substr(0, server.size() - 1) : server;
   }
-  return "unknown";
+  return "http://" + server;
 }
+
+// Adds "delay" or "at" to a job object.
+void put_when(const When& when, Json* job) {
+  switch (when.kind()) {
+    case When::Kind::kDefault:
+      break;
+    case When::Kind::kDelay:
+      (*job)["delay"] = when.number();
+      break;
+    case When::Kind::kAtSeconds:
+      (*job)["at"] = static_cast<int64_t>(when.number());
+      break;
+    case When::Kind::kAtText:
+      (*job)["at"] = when.text();
+      break;
+  }
+}
+
+// A job object as JSON text: `fields` (id, delay or at) with the caller's
+// body text spliced in as it is, so the server stores it byte for byte
+// (parsing and dumping it would reorder keys and respell numbers). nullopt
+// when the body is not JSON text or the id is not UTF-8.
+std::optional<std::string> job_text(const Json& fields, const std::string& body_json) {
+  if (!Json::accept(body_json)) {
+    return std::nullopt;
+  }
+  std::string text;
+  try {
+    text = fields.dump();
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+  text.pop_back();  // the closing '}': fields is never empty (it has the id)
+  return text + ",\"body\":" + body_json + "}";
+}
+
+Error body_not_json(const std::string& id) {
+  return Error{ErrorCode::InvalidArgument, 0,
+               "body of job '" + id +
+                   "' must be JSON text, e.g. '\"text\"' or '{\"a\":1}', and its id UTF-8 text",
+               ""};
+}
+
+}  // namespace
+
+class Client::Impl {
+ public:
+  explicit Impl(Options options)
+      : options_(std::move(options)),
+        servers_(options_.servers, options_.down_backoff_ms, options_.max_down_backoff_ms) {
+    transport_.set_bearer_token(options_.token);
+  }
+
+  // An HTTP answer that is not a failover case, with the server that gave it.
+  struct Answered {
+    HttpAnswer answer;
+    std::string server;
+  };
+
+  // Tries the servers in failover order. Moves on after a connection
+  // failure or timeout (the server is marked down), a 503 (the server is up
+  // but none of its shards could take the request) or a 504 (it could not
+  // tell whether the write happened). When every server failed that way, it
+  // waits and goes round again, options_.retries times. Returns the first
+  // other answer, or the error of the last attempt. *unsure is set when an
+  // attempt may have been carried out (a timeout or a 504).
+  Result<Answered> call(const char* method, const std::string& path, const std::string& body,
+                        bool* unsure = nullptr) {
+    if (servers_.size() == 0) {
+      return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
+    }
+    std::optional<Error> last;
+    std::string tried;
+    last_server_.clear();
+    int backoff = std::max(1, options_.retry_backoff_ms);
+    for (int round = 0; round <= std::max(0, options_.retries); ++round) {
+      if (round > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+        backoff *= 2;
+      }
+      for (size_t index : servers_.attempt_order(monotonic_ms())) {
+        const std::string& server = servers_.address(index);
+        HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
+                                               options_.connect_timeout_ms, options_.timeout_ms);
+        if (answer.curl != CURLE_OK) {
+          servers_.mark_down(index, monotonic_ms());
+          bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
+          if (timed_out && unsure) {
+            *unsure = true;
+          }
+          last = Error{
+              timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable, 0,
+              server + ": " + (timed_out ? "timed out: " : "unreachable: ") + answer.curl_error,
+              server};
+        } else if (answer.status == 503 || answer.status == 504) {
+          servers_.mark_up(index);
+          if (answer.status == 504 && unsure) {
+            *unsure = true;
+          }
+          last = error_from_answer(answer, server);
+          last->message = server + ": " + last->message;
+        } else {
+          servers_.mark_up(index);
+          last_server_ = server;
+          return Answered{std::move(answer), server};
+        }
+        tried += (tried.empty() ? "" : "; ") + last->message;
+      }
+    }
+    if (servers_.size() > 1 || options_.retries > 0) {
+      last->message = "all " + std::to_string(servers_.size()) + " server(s) failed, " +
+                      std::to_string(std::max(0, options_.retries) + 1) + " round(s): " + tried;
+    }
+    return *last;
+  }
+
+  // A request whose answer must be 200 with a JSON object holding every key in
+  // `required`: that object, the answer's body and the server that gave it,
+  // or the Error to return.
+  struct ObjectAnswer {
+    Json reply;
+    std::string body;
+    std::string server;
+  };
+  Result<ObjectAnswer> object_call(const char* method, const std::string& path,
+                                   const std::string& body, const char* what,
+                                   std::initializer_list<const char*> required) {
+    auto called = call(method, path, body);
+    if (!called) {
+      return called.error();
+    }
+    const HttpAnswer& answer = called->answer;
+    if (answer.status != 200) {
+      return error_from_answer(answer, called->server);
+    }
+    Json reply = Json::parse(answer.body, nullptr, false);
+    bool complete = reply.is_object();
+    for (const char* key : required) {
+      complete = complete && reply.contains(key);
+    }
+    if (!complete) {
+      return protocol_error(std::string(what) + ": unexpected answer: " + answer.body, answer,
+                            called->server);
+    }
+    return ObjectAnswer{std::move(reply), answer.body, called->server};
+  }
+
+  std::string jobs_path(const std::string& topic) {
+    return "/v1/topics/" + transport_.escape(topic) + "/jobs";
+  }
+
+  Options options_;
+  ServerList servers_;
+  std::string last_server_;
+  HttpTransport transport_;
+};
 
 Client::Client(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Client::~Client() = default;
@@ -93,20 +223,14 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
 }
 
 Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
-  auto called =
-      impl_->call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), "");
-  if (!called) {
-    return called.error();
+  auto got = impl_->object_call("GET", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),
+                                "", "get", {"body", "state"});
+  if (!got) {
+    return got.error();
   }
-  const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) {
-    return error_from_answer(answer, called->server);
-  }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("body") || !reply.contains("state") ||
-      !reply["state"].is_string()) {
-    return protocol_error("get answered 200 without body and state: " + answer.body, answer,
-                          called->server);
+  const Json& reply = got->reply;
+  if (!reply["state"].is_string()) {
+    return Error{ErrorCode::Protocol, 200, "get: unexpected answer: " + got->body, got->server};
   }
   JobInfo info;
   info.topic = reply.value("topic", topic);
@@ -119,7 +243,7 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   if (reply.contains("last_error") && reply["last_error"].is_string()) {
     info.last_error = reply["last_error"].get<std::string>();
   }
-  info.raw_json = answer.body;
+  info.raw_json = got->body;
   return info;
 }
 
@@ -155,20 +279,15 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
     }
     list += (list.empty() ? "" : ",") + *entry;
   }
-  auto called =
-      impl_->call("POST", impl_->jobs_path(topic) + "/batch", "{\"jobs\":[" + list + "]}");
-  if (!called) {
-    return called.error();
+  auto got = impl_->object_call("POST", impl_->jobs_path(topic) + "/batch",
+                                "{\"jobs\":[" + list + "]}", "add_batch", {"results"});
+  if (!got) {
+    return got.error();
   }
-  const HttpAnswer& answer = called->answer;
-  if (answer.status != 200) {
-    return error_from_answer(answer, called->server);
-  }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("results") || !reply["results"].is_array() ||
-      reply["results"].size() != jobs.size()) {
-    return protocol_error("batch answer does not have one result per job: " + answer.body, answer,
-                          called->server);
+  const Json& reply = got->reply;
+  if (!reply["results"].is_array() || reply["results"].size() != jobs.size()) {
+    return Error{ErrorCode::Protocol, 200,
+                 "batch answer does not have one result per job: " + got->body, got->server};
   }
   std::vector<BatchItemResult> results;
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -186,11 +305,119 @@ Result<std::vector<BatchItemResult>> Client::add_batch(const std::string& topic,
       ErrorCode code = result.status == 201 || result.status == 200
                            ? ErrorCode::Protocol
                            : code_for_status(result.status);
-      result.error = Error{code, result.status, message, called->server};
+      result.error = Error{code, result.status, message, got->server};
     }
     results.push_back(std::move(result));
   }
   return results;
 }
+
+Result<TopicList> Client::list_topics(const std::string& search, int64_t offset, int64_t limit) {
+  std::string path = "/v1/topics?search=" + impl_->transport_.escape(search) +
+                     "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
+  auto got = impl_->object_call("GET", path, "", "list_topics", {"topics", "total"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& reply = got->reply;
+  TopicList list;
+  list.total = reply.value("total", int64_t{0});
+  list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  for (const auto& item : reply["topics"]) {
+    if (!item.is_object()) {
+      continue;
+    }
+    TopicSummary topic;
+    topic.name = item.value("name", "");
+    topic.online = item.value("online", false);
+    if (item.contains("now")) {
+      topic.now = state_counts_of(item["now"]);
+    }
+    list.topics.push_back(std::move(topic));
+  }
+  list.raw_json = got->body;
+  return list;
+}
+
+Result<TopicStats> Client::topic_stats(const std::string& topic) {
+  auto got = impl_->object_call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/stats",
+                                "", "topic_stats", {"now", "total"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& reply = got->reply;
+  TopicStats stats;
+  stats.topic = reply.value("topic", topic);
+  stats.now = state_counts_of(reply["now"]);
+  stats.total = event_counts_of(reply["total"]);
+  for (const auto& row : reply.value("per_minute", Json::array())) {
+    if (row.is_object()) {
+      stats.per_minute.emplace_back(row.value("minute", int64_t{0}), event_counts_of(row));
+    }
+  }
+  for (const auto& row : reply.value("per_day", Json::array())) {
+    if (row.is_object()) {
+      stats.per_day.emplace_back(row.value("day", ""), event_counts_of(row));
+    }
+  }
+  stats.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  stats.raw_json = got->body;
+  return stats;
+}
+
+Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int64_t offset,
+                                  int64_t limit) {
+  if (state != JobState::Delayed && state != JobState::Ready && state != JobState::Working &&
+      state != JobState::Retrying) {
+    return Error{ErrorCode::InvalidArgument, 0,
+                 std::string("cannot list ") + job_state_name(state) +
+                     " jobs; use Delayed, Ready, Working or Retrying",
+                 ""};
+  }
+  std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +
+                     "&offset=" + std::to_string(offset) + "&limit=" + std::to_string(limit);
+  auto got = impl_->object_call("GET", path, "", "list_jobs", {"jobs", "total"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& reply = got->reply;
+  JobList list;
+  list.total = reply.value("total", int64_t{0});
+  list.truncated = reply.value("truncated", false);
+  list.unreachable_shards = strings_of(reply.value("unreachable_shards", Json::array()));
+  for (const auto& item : reply["jobs"]) {
+    if (!item.is_object()) {
+      continue;
+    }
+    ListedJob job;
+    job.id = item.value("id", "");
+    job.state = state_from_name(item.value("state", ""));
+    job.attempts = item.value("attempts", 0);
+    job.due_at_ms = item.value("due_at_ms", int64_t{0});
+    job.created_at_ms = item.value("created_at_ms", int64_t{0});
+    if (item.contains("last_error") && item["last_error"].is_string()) {
+      job.last_error = item["last_error"].get<std::string>();
+    }
+    job.last_error_at_ms = item.value("last_error_at_ms", int64_t{0});
+    job.shard = item.value("shard", "");
+    job.lease_deadline_ms = item.value("lease_deadline_ms", int64_t{0});
+    list.jobs.push_back(std::move(job));
+  }
+  list.raw_json = got->body;
+  return list;
+}
+
+std::vector<Client::ServerState> Client::servers() const {
+  std::vector<ServerState> states;
+  int64_t now = monotonic_ms();
+  for (size_t i = 0; i < impl_->servers_.size(); ++i) {
+    bool down = impl_->servers_.is_down(i, now);
+    states.push_back(ServerState{impl_->servers_.address(i), down,
+                                 down ? impl_->servers_.retry_at_ms(i) - now : 0});
+  }
+  return states;
+}
+
+const std::string& Client::last_server() const { return impl_->last_server_; }
 
 }  // namespace dq::client

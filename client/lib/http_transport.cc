@@ -7,10 +7,6 @@
 namespace dq::client {
 namespace {
 
-struct SlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-
 size_t append_to_string(char* data, size_t size, size_t count, void* out) {
   static_cast<std::string*>(out)->append(data, size * count);
   return size * count;
@@ -47,18 +43,11 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   HttpAnswer answer;
   char error_text[CURL_ERROR_SIZE] = {0};
   std::string url = base_url + path;
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
-  auto add_header = [&headers](const char* line) {
-    curl_slist* grown = curl_slist_append(headers.get(), line);
-    if (grown) {
-      (void)headers.release();  // grown is the same list (or its new head)
-      headers.reset(grown);
-    }
-  };
-  add_header("Accept: application/json");
-  add_header("Expect:");  // no 100-continue round trip for larger bodies
+  CurlSlist headers;
+  append_header(headers, "Accept: application/json");
+  append_header(headers, "Expect:");  // no 100-continue round trip for larger bodies
   if (!authorization_.empty()) {
-    add_header(authorization_.c_str());
+    append_header(headers, authorization_.c_str());
   }
 
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
@@ -72,7 +61,7 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &append_to_string);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer.body);
   if (std::string(method) == "POST") {
-    add_header("Content-Type: application/json");
+    append_header(headers, "Content-Type: application/json");
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "common/http/curl_handle.h"  // header-only: libcurl's owning handles
+
 namespace dq::client {
 
 struct HttpAnswer {
@@ -32,12 +34,9 @@ class HttpTransport {
   std::string escape(const std::string& segment);
 
  private:
-  struct EasyDeleter {
-    void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
-  };
   // One handle for every server: curl keeps a connection cache per handle
   // (keyed by host and port), so each server keeps its own keep-alive connection.
-  std::unique_ptr<CURL, EasyDeleter> easy_;
+  CurlEasy easy_;
   std::string authorization_;  // the header line, or ""
 };
 

@@ -13,13 +13,7 @@ constexpr const char* kColumns =
 }  // namespace
 
 Result<std::unique_ptr<AlertMessages>> AlertMessages::open(const std::string& sqlite_path) {
-  {
-    auto migrated = Registry::open(sqlite_path);  // applies sql/NNN_*.sql
-    if (!migrated.is_ok()) {
-      return migrated.status();
-    }
-  }
-  auto db = open_sqlite(sqlite_path);
+  auto db = open_registry_sqlite(sqlite_path);
   if (!db.is_ok()) {
     return db.status();
   }
@@ -82,37 +76,28 @@ Result<std::vector<AlertMessage>> AlertMessages::select(const char* sql, int64_t
     return statement.status();
   }
   statement->bind(1, first).bind(2, limit);
-  std::vector<AlertMessage> messages;
-  while (true) {
-    auto row = statement->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      break;
-    }
+  return statement->rows([](const Statement& row) {
     AlertMessage message;
-    message.id = statement->column_int(0);
-    message.kind = statement->column_text(1);
-    message.subject = statement->column_text(2);
-    message.text = statement->column_text(3);
-    message.recipients = statement->column_text(4);
-    message.payload = Json::parse(statement->column_text(5), nullptr, false);
+    message.id = row.column_int(0);
+    message.kind = row.column_text(1);
+    message.subject = row.column_text(2);
+    message.text = row.column_text(3);
+    message.recipients = row.column_text(4);
+    message.payload = Json::parse(row.column_text(5), nullptr, false);
     if (message.payload.is_discarded()) {
       message.payload = Json::object();
     }
-    message.mail_state = statement->column_text(6);
-    message.webhook_state = statement->column_text(7);
-    message.attempts = static_cast<int>(statement->column_int(8));
-    message.next_attempt_at_ms = statement->column_int(9);
-    message.last_error = statement->column_text(10);
-    message.created_at_ms = statement->column_int(11);
-    if (!statement->column_text(12).empty()) {
-      message.sent_at_ms = statement->column_int(12);
+    message.mail_state = row.column_text(6);
+    message.webhook_state = row.column_text(7);
+    message.attempts = static_cast<int>(row.column_int(8));
+    message.next_attempt_at_ms = row.column_int(9);
+    message.last_error = row.column_text(10);
+    message.created_at_ms = row.column_int(11);
+    if (!row.column_text(12).empty()) {
+      message.sent_at_ms = row.column_int(12);
     }
-    messages.push_back(std::move(message));
-  }
-  return messages;
+    return message;
+  });
 }
 
 Result<std::vector<AlertMessage>> AlertMessages::due(int64_t now_ms, size_t limit) {

@@ -40,13 +40,7 @@ AlertMail crash_loop_alert(const std::string& title, const std::string& detail, 
 }
 
 Result<std::unique_ptr<AlertOutbox>> AlertOutbox::open(const std::string& sqlite_path) {
-  {
-    auto migrated = Registry::open(sqlite_path);  // applies sql/NNN_*.sql
-    if (!migrated.is_ok()) {
-      return migrated.status();
-    }
-  }
-  auto db = open_sqlite(sqlite_path);
+  auto db = open_registry_sqlite(sqlite_path);
   if (!db.is_ok()) {
     return db.status();
   }
@@ -83,32 +77,23 @@ Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit
     return statement.status();
   }
   statement->bind(1, static_cast<int64_t>(limit));
-  std::vector<AlertMail> mails;
-  while (true) {
-    auto row = statement->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      break;
-    }
+  return statement->rows([](const Statement& row) {
     AlertMail mail;
-    mail.id = statement->column_int(0);
-    mail.topic = statement->column_text(1);
-    mail.job_id = statement->column_text(2);
-    mail.recipients = statement->column_text(3);
-    mail.subject = statement->column_text(4);
-    mail.text = statement->column_text(5);
-    mail.created_at_ms = statement->column_int(6);
-    if (!statement->column_text(7).empty()) {
-      mail.sent_at_ms = statement->column_int(7);
+    mail.id = row.column_int(0);
+    mail.topic = row.column_text(1);
+    mail.job_id = row.column_text(2);
+    mail.recipients = row.column_text(3);
+    mail.subject = row.column_text(4);
+    mail.text = row.column_text(5);
+    mail.created_at_ms = row.column_int(6);
+    if (!row.column_text(7).empty()) {
+      mail.sent_at_ms = row.column_int(7);
     }
-    mail.kind = statement->column_text(8);
-    mail.attempts = static_cast<int>(statement->column_int(9));
-    mail.error = statement->column_text(10);
-    mails.push_back(std::move(mail));
-  }
-  return mails;
+    mail.kind = row.column_text(8);
+    mail.attempts = static_cast<int>(row.column_int(9));
+    mail.error = row.column_text(10);
+    return mail;
+  });
 }
 
 Result<std::vector<AlertMail>> AlertOutbox::unsent(size_t limit) {

@@ -1,5 +1,6 @@
-// Owning handles for libevent's C objects, each freed by its own deleter so
-// no path can leak one or free it twice. The one place dq defines them.
+// Owning handles for libevent's C objects, each freed by libevent's own
+// function for it, so no path can leak one or free it twice. The one place
+// dq defines them.
 #pragma once
 
 #include <event2/buffer.h>
@@ -8,38 +9,15 @@
 #include <event2/http.h>
 #include <event2/listener.h>
 
-#include <memory>
+#include "common/core/unique_handle.h"
 
 namespace dq {
 
-struct EventBaseDeleter {
-  void operator()(event_base* base) const { event_base_free(base); }
-};
-using UniqueEventBase = std::unique_ptr<event_base, EventBaseDeleter>;
-
-struct EventDeleter {
-  void operator()(event* ev) const { event_free(ev); }
-};
-using UniqueEvent = std::unique_ptr<event, EventDeleter>;
-
-struct EvbufferDeleter {
-  void operator()(evbuffer* buffer) const { evbuffer_free(buffer); }
-};
-using UniqueEvbuffer = std::unique_ptr<evbuffer, EvbufferDeleter>;
-
-struct BuffereventDeleter {
-  void operator()(bufferevent* bev) const { bufferevent_free(bev); }
-};
-using UniqueBufferevent = std::unique_ptr<bufferevent, BuffereventDeleter>;
-
-struct EvconnlistenerDeleter {
-  void operator()(evconnlistener* listener) const { evconnlistener_free(listener); }
-};
-using UniqueEvconnlistener = std::unique_ptr<evconnlistener, EvconnlistenerDeleter>;
-
-struct EvhttpDeleter {
-  void operator()(evhttp* http) const { evhttp_free(http); }
-};
-using UniqueEvhttp = std::unique_ptr<evhttp, EvhttpDeleter>;
+using UniqueEventBase = UniqueHandle<event_base, event_base_free>;
+using UniqueEvent = UniqueHandle<event, event_free>;
+using UniqueEvbuffer = UniqueHandle<evbuffer, evbuffer_free>;
+using UniqueBufferevent = UniqueHandle<bufferevent, bufferevent_free>;
+using UniqueEvconnlistener = UniqueHandle<evconnlistener, evconnlistener_free>;
+using UniqueEvhttp = UniqueHandle<evhttp, evhttp_free>;
 
 }  // namespace dq

@@ -17,6 +17,7 @@
 #include <regex>
 #include <vector>
 
+#include "common/core/json_span.h"
 #include "common/core/shared_metrics.h"
 
 namespace dq {
@@ -36,24 +37,16 @@ std::function<void()> g_schedule_request_flush;
 bool g_flushing_requests = false;  // inside flush_request_log()
 std::atomic<bool> g_notify_flushed_by_caller{false};
 
-// %Q in a pattern: the message as the inside of a JSON string.
+// %Q in a pattern: the message as the inside of a JSON string, escaped by
+// append_json_string (its quotes left out).
 class JsonEscapedMessage : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    static const char* kHex = "0123456789abcdef";
-    for (char c : msg.payload) {
-      auto byte = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        dest.push_back('\\');
-        dest.push_back(c);
-      } else if (byte < 0x20) {
-        const char escaped[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 15]};
-        dest.append(escaped, escaped + sizeof(escaped));
-      } else {
-        dest.push_back(c);
-      }
-    }
+    thread_local std::string quoted;
+    quoted.clear();
+    append_json_string(&quoted, std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(quoted.data() + 1, quoted.data() + quoted.size() - 1);
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
     return std::make_unique<JsonEscapedMessage>();

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 
@@ -257,6 +258,27 @@ Result<DueTime> parse_time_value(const Json& value) {
     return parse_time_text(value.get<std::string>());
   }
   return Status(Code::kInvalid, "time " + value.dump() + " is not understood: " + kForms);
+}
+
+std::string format_duration(int64_t ms) {
+  if (ms < 0) {
+    return "-";
+  }
+  if (ms < 1000) {
+    return std::to_string(ms) + " ms";
+  }
+  long long s = ms / 1000;
+  char text[32];
+  if (s < 60) {
+    std::snprintf(text, sizeof(text), "%llds", s);
+  } else if (s < 3600) {
+    std::snprintf(text, sizeof(text), "%lldm%02llds", s / 60, s % 60);
+  } else if (s < 86400) {
+    std::snprintf(text, sizeof(text), "%lldh%02lldm", s / 3600, s / 60 % 60);
+  } else {
+    std::snprintf(text, sizeof(text), "%lldd%02lldh", s / 86400, s / 3600 % 24);
+  }
+  return text;
 }
 
 std::string format_local_datetime(int64_t ms) {

@@ -38,4 +38,8 @@ Result<DueTime> parse_time_text(const std::string& text);
 // PHP's date('Y-m-d H:i:s') wrote it.
 std::string format_local_datetime(int64_t ms);
 
+// A length of time for people: "450 ms", "12s", "3m05s", "1h02m", "2d03h";
+// "-" when negative (a clock stepped back).
+std::string format_duration(int64_t ms);
+
 }  // namespace dq

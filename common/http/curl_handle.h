@@ -1,27 +1,18 @@
-// Owning handles for libcurl's C objects: an easy handle, a multi handle and
-// a header list, each freed by its own deleter so no path can leak one.
+// Owning handles for libcurl's C objects: an easy handle, a multi handle, a
+// header list and a parsed URL, each freed by libcurl's own function for it
+// so no path can leak one. The one place dq defines them.
 #pragma once
 
 #include <curl/curl.h>
 
-#include <memory>
+#include "common/core/unique_handle.h"
 
 namespace dq {
 
-struct CurlEasyDeleter {
-  void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
-};
-using CurlEasy = std::unique_ptr<CURL, CurlEasyDeleter>;
-
-struct CurlMultiDeleter {
-  void operator()(CURLM* multi) const { curl_multi_cleanup(multi); }
-};
-using CurlMulti = std::unique_ptr<CURLM, CurlMultiDeleter>;
-
-struct CurlSlistDeleter {
-  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
-};
-using CurlSlist = std::unique_ptr<curl_slist, CurlSlistDeleter>;
+using CurlEasy = UniqueHandle<CURL, curl_easy_cleanup>;
+using CurlMulti = UniqueHandle<CURLM, curl_multi_cleanup>;
+using CurlSlist = UniqueHandle<curl_slist, curl_slist_free_all>;
+using CurlUrl = UniqueHandle<CURLU, curl_url_cleanup>;
 
 // Appends a header line; keeps the list unchanged when curl runs out of memory.
 inline void append_header(CurlSlist& list, const char* line) {

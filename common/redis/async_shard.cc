@@ -36,10 +36,7 @@ AsyncShard::~AsyncShard() { stop(); }
 
 void AsyncShard::stop() {
   stopping_ = true;
-  if (tick_ != nullptr) {
-    event_free(tick_);
-    tick_ = nullptr;
-  }
+  tick_.reset();
   if (context_ != nullptr) {
     redisAsyncContext* context = context_;
     context_ = nullptr;
@@ -50,9 +47,9 @@ void AsyncShard::stop() {
 
 void AsyncShard::start() {
   if (tick_ == nullptr) {
-    tick_ = event_new(base_, -1, EV_PERSIST, &AsyncShard::on_tick, this);
+    tick_.reset(event_new(base_, -1, EV_PERSIST, &AsyncShard::on_tick, this));
     timeval every{0, 100000};
-    event_add(tick_, &every);
+    event_add(tick_.get(), &every);
   }
   connect();
 }
@@ -179,7 +176,7 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
                        ReplyCallback callback) {
   struct Probe {
     ReplyCallback callback;
-    event* deadline = nullptr;
+    UniqueEvent deadline;
     bool answered = false;
     std::string shard;
   };
@@ -187,10 +184,7 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
   probe->callback = std::move(callback);
   probe->shard = address_.name();
   command(argv, [probe](Result<const redisReply*> reply) {
-    if (probe->deadline != nullptr) {
-      event_free(probe->deadline);
-      probe->deadline = nullptr;
-    }
+    probe->deadline.reset();
     if (probe->answered) {
       return;
     }
@@ -200,19 +194,18 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
   if (probe->answered) {
     return;
   }
-  probe->deadline = evtimer_new(
+  probe->deadline.reset(evtimer_new(
       base_,
       [](evutil_socket_t, short, void* arg) {
         auto* self = static_cast<Probe*>(arg);
-        event_free(self->deadline);
-        self->deadline = nullptr;
+        self->deadline.reset();
         self->answered = true;
         self->callback(
             Status(Code::kUnavailable, "redis shard " + self->shard + " did not answer in time"));
       },
-      probe.get());
+      probe.get()));
   timeval wait{timeout_ms / 1000, static_cast<suseconds_t>(timeout_ms % 1000) * 1000};
-  evtimer_add(probe->deadline, &wait);
+  evtimer_add(probe->deadline.get(), &wait);
 }
 
 void AsyncShard::run(ScriptCall call, ReplyCallback callback) {

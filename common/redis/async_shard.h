@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/event_handles.h"
 #include "common/core/shard.h"
 #include "common/core/status.h"
 #include "common/redis/script_call.h"
@@ -91,7 +92,7 @@ class AsyncShard {
   size_t pending_count_ = 0;
   int64_t connect_started_ms_ = 0;
   std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
-  event* tick_ = nullptr;             // reconnects and timeout checks
+  UniqueEvent tick_;                  // reconnects and timeout checks
 };
 
 }  // namespace dq

@@ -6,14 +6,16 @@
 
 #include <hiredis/hiredis.h>
 
+#include "common/core/event_handles.h"
+
 namespace dq {
 namespace {
 
 struct LoopEvents {
   redisAsyncContext* context = nullptr;
-  event* read = nullptr;   // persistent, armed while hiredis wants to read
-  event* write = nullptr;  // persistent, armed while the socket is full or connecting
-  event* flush = nullptr;  // active: write what hiredis holds at the end of this turn
+  UniqueEvent read;   // persistent, armed while hiredis wants to read
+  UniqueEvent write;  // persistent, armed while the socket is full or connecting
+  UniqueEvent flush;  // active: write what hiredis holds at the end of this turn
   bool reading = false;
   bool write_armed = false;
   bool flush_queued = false;
@@ -24,7 +26,7 @@ void arm_write(LoopEvents* events) {
   if (events->write_armed) {
     return;
   }
-  event_add(events->write, nullptr);
+  event_add(events->write.get(), nullptr);
   events->write_armed = true;
 }
 
@@ -52,7 +54,7 @@ void add_read(void* data) {
   if (events->reading) {
     return;
   }
-  event_add(events->read, nullptr);
+  event_add(events->read.get(), nullptr);
   events->reading = true;
 }
 
@@ -61,7 +63,7 @@ void del_read(void* data) {
   if (!events->reading) {
     return;
   }
-  event_del(events->read);
+  event_del(events->read.get());
   events->reading = false;
 }
 
@@ -79,7 +81,7 @@ void add_write(void* data) {
     return;
   }
   events->flush_queued = true;
-  event_active(events->flush, EV_TIMEOUT, 0);
+  event_active(events->flush.get(), EV_TIMEOUT, 0);
 }
 
 void del_write(void* data) {
@@ -88,16 +90,13 @@ void del_write(void* data) {
   if (!events->write_armed) {
     return;
   }
-  event_del(events->write);
+  event_del(events->write.get());
   events->write_armed = false;
 }
 
 void cleanup(void* data) {
   auto* events = static_cast<LoopEvents*>(data);
-  event_free(events->read);
-  event_free(events->write);
-  event_free(events->flush);
-  delete events;
+  delete events;  // frees its events
 }
 
 }  // namespace
@@ -109,9 +108,9 @@ int attach_to_loop(redisAsyncContext* context, event_base* base) {
   auto* events = new LoopEvents;
   events->context = context;
   int fd = context->c.fd;
-  events->read = event_new(base, fd, EV_READ | EV_PERSIST, &on_read, events);
-  events->write = event_new(base, fd, EV_WRITE | EV_PERSIST, &on_write, events);
-  events->flush = event_new(base, -1, 0, &on_flush, events);
+  events->read.reset(event_new(base, fd, EV_READ | EV_PERSIST, &on_read, events));
+  events->write.reset(event_new(base, fd, EV_WRITE | EV_PERSIST, &on_write, events));
+  events->flush.reset(event_new(base, -1, 0, &on_flush, events));
   context->ev.addRead = &add_read;
   context->ev.delRead = &del_read;
   context->ev.addWrite = &add_write;

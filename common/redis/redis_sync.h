@@ -11,19 +11,13 @@
 
 #include "common/core/shard.h"
 #include "common/core/status.h"
+#include "common/core/unique_handle.h"
 #include "common/redis/script_call.h"
 
 namespace dq {
 
-struct ReplyDeleter {
-  void operator()(redisReply* reply) const { freeReplyObject(reply); }
-};
-using ReplyPtr = std::unique_ptr<redisReply, ReplyDeleter>;
-
-struct ContextDeleter {
-  void operator()(redisContext* context) const { redisFree(context); }
-};
-using ContextPtr = std::unique_ptr<redisContext, ContextDeleter>;
+using ReplyPtr = UniqueHandle<redisReply, freeReplyObject>;
+using ContextPtr = UniqueHandle<redisContext, redisFree>;
 
 class RedisConnection {
  public:

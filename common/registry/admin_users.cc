@@ -99,11 +99,7 @@ Result<std::unique_ptr<AdminUsers>> AdminUsers::open(const std::string& path) {
   if (sodium_init() < 0) {
     return Status(Code::kInternal, "libsodium cannot start");
   }
-  auto registry = Registry::open(path);  // creates and migrates the schema
-  if (!registry.is_ok()) {
-    return registry.status();
-  }
-  auto db = open_sqlite(path);
+  auto db = open_registry_sqlite(path);
   if (!db.is_ok()) {
     return db.status();
   }
@@ -146,12 +142,9 @@ Status AdminUsers::remove(const std::string& name) {
     return users.status();
   }
   users->bind(1, name);
-  Status status = users->run();
+  Status status = users->run_changing("user '" + name + "' does not exist");
   if (!status.is_ok()) {
     return status;
-  }
-  if (sqlite3_changes(db_.get()) == 0) {
-    return Status(Code::kNotFound, "user '" + name + "' does not exist");
   }
   auto sessions = Statement::prepare(db_.get(), "DELETE FROM admin_sessions WHERE user = ?1");
   if (!sessions.is_ok()) {
@@ -171,17 +164,9 @@ Result<std::vector<AdminUser>> AdminUsers::list() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::vector<AdminUser> users;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return users;
-    }
-    users.push_back({stmt->column_text(0), stmt->column_int(1)});
-  }
+  return stmt->rows([](const Statement& row) {
+    return AdminUser{row.column_text(0), row.column_int(1)};
+  });
 }
 
 Result<bool> AdminUsers::verify(const std::string& name, const std::string& password) {

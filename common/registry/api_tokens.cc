@@ -82,11 +82,7 @@ Result<std::unique_ptr<ApiTokens>> ApiTokens::open(const std::string& path) {
   if (sodium_init() < 0) {
     return Status(Code::kInternal, "libsodium cannot start");
   }
-  auto registry = Registry::open(path);  // creates and migrates the schema
-  if (!registry.is_ok()) {
-    return registry.status();
-  }
-  auto db = open_sqlite(path);
+  auto db = open_registry_sqlite(path);
   if (!db.is_ok()) {
     return db.status();
   }
@@ -125,30 +121,10 @@ Status ApiTokens::remove(const std::string& name) {
     return stmt.status();
   }
   stmt->bind(1, name);
-  Status status = stmt->run();
-  if (!status.is_ok()) {
-    return status;
-  }
-  if (sqlite3_changes(db_.get()) == 0) {
-    return Status(Code::kNotFound, "token '" + name + "' does not exist");
-  }
-  return Status::ok();
+  return stmt->run_changing("token '" + name + "' does not exist");
 }
 
-Result<int64_t> ApiTokens::data_version() {
-  auto stmt = Statement::prepare(db_.get(), "PRAGMA data_version");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  auto row = stmt->step();
-  if (!row.is_ok()) {
-    return row.status();
-  }
-  if (!*row) {
-    return Status(Code::kInternal, "PRAGMA data_version gave no row");
-  }
-  return stmt->column_int(0);
-}
+Result<int64_t> ApiTokens::data_version() { return pragma_int(db_.get(), "PRAGMA data_version"); }
 
 Result<std::vector<ApiToken>> ApiTokens::list() {
   auto stmt = Statement::prepare(
@@ -156,25 +132,17 @@ Result<std::vector<ApiToken>> ApiTokens::list() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::vector<ApiToken> tokens;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return tokens;
-    }
+  return stmt->rows([](const Statement& row) {
     ApiToken token;
-    token.name = stmt->column_text(0);
-    token.token_hash = stmt->column_text(1);
-    auto scope = parse_token_scope(stmt->column_text(2));
+    token.name = row.column_text(0);
+    token.token_hash = row.column_text(1);
+    auto scope = parse_token_scope(row.column_text(2));
     if (scope.is_ok()) {
       token.scope = std::move(*scope);  // a bad row allows nothing
     }
-    token.created_at_ms = stmt->column_int(3);
-    tokens.push_back(std::move(token));
-  }
+    token.created_at_ms = row.column_int(3);
+    return token;
+  });
 }
 
 }  // namespace dq

@@ -128,15 +128,11 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
 }
 
 Result<int> schema_version(sqlite3* db) {
-  auto stmt = Statement::prepare(db, "PRAGMA user_version");
-  if (!stmt.is_ok()) {
-    return stmt.status();
+  auto version = pragma_int(db, "PRAGMA user_version");
+  if (!version.is_ok()) {
+    return version.status();
   }
-  auto row = stmt->step();
-  if (!row.is_ok()) {
-    return row.status();
-  }
-  return *row ? static_cast<int>(stmt->column_int(0)) : 0;
+  return static_cast<int>(*version);
 }
 
 }  // namespace
@@ -195,6 +191,14 @@ Status validate_email_list(const std::string& field, const std::string& emails) 
 }
 
 Registry::~Registry() { SqliteHandle close(db_); }
+
+Result<SqliteHandle> open_registry_sqlite(const std::string& path) {
+  auto migrated = Registry::open(path);  // creates and migrates the schema
+  if (!migrated.is_ok()) {
+    return migrated.status();
+  }
+  return open_sqlite(path);
+}
 
 Result<std::unique_ptr<Registry>> Registry::open(const std::string& path) {
   // The default path (../var/dq.db) may not exist yet on a fresh checkout.
@@ -283,17 +287,7 @@ Result<std::vector<Topic>> Registry::list_topics() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::vector<Topic> topics;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return topics;
-    }
-    topics.push_back(read_topic(*stmt));
-  }
+  return stmt->rows(read_topic);
 }
 
 Result<Topic> Registry::get_topic(const std::string& name) {
@@ -353,14 +347,7 @@ Status Registry::update_topic(const Topic& topic) {
     return stmt.status();
   }
   bind_topic_fields(*stmt, topic).bind(12, now_ms());
-  status = stmt->run();
-  if (!status.is_ok()) {
-    return status;
-  }
-  if (sqlite3_changes(db_) == 0) {
-    return Status(Code::kNotFound, "topic '" + topic.name + "' does not exist");
-  }
-  return Status::ok();
+  return stmt->run_changing("topic '" + topic.name + "' does not exist");
 }
 
 Status Registry::delete_topic(const std::string& name) {
@@ -369,14 +356,7 @@ Status Registry::delete_topic(const std::string& name) {
     return stmt.status();
   }
   stmt->bind(1, name);
-  Status status = stmt->run();
-  if (!status.is_ok()) {
-    return status;
-  }
-  if (sqlite3_changes(db_) == 0) {
-    return Status(Code::kNotFound, "topic '" + name + "' does not exist");
-  }
-  return Status::ok();
+  return stmt->run_changing("topic '" + name + "' does not exist");
 }
 
 // "host:port" or "host:port:password", the same syntax as [redis] shards.
@@ -387,18 +367,10 @@ Result<std::vector<std::string>> Registry::list_extra_shards() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::vector<std::string> shards;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return shards;
-    }
-    std::string password = stmt->column_text(1);
-    shards.push_back(stmt->column_text(0) + (password.empty() ? "" : ":" + password));
-  }
+  return stmt->rows([](const Statement& row) {
+    std::string password = row.column_text(1);
+    return row.column_text(0) + (password.empty() ? "" : ":" + password);
+  });
 }
 
 Status Registry::add_extra_shard(const std::string& address, const std::string& password) {
@@ -429,14 +401,7 @@ Status Registry::remove_extra_shard(const std::string& address) {
     return stmt.status();
   }
   stmt->bind(1, address);
-  Status status = stmt->run();
-  if (!status.is_ok()) {
-    return status;
-  }
-  if (sqlite3_changes(db_) == 0) {
-    return Status(Code::kNotFound, "shard '" + address + "' is not in the registry");
-  }
-  return Status::ok();
+  return stmt->run_changing("shard '" + address + "' is not in the registry");
 }
 
 Result<std::map<std::string, std::string>> Registry::alert_settings() {
@@ -444,17 +409,12 @@ Result<std::map<std::string, std::string>> Registry::alert_settings() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::map<std::string, std::string> settings;
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return settings;
-    }
-    settings[stmt->column_text(0)] = stmt->column_text(1);
+  auto rows = stmt->rows(
+      [](const Statement& row) { return std::make_pair(row.column_text(0), row.column_text(1)); });
+  if (!rows.is_ok()) {
+    return rows.status();
   }
+  return std::map<std::string, std::string>(rows->begin(), rows->end());
 }
 
 Status Registry::set_alert_setting(const std::string& key, const std::string& value) {

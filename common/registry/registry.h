@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/core/status.h"
+#include "common/registry/sqlite_db.h"
 
 struct sqlite3;
 
@@ -77,5 +78,10 @@ class Registry {
   Status migrate();
   sqlite3* db_;
 };
+
+// A connection of its own to the registry database, migrated first as
+// Registry::open does: for the stores of its other tables (API tokens, admin
+// users, alerts).
+Result<SqliteHandle> open_registry_sqlite(const std::string& path);
 
 }  // namespace dq

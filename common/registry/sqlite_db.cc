@@ -64,6 +64,18 @@ Status exec_sql(sqlite3* db, const char* sql) {
   return status;
 }
 
+Result<int64_t> pragma_int(sqlite3* db, const char* pragma) {
+  auto stmt = Statement::prepare(db, pragma);
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  auto row = stmt->step();
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  return *row ? stmt->column_int(0) : 0;
+}
+
 Result<Statement> Statement::prepare(sqlite3* db, const char* sql) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
@@ -115,6 +127,14 @@ Status Statement::run() {
       return Status::ok();
     }
   }
+}
+
+Status Statement::run_changing(const std::string& missing) {
+  Status status = run();
+  if (status.is_ok() && sqlite3_changes(db_) == 0) {
+    return Status(Code::kNotFound, missing);
+  }
+  return status;
 }
 
 int64_t Statement::column_int(int column) const {

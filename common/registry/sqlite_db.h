@@ -8,20 +8,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "common/core/status.h"
+#include "common/core/unique_handle.h"
 
 namespace dq {
 
-struct SqliteCloser {
-  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
-};
-using SqliteHandle = std::unique_ptr<sqlite3, SqliteCloser>;
-
-struct SqliteFinalizer {
-  void operator()(sqlite3_stmt* stmt) const { sqlite3_finalize(stmt); }
-};
-using SqliteStmtHandle = std::unique_ptr<sqlite3_stmt, SqliteFinalizer>;
+using SqliteHandle = UniqueHandle<sqlite3, sqlite3_close_v2>;
+using SqliteStmtHandle = UniqueHandle<sqlite3_stmt, sqlite3_finalize>;
 
 // Maps an SQLite result code to a Status: locked/busy and file problems are
 // kUnavailable (the database cannot be reached), constraint violations
@@ -34,6 +29,10 @@ Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms = 
 
 // Runs constant SQL text (schema scripts, BEGIN/COMMIT); never for values.
 Status exec_sql(sqlite3* db, const char* sql);
+
+// The integer a one-row PRAGMA answers ("PRAGMA user_version", "PRAGMA
+// data_version"); 0 when it answers no row.
+Result<int64_t> pragma_int(sqlite3* db, const char* pragma);
 
 // A prepared statement. Bind errors are remembered and reported by step().
 class Statement {
@@ -48,6 +47,11 @@ class Statement {
   Result<bool> step();
   // Steps to completion (INSERT/UPDATE/DELETE).
   Status run();
+  // run(), and kNotFound `missing` when it changed no row (UPDATE/DELETE of one).
+  Status run_changing(const std::string& missing);
+  // Every row, each turned into a value by read_row(*this).
+  template <typename ReadRow>
+  auto rows(ReadRow read_row) -> Result<std::vector<decltype(read_row(*this))>>;
 
   int64_t column_int(int column) const;
   std::string column_text(int column) const;
@@ -58,6 +62,21 @@ class Statement {
   SqliteStmtHandle stmt_;
   int bind_rc_ = SQLITE_OK;
 };
+
+template <typename ReadRow>
+auto Statement::rows(ReadRow read_row) -> Result<std::vector<decltype(read_row(*this))>> {
+  std::vector<decltype(read_row(*this))> values;
+  for (;;) {
+    auto row = step();
+    if (!row.is_ok()) {
+      return row.status();
+    }
+    if (!*row) {
+      return values;
+    }
+    values.push_back(read_row(*this));
+  }
+}
 
 // BEGIN IMMEDIATE (takes the write lock at once, so two writers wait on the
 // busy timeout instead of failing mid-transaction); rolls back on destruction

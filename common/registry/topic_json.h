@@ -1,6 +1,6 @@
-// The one writer of a registered topic as JSON (every registry field), for
-// dq-admin's API and any other tool that shows a topic: "callback_format",
-// "success_json", ... named as the registry names them.
+// A topic as JSON: every registry field (common/registry/registry.h) under
+// its registry name. The one writer of it, so the admin API and dqctl --json
+// print the same object.
 #pragma once
 
 #include "common/core/json.h"
@@ -8,6 +8,9 @@
 
 namespace dq {
 
+// {"name", "callback_url", "method", "callback_format", "success_json",
+//  "timeout_ms", "default_delay_s", "max_attempts", "priority", "retry_ms",
+//  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms"}
 Json topic_to_json(const Topic& topic);
 
 }  // namespace dq

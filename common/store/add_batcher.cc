@@ -29,7 +29,7 @@ std::string verdicts_of(const std::vector<std::string>& verify_against,
 AddBatcher::AddBatcher(event_base* base)
     : flush_event_(event_new(base, -1, 0, &AddBatcher::on_flush, this)) {}
 
-AddBatcher::~AddBatcher() { event_free(flush_event_); }
+AddBatcher::~AddBatcher() = default;
 
 void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_against,
                      const std::vector<std::string>& unreachable, const AddRequest& request,
@@ -58,7 +58,7 @@ void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_
     scheduled_ = true;
     // Runs after the callbacks already active in this turn (the other
     // requests that arrived with this one).
-    event_active(flush_event_, EV_TIMEOUT, 0);
+    event_active(flush_event_.get(), EV_TIMEOUT, 0);
   }
 }
 

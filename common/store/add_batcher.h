@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/event_handles.h"
 #include "common/redis/async_shard.h"
 #include "common/store/add_request.h"
 #include "common/store/script_calls.h"
@@ -56,7 +57,7 @@ class AddBatcher {
   static void on_flush(evutil_socket_t fd, short what, void* arg);
 
   std::vector<Batch> batches_;  // one per (writer, verdicts): a few at most
-  event* flush_event_;
+  UniqueEvent flush_event_;
   bool scheduled_ = false;
   std::map<AsyncShard*, int> in_flight_;  // add.lua calls awaiting replies, per shard
   // Reply callbacks may outlive this batcher (a shard stopped after it).

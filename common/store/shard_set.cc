@@ -13,7 +13,7 @@ namespace {
 
 struct Ask {
   AsyncShard::ReplyCallback done;
-  event* deadline = nullptr;
+  UniqueEvent deadline;
   bool answered = false;
   Code late = Code::kUnavailable;
   std::string shard;
@@ -22,8 +22,7 @@ struct Ask {
 
 void on_deadline(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* self = static_cast<Ask*>(arg);
-  event_free(self->deadline);
-  self->deadline = nullptr;
+  self->deadline.reset();
   self->answered = true;
   std::string what = self->late == Code::kUnknown ? "; outcome unknown" : "";
   self->done(Status(self->late, "redis shard " + self->shard + " did not answer within " +
@@ -41,10 +40,7 @@ AsyncShard::ReplyCallback with_deadline(const ShardSet& set, size_t index, int64
   ask->waited_ms = std::max<int64_t>(0, deadline_ms - monotonic_ms());
   *out = ask;
   return [ask](Result<const redisReply*> reply) {
-    if (ask->deadline != nullptr) {
-      event_free(ask->deadline);
-      ask->deadline = nullptr;
-    }
+    ask->deadline.reset();
     if (ask->answered) {
       return;
     }
@@ -57,10 +53,10 @@ void arm(const ShardSet& set, const std::shared_ptr<Ask>& ask) {
   if (ask->answered) {
     return;  // answered inside the send (shard down)
   }
-  ask->deadline = evtimer_new(set.base, &on_deadline, ask.get());
+  ask->deadline.reset(evtimer_new(set.base, &on_deadline, ask.get()));
   timeval wait{static_cast<time_t>(ask->waited_ms / 1000),
                static_cast<suseconds_t>(ask->waited_ms % 1000) * 1000};
-  evtimer_add(ask->deadline, &wait);
+  evtimer_add(ask->deadline.get(), &wait);
 }
 
 }  // namespace
@@ -145,9 +141,7 @@ OwnedShards::OwnedShards(event_base* base, const Config& config)
                   config.redis_command_timeout_ms) {}
 
 OwnedShards::~OwnedShards() {
-  if (check_ != nullptr) {
-    event_free(check_);
-  }
+  check_.reset();
   // Commands still waiting fail now, while everything they point to exists.
   for (auto& shard : owned_) {
     shard->stop();
@@ -166,10 +160,10 @@ void OwnedShards::when_connected(std::function<void()> done) {
   }
   connected_ = std::move(done);
   if (check_ == nullptr) {
-    check_ = event_new(set_.base, -1, EV_PERSIST, &OwnedShards::on_check, this);
+    check_.reset(event_new(set_.base, -1, EV_PERSIST, &OwnedShards::on_check, this));
   }
   timeval every{0, 5000};
-  event_add(check_, &every);
+  event_add(check_.get(), &every);
 }
 
 void OwnedShards::on_check(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
@@ -177,7 +171,7 @@ void OwnedShards::on_check(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   if (!self->first_connects_ended()) {
     return;
   }
-  event_del(self->check_);
+  event_del(self->check_.get());
   auto done = std::move(self->connected_);
   self->connected_ = nullptr;
   if (done) {

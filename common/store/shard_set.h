@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/core/status.h"
 #include "common/redis/async_shard.h"
 #include "common/redis/script_call.h"
@@ -122,7 +123,7 @@ class OwnedShards {
   static void on_check(evutil_socket_t fd, short what, void* arg);
   std::vector<std::unique_ptr<AsyncShard>> owned_;
   ShardSet set_;
-  event* check_ = nullptr;
+  UniqueEvent check_;
   std::function<void()> connected_;
 };
 

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "common/core/clock.h"
+#include "common/core/event_handles.h"
 
 namespace dq::test {
 
@@ -97,8 +98,8 @@ struct PendingReply {
 };
 
 struct CallbackServer::Impl {
-  event_base* base = nullptr;
-  evhttp* http = nullptr;
+  dq::UniqueEventBase base;
+  dq::UniqueEvhttp http;
   int port = 0;
   std::thread thread;
 
@@ -121,18 +122,17 @@ namespace {
 
 void send_reply(evhttp_request* request, int status, const std::string& location,
                 const std::string& text) {
-  evbuffer* body = evbuffer_new();
+  dq::UniqueEvbuffer body(evbuffer_new());
   if (text.empty()) {
-    evbuffer_add_printf(body, "{\"status\":%d}", status);
+    evbuffer_add_printf(body.get(), "{\"status\":%d}", status);
   } else {
-    evbuffer_add(body, text.data(), text.size());
+    evbuffer_add(body.get(), text.data(), text.size());
   }
   evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
   if (!location.empty()) {
     evhttp_add_header(evhttp_request_get_output_headers(request), "Location", location.c_str());
   }
-  evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body);
-  evbuffer_free(body);
+  evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body.get());
 }
 
 const char* method_name(evhttp_cmd_type type) {
@@ -228,17 +228,18 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
   timeval delay{answer.delay_ms / 1000, static_cast<suseconds_t>(answer.delay_ms % 1000) * 1000};
-  event_base_once(impl->base, -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
+  event_base_once(impl->base.get(), -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
 }
 
 CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_unique<Impl>()) {
   evthread_use_pthreads();
-  impl_->base = event_base_new();
-  impl_->http = evhttp_new(impl_->base);
-  evhttp_set_allowed_methods(impl_->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-                                              EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
-  evhttp_set_gencb(impl_->http, &Impl::on_request, impl_.get());
-  evhttp_bound_socket* bound = evhttp_bind_socket_with_handle(impl_->http, bind_host.c_str(), 0);
+  impl_->base.reset(event_base_new());
+  impl_->http.reset(evhttp_new(impl_->base.get()));
+  evhttp_set_allowed_methods(impl_->http.get(), EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+                                                    EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
+  evhttp_set_gencb(impl_->http.get(), &Impl::on_request, impl_.get());
+  evhttp_bound_socket* bound =
+      evhttp_bind_socket_with_handle(impl_->http.get(), bind_host.c_str(), 0);
   if (!bound) {
     throw std::runtime_error("CallbackServer: cannot bind " + bind_host);
   }
@@ -247,17 +248,17 @@ CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_u
   getsockname(evhttp_bound_socket_get_fd(bound), reinterpret_cast<sockaddr*>(&address), &size);
   impl_->port = ntohs(address.sin_port);
   impl_->thread =
-      std::thread([base = impl_->base] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
+      std::thread([base = impl_->base.get()] { event_base_loop(base, EVLOOP_NO_EXIT_ON_EMPTY); });
 }
 
 CallbackServer::~CallbackServer() {
-  event_base_loopbreak(impl_->base);
+  event_base_loopbreak(impl_->base.get());
   impl_->thread.join();
-  evhttp_free(impl_->http);  // runs the close callbacks, which still use pending replies
+  impl_->http.reset();  // runs the close callbacks, which still use pending replies
   for (PendingReply* reply : impl_->unfired) {
     delete reply;
   }
-  event_base_free(impl_->base);
+  impl_->base.reset();
 }
 
 int CallbackServer::port() const { return impl_->port; }

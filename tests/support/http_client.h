@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/core/json.h"
+#include "common/http/curl_handle.h"
 
 namespace dq::test {
 
@@ -23,7 +24,6 @@ struct HttpResult {
 class HttpClient {
  public:
   HttpClient();
-  ~HttpClient();
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
@@ -38,7 +38,7 @@ class HttpClient {
   void add_header(const std::string& line) { extra_headers_.push_back(line); }
 
  private:
-  CURL* curl_;
+  CurlEasy curl_;
   std::vector<std::string> extra_headers_;
 };
 
