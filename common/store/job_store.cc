@@ -1,6 +1,7 @@
 // BlockingJobStore (common/store/job_store.h): each job operation waits on
-// AsyncJobStore's, the one implementation. The dead-letter calls below still
-// read and write through the blocking connections.
+// AsyncJobStore's, the one implementation (dead letters, listings and stats
+// are asynchronous operations of their own: common/store/dead_letters.h,
+// job_listing.h, topic_stats.h, topic_jobs.h).
 #include "common/store/job_store.h"
 
 #include <algorithm>
@@ -13,13 +14,6 @@
 
 namespace dq {
 namespace {
-
-std::string job_name(const std::string& topic, const std::string& id) { return topic + "/" + id; }
-
-Status unexpected(const RedisConnection& shard, const char* what) {
-  return Status(Code::kInternal, std::string("unexpected reply to ") + what + " from Redis shard " +
-                                     shard.address().name());
-}
 
 Config config_of(const std::vector<ShardAddress>& shards, int connect_timeout_ms,
                  int command_timeout_ms) {

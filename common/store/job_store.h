@@ -7,8 +7,8 @@
 // answers are the same everywhere. A shard is connected when a call first
 // uses it, and again on a call while it is down.
 //
-// The read side (dead letters here; job_listing, topic_jobs, topic_stats)
-// still uses shard(i)'s blocking connection.
+// shard(i) is a blocking connection of its own, for the held-copy verifier's
+// claim and settle calls and the consumer's held-key check.
 //
 // One BlockingJobStore per thread.
 #pragma once
@@ -96,14 +96,13 @@ class BlockingJobStore {
   void wait_connected(size_t shard);
 
   std::vector<ShardAddress> addresses_;
-  std::vector<RedisConnection> shards_;  // the read side's blocking connections
+  std::vector<RedisConnection> shards_;  // shard(i): blocking connections, opened on use
   std::unique_ptr<LoopWaiter> waiter_;   // declared before async_: outlives it
   AsyncJobStore async_;
   std::vector<bool> started_;  // per shard: async_.start(shard) called
 };
 
-// The read side (job_listing, topic_jobs, topic_stats, dead letters) names
-// the blocking store JobStore until it moves to async code of its own.
+// The name tools and tests use for the store they wait on.
 using JobStore = BlockingJobStore;
 
 }  // namespace dq
