@@ -66,7 +66,7 @@ AlertMessage data_lost_alert(const std::string& shard, const DataLoss& loss, int
   message.subject = "[dq] Redis shard " + shard + " LOST its data (" +
                     std::to_string(loss.counted_jobs) + " jobs)";
   message.text =
-      "Redis shard " + shard + " came back without its data at " + format_time(now_ms) +
+      "Redis shard " + shard + " came back without its data at " + format_local_datetime(now_ms) +
       ": its identity key {dq}:identity (" + loss.before + ") is " +
       (loss.now.empty() ? "gone" : "now " + loss.now) + ".\ndq had counted " +
       std::to_string(loss.counted_jobs) +

@@ -30,6 +30,7 @@
 #include "common/core/shared_metrics.h"
 #include "server/accepted_stream.h"
 #include "server/api_auth.h"
+#include "server/job_request.h"
 #include "server/legacy_fields.h"
 #include "server/legacy_frame.h"
 #include "server/legacy_server.h"
@@ -65,14 +66,12 @@ using legacy_detail::kMaxBufferedOutput;
 using legacy_detail::kRequestOverheadBytes;
 using legacy_detail::kTimeoutReason;
 using legacy_detail::success_frame_with_raw_data;
-using legacy_detail::UniqueBufferevent;
-using legacy_detail::UniqueEvent;
 
 class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
  public:
-  LegacyConnection(LegacyServer& server, bufferevent* event)
+  LegacyConnection(LegacyServer& server, UniqueBufferevent event)
       : server_(server),
-        event_(event),
+        event_(std::move(event)),
         reply_timer_(evtimer_new(server.base_, &LegacyConnection::on_reply_timeout, this)),
         frame_timer_(evtimer_new(server.base_, &LegacyConnection::on_frame_timeout, this)) {}
 

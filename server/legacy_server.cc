@@ -52,7 +52,7 @@ void LegacyServer::on_accept(evutil_socket_t fd) {
   }
   // Idle connections are cut after [server] legacy_idle_timeout_ms (300 s,
   // as the PHP server did); keepalive finds peers that vanished without closing.
-  bufferevent* event = accepted_stream(base_, fd, /*keepalive=*/true);
+  UniqueBufferevent event = accepted_stream(base_, fd, /*keepalive=*/true);
   if (event == nullptr) {
     ConnectionBudget::of_process().closed();
     return;
@@ -62,7 +62,7 @@ void LegacyServer::on_accept(evutil_socket_t fd) {
     close_oldest_idle();  // an idle connection makes room for the new one
   }
   bool too_many = connections_.size() >= limit;
-  auto connection = std::make_shared<LegacyConnection>(*this, event);
+  auto connection = std::make_shared<LegacyConnection>(*this, std::move(event));
   connections_[connection.get()] = connection;
   connection->place_ = order_.insert(order_.end(), connection.get());
   connection->stamp_ = ConnectionBudget::of_process().stamp();
