@@ -416,9 +416,10 @@ std::vector<Scenario> all_scenarios() {
        "",
        reload_during_long_callbacks,
        no_second_delivery_after_the_leases,
-       0.375},
+       0.375,
+       ""},
       {"20,000 idle connections", kPlainTopics, Setup::few_descriptors, false, "",
-       idle_connection_flood, adds_kept_answering, 1.0},
+       idle_connection_flood, adds_kept_answering, 1.0, ""},
   };
 }
 
