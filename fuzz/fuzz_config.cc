@@ -1,4 +1,4 @@
-// Fuzz target: the config loader (common/config.h) on any ini text. It must
+// Fuzz target: the config loader (common/core/config.h) on any ini text. It must
 // answer a Config or a Status, never crash.
 #include <unistd.h>
 
