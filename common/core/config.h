@@ -1,5 +1,8 @@
-// Config: everything dqd reads from its ini file (see conf/dq.ini for the
-// documented keys). Relative paths are resolved against the file's folder.
+// Config: everything dqd reads from its ini file. Each key's name, default,
+// type, range and help are one row of common/core/config_keys.cc (shown by
+// `dqd --help-config` and in conf/dq.ini); the initializers below are the
+// same defaults for a Config built in code (tests/test_config_keys.cc checks
+// that they agree). Relative paths are resolved against the file's folder.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +44,7 @@ struct Config {
   // long-lived connections behave as before (docs/security.md).
   int legacy_idle_timeout_ms = 300000;
   // Every /v1/ route and legacy request must carry an API token of
-  // common/api_tokens.h (docs/security.md); no: today's open API.
+  // common/registry/api_tokens.h (docs/security.md); no: today's open API.
   bool require_token = false;
 
   // [redis]
@@ -81,7 +84,7 @@ struct Config {
   // [consumer]
   int consumer_processes = 2;
   int consumer_concurrency = 64;
-  // When not empty, callbacks may only go to these hosts (common/callback_url.h).
+  // When not empty, callbacks may only go to these hosts (common/registry/callback_url.h).
   std::vector<std::string> callback_allow_hosts;
 
   // [checker]
