@@ -11,6 +11,7 @@
 #include "common/store/job_meta.h"
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
+#include "common/store/store_upgrade.h"
 
 namespace dq {
 namespace {
@@ -73,7 +74,7 @@ std::string blpop_seconds(int timeout_ms) {
 
 JobStore::JobStore(const std::vector<ShardAddress>& shards, int connect_timeout_ms,
                    int command_timeout_ms)
-    : addresses_(shards) {
+    : addresses_(shards), upgraded_(shards.size(), false) {
   shards_.reserve(shards.size());
   for (const auto& address : shards) {
     shards_.emplace_back(address, connect_timeout_ms, command_timeout_ms);
@@ -279,6 +280,17 @@ Status JobStore::del(const std::string& topic, const std::string& id) {
 }
 
 Result<PromoteResult> JobStore::promote(size_t shard, int limit) {
+  // Until the shard says its store is current, each promote first converts a
+  // batch (common/store/store_upgrade.h); after that it is never asked again.
+  bool upgrading = false;
+  if (!upgraded_[shard]) {
+    auto current = upgrade_store_step(shards_[shard], limit);
+    if (!current.is_ok()) {
+      return current.status();
+    }
+    upgraded_[shard] = *current;
+    upgrading = !*current;
+  }
   auto reply = shards_[shard].run(promote_call(limit));
   if (!reply.is_ok()) {
     return reply.status();
@@ -294,6 +306,9 @@ Result<PromoteResult> JobStore::promote(size_t shard, int limit) {
   result.moved = static_cast<int>(moved);
   if (next >= 0) {
     result.next_due_ms = next;
+  }
+  if (upgrading) {
+    result.next_due_ms = result.redis_now_ms;  // more to convert: call again at once
   }
   return result;
 }

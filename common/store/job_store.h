@@ -137,6 +137,7 @@ class JobStore {
 
   std::vector<ShardAddress> addresses_;
   std::vector<RedisConnection> shards_;
+  std::vector<bool> upgraded_;  // per shard: its store is current (store_upgrade.h)
   int wait_replicas_ = 0;
   int wait_timeout_ms_ = 0;
 };
