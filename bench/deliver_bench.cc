@@ -1,6 +1,6 @@
 // Delivery benchmark (not a test): real redis-server(s), a real HTTP callback
 // (answers 200 at once unless a case says otherwise), timer and consumer roles
-// in their own processes, like tests/test_delivery.cc. Cases (issue 9):
+// in their own processes, like tests/test_delivery.cc. Cases:
 //   reference: plain POSTs           libcurl POSTs to the same callback, no dq.
 //   drain: one topic                 JOBS jobs on one online topic, drained.
 //   drain: four topics with ...      the same backlog on one of four online topics.

@@ -1,11 +1,13 @@
 // dqd: the dq master. Reads the config, takes the pid file, opens the
 // listening sockets and supervises the children (see supervisor.h).
 //   dqd -c CONF [--daemon] [--test-config] | dqd --check -c CONF | dqd --version
+//   | dqd --help-config
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "common/core/config.h"
+#include "common/core/config_keys.h"
 #include "common/core/log.h"
 #include "master/config_check.h"
 #include "master/daemon.h"
@@ -25,7 +27,7 @@ void usage(FILE* out) {
   std::fprintf(out,
                "usage: dqd -c CONF [--daemon] [--test-config]\n"
                "       dqd --check -c CONF\n"
-               "       dqd --version | --help\n"
+               "       dqd --version | --help | --help-config\n"
                "  -c, --config CONF  the ini file (see conf/dq.ini)\n"
                "  -d, --daemon       detach from the terminal\n"
                "  -t, --test-config  check the config file's syntax and values, and exit\n"
@@ -33,6 +35,7 @@ void usage(FILE* out) {
                "                     print a report, exit 1 on any problem\n"
                "  -v, --version      print the version\n"
                "  -h, --help         this help\n"
+               "      --help-config  every config key with its type, default, range and help\n"
                "signals: TERM/INT stop, USR2 reload, HUP reopen logs\n");
 }
 
@@ -58,6 +61,9 @@ int main(int argc, char** argv) {
       check = true;
     } else if (arg == "-v" || arg == "--version") {
       std::printf("dqd %s\n", DQ_VERSION);
+      return 0;
+    } else if (arg == "--help-config") {
+      std::fputs(dq::config_help().c_str(), stdout);
       return 0;
     } else if (arg == "-h" || arg == "--help") {
       usage(stdout);

@@ -1,4 +1,4 @@
-// The command lines a new operator meets first (issue 14): every dqctl
+// The command lines a new operator meets first: every dqctl
 // command and subcommand answers --help with its usage and exit 0; dqd
 // --version, --help and --check; an unknown topic is an error wherever one is
 // named; [log] format = json and keep_days.

@@ -203,7 +203,7 @@ TEST_CASE("set, online, offline, del") {
   CHECK(topic->priority == 3);
   CHECK(topic->method == "POST");  // untouched options stay
 
-  // The PHP delay queue's callback format and success rule (issue 15).
+  // The PHP delay queue's callback format and success rule (docs/migrating-from-php-dq.md).
   RunResult php =
       ctl.run({"topic", "set", "orders", "--format", "FORM", "--success-json", "data.code=0"});
   CHECK_MESSAGE(php.exit_code == 0, php.err);

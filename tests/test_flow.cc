@@ -1,4 +1,4 @@
-// Delivery that never stalls (issue 9), end to end: many topics online, a
+// Delivery that never stalls, end to end: many topics online, a
 // stalled shard beside a healthy one, the largest bodies the config allows.
 // Real redis-servers, real dqd processes, a real callback server.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN

@@ -1,4 +1,4 @@
-// Issue 15, callbacks: a topic with callback format "form" reaches an
+// Moving from the PHP delay queue, callbacks: a topic with callback format "form" reaches an
 // endpoint written like a PHP one (it reads $_POST / $_GET only) with the
 // fields the PHP delay queue sent, for POST and GET, exp_notify_nums
 // included on a retry; and a topic with success_json code=0 retries a 200

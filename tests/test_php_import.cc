@@ -1,4 +1,4 @@
-// Issue 15, pending jobs and topics: a Redis holding jobs exactly as the PHP
+// Moving from the PHP delay queue, pending jobs and topics: a Redis holding jobs exactly as the PHP
 // delay queue stores them (delayed in dq_bucket_N, ready in
 // dq_{1,2,3}ready_queue, bodies in dq_job_info; three topics) and a
 // mysqldump of dq_topic are imported by `dqctl import php-dq`; every job is

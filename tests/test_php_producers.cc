@@ -1,4 +1,4 @@
-// Issue 15, producers: what PHP-era producers send is accepted on both
+// Moving from the PHP delay queue, producers: what PHP-era producers send is accepted on both
 // ports with the due time it means (every time form of common/core/time_text.h,
 // numeric ids, a missing body), an impossible date is refused, and with
 // Redis stopped for 3 s during a stream of legacy requests on one connection

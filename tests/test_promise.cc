@@ -1,4 +1,4 @@
-// The promise, end to end (issue 8): an accepted job is delivered at least
+// The promise, end to end: an accepted job is delivered at least
 // once, never twice while nothing fails, and never early. Real redis-servers,
 // real dqd processes, a real callback server; every job is counted.
 #include <signal.h>

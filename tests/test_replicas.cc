@@ -1,4 +1,4 @@
-// [redis] wait_replicas (issue 12): an add is confirmed by Redis WAIT on a
+// [redis] wait_replicas: an add is confirmed by Redis WAIT on a
 // real replica (`redis-server --replicaof`). With the replica stopped
 // (SIGSTOP) an add answers 504 replication_timeout and the job is on the
 // primary; with wait_replicas = 0 nothing waits. Real redis-servers, a real

@@ -283,11 +283,13 @@ TEST_CASE(
   REQUIRE(store->del("t", "deleted").is_ok());
   CHECK_FALSE(zscore(redis, keys::flat_delayed(), "t:deleted").has_value());
   CHECK_FALSE(record_of(redis, "t:deleted").has_value());
-  // The timer's promote converts them into buckets, due jobs first, and
-  // promotes the due ones: the flat hash keeps only those two, ready.
+  // The timer's first promote converts them into buckets (store_upgrade.lua,
+  // once per shard), due jobs first, and promotes the due ones: the flat
+  // hash keeps only those two, ready.
   REQUIRE(store->promote(0, 100)->moved == 2);
   CHECK(integer(redis, {"HLEN", keys::flat_records()}) == 2);
   CHECK(integer(redis, {"EXISTS", keys::flat_delayed()}) == 0);
+  CHECK(text(redis.command({"GET", keys::kPrefix + "store_version"}).get()) == "3");
   CHECK(due_bound_of(redis, "t:later") <= now + 600000);
   check_consistent(redis);
   ReservedJob a = reserve_one(*store, "t", 30000, "r1");

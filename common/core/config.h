@@ -1,5 +1,8 @@
-// Config: everything dqd reads from its ini file (see conf/dq.ini for the
-// documented keys). Relative paths are resolved against the file's folder.
+// Config: everything dqd reads from its ini file. Each key's name, default,
+// type, range and help are one row of common/core/config_keys.cc (shown by
+// `dqd --help-config` and in conf/dq.ini); the initializers below are the
+// same defaults for a Config built in code (tests/test_config_keys.cc checks
+// that they agree). Relative paths are resolved against the file's folder.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
 #include "common/store/reply_values.h"
+#include "common/store/store_upgrade.h"
 
 namespace dq {
 namespace {
@@ -37,7 +38,8 @@ BlockingJobStore::BlockingJobStore(const Config& config)
     : addresses_(config.shards),
       waiter_(std::make_unique<LoopWaiter>()),
       async_(waiter_->base(), config),
-      started_(config.shards.size(), false) {
+      started_(config.shards.size(), false),
+      upgraded_(config.shards.size(), false) {
   shards_.reserve(addresses_.size());
   for (const auto& address : addresses_) {
     shards_.emplace_back(address, config.redis_connect_timeout_ms, config.redis_command_timeout_ms);
@@ -102,8 +104,23 @@ Status BlockingJobStore::del(const std::string& topic, const std::string& id) {
 }
 
 Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
+  // Until the shard says its store is current, each promote first converts a
+  // batch (common/store/store_upgrade.h); after that it is never asked again.
+  bool upgrading = false;
+  if (!upgraded_[shard]) {
+    auto current = upgrade_store_step(shards_[shard], limit);
+    if (!current.is_ok()) {
+      return current.status();
+    }
+    upgraded_[shard] = *current;
+    upgrading = !*current;
+  }
   connect(shard);
-  return wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done); });
+  auto result = wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done); });
+  if (result.is_ok() && upgrading) {
+    result->next_due_ms = result->redis_now_ms;  // more to convert: call again at once
+  }
+  return result;
 }
 
 Result<ExpiredResult> BlockingJobStore::requeue_expired(size_t shard, int limit) {

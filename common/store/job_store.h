@@ -99,7 +99,8 @@ class BlockingJobStore {
   std::vector<RedisConnection> shards_;  // shard(i): blocking connections, opened on use
   std::unique_ptr<LoopWaiter> waiter_;   // declared before async_: outlives it
   AsyncJobStore async_;
-  std::vector<bool> started_;  // per shard: async_.start(shard) called
+  std::vector<bool> started_;   // per shard: async_.start(shard) called
+  std::vector<bool> upgraded_;  // per shard: its store is current (store_upgrade.h)
 };
 
 // The name tools and tests use for the store they wait on.

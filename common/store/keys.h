@@ -39,7 +39,7 @@ inline std::string due(uint32_t bucket) { return due_prefix() + std::to_string(b
 inline std::string bodies() { return kPrefix + "bodies"; }  // hash: job key -> big body bytes
 // hash: job key -> record of a job in flight, dead or held (state r, w, x,
 // h; pending ones are in buckets). Store v2 kept every record here, and its
-// delayed jobs in the zset flat_delayed(), which promote.lua converts.
+// delayed jobs in the zset flat_delayed(), which store_upgrade.lua converts.
 inline std::string flat_records() { return kPrefix + "jobs"; }
 inline std::string flat_delayed() { return kPrefix + "delayed"; }
 inline std::string working() { return kPrefix + "working"; }  // zset: lease deadline ms

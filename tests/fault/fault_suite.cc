@@ -1,4 +1,4 @@
-// The fault suite (issue 12): breaks dq the way production does while a
+// The fault suite: breaks dq the way production does while a
 // load runs, then counts every job. One table row per scenario:
 // accepted / delivered / duplicated / lost / early.
 //   fault_suite                 every scenario once (ctest, CI)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI check of the Debian package (issue 14): builds dq (without tests or
+# CI check of the Debian package: builds dq (without tests or
 # sanitizers) and the .deb with cpack in BUILD_DIR (default build-pkg), installs it with dpkg -i into THIS machine, has
 # systemd-analyze verify the unit, and runs the installed `dqd --check` on
 # the installed config as the dq user (against a redis-server on 6379,

@@ -8,32 +8,12 @@
 -- the bucket's index score becomes its earliest due left (or the bucket
 -- leaves the index). Nothing is scanned: a job that is not due is not read.
 -- A promoted record moves from its bucket to the flat hash, as state r.
--- While a store v2 shard is being converted, each call first moves a batch
--- of its delayed records from the flat hash into buckets.
+-- (A shard written by store v2 is converted once, by store_upgrade.lua,
+-- before its first promote.)
 -- Returns {moved, next due ms or -1, Redis's now ms}.
 local now = redis_now()
 local limit = tonumber(ARGV[1])
 local kLetterD, kLetterY, kBar = string.byte('d'), string.byte('y'), string.byte('|')
-
--- Store v2 conversion: the delayed records still in the flat hash move
--- into their buckets, due ones first, up to `limit` per call.
-local converting = false
-if redis.call('EXISTS', kFlatDelayed) == 1 then
-  local keys = redis.call('ZRANGE', kFlatDelayed, 0, limit - 1)
-  local records = bulk_read('HMGET', kFlatRecords, keys)
-  for n, key in ipairs(keys) do
-    local record = records[n]
-    local due = record and lives_in_bucket(record) and string.match(record, '^%a|%d+|(%d+)|')
-    if due then  -- else a stale entry: it only leaves the zset
-      local bucket = bucket_of(key)
-      redis.call('HSET', records_key(bucket), key, record)
-      redis.call('HDEL', kFlatRecords, key)
-      due_add(bucket, key, due)
-    end
-  end
-  bulk_write('ZREM', kFlatDelayed, keys)
-  converting = redis.call('EXISTS', kFlatDelayed) == 1
-end
 
 local moved = 0
 local per_topic, topics = {}, {}
@@ -116,7 +96,6 @@ if moved > 0 then
   redis.call('LPUSH', KEYS[3], unpack(tokens))
   redis.call('LTRIM', KEYS[3], 0, 255)
 end
-if converting then return {moved, now, now} end  -- more to convert: call again at once
 local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
 if first[2] == nil then
   return {moved, -1, now}

@@ -30,8 +30,9 @@
 --          {dq}:jobs, so a reserve or an ack reads and writes all its jobs
 --          with one command each.
 -- Store v2 kept every record in {dq}:jobs and delayed jobs in the zset
--- {dq}:delayed: its delayed records are read where they are, and promote
--- moves them into buckets, due ones first (store v2 conversion).
+-- {dq}:delayed: its delayed records are read where they are until
+-- store_upgrade.lua, run once per shard before its first promote, moves them
+-- into buckets, due ones first.
 local kInlineBody = 256
 local kRecordsPrefix = '{dq}:jobs:'
 local kDueIndex = '{dq}:due'
