@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "tests/delivery_world.h"
+#include "tests/support/store_reads.h"
 
 using dq::now_ms;
 using dq::test::DeliveryWorld;
@@ -192,10 +193,10 @@ TEST_CASE("a receiver that resets kept-alive connections: one request per record
 
   // Every attempt fails (500 or a dead connection): each job ends dead.
   int64_t deadline = now_ms() + 60000;
-  while (now_ms() < deadline && *world.store().dead_count("resets") < kJobs) {
+  while (now_ms() < deadline && *dq::test::dead_count(world.store(), "resets") < kJobs) {
     sleep_ms(50);
   }
-  REQUIRE(*world.store().dead_count("resets") == kJobs);
+  REQUIRE(*dq::test::dead_count(world.store(), "resets") == kJobs);
   sleep_ms(500);  // a late request would arrive by now
 
   std::map<std::string, int> requests;                // requests read, per job
@@ -240,7 +241,7 @@ TEST_CASE("a receiver that resets kept-alive connections: one request per record
       "attempts recorded %zu, dead letters %lld; connections %zu, reset or closed after reading "
       "%zu\n",
       kJobs, extra, lost, early, total_requests, total_attempts,
-      static_cast<long long>(*world.store().dead_count("resets")), receiver.connections(),
+      static_cast<long long>(*dq::test::dead_count(world.store(), "resets")), receiver.connections(),
       receiver.resets());
   CHECK(receiver.resets() > 0);  // the receiver did kill connections after reading
   CHECK(extra == 0);
