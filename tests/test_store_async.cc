@@ -124,7 +124,7 @@ TEST_CASE("a delete whose reply does not come is 504 outcome unknown, and safe t
   redis.command({"CONFIG", "RESETSTAT"});
 
   std::optional<Status> deleted;
-  store.del("t", "1", [&](Status status) { deleted = status; });
+  store.del("t", "1", [&](const Status& status, bool) { deleted = status; });
   // Once the lookup ran in Redis, its answer is on its way through the
   // proxy; what the store sends next (del.lua) is held 10 s, longer than
   // the command timeout.
