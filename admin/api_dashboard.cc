@@ -108,16 +108,13 @@ void AdminApp::jobs_route(Exchange& exchange, const std::string& topic) {
   if (!state) {
     return exchange.reply_error(400, "state: one of delayed, ready, working, retrying");
   }
-  auto offset = exchange.query_int("offset", 0, 0, 1000000000);
-  auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) {
-    return exchange.reply_error(offset.status());
+  int64_t offset = 0;
+  int64_t limit = 0;
+  if (!exchange.page(&offset, &limit)) {
+    return;
   }
-  if (!limit.is_ok()) {
-    return exchange.reply_error(limit.status());
-  }
-  list_topic_jobs(shards(), topic, *state, *offset, *limit,
-                  [held = exchange.hold(), offset = *offset](Result<JobPage> page) {
+  list_topic_jobs(shards(), topic, *state, offset, limit,
+                  [held = exchange.hold(), offset](Result<JobPage> page) {
                     if (!page.is_ok()) {
                       return held->reply_error(page.status());
                     }

@@ -99,16 +99,13 @@ void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
   if (method != "GET") {
     return exchange.reply_error(405, "GET or DELETE");
   }
-  auto offset = exchange.query_int("offset", 0, 0, 1000000000);
-  auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) {
-    return exchange.reply_error(offset.status());
+  int64_t offset = 0;
+  int64_t limit = 0;
+  if (!exchange.page(&offset, &limit)) {
+    return;
   }
-  if (!limit.is_ok()) {
-    return exchange.reply_error(limit.status());
-  }
-  dead_list(shards(), topic, static_cast<size_t>(*offset), static_cast<size_t>(*limit),
-            [held = exchange.hold(), offset = *offset](Result<DeadPage> dead) {
+  dead_list(shards(), topic, static_cast<size_t>(offset), static_cast<size_t>(limit),
+            [held = exchange.hold(), offset](Result<DeadPage> dead) {
               if (!dead.is_ok()) {
                 return held->reply_error(dead.status());
               }

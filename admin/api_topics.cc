@@ -5,6 +5,7 @@
 #include "admin/topic_form.h"
 #include "common/core/log.h"
 #include "common/http/callback_probe.h"
+#include "common/registry/callback_rules.h"
 #include "common/store/topic_jobs.h"
 
 namespace dq {
@@ -28,30 +29,14 @@ void reply_invalid(Exchange& exchange, const Status& status) {
 
 // The URL rules of dqctl: the config's, plus the shards added in the registry.
 Status AdminApp::check_callback_url(const std::string& url) {
-  CallbackPolicy policy = CallbackPolicy::from_config(config_);
-  auto extra = registry_->list_extra_shards();
-  if (extra.is_ok()) {
-    for (const auto& entry : *extra) {
-      auto shards = parse_shard_list(entry);
-      if (!shards.is_ok()) {
-        continue;
-      }
-      for (const auto& shard : *shards) {
-        policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
-      }
-    }
-  }
-  return policy.check_url(url);
+  return dq::check_callback_url(config_, *registry_, url);
 }
 
 void AdminApp::list_topics(Exchange& exchange) {
-  auto offset = exchange.query_int("offset", 0, 0, 1000000000);
-  auto limit = exchange.query_int("limit", 50, 1, 500);
-  if (!offset.is_ok()) {
-    return exchange.reply_error(offset.status());
-  }
-  if (!limit.is_ok()) {
-    return exchange.reply_error(limit.status());
+  int64_t offset = 0;
+  int64_t limit = 0;
+  if (!exchange.page(&offset, &limit)) {
+    return;
   }
   auto topics = registry_->list_topics();
   if (!topics.is_ok()) {
@@ -67,12 +52,12 @@ void AdminApp::list_topics(Exchange& exchange) {
         lower(topic.callback_url).find(needle) == std::string::npos) {
       continue;
     }
-    if (total >= *offset && total < *offset + *limit) {
+    if (total >= offset && total < offset + limit) {
       listed.push_back(topic_to_json(topic));
     }
     ++total;
   }
-  exchange.reply_json(200, Json{{"total", total}, {"offset", *offset}, {"topics", listed}});
+  exchange.reply_json(200, Json{{"total", total}, {"offset", offset}, {"topics", listed}});
 }
 
 void AdminApp::create_topic(Exchange& exchange) {

@@ -81,6 +81,18 @@ Result<int64_t> Exchange::query_int(const char* name, int64_t fallback, int64_t 
   return std::stoll(text);
 }
 
+bool Exchange::page(int64_t* offset, int64_t* limit) {
+  auto from = query_int("offset", 0, 0, 1000000000);
+  auto most = query_int("limit", 50, 1, 500);
+  if (!from.is_ok() || !most.is_ok()) {
+    reply_error(from.is_ok() ? most.status() : from.status());
+    return false;
+  }
+  *offset = *from;
+  *limit = *most;
+  return true;
+}
+
 void Exchange::set_header(const char* name, const std::string& value) {
   evhttp_add_header(evhttp_request_get_output_headers(request_), name, value.c_str());
 }

@@ -41,6 +41,9 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   Result<Json> json_object() const;
   // An integer query parameter within [min, max], fallback when absent.
   Result<int64_t> query_int(const char* name, int64_t fallback, int64_t min, int64_t max) const;
+  // ?offset= (default 0) and ?limit= (default 50, at most 500) of a listing;
+  // false after answering 400 when either is out of range.
+  bool page(int64_t* offset, int64_t* limit);
 
   void set_header(const char* name, const std::string& value);
   void reply(int status, const std::string& content_type, const std::string& bytes);

@@ -19,6 +19,7 @@
 #include "client/dqctl/command.h"
 #include "client/dqctl/topic_stats_view.h"
 #include "common/core/json.h"
+#include "common/registry/callback_rules.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/registry.h"
 #include "common/registry/topic_json.h"
@@ -360,20 +361,7 @@ Status check_callback(const CtlOptions& options, Registry& registry, const std::
   if (!load_ctl_config(options, &config, exit_code)) {
     return Status(Code::kInvalid, "");
   }
-  CallbackPolicy policy = CallbackPolicy::from_config(config);
-  auto extra = registry.list_extra_shards();
-  if (extra.is_ok()) {
-    for (const auto& entry : *extra) {
-      auto shards = parse_shard_list(entry);
-      if (!shards.is_ok()) {
-        continue;
-      }
-      for (const auto& shard : *shards) {
-        policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
-      }
-    }
-  }
-  return policy.check_url(url);
+  return check_callback_url(config, registry, url);
 }
 
 int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
