@@ -73,7 +73,6 @@ class ConnectionBudget {
   uint64_t evicted_ = 0;
   uint64_t evicted_logged_ = 0;  // evicted_ when the last line about it was written
   int64_t evicted_logged_ms_ = 0;
-  bool resuming_ = false;
   std::vector<ConnectionPool*> pools_;
   std::vector<Acceptor*> acceptors_;
 };
