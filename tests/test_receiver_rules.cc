@@ -255,7 +255,7 @@ TEST_CASE("retry_jitter spreads jobs that failed together; without it they retur
   for (const char* name : {"jittered", "together"}) {
     std::vector<int64_t> waits = return_waits(world, name, kJobs);
     auto [low, high] = std::minmax_element(waits.begin(), waits.end());
-    MESSAGE(name, ": return waits from ", *low, " to ", *high, " ms");
+    MESSAGE(std::string(name), ": return waits from ", *low, " to ", *high, " ms");
     CHECK(*low >= kWaitMs);                    // never early
     CHECK(*high < kWaitMs * 13 / 10 + 10000);  // not absurdly late
     if (std::string(name) == "jittered") {

@@ -48,7 +48,7 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   const std::string_view text = record.substr(0, newline);
   std::vector<std::string_view> fields;
   size_t start = 0;
-  while (fields.size() < 8) {
+  while (fields.size() < 9) {  // a ninth field makes it malformed
     size_t bar = text.find('|', start);
     if (bar == std::string_view::npos) {
       fields.push_back(text.substr(start));
