@@ -149,6 +149,40 @@ TEST_CASE("429 + Retry-After: 1 defers without an attempt, max_deferrals times, 
         std::string::npos);
 }
 
+TEST_CASE("the deferral count survives a kill -9 of dqd: the limit still holds after a restart") {
+  World world;
+  Topic topic = world.topic("crash");
+  topic.max_deferrals = 1;
+  topic.max_attempts = 3;
+  topic.retry_ms = "300";
+  world.add(topic);
+  world.callback.set_responder([](const RecordedRequest&, size_t) {
+    CallbackAnswer answer(429);
+    answer.retry_after = "2";
+    return answer;
+  });
+  world.add_job("crash", "c1");
+  REQUIRE(world.callback.wait_for(1, 10000));
+  REQUIRE(wait_until(5000, [&] {
+    Json job = world.job("crash", "c1");
+    return job.is_object() && job.value("deferrals", 0) == 1;
+  }));
+  world.dqd->kill9();  // every dq process: the count is in Redis only
+  world.dqd->start();
+  REQUIRE(wait_until(30000, [&] { return world.dead_count("crash") == 1; }));
+  sleep_ms(1000);
+  auto requests = world.requests_to("crash");
+  REQUIRE(requests.size() == 4);
+  CHECK(attempt_of(requests[0]) == 1);
+  CHECK(attempt_of(requests[1]) == 1);  // the one deferral
+  CHECK(attempt_of(requests[2]) == 2);  // the limit held across the restart
+  CHECK(attempt_of(requests[3]) == 3);
+  CHECK(requests[1].arrived_ms - requests[0].arrived_ms >= 1990);
+  Json dead = world.dead("crash")["jobs"][0];
+  CHECK(dead["deferrals"] == 1);
+  CHECK(dead["attempts"] == 3);
+}
+
 TEST_CASE("503 + Retry-After as an HTTP-date defers; a 429 without Retry-After is a failure") {
   World world;
   Topic dated = world.topic("dated");
