@@ -58,6 +58,12 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       status = set_int(value, key, &topic->max_attempts);
     } else if (key == "priority") {
       status = set_int(value, key, &topic->priority);
+    } else if (key == "max_deferrals") {
+      status = set_int(value, key, &topic->max_deferrals);
+    } else if (key == "dead_on") {
+      status = set_text(value, key, &topic->dead_on);
+    } else if (key == "retry_jitter") {
+      status = set_int(value, key, &topic->retry_jitter);
     } else if (key == "online") {
       if (!value.is_boolean()) {
         return wrong(key, "true or false");

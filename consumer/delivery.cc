@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "common/core/clock.h"
+#include "common/http/retry_after.h"
 #include "common/registry/success_rule.h"
 
 namespace dq {
@@ -137,6 +139,25 @@ int before_each_request(void* user, char* /*remote_ip*/, char* /*local_ip*/, int
   return CURL_PREREQFUNC_OK;
 }
 
+// A 429 or 503 answer's Retry-After, when it has one dq can read.
+void read_retry_after(Delivery* delivery, TransferResult* result) {
+  if (!defers_by_retry_after(result->http_status)) {
+    return;
+  }
+  curl_header* header = nullptr;
+  if (curl_easy_header(delivery->easy.get(), "Retry-After", 0, CURLH_HEADER, -1, &header) !=
+          CURLHE_OK ||
+      header == nullptr || header->value == nullptr) {
+    return;
+  }
+  auto wait = parse_retry_after(header->value, now_ms());
+  if (wait) {
+    result->retry_after_ms = *wait;
+  } else {
+    result->error += " (Retry-After '" + one_line(header->value) + "' not understood)";
+  }
+}
+
 }  // namespace
 
 void use_callback_policy(CallbackPolicy policy) {
@@ -235,6 +256,7 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   if (!head.empty()) {
     result.error += ": " + head;
   }
+  read_retry_after(delivery, &result);
   return result;
 }
 

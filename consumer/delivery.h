@@ -66,6 +66,9 @@ struct TransferResult {
   bool ok = false;
   long http_status = 0;  // 0 when no answer came
   std::string error;     // empty when ok
+  // A 429 or 503 with a Retry-After it could read: the wait it asks for, ms
+  // (common/http/retry_after.h); -1 otherwise.
+  int64_t retry_after_ms = -1;
 };
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code);

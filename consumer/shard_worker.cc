@@ -7,6 +7,7 @@
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
+#include "common/registry/delivery_rules.h"
 #include "common/registry/retry_policy.h"
 #include "common/store/keys.h"
 
@@ -247,10 +248,19 @@ void ShardWorker::record_batch(std::vector<Outcome> batch) {
 
 std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   const Job& job = outcome.job;
-  int64_t delay = retry_delay_ms(*outcome.topic, job.attempts, config_.backoff_unit_ms);
-  int most = max_attempts(*outcome.topic, config_.default_max_attempts);
-  auto failed =
-      store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, outcome.result.error);
+  const Topic& topic = *outcome.topic;
+  // The retry wait, lengthened by the topic's jitter (never shortened).
+  int64_t delay = jittered_wait_ms(retry_delay_ms(topic, job.attempts, config_.backoff_unit_ms),
+                                   topic.retry_jitter);
+  int most = max_attempts(topic, config_.default_max_attempts);
+  std::string error = outcome.result.error;
+  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals};
+  if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
+    most = 0;  // fail.lua dead-letters it now
+    deferral.retry_after_ms = -1;
+    error += " (dead_on " + std::to_string(outcome.result.http_status) + ": not retried)";
+  }
+  auto failed = store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, error, deferral);
   if (!failed.is_ok()) {
     if (is_unreachable(failed.status()) && monotonic_ms() < outcome.give_up_at_ms) {
       *retry = true;
@@ -263,9 +273,12 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   if (*failed == FailOutcome::kRescheduled) {
     return "retry in " + std::to_string(delay) + " ms";
   }
+  if (*failed == FailOutcome::kDeferred) {
+    return "deferred by Retry-After for " + std::to_string(deferral.retry_after_ms) + " ms";
+  }
   if (*failed == FailOutcome::kDead) {
-    alerts_.report(*outcome.topic, job.id, job.attempts, outcome.result.error);
-    return "dead";
+    alerts_.report(*outcome.topic, job.id, job.attempts, error);
+    return most == 0 ? "dead (dead_on)" : "dead";
   }
   return "stale";
 }

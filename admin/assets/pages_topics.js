@@ -105,6 +105,9 @@ const TOPIC_FIELDS = [
   { key: 'default_delay_s', label: 'Default delay (s)', number: true, hint: 'when a job names neither delay nor at' },
   { key: 'max_attempts', label: 'Max attempts', number: true, hint: '0: the server default; then the job is a dead letter' },
   { key: 'retry_ms', label: 'Retry schedule (ms)', hint: 'e.g. 1000,3000,5000; empty: 1, 3, 5 ... minutes (2n+1)' },
+  { key: 'retry_jitter', label: 'Retry jitter (%)', number: true, hint: '0-100: each retry wait is lengthened by up to this share, at random (20 recommended); 0: none' },
+  { key: 'max_deferrals', label: 'Max deferrals', number: true, hint: 'a 429/503 with Retry-After waits (at most 1 h) without using an attempt, this many times per job; 0: never' },
+  { key: 'dead_on', label: 'Dead on statuses', hint: 'e.g. 400,410,422: such an answer dead-letters the job at once; empty: none' },
   { key: 'priority', label: 'Priority', options: ['1', '2', '3'], number: true, hint: '1 highest, 3 lowest' },
   { key: 'alert_emails', label: 'Alert emails', hint: 'comma-separated; told about dead letters' },
   { key: 'creator', label: 'Creator', hint: 'who owns this topic' },
@@ -188,6 +191,7 @@ async function pageTopics(main) {
   function showForm(topic) {
     const editing = !!topic;
     const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0 });
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });

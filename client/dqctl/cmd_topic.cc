@@ -47,10 +47,14 @@ struct TopicOptions {
   std::optional<std::string> creator;
   std::optional<std::string> callback_format;
   std::optional<std::string> success_json;
+  std::optional<int> max_deferrals;
+  std::optional<std::string> dead_on;
+  std::optional<int> retry_jitter;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
-           alert_emails || retry_ms || creator || callback_format || success_json;
+           alert_emails || retry_ms || creator || callback_format || success_json ||
+           max_deferrals || dead_on || retry_jitter;
   }
   void apply(Topic* topic) const {
     if (callback_url) {
@@ -85,6 +89,15 @@ struct TopicOptions {
     }
     if (success_json) {
       topic->success_json = *success_json;
+    }
+    if (max_deferrals) {
+      topic->max_deferrals = *max_deferrals;
+    }
+    if (dead_on) {
+      topic->dead_on = *dead_on;  // "" clears it
+    }
+    if (retry_jitter) {
+      topic->retry_jitter = *retry_jitter;
     }
   }
 };
@@ -160,6 +173,16 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       options->callback_format = value;
     } else if (arg == "--success-json") {
       options->success_json = value;  // "" turns the rule off
+    } else if (arg == "--max-deferrals") {
+      if (!integer(INT_MAX, &options->max_deferrals)) {
+        return false;
+      }
+    } else if (arg == "--dead-on") {
+      options->dead_on = value;
+    } else if (arg == "--retry-jitter") {
+      if (!integer(INT_MAX, &options->retry_jitter)) {
+        return false;
+      }
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -190,6 +213,9 @@ void print_topic(const Topic& topic) {
        topic.max_attempts == 0 ? "0 (the [delivery] default)" : std::to_string(topic.max_attempts));
   line("priority:", std::to_string(topic.priority));
   line("retry_ms:", topic.retry_ms.empty() ? "(2n+1 backoff)" : topic.retry_ms);
+  line("retry_jitter:", std::to_string(topic.retry_jitter) + "%");
+  line("max_deferrals:", std::to_string(topic.max_deferrals));
+  line("dead_on:", topic.dead_on.empty() ? "(none)" : topic.dead_on);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("created_at:", format_time(topic.created_at_ms));
@@ -443,6 +469,7 @@ constexpr const char* kUsage =
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
+    "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

@@ -11,6 +11,7 @@
 #include "common/core/clock.h"
 #include "common/core/config.h"
 #include "common/registry/callback_url.h"
+#include "common/registry/delivery_rules.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
@@ -84,10 +85,28 @@ Status validate_emails(const std::string& field, const std::string& emails) {
   return Status::ok();
 }
 
+// max_deferrals, dead_on and retry_jitter (common/registry/delivery_rules.h).
+Status validate_receiver_rules(const Topic& topic) {
+  if (topic.max_deferrals < 0 || topic.max_deferrals > kMaxMaxDeferrals) {
+    return invalid("max_deferrals", std::to_string(topic.max_deferrals) + " must be from 0 to " +
+                                        std::to_string(kMaxMaxDeferrals));
+  }
+  auto dead_on = parse_dead_on(topic.dead_on);
+  if (!dead_on.is_ok()) {
+    return dead_on.status();  // names dead_on
+  }
+  if (topic.retry_jitter < 0 || topic.retry_jitter > kMaxRetryJitterPercent) {
+    return invalid("retry_jitter",
+                   std::to_string(topic.retry_jitter) + " must be a percent from 0 to 100");
+  }
+  return Status::ok();
+}
+
 // Columns in the order read_topic() expects.
 constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
-    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json";
+    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json"
+    ", max_deferrals, dead_on, retry_jitter";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -106,6 +125,9 @@ Topic read_topic(const Statement& row) {
   topic.updated_at_ms = row.column_int(12);
   topic.callback_format = row.column_text(13);
   topic.success_json = row.column_text(14);
+  topic.max_deferrals = static_cast<int>(row.column_int(15));
+  topic.dead_on = row.column_text(16);
+  topic.retry_jitter = static_cast<int>(row.column_int(17));
   return topic;
 }
 
@@ -124,7 +146,10 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(10, topic.creator)
       .bind(11, std::string(topic.online ? "online" : "offline"))
       .bind(14, topic.callback_format)
-      .bind(15, topic.success_json);
+      .bind(15, topic.success_json)
+      .bind(16, int64_t{topic.max_deferrals})
+      .bind(17, topic.dead_on)
+      .bind(18, int64_t{topic.retry_jitter});
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -182,6 +207,10 @@ Status validate_topic(const Topic& topic) {
   }
   if (topic.creator.size() > kMaxTextBytes) {
     return invalid("creator", "longer than 1024 bytes");
+  }
+  status = validate_receiver_rules(topic);
+  if (!status.is_ok()) {
+    return status;
   }
   return Status::ok();
 }
@@ -312,8 +341,11 @@ Status Registry::add_topic(const Topic& topic) {
       db_,
       "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
-      "updated_at_ms, callback_format, success_json) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "updated_at_ms, callback_format, success_json"
+      ", max_deferrals, dead_on, retry_jitter"
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
+      ", ?16, ?17, ?18"
+      ")");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -337,7 +369,9 @@ Status Registry::update_topic(const Topic& topic) {
                          "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
                          "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
                          "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
-                         "callback_format = ?14, success_json = ?15 WHERE name = ?1");
+                         "callback_format = ?14, success_json = ?15"
+                         ", max_deferrals = ?16, dead_on = ?17, retry_jitter = ?18"
+                         " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();
   }

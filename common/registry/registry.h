@@ -38,6 +38,10 @@ struct Topic {
   bool online = true;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // Answers that protect the receiver (common/registry/delivery_rules.h).
+  int max_deferrals = 10;  // 429/503 + Retry-After answers a job may honour
+  std::string dead_on;     // "" or statuses that dead-letter at once: "400,410,422"
+  int retry_jitter = 0;    // percent each retry wait is lengthened by at random
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

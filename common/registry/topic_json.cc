@@ -18,7 +18,10 @@ Json topic_to_json(const Topic& topic) {
               {"creator", topic.creator},
               {"online", topic.online},
               {"created_at_ms", topic.created_at_ms},
-              {"updated_at_ms", topic.updated_at_ms}};
+              {"updated_at_ms", topic.updated_at_ms},
+              {"max_deferrals", topic.max_deferrals},
+              {"dead_on", topic.dead_on},
+              {"retry_jitter", topic.retry_jitter}};
 }
 
 }  // namespace dq

@@ -247,9 +247,10 @@ void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
 
 void AsyncJobStore::fail(size_t shard, const std::string& topic, const std::string& id,
                          const Lease& lease, int64_t retry_delay_ms, int max_attempts,
-                         const std::string& error, std::function<void(Result<FailOutcome>)> done) {
+                         const std::string& error, const FailDeferral& deferral,
+                         std::function<void(Result<FailOutcome>)> done) {
   shards_[shard]->run(fail_call(topic, id, lease.incarnation, lease.reserve_id, retry_delay_ms,
-                                max_attempts, error),
+                                max_attempts, error, deferral),
                       [this, shard, done = std::move(done)](Reply reply) {
                         if (!reply.is_ok()) {
                           return done(reply.status());
@@ -260,6 +261,8 @@ void AsyncJobStore::fail(size_t shard, const std::string& topic, const std::stri
                               return done(FailOutcome::kRescheduled);
                             case 2:
                               return done(FailOutcome::kDead);
+                            case 3:
+                              return done(FailOutcome::kDeferred);
                             case 0:
                               return done(FailOutcome::kStale);
                             default:

@@ -96,9 +96,12 @@ class AsyncJobStore {
   // order. A failed call fails every request with the same status.
   void ack_all(size_t shard, const std::vector<AckRequest>& acks,
                std::function<void(std::vector<Result<AckOutcome>>)> done);
+  // A failed attempt (fail.lua): rescheduled after retry_delay_ms, dead when
+  // it used max_attempts (0: dead now, a dead_on answer), or deferred by the
+  // answer's Retry-After without using the attempt (kDeferred).
   void fail(size_t shard, const std::string& topic, const std::string& id, const Lease& lease,
             int64_t retry_delay_ms, int max_attempts, const std::string& error,
-            std::function<void(Result<FailOutcome>)> done);
+            const FailDeferral& deferral, std::function<void(Result<FailOutcome>)> done);
 
   std::vector<ShardHealth> health() const;
   // The connections, one per shard in config order, lent to the operator

@@ -26,6 +26,8 @@ struct Job {
   std::string body;  // JSON text, exactly as the producer sent it
   JobState state = JobState::kDelayed;
   int attempts = 0;  // delivery attempts made so far
+  // Retry-After answers honoured (they use no attempt).
+  int deferrals = 0;
   int64_t due_at_ms = 0;
   int64_t created_at_ms = 0;
   std::string last_error;  // empty unless an attempt failed

@@ -10,6 +10,7 @@ std::string job_json(const Job& job) {
            {"id", job.id},
            {"state", state_name(job.state)},
            {"attempts", job.attempts},
+           {"deferrals", job.deferrals},
            {"due_at_ms", job.due_at_ms},
            {"created_at_ms", job.created_at_ms}};
   if (!job.last_error.empty()) {

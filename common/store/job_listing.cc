@@ -211,6 +211,7 @@ Json to_json(const JobPage& page) {
     Json row{{"id", job.id},
              {"state", job.state},
              {"attempts", job.attempts},
+             {"deferrals", job.deferrals},
              {"due_at_ms", job.due_ms},
              {"created_at_ms", job.created_ms},
              {"shard", job.shard}};

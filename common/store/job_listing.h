@@ -46,6 +46,7 @@ struct ListedJob {
   std::string id;
   std::string state;  // "delayed","ready","working","retrying"
   int attempts = 0;
+  int deferrals = 0;  // Retry-After answers honoured
   int64_t due_ms = 0;
   int64_t created_ms = 0;
   std::string last_error;

@@ -1,5 +1,5 @@
 // A job's record in its bucket {dq}:jobs:<b>, as the Lua scripts write it: the meta
-// "state|attempts|due|created|incarnation|lease|max", then '\n' and the body
+// "state|attempts|due|created|incarnation|lease|max[|deferrals]", then '\n' and the body
 // when the body is small enough to be stored inline; a bigger body is stored
 // apart, in {dq}:bodies (see common/store/lua/lib/prelude.lua).
 #pragma once
@@ -16,7 +16,7 @@ namespace dq {
 // (kInlineBody in common/store/lua/lib/prelude.lua decides; tests check the two agree).
 constexpr size_t kInlineBodyBytes = 256;
 
-// Fills state, attempts, due, created and incarnation, and the body when the
+// Fills state, attempts, due, created, incarnation and deferrals, and the body when the
 // record carries it inline; *lease (when given) gets the reserve id of a
 // working job. False when the record is malformed.
 bool parse_job_meta(std::string_view record, Job* job, std::string* lease = nullptr);

@@ -36,7 +36,14 @@ struct ExpiredResult {
   std::vector<std::pair<std::string, int>> dead;
 };
 
-enum class FailOutcome { kRescheduled, kDead, kStale };
+enum class FailOutcome { kRescheduled, kDead, kStale, kDeferred };
+
+// A failed attempt's Retry-After (fail.lua): the answer's wait, and the
+// topic's max_deferrals. retry_after_ms < 0: the answer had none.
+struct FailDeferral {
+  int64_t retry_after_ms = -1;
+  int max_deferrals = 0;
+};
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
 // A copy held on a shard until another shard is asked (see placement.h).

@@ -119,6 +119,7 @@ void keep_if_in_state(const std::string& shard, const Entry& entry, std::string_
   found.job.id = job.id;
   found.job.state = list_state_name(state);
   found.job.attempts = job.attempts;
+  found.job.deferrals = job.deferrals;
   found.job.due_ms = job.due_at_ms;
   found.job.created_ms = job.created_at_ms;
   found.job.shard = shard;

@@ -95,6 +95,7 @@ struct PendingReply {
   std::string location;
   std::string body;
   bool cancelled = false;
+  std::string retry_after;
 };
 
 struct CallbackServer::Impl {
@@ -121,7 +122,7 @@ struct CallbackServer::Impl {
 namespace {
 
 void send_reply(evhttp_request* request, int status, const std::string& location,
-                const std::string& text) {
+                const std::string& text, const std::string& retry_after = "") {
   dq::UniqueEvbuffer body(evbuffer_new());
   if (text.empty()) {
     evbuffer_add_printf(body.get(), "{\"status\":%d}", status);
@@ -131,6 +132,10 @@ void send_reply(evhttp_request* request, int status, const std::string& location
   evhttp_add_header(evhttp_request_get_output_headers(request), "Content-Type", "application/json");
   if (!location.empty()) {
     evhttp_add_header(evhttp_request_get_output_headers(request), "Location", location.c_str());
+  }
+  if (!retry_after.empty()) {
+    evhttp_add_header(evhttp_request_get_output_headers(request), "Retry-After",
+                      retry_after.c_str());
   }
   evhttp_send_reply(request, status, status < 300 ? "OK" : "Error", body.get());
 }
@@ -170,7 +175,7 @@ void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
     return;
   }
   reply->impl->pending.erase(reply->connection);
-  send_reply(reply->request, reply->status, reply->location, reply->body);
+  send_reply(reply->request, reply->status, reply->location, reply->body, reply->retry_after);
 }
 
 void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
@@ -218,12 +223,13 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
     return;
   }
   if (answer.delay_ms <= 0) {
-    send_reply(request, answer.status, answer.location, answer.body);
+    send_reply(request, answer.status, answer.location, answer.body, answer.retry_after);
     return;
   }
   auto* reply =
-      new PendingReply{impl,          request,         evhttp_request_get_connection(request),
-                       answer.status, answer.location, answer.body};
+      new PendingReply{impl,          request,           evhttp_request_get_connection(request),
+                       answer.status, answer.location,   answer.body,
+                       false,         answer.retry_after};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);

@@ -42,6 +42,8 @@ struct CallbackAnswer {
   bool hang_up = false;  // close the connection without any answer
   std::string location;  // a Location header (for 3xx answers)
   std::string body;      // the answer's body; empty: {"status":N}
+  // A Retry-After header ("1" or an HTTP-date); empty: none.
+  std::string retry_after;
 };
 
 // Called on the server thread, in arrival order; n counts from 0.

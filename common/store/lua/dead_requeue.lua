@@ -2,7 +2,7 @@
 -- KEYS[1] records prefix  KEYS[2] dead zset of topic  KEYS[3] due index  KEYS[4] errors
 -- KEYS[5] timer wake list  KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] topic  ARGV[2] job key, or '' for a batch of all  ARGV[3] batch limit
--- Attempts restart at 0. Returns the number of jobs requeued.
+-- Attempts and Retry-After deferrals restart at 0. Returns the number of jobs requeued.
 local keys
 if ARGV[2] ~= '' then
   keys = {ARGV[2]}
@@ -17,6 +17,7 @@ for _, key in ipairs(keys) do
   if j and j.state == 'x' and redis.call('ZREM', KEYS[2], key) == 1 then
     j.state = 'd'
     j.attempts = 0
+    j.deferrals = 0
     j.due = now
     local bucket = bucket_of(key)
     record_set(key, record_text(j), from, bucket)  -- into its bucket

@@ -1,12 +1,19 @@
--- fail: a delivery attempt failed; schedule the next one or dead-letter it.
+-- fail: a delivery attempt failed; schedule the next one, defer it by the
+-- receiver's Retry-After, or dead-letter it.
 -- KEYS[1] records prefix  KEYS[2] working  KEYS[3] due index  KEYS[4] dead zset of topic
 -- KEYS[5] errors  KEYS[6] stats of the day  KEYS[7] timer wake list  KEYS[8] counts
 -- ARGV[1] job key  ARGV[2] topic  ARGV[3] incarnation  ARGV[4] reserve id
--- ARGV[5] delay before the next attempt, ms  ARGV[6] max attempts  ARGV[7] error
+-- ARGV[5] delay before the next attempt, ms  ARGV[6] max attempts (0: dead now,
+-- the answer is one of the topic's dead_on)  ARGV[7] error
+-- ARGV[8] the answer's Retry-After wait, ms (-1: none)  ARGV[9] the topic's max deferrals
+-- A Retry-After answer defers the job by its wait without using the attempt
+-- (attempts go back by one), while the job has honoured fewer than max
+-- deferrals; after that it is an ordinary failed attempt. The count lives in
+-- the job's record, so it survives any crash.
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
--- Returns 1 rescheduled, 2 dead-lettered, 0 stale or gone.
+-- Returns 1 rescheduled, 2 dead-lettered, 3 deferred, 0 stale or gone.
 local key, topic = ARGV[1], ARGV[2]
 local record, from = record_get(key)
 local j = parse_record(record)
@@ -14,13 +21,31 @@ if not j or j.state ~= 'w' or j.inc ~= ARGV[3] or j.lease ~= ARGV[4] then
   return 0
 end
 local now = redis_now()
+local error_text = ARGV[7]
+local delay = tonumber(ARGV[5])
+local retry_after, max_deferrals = tonumber(ARGV[8] or '-1'), tonumber(ARGV[9] or '0')
+local deferred = false
+if retry_after >= 0 and tonumber(ARGV[6]) > 0 then
+  if j.deferrals < max_deferrals then
+    deferred = true
+    j.deferrals = j.deferrals + 1
+    j.attempts = j.attempts - 1
+    delay = retry_after
+    error_text = error_text .. ' (Retry-After: deferred ' .. ms_text(retry_after) ..
+                 ' ms, deferral ' .. j.deferrals .. ' of ' .. max_deferrals ..
+                 ', attempt not counted)'
+  else
+    error_text = error_text .. ' (Retry-After not honoured: ' .. j.deferrals .. ' of ' ..
+                 max_deferrals .. ' deferrals used; an ordinary failed attempt)'
+  end
+end
 redis.call('ZREM', KEYS[2], key)
-redis.call('HSET', KEYS[5], key, ms_text(now) .. '|' .. ARGV[7])
+redis.call('HSET', KEYS[5], key, ms_text(now) .. '|' .. error_text)
 j.lease = ''
 j.max = ''
 count(KEYS[8], topic, 'w', -1)
-stat(KEYS[6], topic, 'failed', 1, now)
-if j.attempts >= tonumber(ARGV[6]) then
+stat(KEYS[6], topic, 'failed', 1, now)  -- a deferral is a delivery that failed too
+if not deferred and j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
   record_set(key, record_text(j), from)
   redis.call('ZADD', KEYS[4], now, key)
@@ -28,7 +53,7 @@ if j.attempts >= tonumber(ARGV[6]) then
   stat(KEYS[6], topic, 'dead', 1, now)
   return 2
 end
-local next_due = ms_text(now + tonumber(ARGV[5]))
+local next_due = ms_text(now + delay)
 wake_timer_if_first(KEYS[3], KEYS[7], next_due)
 j.state = 'y'
 j.due = next_due
@@ -36,4 +61,4 @@ local bucket = bucket_of(key)
 record_set(key, record_text(j), from, bucket)  -- into its bucket
 due_add(bucket, key, next_due)
 count(KEYS[8], topic, 'y', 1)
-return 1
+return deferred and 3 or 1

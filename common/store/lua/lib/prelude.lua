@@ -1,7 +1,7 @@
 -- Prelude: prepended to every script in common/store/lua/ at build time
 -- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
 --
--- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max":
+-- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max[|deferrals]":
 --   state    d delayed, r ready, w working (leased), y retrying, x dead,
 --            h held (added while a shard that may hold the id was unreachable)
 --   attempts delivery attempts started so far
@@ -11,6 +11,8 @@
 --            deleted and re-added is a different job to a stale ack
 --   lease    the reserve id that leased it (state w only)
 --   max      the topic's max attempts when it was leased (state w only)
+--   deferrals Retry-After answers the job honoured (fail.lua); written only
+--            when > 0, so every other record keeps its seven fields
 -- A record is that meta alone, or the meta, '\n' and the body: a body of at
 -- most kInlineBody bytes (most jobs) is stored inline, which saves a second
 -- hashtable entry and its 23-byte key copy per job (~90 bytes of Redis) and
@@ -147,13 +149,23 @@ end
 local function parse_meta(text)
   if not text then return nil end
   local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
-  if not s then return nil end
-  return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m}
+  local deferrals = 0
+  if not s then
+    local n
+    s, a, d, c, i, l, m, n =
+      string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)$')
+    if not s then return nil end
+    deferrals = tonumber(n)
+  end
+  return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m,
+          deferrals = deferrals}
 end
 
 local function meta_text(j)
-  return j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' .. j.created ..
-         '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
+  local text = j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' ..
+               j.created .. '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
+  if j.deferrals > 0 then text = text .. '|' .. string.format('%d', j.deferrals) end
+  return text
 end
 
 -- A record read by HGET/HMGET -> the job's fields, plus `rest`: '' when the
