@@ -28,6 +28,7 @@ namespace dq {
 
 class WakeWaiter;
 class ShardWorker;
+class CircuitKeeper;
 
 class ConsumerLoop {
  public:
@@ -55,6 +56,13 @@ class ConsumerLoop {
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
   bool held_elsewhere(size_t shard) const;
+  // The online topics a reserve on a shard may list: all of them while every
+  // circuit is closed; else without those whose receiver's circuit stops them,
+  // and *limits (topic -> most jobs) for those it lets probe.
+  const std::vector<Topic>& reservable_topics(std::vector<Topic>* scratch,
+                                              std::map<std::string, int>* limits);
+  void watch_receivers();
+  const std::string& receiver_of(const Topic& topic);
   std::unique_ptr<Delivery> take_delivery();
   void keep_delivery(std::unique_ptr<Delivery> delivery);
 
@@ -64,6 +72,10 @@ class ConsumerLoop {
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
+  std::unique_ptr<CircuitKeeper> circuits_;        // forwards outcomes to workers_
+  uint64_t circuits_seen_ = 0;                     // circuits_->version() last planned with
+  std::map<std::string, int> receiver_in_flight_;  // calls per receiver with a breaker
+  std::map<std::string, std::string> receivers_;   // callback URL -> host:port
   std::vector<ShardState> shards_;
   // A shard dq-redis-checker marks unreachable is not reserved on; one that
   // only refuses writes (full...) is, so its jobs can drain.

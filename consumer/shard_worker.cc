@@ -249,8 +249,8 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
   const Job& job = outcome.job;
   int64_t delay = retry_delay_ms(*outcome.topic, job.attempts, config_.backoff_unit_ms);
   int most = max_attempts(*outcome.topic, config_.default_max_attempts);
-  auto failed =
-      store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, outcome.result.error);
+  auto failed = store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most,
+                            outcome.result.error, outcome.count_attempt);
   if (!failed.is_ok()) {
     if (is_unreachable(failed.status()) && monotonic_ms() < outcome.give_up_at_ms) {
       *retry = true;
@@ -261,7 +261,8 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
     return "fail-unrecorded";
   }
   if (*failed == FailOutcome::kRescheduled) {
-    return "retry in " + std::to_string(delay) + " ms";
+    return (outcome.count_attempt ? "retry in " : "circuit open, uncounted; retry in ") +
+           std::to_string(delay) + " ms";
   }
   if (*failed == FailOutcome::kDead) {
     alerts_.report(*outcome.topic, job.id, job.attempts, outcome.result.error);

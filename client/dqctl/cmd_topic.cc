@@ -37,6 +37,7 @@ constexpr const char* kUsage =
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
+    "          [--circuit-breaker on|off] [--circuit-failures N] [--circuit-open-ms N]\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
@@ -56,10 +57,14 @@ struct TopicOptions {
   std::optional<std::string> creator;
   std::optional<std::string> callback_format;
   std::optional<std::string> success_json;
+  std::optional<bool> circuit_breaker;
+  std::optional<int> circuit_failures;
+  std::optional<int> circuit_open_ms;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
-           alert_emails || retry_ms || creator || callback_format || success_json;
+           alert_emails || retry_ms || creator || callback_format || success_json ||
+           circuit_breaker || circuit_failures || circuit_open_ms;
   }
   void apply(Topic* topic) const {
     if (callback_url) {
@@ -94,6 +99,15 @@ struct TopicOptions {
     }
     if (success_json) {
       topic->success_json = *success_json;
+    }
+    if (circuit_breaker) {
+      topic->circuit_breaker = *circuit_breaker;
+    }
+    if (circuit_failures) {
+      topic->circuit_failures = *circuit_failures;
+    }
+    if (circuit_open_ms) {
+      topic->circuit_open_ms = *circuit_open_ms;
     }
   }
 };
@@ -169,6 +183,20 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       options->callback_format = value;
     } else if (arg == "--success-json") {
       options->success_json = value;  // "" turns the rule off
+    } else if (arg == "--circuit-breaker") {
+      if (value != "on" && value != "off") {
+        usage_error(kCommand, "--circuit-breaker '" + value + "' must be on or off");
+        return false;
+      }
+      options->circuit_breaker = value == "on";
+    } else if (arg == "--circuit-failures") {
+      if (!integer(INT_MAX, &options->circuit_failures)) {
+        return false;
+      }
+    } else if (arg == "--circuit-open-ms") {
+      if (!integer(INT_MAX, &options->circuit_open_ms)) {
+        return false;
+      }
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -201,6 +229,9 @@ void print_topic(const Topic& topic) {
   line("retry_ms:", topic.retry_ms.empty() ? "(2n+1 backoff)" : topic.retry_ms);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
+  line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
+  line("circuit_failures:", std::to_string(topic.circuit_failures));
+  line("circuit_open_ms:", std::to_string(topic.circuit_open_ms));
   line("created_at:", format_time(topic.created_at_ms));
   line("updated_at:", format_time(topic.updated_at_ms));
 }

@@ -87,7 +87,8 @@ Status validate_emails(const std::string& field, const std::string& emails) {
 // Columns in the order read_topic() expects.
 constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
-    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json";
+    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json, "
+    "circuit_breaker, circuit_failures, circuit_open_ms";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -106,10 +107,13 @@ Topic read_topic(const Statement& row) {
   topic.updated_at_ms = row.column_int(12);
   topic.callback_format = row.column_text(13);
   topic.success_json = row.column_text(14);
+  topic.circuit_breaker = row.column_int(15) != 0;
+  topic.circuit_failures = static_cast<int>(row.column_int(16));
+  topic.circuit_open_ms = static_cast<int>(row.column_int(17));
   return topic;
 }
 
-// Binds ?1..?11, ?14 and ?15 of the INSERT and UPDATE statements, which
+// Binds ?1..?11 and ?14..?18 of the INSERT and UPDATE statements, which
 // number the topic's own fields alike; the timestamps are ?12 and ?13.
 Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
   return stmt.bind(1, topic.name)
@@ -124,7 +128,10 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(10, topic.creator)
       .bind(11, std::string(topic.online ? "online" : "offline"))
       .bind(14, topic.callback_format)
-      .bind(15, topic.success_json);
+      .bind(15, topic.success_json)
+      .bind(16, int64_t{topic.circuit_breaker ? 1 : 0})
+      .bind(17, int64_t{topic.circuit_failures})
+      .bind(18, int64_t{topic.circuit_open_ms});
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -182,6 +189,14 @@ Status validate_topic(const Topic& topic) {
   }
   if (topic.creator.size() > kMaxTextBytes) {
     return invalid("creator", "longer than 1024 bytes");
+  }
+  if (topic.circuit_failures < 1 || topic.circuit_failures > 1000) {
+    return invalid("circuit_failures",
+                   std::to_string(topic.circuit_failures) + " must be from 1 to 1000");
+  }
+  if (topic.circuit_open_ms < 100 || topic.circuit_open_ms > 3600000) {
+    return invalid("circuit_open_ms", std::to_string(topic.circuit_open_ms) +
+                                          " must be from 100 to 3600000 (one hour)");
   }
   return Status::ok();
 }
@@ -317,8 +332,9 @@ Status Registry::add_topic(const Topic& topic) {
       db_,
       "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
-      "updated_at_ms, callback_format, success_json) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "updated_at_ms, callback_format, success_json, circuit_breaker, circuit_failures, "
+      "circuit_open_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -342,7 +358,8 @@ Status Registry::update_topic(const Topic& topic) {
                          "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
                          "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
                          "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
-                         "callback_format = ?14, success_json = ?15 WHERE name = ?1");
+                         "callback_format = ?14, success_json = ?15, circuit_breaker = ?16, "
+                         "circuit_failures = ?17, circuit_open_ms = ?18 WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();
   }

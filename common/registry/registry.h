@@ -38,6 +38,12 @@ struct Topic {
   bool online = true;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // Circuit breaking per receiver (docs/delivery.md): stop calling the
+  // callback's host:port after circuit_failures receiver failures in a row,
+  // probe it after circuit_open_ms (doubling while probes fail).
+  bool circuit_breaker = true;
+  int circuit_failures = 5;
+  int circuit_open_ms = 10000;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

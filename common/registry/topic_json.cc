@@ -18,7 +18,10 @@ Json topic_to_json(const Topic& topic) {
               {"creator", topic.creator},
               {"online", topic.online},
               {"created_at_ms", topic.created_at_ms},
-              {"updated_at_ms", topic.updated_at_ms}};
+              {"updated_at_ms", topic.updated_at_ms},
+              {"circuit_breaker", topic.circuit_breaker},
+              {"circuit_failures", topic.circuit_failures},
+              {"circuit_open_ms", topic.circuit_open_ms}};
 }
 
 }  // namespace dq

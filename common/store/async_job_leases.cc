@@ -247,9 +247,10 @@ void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
 
 void AsyncJobStore::fail(size_t shard, const std::string& topic, const std::string& id,
                          const Lease& lease, int64_t retry_delay_ms, int max_attempts,
-                         const std::string& error, std::function<void(Result<FailOutcome>)> done) {
+                         const std::string& error, std::function<void(Result<FailOutcome>)> done,
+                         bool count_attempt) {
   shards_[shard]->run(fail_call(topic, id, lease.incarnation, lease.reserve_id, retry_delay_ms,
-                                max_attempts, error),
+                                max_attempts, error, count_attempt),
                       [this, shard, done = std::move(done)](Reply reply) {
                         if (!reply.is_ok()) {
                           return done(reply.status());

@@ -98,7 +98,7 @@ class AsyncJobStore {
                std::function<void(std::vector<Result<AckOutcome>>)> done);
   void fail(size_t shard, const std::string& topic, const std::string& id, const Lease& lease,
             int64_t retry_delay_ms, int max_attempts, const std::string& error,
-            std::function<void(Result<FailOutcome>)> done);
+            std::function<void(Result<FailOutcome>)> done, bool count_attempt = true);
 
   std::vector<ShardHealth> health() const;
   // The connections, one per shard in config order, lent to the operator

@@ -177,10 +177,10 @@ std::vector<Result<AckOutcome>> BlockingJobStore::ack_all(size_t shard,
 Result<FailOutcome> BlockingJobStore::fail(size_t shard, const std::string& topic,
                                            const std::string& id, const Lease& lease,
                                            int64_t retry_delay_ms, int max_attempts,
-                                           const std::string& error) {
+                                           const std::string& error, bool count_attempt) {
   connect(shard);
   return wait<Result<FailOutcome>>([&](auto done) {
-    async_.fail(shard, topic, id, lease, retry_delay_ms, max_attempts, error, done);
+    async_.fail(shard, topic, id, lease, retry_delay_ms, max_attempts, error, done, count_attempt);
   });
 }
 

@@ -79,7 +79,7 @@ class BlockingJobStore {
   std::vector<Result<AckOutcome>> ack_all(size_t shard, const std::vector<AckRequest>& acks);
   Result<FailOutcome> fail(size_t shard, const std::string& topic, const std::string& id,
                            const Lease& lease, int64_t retry_delay_ms, int max_attempts,
-                           const std::string& error);
+                           const std::string& error, bool count_attempt = true);
 
   // Dead letters, listings and stats: the asynchronous operations of
   // common/store/dead_letters.h, job_listing.h, topic_stats.h, topic_jobs.h.

@@ -145,12 +145,13 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
 
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
-                     int64_t retry_delay_ms, int max_attempts, const std::string& error) {
+                     int64_t retry_delay_ms, int max_attempts, const std::string& error,
+                     bool count_attempt) {
   return {&kFailScript,
           {keys::records_prefix(), keys::working(), keys::due_index(), keys::dead(topic),
            keys::errors(), today_stats(), keys::timer_wake(), keys::counts()},
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
-           std::to_string(max_attempts), error}};
+           std::to_string(max_attempts), error, count_attempt ? "1" : "0"}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {

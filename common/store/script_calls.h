@@ -62,7 +62,8 @@ struct AckTarget {
 ScriptCall ack_call(const std::vector<AckTarget>& targets);
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
-                     int64_t retry_delay_ms, int max_attempts, const std::string& error);
+                     int64_t retry_delay_ms, int max_attempts, const std::string& error,
+                     bool count_attempt = true);
 // id empty: a batch of up to `limit` dead jobs of the topic.
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit);
 ScriptCall dead_purge_call(const std::string& topic, int limit);

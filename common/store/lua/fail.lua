@@ -3,6 +3,8 @@
 -- KEYS[5] errors  KEYS[6] stats of the day  KEYS[7] timer wake list  KEYS[8] counts
 -- ARGV[1] job key  ARGV[2] topic  ARGV[3] incarnation  ARGV[4] reserve id
 -- ARGV[5] delay before the next attempt, ms  ARGV[6] max attempts  ARGV[7] error
+-- ARGV[8] '0': the attempt does not count (the receiver's circuit breaker
+-- stopped its calls: the job waits for it, attempts as before; never dead)
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
@@ -20,7 +22,9 @@ j.lease = ''
 j.max = ''
 count(KEYS[8], topic, 'w', -1)
 stat(KEYS[6], topic, 'failed', 1, now)
-if j.attempts >= tonumber(ARGV[6]) then
+if ARGV[8] == '0' then
+  j.attempts = math.max(0, j.attempts - 1)
+elseif j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
   record_set(key, record_text(j), from)
   redis.call('ZADD', KEYS[4], now, key)
