@@ -207,12 +207,13 @@ void run_outage(Outage kind) {
   Json after = topic_stats(http, host_b, "cb");
   auto alerts = circuit_alerts({&host_a, &host_b});
 
-  MESSAGE((kind == Outage::kAnswers503 ? "503" : "refused"), " for ", outage, " ms: ", kJobs,
-          " jobs due during it; failed attempts during the outage ", failed_in_outage,
-          " (without the breaker ", kJobs * kMaxAttempts, "), dead ", dead_in_outage,
-          "; all delivered ", all_after_ms, " ms after recovery: ", receiver.ok_count("/cb", kJobs),
-          " delivered, ", receiver.duplicates(), " twice; alerts open ", alerts["circuit_open"],
-          ", closed ", alerts["circuit_closed"], "; 503 answers seen ", receiver.failed_answers);
+  MESSAGE(std::string(kind == Outage::kAnswers503 ? "503" : "refused"), " for ", outage,
+          " ms: ", kJobs, " jobs due during it; failed attempts during the outage ",
+          failed_in_outage, " (without the breaker ", kJobs * kMaxAttempts, "), dead ",
+          dead_in_outage, "; all delivered ", all_after_ms,
+          " ms after recovery: ", receiver.ok_count("/cb", kJobs), " delivered, ",
+          receiver.duplicates(), " twice; alerts open ", alerts["circuit_open"], ", closed ",
+          alerts["circuit_closed"], "; 503 answers seen ", receiver.failed_answers);
   CHECK(all);
   CHECK(closed);
   CHECK(dead_in_outage == 0);

@@ -162,7 +162,8 @@ TEST_CASE("add, list, show: human and JSON output") {
   }
   std::sort(keys.begin(), keys.end());
   CHECK(keys == std::vector<std::string>{
-                    "alert_emails", "callback_format", "callback_url", "created_at_ms", "creator",
+                    "alert_emails", "callback_format", "callback_url", "circuit_breaker",
+                    "circuit_failures", "circuit_open_ms", "created_at_ms", "creator",
                     "default_delay_s", "max_attempts", "method", "name", "online", "priority",
                     "retry_ms", "success_json", "timeout_ms", "updated_at_ms"});
   CHECK(shown["name"] == "orders");
