@@ -137,9 +137,14 @@ const std::vector<Topic>& ConsumerLoop::reservable_topics(std::vector<Topic>* sc
                       ? circuits_->allowance(receiver, topic.circuit_failures)
                       : -1;
     if (allowed >= 0) {
-      // Probing: the receiver's calls in flight use the allowance up.
+      // Probing: the receiver's calls in flight, and those reserves in flight
+      // may bring, use the allowance up.
       auto busy = receiver_in_flight_.find(receiver);
       allowed -= busy == receiver_in_flight_.end() ? 0 : busy->second;
+      for (const auto& state : shards_) {
+        auto promised = state.probes_promised.find(receiver);
+        allowed -= promised == state.probes_promised.end() ? 0 : promised->second;
+      }
       if (allowed <= 0) {
         continue;
       }
@@ -254,6 +259,10 @@ void ConsumerLoop::request_reserves() {
         slot.cap = std::min(slot.cap, limit->second);
         slot.share = std::min(slot.share, slot.cap);
         limit->second -= slot.cap;
+        const Topic* topic = topics_.find(slot.topic);
+        if (topic != nullptr) {
+          shards_[shard].probes_promised[receiver_of(*topic)] += slot.cap;
+        }
       }
     }
     if (slots.empty()) {
@@ -274,6 +283,7 @@ void ConsumerLoop::take_reserved() {
     }
     ShardState& state = shards_[shard];
     state.promised = 0;
+    state.probes_promised.clear();
     if (!reply->ok) {
       state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
       state.maybe_ready = true;

@@ -47,6 +47,8 @@ class ConsumerLoop {
     uint64_t asked_at_turn = 0;  // changes_ when the reserve in flight was asked for
     int promised = 0;            // slots asked for by the reserve in flight
     int64_t retry_at_ms = 0;     // after a Redis error
+    // Probe allowance the reserve in flight may take, per receiver.
+    std::map<std::string, int> probes_promised;
   };
 
   void request_reserves();
