@@ -123,10 +123,12 @@ void ConsumerLoop::watch_receivers() {
   circuits_->watch(std::move(lease_ms));
 }
 
-const std::vector<Topic>& ConsumerLoop::reservable_topics(std::vector<Topic>* scratch,
-                                                          std::map<std::string, int>* limits) {
+const std::vector<Topic>& ConsumerLoop::reservable_topics(
+    std::vector<Topic>* scratch, std::map<std::string, std::string>* probing,
+    std::map<std::string, int>* room) {
   const std::vector<Topic>& online = online_topics();
-  limits->clear();
+  probing->clear();
+  room->clear();
   if (!circuits_->any_open()) {
     return online;
   }
@@ -148,7 +150,8 @@ const std::vector<Topic>& ConsumerLoop::reservable_topics(std::vector<Topic>* sc
       if (allowed <= 0) {
         continue;
       }
-      (*limits)[topic.name] = allowed;
+      (*probing)[topic.name] = receiver;
+      (*room)[receiver] = allowed;  // the same for each of its topics
     }
     scratch->push_back(topic);
   }
@@ -233,8 +236,9 @@ void ConsumerLoop::request_reserves() {
     return;
   }
   std::vector<Topic> scratch;
-  std::map<std::string, int> limits;
-  const auto& online = reservable_topics(&scratch, &limits);
+  std::map<std::string, std::string> probing;
+  std::map<std::string, int> room;
+  const auto& online = reservable_topics(&scratch, &probing, &room);
   if (online.empty()) {
     return;
   }
@@ -253,16 +257,15 @@ void ConsumerLoop::request_reserves() {
                         round_++};
     std::vector<ReserveSlot> slots = plan_slots(input);
     for (ReserveSlot& slot : slots) {
-      auto limit = limits.find(slot.topic);
-      if (limit != limits.end()) {
-        // A probe: at most what the allowance leaves, counted as taken.
-        slot.cap = std::min(slot.cap, limit->second);
+      auto probe = probing.find(slot.topic);
+      if (probe != probing.end()) {
+        // A probe: at most what the receiver's allowance leaves, counted as
+        // taken until the reserve answers.
+        int& left = room[probe->second];
+        slot.cap = std::min(slot.cap, left);
         slot.share = std::min(slot.share, slot.cap);
-        limit->second -= slot.cap;
-        const Topic* topic = topics_.find(slot.topic);
-        if (topic != nullptr) {
-          shards_[shard].probes_promised[receiver_of(*topic)] += slot.cap;
-        }
+        left -= slot.cap;
+        shards_[shard].probes_promised[probe->second] += slot.cap;
       }
     }
     if (slots.empty()) {

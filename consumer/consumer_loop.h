@@ -59,10 +59,12 @@ class ConsumerLoop {
   const std::vector<Topic>& online_topics();
   bool held_elsewhere(size_t shard) const;
   // The online topics a reserve on a shard may list: all of them while every
-  // circuit is closed; else without those whose receiver's circuit stops them,
-  // and *limits (topic -> most jobs) for those it lets probe.
+  // circuit is closed; else without those whose receiver's circuit stops them.
+  // Those it lets probe are in *probing (topic -> receiver), and *room has
+  // the most jobs each such receiver may still get (its probe allowance).
   const std::vector<Topic>& reservable_topics(std::vector<Topic>* scratch,
-                                              std::map<std::string, int>* limits);
+                                              std::map<std::string, std::string>* probing,
+                                              std::map<std::string, int>* room);
   void watch_receivers();
   const std::string& receiver_of(const Topic& topic);
   std::unique_ptr<Delivery> take_delivery();
