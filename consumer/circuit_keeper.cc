@@ -7,6 +7,7 @@
 #include "common/alerts/circuit_alerts.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/registry/retry_policy.h"
 #include "common/store/circuit_store.h"
 #include "common/store/state_shard.h"
 
@@ -198,6 +199,13 @@ void CircuitKeeper::record(Report report) {
   }
   set_view(report.receiver, circuit, local);
   if (report.failed && circuit_stops(circuit, topic.circuit_failures)) {
+    outcome.count_attempt = false;
+  }
+  // Each process counts on its own while the shared state is out of reach,
+  // so a job's attempts may land on several before any of them stops: its
+  // last one is not spent on a receiver failure then.
+  if (report.failed && local &&
+      outcome.job.attempts >= max_attempts(topic, config_.default_max_attempts)) {
     outcome.count_attempt = false;
   }
   if (change == CircuitChange::kOpened) {

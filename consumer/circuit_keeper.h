@@ -14,7 +14,9 @@
 //
 // While the receiver's shard cannot be reached, the keeper applies the same
 // rules to a copy of its own (per process, no alerts) and goes back to the
-// shared one when the shard answers.
+// shared one when the shard answers. A job's last attempt is then never
+// spent on a receiver failure: the processes count apart, so none may have
+// stopped before the job's attempts ran out.
 #pragma once
 
 #include <curl/curl.h>

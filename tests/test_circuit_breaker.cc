@@ -24,6 +24,9 @@
 
 #include "common/alerts/alert_outbox.h"
 #include "common/core/json.h"
+#include "common/core/shard.h"
+#include "common/store/job.h"
+#include "common/store/state_shard.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -238,4 +241,91 @@ TEST_CASE("a receiver answering 503 through an outage: no job dies, each is deli
 
 TEST_CASE("a receiver refusing connections through an outage: no job dies, one alert each way") {
   run_outage(Outage::kRefused);
+}
+
+TEST_CASE(
+    "the shard holding the receiver's circuit is down: each consumer breaks on its own, "
+    "no job dies, no alert") {
+  const int outage = 10000;
+  TestRedis first;
+  TestRedis second;
+  Receiver receiver;
+  CallbackServer server;
+  server.set_responder(receiver.responder());
+  const std::string url_base = "http://127.0.0.1:" + std::to_string(server.port());
+  std::vector<dq::ShardAddress> shards = {first.shard(), second.shard()};
+  size_t state = dq::state_shard(shards, "127.0.0.1:" + std::to_string(server.port()));
+  size_t up = 1 - state;
+
+  DqdOptions options;
+  options.shards = {first.address(), second.address()};
+  options.timers = 1;
+  options.consumers = 2;
+  options.consumer_concurrency = 4;
+  DqdProcess dqd(options);
+  register_topics(dqd, url_base);
+  dqd.start();
+  (state == 0 ? first : second).stop();
+
+  // Ids whose home is the shard that is up (the others would be held).
+  auto ids_on_up = [&](const std::string& topic, int count) {
+    std::vector<std::string> ids;
+    for (int i = 0; static_cast<int>(ids.size()) < count; ++i) {
+      std::string id = "j" + std::to_string(i);
+      if (dq::shard_order(shards, dq::job_key(topic, id)).front() == up) {
+        ids.push_back(id);
+      }
+    }
+    return ids;
+  };
+  std::vector<std::string> jobs = ids_on_up("cb", 20);
+  std::vector<std::string> control = ids_on_up("nocb", 5);
+  receiver.failing = true;
+  int64_t outage_start = wall_ms();
+  HttpClient http;
+  auto add = [&](const std::string& topic, const std::vector<std::string>& ids, double last_s) {
+    Json list = Json::array();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      list.push_back(
+          Json{{"id", ids[i]},
+               {"body", Json::object()},
+               {"delay", 0.5 + (last_s - 0.5) * i / std::max<size_t>(1, ids.size() - 1)}});
+    }
+    auto answer = http.post(dqd.jobs_url(topic) + "/batch", Json{{"jobs", list}}.dump());
+    REQUIRE(answer.status == 200);
+    for (const auto& result : answer.json()["results"]) {
+      REQUIRE(result["status"] == 201);
+    }
+  };
+  add("cb", jobs, outage / 1000.0 - 1.0);
+  add("nocb", control, 3.0);
+  CHECK(wait_until(
+      outage, [&] { return topic_stats(http, dqd, "nocb")["now"]["dead"].get<int64_t>() == 5; }));
+  REQUIRE(wait_until(outage + 5000, [&] { return wall_ms() >= outage_start + outage; }));
+  int64_t failed_in_outage = topic_stats(http, dqd, "cb")["total"]["failed"].get<int64_t>();
+  receiver.failing = false;
+  int64_t recovered_at = wall_ms();
+  auto delivered = [&] {
+    std::lock_guard<std::mutex> lock(receiver.mutex);
+    int count = 0;
+    for (const auto& id : jobs) {
+      count += receiver.answered_ok.count("/cb " + id) > 0 ? 1 : 0;
+    }
+    return count;
+  };
+  bool all = wait_until(60000, [&] { return delivered() == static_cast<int>(jobs.size()); });
+  int64_t after_ms = wall_ms() - recovered_at;
+  sleep_ms(1500);
+  auto alerts = circuit_alerts({&dqd});
+  MESSAGE("circuit state shard down, 503 for ", outage, " ms: ", jobs.size(),
+          " jobs; failed attempts during the outage ", failed_in_outage, " (without a breaker ",
+          jobs.size() * kMaxAttempts, "); delivered ", delivered(), " of them ", after_ms,
+          " ms after recovery, ", receiver.duplicates(), " twice; circuit alerts ",
+          alerts["circuit_open"] + alerts["circuit_closed"]);
+  CHECK(all);
+  CHECK(topic_stats(http, dqd, "cb")["now"]["dead"].get<int64_t>() == 0);
+  CHECK(receiver.duplicates() == 0);
+  CHECK(failed_in_outage < static_cast<int64_t>(jobs.size() * kMaxAttempts));
+  CHECK(alerts["circuit_open"] == 0);  // a local copy sends none (docs/decisions.md)
+  CHECK(alerts["circuit_closed"] == 0);
 }
