@@ -242,6 +242,9 @@ void AdminApp::route_api(Exchange& exchange, const Session& session) {
       return remove_shard(exchange, path[2]);
     }
   }
+  if (what == "circuits" && path.size() == 2) {
+    return circuits_route(exchange);
+  }
   if (what == "alerts") {
     if (path.size() == 2) {
       return alerts_route(exchange);

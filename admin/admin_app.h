@@ -80,6 +80,8 @@ class AdminApp {
   void alerts_test(Exchange& exchange);
   // api_dashboard.cc
   void dashboard(Exchange& exchange);
+  // api_circuits.cc
+  void circuits_route(Exchange& exchange);
   void topic_stats_route(Exchange& exchange, const std::string& topic);
 
   const Config& config_;

@@ -64,6 +64,15 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       status = set_text(value, key, &topic->dead_on);
     } else if (key == "retry_jitter") {
       status = set_int(value, key, &topic->retry_jitter);
+    } else if (key == "circuit_failures") {
+      status = set_int(value, key, &topic->circuit_failures);
+    } else if (key == "circuit_open_ms") {
+      status = set_int(value, key, &topic->circuit_open_ms);
+    } else if (key == "circuit_breaker") {
+      if (!value.is_boolean()) {
+        return wrong(key, "true or false");
+      }
+      topic->circuit_breaker = value.get<bool>();
     } else if (key == "online") {
       if (!value.is_boolean()) {
         return wrong(key, "true or false");

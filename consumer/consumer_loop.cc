@@ -11,6 +11,8 @@
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/drain_time.h"
+#include "common/registry/receiver.h"
+#include "consumer/circuit_keeper.h"
 #include "consumer/shard_worker.h"
 #include "consumer/slot_planner.h"
 #include "consumer/wake_waiter.h"
@@ -45,7 +47,8 @@ bool same_settings(const Topic& a, const Topic& b) {
     return std::tie(t.name, t.callback_url, t.method, t.callback_format, t.success_json,
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
                     t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
-                    t.max_deferrals, t.dead_on, t.retry_jitter);
+                    t.max_deferrals, t.dead_on, t.retry_jitter, t.circuit_breaker,
+                    t.circuit_failures, t.circuit_open_ms);
   };
   return fields(a) == fields(b);
 }
@@ -68,6 +71,9 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
   for (size_t shard = 0; shard < config.shards.size(); ++shard) {
     workers_.push_back(std::make_unique<ShardWorker>(config, shard, multi_.get(), prefix));
   }
+  circuits_ = std::make_unique<CircuitKeeper>(
+      config, prefix, multi_.get(),
+      [this](size_t shard, Outcome outcome) { workers_[shard]->record(std::move(outcome)); });
   waiter_ = std::make_unique<WakeWaiter>(config, multi_.get());
   Status refreshed = topics_.refresh();
   if (!refreshed.is_ok()) {
@@ -80,7 +86,8 @@ ConsumerLoop::~ConsumerLoop() {
   for (auto& entry : deliveries_) {
     curl_multi_remove_handle(multi_.get(), entry.first);
   }
-  workers_.clear();  // joins
+  circuits_.reset();  // joins; it forwards to the workers
+  workers_.clear();   // joins
 }
 
 const std::vector<Topic>& ConsumerLoop::online_topics() {
@@ -88,8 +95,68 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
   if (online_at_ms_ < 0 || now - online_at_ms_ >= kOnlineListMs) {
     online_ = topics_.online();
     online_at_ms_ = now;
+    watch_receivers();
   }
   return online_;
+}
+
+const std::string& ConsumerLoop::receiver_of(const Topic& topic) {
+  auto it = receivers_.find(topic.callback_url);
+  if (it != receivers_.end()) {
+    return it->second;
+  }
+  if (receivers_.size() >= 4096) {
+    receivers_.clear();  // topics come and go
+  }
+  return receivers_.emplace(topic.callback_url, callback_receiver(topic.callback_url))
+      .first->second;
+}
+
+void ConsumerLoop::watch_receivers() {
+  std::map<std::string, int64_t> lease_ms;
+  for (const Topic& topic : online_) {
+    const std::string& receiver = receiver_of(topic);
+    if (topic.circuit_breaker && !receiver.empty()) {
+      int64_t lease = topic.timeout_ms + config_.lease_margin_ms;
+      lease_ms[receiver] = std::max(lease_ms[receiver], lease);
+    }
+  }
+  circuits_->watch(std::move(lease_ms));
+}
+
+const std::vector<Topic>& ConsumerLoop::reservable_topics(
+    std::vector<Topic>* scratch, std::map<std::string, std::string>* probing,
+    std::map<std::string, int>* room) {
+  const std::vector<Topic>& online = online_topics();
+  probing->clear();
+  room->clear();
+  if (!circuits_->any_open()) {
+    return online;
+  }
+  scratch->clear();
+  for (const Topic& topic : online) {
+    const std::string& receiver = receiver_of(topic);
+    int allowed = topic.circuit_breaker && !receiver.empty()
+                      ? circuits_->allowance(receiver, topic.circuit_failures)
+                      : -1;
+    if (allowed >= 0) {
+      // Probing: the receiver's calls in flight, and those reserves in flight
+      // may bring, use the allowance up.
+      auto busy = receiver_in_flight_.find(receiver);
+      allowed -= busy == receiver_in_flight_.end() ? 0 : busy->second;
+      for (const auto& state : shards_) {
+        auto promised = state.probes_promised.find(receiver);
+        allowed -= promised == state.probes_promised.end() ? 0 : promised->second;
+      }
+      if (allowed <= 0) {
+        continue;
+      }
+      (*probing)[topic.name] = receiver;
+      (*room)[receiver] = allowed;  // the same for each of its topics
+    }
+    scratch->push_back(topic);
+  }
+  return *scratch;
 }
 
 std::unique_ptr<Delivery> ConsumerLoop::take_delivery() {
@@ -169,7 +236,10 @@ void ConsumerLoop::request_reserves() {
   if (wanting.empty()) {
     return;
   }
-  const auto& online = online_topics();
+  std::vector<Topic> scratch;
+  std::map<std::string, std::string> probing;
+  std::map<std::string, int> room;
+  const auto& online = reservable_topics(&scratch, &probing, &room);
   if (online.empty()) {
     return;
   }
@@ -187,6 +257,18 @@ void ConsumerLoop::request_reserves() {
                         config_.default_max_attempts,
                         round_++};
     std::vector<ReserveSlot> slots = plan_slots(input);
+    for (ReserveSlot& slot : slots) {
+      auto probe = probing.find(slot.topic);
+      if (probe != probing.end()) {
+        // A probe: at most what the receiver's allowance leaves, counted as
+        // taken until the reserve answers.
+        int& left = room[probe->second];
+        slot.cap = std::min(slot.cap, left);
+        slot.share = std::min(slot.share, slot.cap);
+        left -= slot.cap;
+        shards_[shard].probes_promised[probe->second] += slot.cap;
+      }
+    }
     if (slots.empty()) {
       continue;
     }
@@ -205,6 +287,7 @@ void ConsumerLoop::take_reserved() {
     }
     ShardState& state = shards_[shard];
     state.promised = 0;
+    state.probes_promised.clear();
     if (!reply->ok) {
       state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
       state.maybe_ready = true;
@@ -236,6 +319,10 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
   delivery->job = std::move(reserved.job);
   delivery->lease = std::move(reserved.lease);
   delivery->topic = snapshot(topic);
+  delivery->receiver = topic.circuit_breaker ? receiver_of(topic) : std::string();
+  if (!delivery->receiver.empty()) {
+    ++receiver_in_flight_[delivery->receiver];
+  }
   build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
   prepare_transfer(delivery.get());
@@ -259,6 +346,9 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     workers_[raw->shard]->record(std::move(outcome));
     if (--in_flight_[raw->job.topic] <= 0) {
       in_flight_.erase(raw->job.topic);
+    }
+    if (!raw->receiver.empty() && --receiver_in_flight_[raw->receiver] <= 0) {
+      receiver_in_flight_.erase(raw->receiver);
     }
     auto it = deliveries_.find(easy);
     keep_delivery(std::move(it->second));
@@ -292,10 +382,24 @@ int ConsumerLoop::collect_finished() {
     if (--in_flight_[outcome.job.topic] <= 0) {
       in_flight_.erase(outcome.job.topic);
     }
+    std::string receiver = std::move(delivery->receiver);
+    CallVerdict verdict = call_verdict(outcome.result, !delivery->guard.refused().empty());
     keep_delivery(std::move(it->second));
     deliveries_.erase(it);
-    workers_[shard]->record(std::move(outcome));
     ++ended;
+    if (!receiver.empty()) {
+      if (--receiver_in_flight_[receiver] <= 0) {
+        receiver_in_flight_.erase(receiver);
+      }
+      // The circuit hears of every receiver failure, and of an answer while
+      // it is not quiet; it passes the outcome on to the shard's worker.
+      bool failed = verdict == CallVerdict::kReceiverFailed;
+      if (failed || (verdict == CallVerdict::kAlive && !circuits_->quiet(receiver))) {
+        circuits_->report(receiver, failed, shard, std::move(outcome));
+        continue;
+      }
+    }
+    workers_[shard]->record(std::move(outcome));
   }
   if (ended > 0) {
     ++changes_;
@@ -325,6 +429,14 @@ int ConsumerLoop::run() {
     }
     topics_.refresh_if_older(config_.registry_refresh_ms);
     reopen_logs_if_asked(config_.log_dir, config_.log_level, title_);
+    if (circuits_->version() != circuits_seen_) {
+      // A circuit changed: topics it stopped may take jobs again (or not).
+      circuits_seen_ = circuits_->version();
+      for (auto& state : shards_) {
+        state.maybe_ready = true;
+      }
+      ++changes_;
+    }
     take_reserved();
     if (!stopping) {
       request_reserves();
@@ -339,6 +451,8 @@ int ConsumerLoop::run() {
   }
   // Reserves still in flight: their jobs are leased to this process but not
   // started; they go back when their lease expires (the attempt counts).
+  circuits_->stop(drain_deadline);
+  circuits_.reset();  // joins once every reported outcome is passed on
   for (auto& worker : workers_) {
     worker->stop(drain_deadline);
   }

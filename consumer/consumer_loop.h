@@ -28,6 +28,7 @@ namespace dq {
 
 class WakeWaiter;
 class ShardWorker;
+class CircuitKeeper;
 
 class ConsumerLoop {
  public:
@@ -46,6 +47,8 @@ class ConsumerLoop {
     uint64_t asked_at_turn = 0;  // changes_ when the reserve in flight was asked for
     int promised = 0;            // slots asked for by the reserve in flight
     int64_t retry_at_ms = 0;     // after a Redis error
+    // Probe allowance the reserve in flight may take, per receiver.
+    std::map<std::string, int> probes_promised;
   };
 
   void request_reserves();
@@ -55,6 +58,15 @@ class ConsumerLoop {
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
   bool held_elsewhere(size_t shard) const;
+  // The online topics a reserve on a shard may list: all of them while every
+  // circuit is closed; else without those whose receiver's circuit stops them.
+  // Those it lets probe are in *probing (topic -> receiver), and *room has
+  // the most jobs each such receiver may still get (its probe allowance).
+  const std::vector<Topic>& reservable_topics(std::vector<Topic>* scratch,
+                                              std::map<std::string, std::string>* probing,
+                                              std::map<std::string, int>* room);
+  void watch_receivers();
+  const std::string& receiver_of(const Topic& topic);
   std::unique_ptr<Delivery> take_delivery();
   void keep_delivery(std::unique_ptr<Delivery> delivery);
 
@@ -64,6 +76,10 @@ class ConsumerLoop {
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
+  std::unique_ptr<CircuitKeeper> circuits_;        // forwards outcomes to workers_
+  uint64_t circuits_seen_ = 0;                     // circuits_->version() last planned with
+  std::map<std::string, int> receiver_in_flight_;  // calls per receiver with a breaker
+  std::map<std::string, std::string> receivers_;   // callback URL -> host:port
   std::vector<ShardState> shards_;
   // A shard dq-redis-checker marks unreachable is not reserved on; one that
   // only refuses writes (full...) is, so its jobs can drain.

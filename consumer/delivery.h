@@ -25,6 +25,7 @@ struct Delivery {
   Job job;                             // attempts is this attempt's number
   Lease lease;                         // names this delivery to ack and fail
   std::shared_ptr<const Topic> topic;  // snapshot at reserve time (retry policy, timeout)
+  std::string receiver;                // callback host:port, when its circuit breaker is on
   CallbackRequest request;
   CurlEasy easy;
   // request.headers as curl's header list, pointing into those strings: no

@@ -254,10 +254,12 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
                                    topic.retry_jitter);
   int most = max_attempts(topic, config_.default_max_attempts);
   std::string error = outcome.result.error;
-  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals};
+  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals,
+                        outcome.count_attempt};
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
     most = 0;  // fail.lua dead-letters it now
     deferral.retry_after_ms = -1;
+    deferral.count_attempt = true;
     error += " (dead_on " + std::to_string(outcome.result.http_status) + ": not retried)";
   }
   auto failed = store_.fail(shard_, job.topic, job.id, outcome.lease, delay, most, error, deferral);
@@ -271,7 +273,8 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
     return "fail-unrecorded";
   }
   if (*failed == FailOutcome::kRescheduled) {
-    return "retry in " + std::to_string(delay) + " ms";
+    return (outcome.count_attempt ? "retry in " : "circuit open, uncounted; retry in ") +
+           std::to_string(delay) + " ms";
   }
   if (*failed == FailOutcome::kDeferred) {
     return "deferred by Retry-After for " + std::to_string(deferral.retry_after_ms) + " ms";

@@ -46,6 +46,9 @@ struct Outcome {
   int64_t latency_ms = 0;
   int64_t give_up_at_ms = 0;  // monotonic: stop retrying the record after this
   int64_t next_try_ms = 0;    // monotonic: when a lost record is sent again
+  // false: the receiver's circuit breaker stopped this topic's calls, so the
+  // failure does not use an attempt (consumer/circuit_keeper.h).
+  bool count_attempt = true;
 };
 
 // What one reserve brought back.

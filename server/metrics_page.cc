@@ -10,6 +10,7 @@
 #include "common/core/shared_metrics.h"
 #include "common/redis/shard_health.h"
 #include "common/store/topic_stats.h"
+#include "server/circuit_metrics.h"
 
 namespace dq {
 namespace {
@@ -218,7 +219,11 @@ void render_metrics(const ShardSet& shards, const TopicCache& topics, const Conf
   }
   all_topic_stats(shards, names, false,
                   [shards, &config, done = std::move(done)](Result<std::vector<TopicStats>> stats) {
-                    done(metrics_text(shards, stats, config));
+                    std::string text = metrics_text(shards, stats, config);
+                    // Then the receivers' circuit breakers (server/circuit_metrics.h).
+                    list_circuits(shards, [text = std::move(text), done](CircuitListing listing) {
+                      done(text + circuit_metrics_text(listing));
+                    });
                   });
 }
 

@@ -16,6 +16,8 @@
 //   shards (the checker's view) and children (the master's status file):
 //     dq_redis_shard_*, dq_redis_shard_persistence_info {shard,mode},
 //     dq_children_running {role}, dq_child_restarts_total {role}
+//   receivers' circuit breakers (server/circuit_metrics.h, from Redis):
+//     dq_circuit_state, dq_circuit_failures, dq_circuit_since_seconds {receiver}
 #pragma once
 
 #include <functional>

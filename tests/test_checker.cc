@@ -318,6 +318,7 @@ TEST_CASE(
   topic.callback_url = world.callback.url();
   topic.max_attempts = 1;
   topic.alert_emails = "team@example.com,lead@example.com";
+  topic.circuit_breaker = false;  // every call fails on purpose: the jobs must die, not wait
   REQUIRE(world.dqd->registry().add_topic(topic).is_ok());
   world.dqd->start();
   HttpClient http;

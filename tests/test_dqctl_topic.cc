@@ -161,11 +161,12 @@ TEST_CASE("add, list, show: human and JSON output") {
     keys.push_back(member.key());
   }
   std::sort(keys.begin(), keys.end());
-  CHECK(keys == std::vector<std::string>{"alert_emails", "callback_format", "callback_url",
-                                         "created_at_ms", "creator", "dead_on", "default_delay_s",
-                                         "max_attempts", "max_deferrals", "method", "name",
-                                         "online", "priority", "retry_jitter", "retry_ms",
-                                         "success_json", "timeout_ms", "updated_at_ms"});
+  CHECK(keys == std::vector<std::string>{
+                    "alert_emails", "callback_format", "callback_url", "circuit_breaker",
+                    "circuit_failures", "circuit_open_ms", "created_at_ms", "creator", "dead_on",
+                    "default_delay_s", "max_attempts", "max_deferrals", "method", "name", "online",
+                    "priority", "retry_jitter", "retry_ms", "success_json", "timeout_ms",
+                    "updated_at_ms"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");

@@ -53,6 +53,7 @@ void add_topic(DqdProcess& dqd, const std::string& name, const std::string& url,
   topic.callback_url = url;
   topic.timeout_ms = 2000;
   topic.max_attempts = max_attempts;
+  topic.circuit_breaker = false;  // "bad" fails on purpose: its jobs must die, not wait
   REQUIRE(dqd.registry().add_topic(topic).is_ok());
 }
 

@@ -47,7 +47,7 @@ async function pageDashboard(main) {
       for (const f of COUNT_FIELDS) sums[f] = (sums[f] || 0) + (now[f] || 0);
       topicsBody.appendChild(el('tr', { 'data-topic': t.topic },
         el('td', {}, el('a', { href: '/?topic=' + enc(t.topic), onclick: (e) => { e.preventDefault(); setParams({ topic: t.topic }); refresh(); } }, t.topic)),
-        el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline')),
+        el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline'), circuitBadge(t)),
         COUNT_FIELDS.map((f) => el('td', {
           className: 'num' + (f === 'dead' && now[f] > 0 ? ' count-bad' : f === 'retrying' && now[f] > 0 ? ' count-warn' : ''),
           'data-count': f,
@@ -111,6 +111,8 @@ const TOPIC_FIELDS = [
   { key: 'priority', label: 'Priority', options: ['1', '2', '3'], number: true, hint: '1 highest, 3 lowest' },
   { key: 'alert_emails', label: 'Alert emails', hint: 'comma-separated; told about dead letters' },
   { key: 'creator', label: 'Creator', hint: 'who owns this topic' },
+  { key: 'circuit_failures', label: 'Circuit failures', number: true, hint: 'receiver failures in a row (no answer, 5xx, 429) that stop calls to its host:port' },
+  { key: 'circuit_open_ms', label: 'Circuit wait (ms)', number: true, hint: 'wait before the first probe; doubles while probes fail' },
 ];
 
 async function pageTopics(main) {
@@ -139,17 +141,30 @@ async function pageTopics(main) {
     setParams({ q: search.value, offset: offset || '' });
     const answer = await api('GET', '/api/topics?q=' + enc(search.value) + '&offset=' + offset + '&limit=' + limit);
     if (!answer.ok) { notice(message, false, answer.data.error || 'HTTP ' + answer.status); return; }
+    const circuits = await api('GET', '/api/circuits');
+    circuitOf = circuits.ok ? circuits.data : null;
     clear(body);
     for (const t of answer.data.topics) body.appendChild(topicRow(t));
     if (!answer.data.topics.length) body.appendChild(el('tr', {}, el('td', { colspan: 5, className: 'muted' }, 'No topic matches.')));
     clear(pagerBox).appendChild(pager(offset, limit, answer.data.total, (next) => { offset = next; load(); }));
   }
 
+  // The receiver's circuit breaker beside the topic (GET /api/circuits).
+  let circuitOf = null;
+  function circuitBadge(t) {
+    const receiver = circuitOf && circuitOf.receivers[t.name];
+    const c = receiver && circuitOf.circuits.find((x) => x.receiver === receiver);
+    if (!c) return null;
+    const since = c.since_ms ? ' since ' + new Date(c.since_ms).toLocaleString() : '';
+    return el('span', { className: 'badge circuit ' + (c.state === 'closed' ? 'ok' : 'bad'), title: receiver + ': ' + c.state + since + (c.last_error ? '; last error: ' + c.last_error : '') },
+      'circuit ' + c.state.replace('_', '-'));
+  }
+
   function topicRow(t) {
     const result = el('div', { className: 'test-result' });
     return el('tr', { 'data-topic': t.name },
       el('td', {}, el('a', { href: '#', className: 'topic-name', onclick: (e) => { e.preventDefault(); showForm(t); } }, t.name)),
-      el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline')),
+      el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline'), circuitBadge(t)),
       el('td', { className: 'mono hide-narrow' }, t.method + ' ' + t.callback_url),
       el('td', { className: 'hide-narrow topic-creator' }, t.creator),
       el('td', {},
@@ -191,7 +206,7 @@ async function pageTopics(main) {
   function showForm(topic) {
     const editing = !!topic;
     const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
-    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0 });
+    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000 });
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });
@@ -210,6 +225,8 @@ async function pageTopics(main) {
     }
     const online = el('input', { type: 'checkbox', id: 'field-online', checked: editing ? topic.online : true });
     form.append(el('label', { for: 'field-online' }, 'Online'), el('div', {}, online, el('span', { className: 'hint' }, ' offline topics keep their jobs but deliver none')));
+    const breaker = el('input', { type: 'checkbox', id: 'field-circuit_breaker', checked: editing ? topic.circuit_breaker : true });
+    form.append(el('label', { for: 'field-circuit_breaker' }, 'Circuit breaker'), el('div', {}, breaker, el('span', { className: 'hint' }, ' stop calling a failing receiver; its jobs wait without using attempts')));
     form.append(el('span'), el('div', { className: 'row' },
       el('button', { type: 'submit', className: 'primary', id: 'topic-save' }, editing ? 'Save' : 'Add topic'),
       el('button', { type: 'button', onclick: () => clear(formBox) }, 'Cancel')), el('span'), formError);
@@ -230,6 +247,7 @@ async function pageTopics(main) {
         }
       }
       data.online = online.checked;
+      data.circuit_breaker = breaker.checked;
       const r = editing ? await api('PUT', '/api/topics/' + enc(topic.name), data) : await api('POST', '/api/topics', data);
       if (!r.ok) {
         const target = errors[r.data.field];

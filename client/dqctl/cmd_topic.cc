@@ -50,11 +50,15 @@ struct TopicOptions {
   std::optional<int> max_deferrals;
   std::optional<std::string> dead_on;
   std::optional<int> retry_jitter;
+  std::optional<bool> circuit_breaker;
+  std::optional<int> circuit_failures;
+  std::optional<int> circuit_open_ms;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
            alert_emails || retry_ms || creator || callback_format || success_json ||
-           max_deferrals || dead_on || retry_jitter;
+           max_deferrals || dead_on || retry_jitter ||
+           circuit_breaker || circuit_failures || circuit_open_ms;
   }
   void apply(Topic* topic) const {
     if (callback_url) {
@@ -98,6 +102,15 @@ struct TopicOptions {
     }
     if (retry_jitter) {
       topic->retry_jitter = *retry_jitter;
+    }
+    if (circuit_breaker) {
+      topic->circuit_breaker = *circuit_breaker;
+    }
+    if (circuit_failures) {
+      topic->circuit_failures = *circuit_failures;
+    }
+    if (circuit_open_ms) {
+      topic->circuit_open_ms = *circuit_open_ms;
     }
   }
 };
@@ -183,6 +196,20 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       if (!integer(INT_MAX, &options->retry_jitter)) {
         return false;
       }
+    } else if (arg == "--circuit-breaker") {
+      if (value != "on" && value != "off") {
+        usage_error(kCommand, "--circuit-breaker '" + value + "' must be on or off");
+        return false;
+      }
+      options->circuit_breaker = value == "on";
+    } else if (arg == "--circuit-failures") {
+      if (!integer(INT_MAX, &options->circuit_failures)) {
+        return false;
+      }
+    } else if (arg == "--circuit-open-ms") {
+      if (!integer(INT_MAX, &options->circuit_open_ms)) {
+        return false;
+      }
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -218,6 +245,9 @@ void print_topic(const Topic& topic) {
   line("dead_on:", topic.dead_on.empty() ? "(none)" : topic.dead_on);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
+  line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
+  line("circuit_failures:", std::to_string(topic.circuit_failures));
+  line("circuit_open_ms:", std::to_string(topic.circuit_open_ms));
   line("created_at:", format_time(topic.created_at_ms));
   line("updated_at:", format_time(topic.updated_at_ms));
 }
@@ -470,6 +500,7 @@ constexpr const char* kUsage =
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
     "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"
+    "          [--circuit-breaker on|off] [--circuit-failures N] [--circuit-open-ms N]\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

@@ -106,7 +106,8 @@ Status validate_receiver_rules(const Topic& topic) {
 constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
     "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json"
-    ", max_deferrals, dead_on, retry_jitter";
+    ", max_deferrals, dead_on, retry_jitter"
+    ", circuit_breaker, circuit_failures, circuit_open_ms";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -128,10 +129,13 @@ Topic read_topic(const Statement& row) {
   topic.max_deferrals = static_cast<int>(row.column_int(15));
   topic.dead_on = row.column_text(16);
   topic.retry_jitter = static_cast<int>(row.column_int(17));
+  topic.circuit_breaker = row.column_int(18) != 0;
+  topic.circuit_failures = static_cast<int>(row.column_int(19));
+  topic.circuit_open_ms = static_cast<int>(row.column_int(20));
   return topic;
 }
 
-// Binds ?1..?11, ?14 and ?15 of the INSERT and UPDATE statements, which
+// Binds ?1..?11 and ?14..?18 of the INSERT and UPDATE statements, which
 // number the topic's own fields alike; the timestamps are ?12 and ?13.
 Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
   return stmt.bind(1, topic.name)
@@ -149,7 +153,10 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(15, topic.success_json)
       .bind(16, int64_t{topic.max_deferrals})
       .bind(17, topic.dead_on)
-      .bind(18, int64_t{topic.retry_jitter});
+      .bind(18, int64_t{topic.retry_jitter})
+      .bind(19, int64_t{topic.circuit_breaker ? 1 : 0})
+      .bind(20, int64_t{topic.circuit_failures})
+      .bind(21, int64_t{topic.circuit_open_ms});
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -211,6 +218,14 @@ Status validate_topic(const Topic& topic) {
   status = validate_receiver_rules(topic);
   if (!status.is_ok()) {
     return status;
+  }
+  if (topic.circuit_failures < 1 || topic.circuit_failures > 1000) {
+    return invalid("circuit_failures",
+                   std::to_string(topic.circuit_failures) + " must be from 1 to 1000");
+  }
+  if (topic.circuit_open_ms < 100 || topic.circuit_open_ms > 3600000) {
+    return invalid("circuit_open_ms", std::to_string(topic.circuit_open_ms) +
+                                          " must be from 100 to 3600000 (one hour)");
   }
   return Status::ok();
 }
@@ -343,8 +358,9 @@ Status Registry::add_topic(const Topic& topic) {
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
       "updated_at_ms, callback_format, success_json"
       ", max_deferrals, dead_on, retry_jitter"
+      ", circuit_breaker, circuit_failures, circuit_open_ms"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
-      ", ?16, ?17, ?18"
+      ", ?16, ?17, ?18, ?19, ?20, ?21"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -371,6 +387,7 @@ Status Registry::update_topic(const Topic& topic) {
                          "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
                          "callback_format = ?14, success_json = ?15"
                          ", max_deferrals = ?16, dead_on = ?17, retry_jitter = ?18"
+                         ", circuit_breaker = ?19, circuit_failures = ?20, circuit_open_ms = ?21"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

@@ -42,6 +42,12 @@ struct Topic {
   int max_deferrals = 10;  // 429/503 + Retry-After answers a job may honour
   std::string dead_on;     // "" or statuses that dead-letter at once: "400,410,422"
   int retry_jitter = 0;    // percent each retry wait is lengthened by at random
+  // Circuit breaking per receiver (docs/delivery.md): stop calling the
+  // callback's host:port after circuit_failures receiver failures in a row,
+  // probe it after circuit_open_ms (doubling while probes fail).
+  bool circuit_breaker = true;
+  int circuit_failures = 5;
+  int circuit_open_ms = 10000;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

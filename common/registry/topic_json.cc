@@ -21,7 +21,10 @@ Json topic_to_json(const Topic& topic) {
               {"updated_at_ms", topic.updated_at_ms},
               {"max_deferrals", topic.max_deferrals},
               {"dead_on", topic.dead_on},
-              {"retry_jitter", topic.retry_jitter}};
+              {"retry_jitter", topic.retry_jitter},
+              {"circuit_breaker", topic.circuit_breaker},
+              {"circuit_failures", topic.circuit_failures},
+              {"circuit_open_ms", topic.circuit_open_ms}};
 }
 
 }  // namespace dq

@@ -38,11 +38,14 @@ struct ExpiredResult {
 
 enum class FailOutcome { kRescheduled, kDead, kStale, kDeferred };
 
-// A failed attempt's Retry-After (fail.lua): the answer's wait, and the
-// topic's max_deferrals. retry_after_ms < 0: the answer had none.
+// How a failed attempt counts (fail.lua): the answer's Retry-After wait and
+// the topic's max_deferrals (retry_after_ms < 0: the answer had none); and
+// count_attempt false when the receiver's circuit breaker stopped the topic's
+// calls: the job waits for it with its attempts as before, never dead.
 struct FailDeferral {
   int64_t retry_after_ms = -1;
   int max_deferrals = 0;
+  bool count_attempt = true;
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 

@@ -143,7 +143,7 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
            keys::errors(), today_stats(), keys::timer_wake(), keys::counts()},
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error, std::to_string(deferral.retry_after_ms),
-           std::to_string(deferral.max_deferrals)}};
+           std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0"}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {

@@ -237,7 +237,8 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   event_base_once(impl->base.get(), -1, EV_TIMEOUT, &Impl::on_delay_done, reply, &delay);
 }
 
-CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_unique<Impl>()) {
+CallbackServer::CallbackServer(const std::string& bind_host, int port)
+    : impl_(std::make_unique<Impl>()) {
   evthread_use_pthreads();
   impl_->base.reset(event_base_new());
   impl_->http.reset(evhttp_new(impl_->base.get()));
@@ -245,7 +246,7 @@ CallbackServer::CallbackServer(const std::string& bind_host) : impl_(std::make_u
                                                     EVHTTP_REQ_DELETE | EVHTTP_REQ_HEAD);
   evhttp_set_gencb(impl_->http.get(), &Impl::on_request, impl_.get());
   evhttp_bound_socket* bound =
-      evhttp_bind_socket_with_handle(impl_->http.get(), bind_host.c_str(), 0);
+      evhttp_bind_socket_with_handle(impl_->http.get(), bind_host.c_str(), port);
   if (!bound) {
     throw std::runtime_error("CallbackServer: cannot bind " + bind_host);
   }

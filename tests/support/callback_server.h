@@ -52,8 +52,9 @@ using Responder = std::function<CallbackAnswer(const RecordedRequest& request, s
 class CallbackServer {
  public:
   // bind_host "0.0.0.0" also takes callbacks from a dqd in a network namespace.
-  explicit CallbackServer(const std::string& bind_host =
-                              "127.0.0.1");  // started; answers 200 at once until told otherwise
+  // port 0: a free one; else that port (to come back where a stopped one was).
+  explicit CallbackServer(const std::string& bind_host = "127.0.0.1",
+                          int port = 0);  // started; answers 200 at once until told otherwise
   ~CallbackServer();
   CallbackServer(const CallbackServer&) = delete;
   CallbackServer& operator=(const CallbackServer&) = delete;

@@ -10,6 +10,8 @@
 -- (attempts go back by one), while the job has honoured fewer than max
 -- deferrals; after that it is an ordinary failed attempt. The count lives in
 -- the job's record, so it survives any crash.
+-- ARGV[10] '0': the attempt does not count (the receiver's circuit breaker
+-- stopped its calls: the job waits for it, attempts as before; never dead)
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
@@ -25,7 +27,10 @@ local error_text = ARGV[7]
 local delay = tonumber(ARGV[5])
 local retry_after, max_deferrals = tonumber(ARGV[8] or '-1'), tonumber(ARGV[9] or '0')
 local deferred = false
-if retry_after >= 0 and tonumber(ARGV[6]) > 0 then
+local uncounted = ARGV[10] == '0'
+if uncounted then
+  j.attempts = math.max(0, j.attempts - 1)
+elseif retry_after >= 0 and tonumber(ARGV[6]) > 0 then
   if j.deferrals < max_deferrals then
     deferred = true
     j.deferrals = j.deferrals + 1
@@ -45,7 +50,7 @@ j.lease = ''
 j.max = ''
 count(KEYS[8], topic, 'w', -1)
 stat(KEYS[6], topic, 'failed', 1, now)  -- a deferral is a delivery that failed too
-if not deferred and j.attempts >= tonumber(ARGV[6]) then
+if not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]) then
   j.state = 'x'
   record_set(key, record_text(j), from)
   redis.call('ZADD', KEYS[4], now, key)
