@@ -58,6 +58,12 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       status = set_int(value, key, &topic->max_attempts);
     } else if (key == "priority") {
       status = set_int(value, key, &topic->priority);
+    } else if (key == "max_in_flight") {
+      status = set_int(value, key, &topic->max_in_flight);
+    } else if (key == "max_rate") {
+      status = set_int(value, key, &topic->max_rate);
+    } else if (key == "max_burst") {
+      status = set_int(value, key, &topic->max_burst);
     } else if (key == "online") {
       if (!value.is_boolean()) {
         return wrong(key, "true or false");

@@ -44,7 +44,8 @@ bool same_settings(const Topic& a, const Topic& b) {
   auto fields = [](const Topic& t) {
     return std::tie(t.name, t.callback_url, t.method, t.callback_format, t.success_json,
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
-                    t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms);
+                    t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
+                    t.max_in_flight, t.max_rate, t.max_burst);
   };
   return fields(a) == fields(b);
 }
@@ -68,6 +69,7 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
     workers_.push_back(std::make_unique<ShardWorker>(config, shard, multi_.get(), prefix));
   }
   waiter_ = std::make_unique<WakeWaiter>(config, multi_.get());
+  permits_ = std::make_unique<PermitKeeper>(config, multi_.get());
   Status refreshed = topics_.refresh();
   if (!refreshed.is_ok()) {
     err_log().warn("consumer: cannot read topics: {}", refreshed.message());
@@ -76,6 +78,7 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
 
 ConsumerLoop::~ConsumerLoop() {
   waiter_.reset();  // joins before the multi handle goes
+  permits_.reset();
   for (auto& entry : deliveries_) {
     curl_multi_remove_handle(multi_.get(), entry.first);
   }
@@ -138,6 +141,15 @@ void ConsumerLoop::request_reserves() {
     }
     ++changes_;
   }
+  if (permits_->arrived()) {
+    // A capped topic may take jobs now, wherever they are.
+    for (auto& state : shards_) {
+      state.maybe_ready = true;
+    }
+    ++changes_;
+  }
+  const auto& online = online_topics();
+  update_permit_wants(online);
   for (size_t shard = 0; shard < shards_.size(); ++shard) {
     if (waiter_->take(shard)) {
       shards_[shard].maybe_ready = true;
@@ -165,11 +177,7 @@ void ConsumerLoop::request_reserves() {
     }
     wanting.push_back(shard);
   }
-  if (wanting.empty()) {
-    return;
-  }
-  const auto& online = online_topics();
-  if (online.empty()) {
+  if (wanting.empty() || online.empty()) {
     return;
   }
   int part = (free_slots + static_cast<int>(wanting.size()) - 1) / static_cast<int>(wanting.size());
@@ -189,10 +197,11 @@ void ConsumerLoop::request_reserves() {
     if (slots.empty()) {
       continue;
     }
+    std::vector<std::string> probe = take_permits(online, slots, shards_[shard]);
     shards_[shard].promised = most;
     shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
-    workers_[shard]->reserve(std::move(slots), most);
+    workers_[shard]->reserve(std::move(slots), most, std::move(probe));
   }
 }
 
@@ -204,6 +213,11 @@ void ConsumerLoop::take_reserved() {
     }
     ShardState& state = shards_[shard];
     state.promised = 0;
+    std::map<std::string, std::vector<Permit>> permits = std::move(state.permits);
+    state.permits.clear();
+    for (const auto& [topic, jobs] : reply->waiting) {
+      waiting_[topic][shard] = jobs;
+    }
     if (!reply->ok) {
       state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
       state.maybe_ready = true;
@@ -224,17 +238,28 @@ void ConsumerLoop::take_reserved() {
         fallback.name = job.job.topic;
         topic = &fallback;
       }
-      start_delivery(std::move(job), *topic);
+      std::optional<std::string> permit;
+      auto bag = permits.find(job.job.topic);
+      if (bag != permits.end() && !bag->second.empty()) {
+        permit = std::move(bag->second.back().id);
+        bag->second.pop_back();
+      }
+      start_delivery(std::move(job), *topic, std::move(permit));
     }
+  }
+  for (auto& [topic, unused] : permits) {
+    permits_->put_back(topic, std::move(unused));
   }
 }
 
-void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
+void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic,
+                                  std::optional<std::string> permit) {
   std::unique_ptr<Delivery> delivery = take_delivery();
   delivery->shard = reserved.shard;
   delivery->job = std::move(reserved.job);
   delivery->lease = std::move(reserved.lease);
   delivery->topic = snapshot(topic);
+  delivery->permit = std::move(permit);
   build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
   prepare_transfer(delivery.get());
@@ -256,6 +281,7 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     outcome.give_up_at_ms =
         monotonic_ms() + raw->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
     workers_[raw->shard]->record(std::move(outcome));
+    end_call(*raw);
     if (--in_flight_[raw->job.topic] <= 0) {
       in_flight_.erase(raw->job.topic);
     }
@@ -279,6 +305,7 @@ int ConsumerLoop::collect_finished() {
     CURLcode code = message->data.result;  // read before removing the handle
     curl_multi_remove_handle(multi_.get(), message->easy_handle);
     Delivery* delivery = it->second.get();
+    end_call(*delivery);
     Outcome outcome;
     outcome.result = transfer_result(delivery, code);
     outcome.latency_ms = monotonic_ms() - delivery->started_ms;

@@ -23,6 +23,7 @@
 #include "common/registry/topic_cache.h"
 #include "common/store/job_store.h"
 #include "consumer/delivery.h"
+#include "consumer/permit_keeper.h"
 
 namespace dq {
 
@@ -46,11 +47,19 @@ class ConsumerLoop {
     uint64_t asked_at_turn = 0;  // changes_ when the reserve in flight was asked for
     int promised = 0;            // slots asked for by the reserve in flight
     int64_t retry_at_ms = 0;     // after a Redis error
+    // Permits of capped topics taken for the reserve in flight.
+    std::map<std::string, std::vector<Permit>> permits;
   };
 
   void request_reserves();
+  // Capped topics (consumer/permit_keeper.h): how many permits to keep on
+  // hand, and the slots of a reserve clamped to the permits taken for it.
+  void update_permit_wants(const std::vector<Topic>& online);
+  std::vector<std::string> take_permits(const std::vector<Topic>& online,
+                                        std::vector<ReserveSlot>& slots, ShardState& state);
+  void end_call(Delivery& delivery);
   void take_reserved();  // starts the deliveries reserves brought back
-  void start_delivery(ReservedJob reserved, const Topic& topic);
+  void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<std::string> permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
@@ -63,6 +72,9 @@ class ConsumerLoop {
   TopicCache topics_;
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
+  std::unique_ptr<PermitKeeper> permits_;
+  // Capped topics: jobs ready per shard, as the last reserve there saw them.
+  std::map<std::string, std::map<size_t, int64_t>> waiting_;
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<ShardState> shards_;
   // A shard dq-redis-checker marks unreachable is not reserved on; one that

@@ -108,6 +108,9 @@ const TOPIC_FIELDS = [
   { key: 'priority', label: 'Priority', options: ['1', '2', '3'], number: true, hint: '1 highest, 3 lowest' },
   { key: 'alert_emails', label: 'Alert emails', hint: 'comma-separated; told about dead letters' },
   { key: 'creator', label: 'Creator', hint: 'who owns this topic' },
+  { key: 'max_in_flight', label: 'Max calls open', number: true, hint: 'calls to the callback open at once, over every consumer and host; 0: no cap' },
+  { key: 'max_rate', label: 'Max calls/s', number: true, hint: 'calls to the callback per second, over every consumer and host; 0: no cap' },
+  { key: 'max_burst', label: 'Max burst', number: true, hint: 'calls at once above the rate; 0: a tenth of max calls/s (at least 1)' },
 ];
 
 async function pageTopics(main) {
@@ -187,7 +190,7 @@ async function pageTopics(main) {
 
   function showForm(topic) {
     const editing = !!topic;
-    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '', max_in_flight: 0, max_rate: 0, max_burst: 0 };
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });

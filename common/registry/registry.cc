@@ -14,6 +14,7 @@
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
+#include "common/registry/topic_caps.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -87,7 +88,8 @@ Status validate_emails(const std::string& field, const std::string& emails) {
 // Columns in the order read_topic() expects.
 constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
-    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json";
+    "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json, "
+    "max_in_flight, max_rate, max_burst";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -106,10 +108,13 @@ Topic read_topic(const Statement& row) {
   topic.updated_at_ms = row.column_int(12);
   topic.callback_format = row.column_text(13);
   topic.success_json = row.column_text(14);
+  topic.max_in_flight = static_cast<int>(row.column_int(15));
+  topic.max_rate = static_cast<int>(row.column_int(16));
+  topic.max_burst = static_cast<int>(row.column_int(17));
   return topic;
 }
 
-// Binds ?1..?11, ?14 and ?15 of the INSERT and UPDATE statements, which
+// Binds ?1..?11 and ?14..?18 of the INSERT and UPDATE statements, which
 // number the topic's own fields alike; the timestamps are ?12 and ?13.
 Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
   return stmt.bind(1, topic.name)
@@ -124,7 +129,10 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(10, topic.creator)
       .bind(11, std::string(topic.online ? "online" : "offline"))
       .bind(14, topic.callback_format)
-      .bind(15, topic.success_json);
+      .bind(15, topic.success_json)
+      .bind(16, int64_t{topic.max_in_flight})
+      .bind(17, int64_t{topic.max_rate})
+      .bind(18, int64_t{topic.max_burst});
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -182,6 +190,10 @@ Status validate_topic(const Topic& topic) {
   }
   if (topic.creator.size() > kMaxTextBytes) {
     return invalid("creator", "longer than 1024 bytes");
+  }
+  status = validate_topic_caps(topic);
+  if (!status.is_ok()) {
+    return status;
   }
   return Status::ok();
 }
@@ -317,8 +329,9 @@ Status Registry::add_topic(const Topic& topic) {
       db_,
       "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
       "max_attempts, priority, retry_ms, alert_emails, creator, status, created_at_ms, "
-      "updated_at_ms, callback_format, success_json) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
+      "updated_at_ms, callback_format, success_json, max_in_flight, max_rate, max_burst) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
+      "?18)");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -342,7 +355,8 @@ Status Registry::update_topic(const Topic& topic) {
                          "UPDATE topics SET callback_url = ?2, method = ?3, timeout_ms = ?4, "
                          "default_delay_s = ?5, max_attempts = ?6, priority = ?7, retry_ms = ?8, "
                          "alert_emails = ?9, creator = ?10, status = ?11, updated_at_ms = ?12, "
-                         "callback_format = ?14, success_json = ?15 WHERE name = ?1");
+                         "callback_format = ?14, success_json = ?15, max_in_flight = ?16, "
+                         "max_rate = ?17, max_burst = ?18 WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();
   }

@@ -38,6 +38,11 @@ struct Topic {
   bool online = true;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // Caps on calls to the callback, shared by every consumer on every host
+  // (docs/delivery.md, "Caps per topic"); 0 is no cap.
+  int max_in_flight = 0;  // calls open at once
+  int max_rate = 0;       // calls per second
+  int max_burst = 0;      // calls at once above max_rate; 0: max_rate / 10, at least 1
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

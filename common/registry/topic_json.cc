@@ -18,7 +18,10 @@ Json topic_to_json(const Topic& topic) {
               {"creator", topic.creator},
               {"online", topic.online},
               {"created_at_ms", topic.created_at_ms},
-              {"updated_at_ms", topic.updated_at_ms}};
+              {"updated_at_ms", topic.updated_at_ms},
+              {"max_in_flight", topic.max_in_flight},
+              {"max_rate", topic.max_rate},
+              {"max_burst", topic.max_burst}};
 }
 
 }  // namespace dq
