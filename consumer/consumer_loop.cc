@@ -219,6 +219,7 @@ void ConsumerLoop::take_reserved() {
       waiting_[topic][shard] = jobs;
     }
     if (!reply->ok) {
+      give_back_unused(permits);
       state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
       state.maybe_ready = true;
       continue;
@@ -246,9 +247,7 @@ void ConsumerLoop::take_reserved() {
       }
       start_delivery(std::move(job), *topic, std::move(permit));
     }
-  }
-  for (auto& [topic, unused] : permits) {
-    permits_->put_back(topic, std::move(unused));
+    give_back_unused(permits);
   }
 }
 

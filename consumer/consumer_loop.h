@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -58,6 +59,8 @@ class ConsumerLoop {
   std::vector<std::string> take_permits(const std::vector<Topic>& online,
                                         std::vector<ReserveSlot>& slots, ShardState& state);
   void end_call(Delivery& delivery);
+  // Permits taken for a reserve that brought fewer jobs go back to the keeper's hand.
+  void give_back_unused(std::map<std::string, std::vector<Permit>>& permits);
   void take_reserved();  // starts the deliveries reserves brought back
   void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<std::string> permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
@@ -75,6 +78,7 @@ class ConsumerLoop {
   std::unique_ptr<PermitKeeper> permits_;
   // Capped topics: jobs ready per shard, as the last reserve there saw them.
   std::map<std::string, std::map<size_t, int64_t>> waiting_;
+  std::set<std::string> capped_;  // capped topics the keeper was told about
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::vector<ShardState> shards_;
   // A shard dq-redis-checker marks unreachable is not reserved on; one that

@@ -2,6 +2,7 @@
 // permits to keep on hand per capped topic, and reserves that take no more
 // jobs of a capped topic than the permits taken for them.
 #include <algorithm>
+#include <set>
 
 #include "common/registry/topic_caps.h"
 #include "consumer/consumer_loop.h"
@@ -14,6 +15,22 @@ namespace dq {
 // and what its caps could give at once.
 void ConsumerLoop::update_permit_wants(const std::vector<Topic>& online) {
   const int cap = topic_cap(config_.consumer_concurrency, online.size());
+  std::set<std::string> capped;
+  for (const Topic& topic : online) {
+    if (has_caps(topic)) {
+      capped.insert(topic.name);
+    }
+  }
+  // A topic that lost its caps or went offline wants no permits any more.
+  for (const std::string& name : capped_) {
+    if (capped.count(name) == 0) {
+      Topic gone;
+      gone.name = name;
+      permits_->want(gone, 0);
+      waiting_.erase(name);
+    }
+  }
+  capped_ = std::move(capped);
   for (const Topic& topic : online) {
     if (!has_caps(topic)) {
       continue;
@@ -66,6 +83,13 @@ std::vector<std::string> ConsumerLoop::take_permits(const std::vector<Topic>& on
     }
   }
   return probe;
+}
+
+void ConsumerLoop::give_back_unused(std::map<std::string, std::vector<Permit>>& permits) {
+  for (auto& [topic, unused] : permits) {
+    permits_->put_back(topic, std::move(unused));
+  }
+  permits.clear();
 }
 
 // A call ended (or never started): its permit goes back.

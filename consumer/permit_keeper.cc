@@ -108,9 +108,9 @@ void PermitKeeper::give_back(const std::string& topic, std::string permit) {
   TopicPermits& permits = topics_[topic];
   if (!permit.empty()) {
     permits.ended.push_back(std::move(permit));
+    permits.next_try_ms = 0;  // a call of ours ended: room under max_in_flight, maybe
   }
   count(topic, "returned", 1);
-  permits.next_try_ms = 0;  // a call of ours ended: room, maybe
   changed_.notify_all();
 }
 

@@ -217,6 +217,23 @@ TEST_CASE("set, online, offline, del") {
   CHECK(ctl.registry()->get_topic("orders")->success_json.empty());
   CHECK(ctl.registry()->get_topic("orders")->callback_format == "form");
 
+  // Caps per topic (docs/delivery.md).
+  RunResult capped = ctl.run(
+      {"topic", "set", "orders", "--max-in-flight", "2", "--max-rate", "50", "--max-burst", "7"});
+  CHECK_MESSAGE(capped.exit_code == 0, capped.err);
+  CHECK(ctl.registry()->get_topic("orders")->max_in_flight == 2);
+  CHECK(ctl.registry()->get_topic("orders")->max_rate == 50);
+  CHECK(ctl.registry()->get_topic("orders")->max_burst == 7);
+  shown = ctl.json({"topic", "show", "orders"});
+  CHECK(shown["max_in_flight"] == 2);
+  CHECK(shown["max_rate"] == 50);
+  CHECK(shown["max_burst"] == 7);
+  CHECK(
+      contains(ctl.run({"topic", "show", "orders"}).out, "max_in_flight:   2 calls open at once"));
+  REQUIRE(ctl.run({"topic", "set", "orders", "--max-burst", "0"}).exit_code == 0);
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out,
+                 "max_burst:       5 (a tenth of max_rate)"));
+
   RunResult offline = ctl.run({"topic", "offline", "orders"});
   CHECK(offline.exit_code == 0);
   CHECK(contains(offline.out, "offline"));
@@ -317,6 +334,9 @@ TEST_CASE("invalid values exit 1, name the field and change nothing") {
       {{"topic", "set", "orders", "--format", "xml"}, "callback_format"},
       {{"topic", "set", "orders", "--success-json", "code"}, "success_json"},
       {{"topic", "set", "orders", "--success-json", "a b=1"}, "success_json"},
+      {{"topic", "set", "orders", "--max-in-flight", "-1"}, "max_in_flight"},
+      {{"topic", "set", "orders", "--max-rate", "-3"}, "max_rate"},
+      {{"topic", "set", "orders", "--max-burst", "5"}, "max_burst"},  // no max_rate
   };
   for (const Case& c : cases) {
     RunResult result = ctl.run(c.args);

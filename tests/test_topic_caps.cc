@@ -181,7 +181,7 @@ TEST_CASE("kill -9 of a consumer holding both permits: they come back after thei
   options.consumers = 1;
   options.extra_ini = "[delivery]\nlease_margin_ms = 1000\n";
   DqdProcess dqd(options);
-  const int timeout_ms = 2000;
+  const int timeout_ms = 5000;  // the hung calls stay open until the kill
   const int lease_ms = timeout_ms + 1000;
   add_capped_topic(dqd, "capped", callback.url(), 2, 0, timeout_ms);
   dqd.start();
