@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -154,11 +155,29 @@ TEST_CASE("max_rate 50: 500 due jobs take 10 s; a topic beside it drains as fast
   REQUIRE(wait_until(60000, [&] { return answered_by_id(callback, "/rated").size() == 500; }));
   REQUIRE(
       wait_until(60000, [&] { return answered_by_id(callback, "/free").size() == 2 * free_jobs; }));
-  int64_t rated_ms = last_arrival(callback, "/rated") - due;
+  // From the first call to the last: (500 - burst 5) / 50 per s = 9.9 s.
+  std::vector<int64_t> rated;
+  for (const auto& request : callback.requests()) {
+    if (request.path == "/rated") {
+      rated.push_back(request.arrived_ms);
+    }
+  }
+  std::sort(rated.begin(), rated.end());
+  int64_t rated_ms = rated.back() - rated.front();
+  // No second holds more than its 50 calls and the burst of 5.
+  size_t most_in_a_second = 0;
+  for (size_t i = 0, j = 0; i < rated.size(); ++i) {
+    while (rated[i] - rated[j] >= 1000) {
+      ++j;
+    }
+    most_in_a_second = std::max(most_in_a_second, i - j + 1);
+  }
   int64_t beside_ms = last_arrival(callback, "/free") - due;
   CHECK(before < due);
-  MESSAGE("500 jobs at max_rate 50: ", rated_ms, " ms; free topic alone ", alone_ms,
-          " ms, beside it ", beside_ms, " ms");
+  MESSAGE("500 jobs at max_rate 50: ", rated_ms, " ms from the first call to the last, at most ",
+          most_in_a_second, " in one second; free topic alone ", alone_ms, " ms, beside it ",
+          beside_ms, " ms");
+  CHECK(most_in_a_second <= 60);  // 55 by the bucket, and a little arrival jitter
   CHECK(rated_ms >= 9000);
   CHECK(rated_ms <= 11000);
   CHECK(beside_ms <= alone_ms * 11 / 10);
@@ -198,8 +217,8 @@ TEST_CASE("kill -9 of a consumer holding both permits: they come back after thei
   auto consumers = dq::test::children_titled(dqd.pid(), "dq-consume_");
   REQUIRE(consumers.size() == 1);
   REQUIRE(kill(consumers[0], SIGKILL) == 0);
-  // The hung calls' connections close with the consumer.
-  REQUIRE(wait_until(10000, [&] { return callback.open_now() == 0; }));
+  // The two hung calls are never answered (their replies are due long after
+  // the test): the callback server counts them open throughout.
   REQUIRE(wait_until(60000, [&] { return answered_by_id(callback).size() == jobs; }));
   sleep_ms(500);
   auto requests = callback.requests();
@@ -218,5 +237,8 @@ TEST_CASE("kill -9 of a consumer holding both permits: they come back after thei
     CAPTURE(id);
     CHECK(times == 1);  // nothing answered twice
   }
-  CHECK(callback.most_open() == 2);
+  // The two dead calls and at most two new ones: the new consumer never had
+  // a third call open beside its own two.
+  CHECK(callback.open_now() == 2);
+  CHECK(callback.most_open() == 4);
 }
