@@ -161,10 +161,11 @@ TEST_CASE("add, list, show: human and JSON output") {
     keys.push_back(member.key());
   }
   std::sort(keys.begin(), keys.end());
-  CHECK(keys == std::vector<std::string>{
-                    "alert_emails", "callback_format", "callback_url", "created_at_ms", "creator",
-                    "default_delay_s", "max_attempts", "method", "name", "online", "priority",
-                    "retry_ms", "success_json", "timeout_ms", "updated_at_ms"});
+  CHECK(keys == std::vector<std::string>{"alert_emails", "callback_format", "callback_url",
+                                         "created_at_ms", "creator", "default_delay_s",
+                                         "max_attempts", "max_burst", "max_in_flight", "max_rate",
+                                         "method", "name", "online", "priority", "retry_ms",
+                                         "success_json", "timeout_ms", "updated_at_ms"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");
