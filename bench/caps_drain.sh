@@ -1,13 +1,13 @@
 #!/bin/bash
 # What topic caps cost when they are set but not reached (docs/delivery.md,
 # "Caps per topic"): drains of JOBS jobs due at one instant over four topics
-# into nginx, each on a new Redis and dqd, alternating topics without caps
+# into bench/callback_sink, each on a new Redis and dqd, alternating topics without caps
 # and topics with max_in_flight 100000 and max_rate 1000000 (never reached,
 # but every call takes and gives back a permit). Prints one row per drain and
 # the ratio of the medians (target: within 5 %).
 #   bench/caps_drain.sh            JOBS (default 20000), ROUNDS (3), CONSUMERS (2),
 #                                  CONCURRENCY (64), BUILD (build-release)
-# Needs redis-server, redis-cli, nginx, python3.
+# Needs redis-server, redis-cli, curl, python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,33 +17,19 @@ ROUNDS=${ROUNDS:-3}
 if [ "$BUILD" = build-release ]; then
   cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build "$BUILD" -j2 --target dqd dqctl add_load >/dev/null
+cmake --build "$BUILD" -j2 --target dqd dqctl add_load callback_sink >/dev/null
 WORK=$(mktemp -d /tmp/dq-caps.XXXXXX)
 source bench/lib.sh
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p"; }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# nginx answering 200, logging arrival and job id.
-mkdir -p "$WORK/nginx"
-NGINX_PORT=$(free_port)
-NGINX_LOG=$WORK/nginx/access.log
-cat > "$WORK/nginx/nginx.conf" <<EOT
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  log_format cb '\$msec \$http_x_dq_topic \$http_x_dq_id';
-  access_log $NGINX_LOG cb buffer=256k flush=200ms;
-  client_body_temp_path $WORK/nginx/body;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:$NGINX_PORT; location / { return 200 "ok\n"; } }
-}
-EOT
-nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx"
-for _ in $(seq 100); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.05; done
-PIDS+=("$(cat "$WORK/nginx/nginx.pid")")
+# The callback sink answering 200 and logging each arrival (bench/callback_sink).
+SINK_PORT=$(free_port)
+SINK_LOG=$WORK/arrivals.log
+"$ROOT/$BUILD/callback_sink" "$SINK_PORT" "$SINK_LOG" &
+PIDS+=("$!")
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$SINK_PORT/" && break; sleep 0.05; done
 
 drain() {  # RUN CAPS(yes|no) -> prints the drain's jobs/s
   local dir=$WORK/run-$1 port
@@ -81,16 +67,16 @@ EOT
   [ "$2" = yes ] && caps=(--max-in-flight 100000 --max-rate 1000000)
   for i in 0 1 2 3; do
     "$ROOT/$BUILD/dqctl" -c "$dir/dq.ini" topic add "bench-$i" \
-      --callback "http://127.0.0.1:$NGINX_PORT/cb/$i" --timeout-ms 5000 "${caps[@]}" >/dev/null
+      --callback "http://127.0.0.1:$SINK_PORT/cb/$i" --timeout-ms 5000 "${caps[@]}" >/dev/null
   done
   sleep 2.5  # every role has the topics
-  : > "$NGINX_LOG"
+  : > "$SINK_LOG"
   local due_s=$(($(date +%s) + 4 + JOBS / 10000))
   ADD_LOAD_COUNT=$JOBS ADD_LOAD_AT=$due_s "$ROOT/$BUILD/add_load" http-batch 127.0.0.1 "$port" 8 600 100 4 >/dev/null
   local deadline=$(($(date +%s) + 300))
-  while [ "$(date +%s)" -lt "$deadline" ] && [ "$(wc -l < "$NGINX_LOG")" -lt "$JOBS" ]; do sleep 0.5; done
+  while [ "$(date +%s)" -lt "$deadline" ] && [ "$(wc -l < "$SINK_LOG")" -lt "$JOBS" ]; do sleep 0.5; done
   sleep 1.5
-  python3 - "$NGINX_LOG" "$JOBS" <<'EOT'
+  python3 - "$SINK_LOG" "$JOBS" <<'EOT'
 import sys
 seen, dup, times = set(), 0, []
 for line in open(sys.argv[1]):

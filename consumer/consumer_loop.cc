@@ -142,10 +142,8 @@ void ConsumerLoop::request_reserves() {
     ++changes_;
   }
   if (permits_->arrived()) {
-    // A capped topic may take jobs now, wherever they are.
-    for (auto& state : shards_) {
-      state.maybe_ready = true;
-    }
+    // A capped topic may take jobs now: shards holding its jobs still count
+    // them as ready (ready_left), so a change is enough to ask them again.
     ++changes_;
   }
   const auto& online = online_topics();
@@ -239,10 +237,10 @@ void ConsumerLoop::take_reserved() {
         fallback.name = job.job.topic;
         topic = &fallback;
       }
-      std::optional<std::string> permit;
+      std::optional<Permit> permit;
       auto bag = permits.find(job.job.topic);
       if (bag != permits.end() && !bag->second.empty()) {
-        permit = std::move(bag->second.back().id);
+        permit = std::move(bag->second.back());
         bag->second.pop_back();
       }
       start_delivery(std::move(job), *topic, std::move(permit));
@@ -252,13 +250,17 @@ void ConsumerLoop::take_reserved() {
 }
 
 void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic,
-                                  std::optional<std::string> permit) {
+                                  std::optional<Permit> permit) {
   std::unique_ptr<Delivery> delivery = take_delivery();
   delivery->shard = reserved.shard;
   delivery->job = std::move(reserved.job);
   delivery->lease = std::move(reserved.lease);
   delivery->topic = snapshot(topic);
-  delivery->permit = std::move(permit);
+  delivery->permit.reset();
+  if (permit) {
+    delivery->permit = std::move(permit->id);
+    delivery->permit_taken_ms = permit->taken_ms;
+  }
   build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
   prepare_transfer(delivery.get());

@@ -62,7 +62,7 @@ class ConsumerLoop {
   // Permits taken for a reserve that brought fewer jobs go back to the keeper's hand.
   void give_back_unused(std::map<std::string, std::vector<Permit>>& permits);
   void take_reserved();  // starts the deliveries reserves brought back
-  void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<std::string> permit);
+  void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<Permit> permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();

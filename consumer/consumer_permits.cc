@@ -95,7 +95,8 @@ void ConsumerLoop::give_back_unused(std::map<std::string, std::vector<Permit>>& 
 // A call ended (or never started): its permit goes back.
 void ConsumerLoop::end_call(Delivery& delivery) {
   if (delivery.permit) {
-    permits_->give_back(delivery.job.topic, std::move(*delivery.permit));
+    permits_->give_back(delivery.job.topic,
+                        {std::move(*delivery.permit), delivery.permit_taken_ms});
     delivery.permit.reset();
   }
 }

@@ -46,6 +46,7 @@ struct Delivery {
   bool resend_refused = false;  // the transfer ended because a resend was refused
   // The permit a capped topic's call holds (consumer/permit_keeper.h).
   std::optional<std::string> permit;
+  int64_t permit_taken_ms = 0;  // monotonic
 };
 
 // The callback URL rules every delivery of this process is held to (see

@@ -22,6 +22,8 @@ constexpr int64_t kTickMs = 100;        // longest sleep: stale permits and stop
 constexpr int64_t kFullRetryMs = 250;   // longest wait before asking a full topic again
 constexpr int64_t kErrorRetryMs = 500;  // the coordination shard did not answer
 constexpr int kMostPerTake = 1000;
+constexpr int64_t kReleaseLingerMs = 5;  // longest an ended call's permit waits to go back
+constexpr size_t kReleaseBatch = 64;     // ... or until this many wait
 
 void count(const std::string& topic, const char* what, uint64_t n) {
   if (n > 0) {
@@ -103,14 +105,26 @@ void PermitKeeper::put_back(const std::string& topic, std::vector<Permit> permit
   changed_.notify_all();
 }
 
-void PermitKeeper::give_back(const std::string& topic, std::string permit) {
+void PermitKeeper::give_back(const std::string& topic, Permit permit) {
   std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic];
-  if (!permit.empty()) {
-    permits.ended.push_back(std::move(permit));
-    permits.next_try_ms = 0;  // a call of ours ended: room under max_in_flight, maybe
+  if (permit.id.empty()) {
+    count(topic, "returned", 1);  // a rate share: nothing to give back
+    return;
+  }
+  int64_t now = monotonic_ms();
+  if (permits.caps.max_rate == 0 && static_cast<int>(permits.unused.size()) < permits.wanted &&
+      now - permit.taken_ms < most_age_ms()) {
+    // Kept with its taken_ms; the call's end already makes the loop plan again.
+    permits.unused.push_back(std::move(permit));
+    return;
   }
   count(topic, "returned", 1);
+  if (permits.ended.empty()) {
+    permits.first_ended_ms = now;
+  }
+  permits.ended.push_back(std::move(permit.id));
+  permits.next_try_ms = 0;  // a call of ours ended: room under max_in_flight, maybe
   changed_.notify_all();
 }
 
@@ -121,17 +135,23 @@ bool PermitKeeper::arrived() {
   return was;
 }
 
+int64_t PermitKeeper::most_age_ms() const { return std::max(1, config_.lease_margin_ms / 2); }
+
 void PermitKeeper::expire_unused(TopicPermits& permits, int64_t now) {
-  // Used later than this, a permit's lease could end before its call does.
-  const int64_t most_age = std::max(1, config_.lease_margin_ms / 2);
-  size_t fresh = 0;
-  for (const Permit& held : permits.unused) {
-    if (now - held.taken_ms < most_age) {
-      ++fresh;
+  const int64_t most_age = most_age_ms();
+  for (auto it = permits.unused.begin(); it != permits.unused.end();) {
+    if (now - it->taken_ms < most_age) {
+      ++it;
+      continue;
     }
-  }
-  if (fresh < permits.unused.size()) {
-    give_back_unused(permits, fresh);  // the oldest are at the front
+    if (!it->id.empty()) {
+      permits.unneeded.push_back(std::move(it->id));
+    }
+    if (permits.caps.max_rate > 0) {
+      ++permits.refund;
+    }
+    count(permits.caps.name, "returned", 1);
+    it = permits.unused.erase(it);
   }
 }
 
@@ -234,8 +254,11 @@ void PermitKeeper::run() {
     int64_t wake = now + kTickMs;
     bool work = false;
     for (auto& [name, permits] : topics_) {
-      if (!permits.ended.empty() || !permits.unneeded.empty() || permits.refund > 0) {
+      if (!permits.unneeded.empty() || permits.refund > 0 ||
+          permits.ended.size() >= kReleaseBatch) {
         work = true;
+      } else if (!permits.ended.empty()) {
+        wake = std::min(wake, permits.first_ended_ms + kReleaseLingerMs);
       }
       if (static_cast<int>(permits.unused.size()) < permits.wanted) {
         wake = std::min(wake, permits.next_try_ms);
@@ -251,7 +274,11 @@ void PermitKeeper::run() {
       } else {
         expire_unused(permits, now);
       }
-      if (!permits.ended.empty() || !permits.unneeded.empty() || permits.refund > 0) {
+      // Ended calls' permits go back in batches: a few ms later, one call.
+      bool pending = !permits.ended.empty() || !permits.unneeded.empty() || permits.refund > 0;
+      if (pending && (stopping_ || !permits.unneeded.empty() || permits.refund > 0 ||
+                      permits.ended.size() >= kReleaseBatch ||
+                      now - permits.first_ended_ms >= kReleaseLingerMs)) {
         release(name, permits, lock);
       }
       if (!stopping_ && static_cast<int>(permits.unused.size()) < permits.wanted &&

@@ -59,8 +59,10 @@ class PermitKeeper {
   std::vector<Permit> take(const std::string& topic, int most);
   // Permits taken but not used (the reserve brought fewer jobs).
   void put_back(const std::string& topic, std::vector<Permit> permits);
-  // The call a permit was taken for ended.
-  void give_back(const std::string& topic, std::string permit);
+  // The call a permit was taken for ended. A max_in_flight permit still
+  // fresh (see expire_unused) goes back to the hand when the topic wants
+  // more, rather than to Redis and back: the permit is held all along.
+  void give_back(const std::string& topic, Permit permit);
   // True once after permits arrived: the loop should plan its reserves again.
   bool arrived();
 
@@ -73,8 +75,12 @@ class PermitKeeper {
     std::vector<std::string> ended;     // permits of calls that ended
     std::vector<std::string> unneeded;  // permits given back unused
     int refund = 0;                     // unneeded rate shares
+    int64_t first_ended_ms = 0;         // monotonic: when `ended` stopped being empty
   };
   void run();
+  // Used later than this after being taken, a permit's lease could end
+  // before its call does.
+  int64_t most_age_ms() const;
   // Drops stale unused permits (their lease may run out during a call).
   void expire_unused(TopicPermits& permits, int64_t now);
   void give_back_unused(TopicPermits& permits, size_t keep);
