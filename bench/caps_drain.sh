@@ -22,6 +22,19 @@ WORK=$(mktemp -d /tmp/dq-caps.XXXXXX)
 source bench/lib.sh
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p"; }
+# CPU seconds so far of a Redis (INFO cpu) and of a dqd's timers and consumers.
+redis_cpu_s() {
+  redis-cli -p "$1" info cpu | tr -d '\r' |
+    awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.3f", s }'
+}
+dq_cpu_s() {
+  local pid total=0
+  for pid in $(pgrep -P "$1"); do
+    grep -qE '^dq-(timer|consume)' "/proc/$pid/cmdline" 2>/dev/null || continue
+    total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
+  awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # The callback sink answering 200 and logging each arrival (bench/callback_sink).
@@ -73,9 +86,16 @@ EOT
   : > "$SINK_LOG"
   local due_s=$(($(date +%s) + 4 + JOBS / 10000))
   ADD_LOAD_COUNT=$JOBS ADD_LOAD_AT=$due_s "$ROOT/$BUILD/add_load" http-batch 127.0.0.1 "$port" 8 600 100 4 >/dev/null
+  local redis0 dq0
+  redis0=$(redis_cpu_s "$REDIS_PORT")
+  dq0=$(dq_cpu_s "$dqd")
   local deadline=$(($(date +%s) + 300))
   while [ "$(date +%s)" -lt "$deadline" ] && [ "$(wc -l < "$SINK_LOG")" -lt "$JOBS" ]; do sleep 0.5; done
   sleep 1.5
+  local cpu
+  cpu="redis_us=$(awk -v a="$redis0" -v b="$(redis_cpu_s "$REDIS_PORT")" -v n="$JOBS" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
+  cpu="$cpu dq_us=$(awk -v a="$dq0" -v b="$(dq_cpu_s "$dqd")" -v n="$JOBS" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
+  echo -n "$cpu "
   python3 - "$SINK_LOG" "$JOBS" <<'EOT'
 import sys
 seen, dup, times = set(), 0, []
@@ -95,17 +115,24 @@ EOT
   redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
 }
 
-plain="" capped=""
-echo "| run | caps | delivered | lost | duplicated | jobs/s |"
-echo "|---|---|---:|---:|---:|---:|"
+plain="" capped="" plain_cpu="" capped_cpu=""
+echo "| run | caps | delivered | lost | duplicated | jobs/s | CPU per delivery: redis-server | dq-timer + dq-consume |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for round in $(seq "$ROUNDS"); do
   for caps in no yes; do
     out=$(drain "$round-$caps" "$caps")
     log "round $round caps=$caps: $out"
-    echo "| $round | $caps | $(echo "$out" | field delivered) | $(echo "$out" | field lost) | $(echo "$out" | field duplicated) | $(echo "$out" | field rate) |"
-    if [ "$caps" = yes ]; then capped="$capped $(echo "$out" | field rate)"; else plain="$plain $(echo "$out" | field rate)"; fi
+    echo "| $round | $caps | $(echo "$out" | field delivered) | $(echo "$out" | field lost) | $(echo "$out" | field duplicated) | $(echo "$out" | field rate) | $(echo "$out" | field redis_us) µs | $(echo "$out" | field dq_us) µs |"
+    total=$(awk -v a="$(echo "$out" | field redis_us)" -v b="$(echo "$out" | field dq_us)" 'BEGIN { print a + b }')
+    if [ "$caps" = yes ]; then
+      capped="$capped $(echo "$out" | field rate)" capped_cpu="$capped_cpu $total"
+    else
+      plain="$plain $(echo "$out" | field rate)" plain_cpu="$plain_cpu $total"
+    fi
   done
 done
 p=$(median $plain) c=$(median $capped)
+pc=$(median $plain_cpu) cc=$(median $capped_cpu)
 echo
+echo "median CPU per delivery (redis-server + dq-timer + dq-consume): no caps $pc µs, caps set but not reached $cc µs: $(awk -v a="$cc" -v b="$pc" 'BEGIN { printf "%.3f", a / b }')"
 echo "median jobs/s: no caps $p, caps set but not reached $c: $(awk -v a="$c" -v b="$p" 'BEGIN { printf "%.3f", a / b }') ($(nproc) cores, $JOBS jobs, ${CONSUMERS:-2} consumers x ${CONCURRENCY:-64}, build $BUILD)"
