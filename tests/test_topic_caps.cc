@@ -86,6 +86,16 @@ int64_t last_arrival(const CallbackServer& callback, const std::string& path) {
   return last;
 }
 
+// A sample of a host's /metrics page (-1 when absent).
+double metric(HttpClient& http, const DqdProcess& dqd, const std::string& series) {
+  std::string page = http.get(dqd.base_url() + "/metrics").body;
+  size_t at = page.find("\n" + series + " ");
+  if (at == std::string::npos) {
+    return -1;
+  }
+  return std::stod(page.substr(at + series.size() + 2));
+}
+
 }  // namespace
 
 TEST_CASE("max_in_flight 2 over two hosts with two consumers each: never a third call open") {
@@ -119,6 +129,21 @@ TEST_CASE("max_in_flight 2 over two hosts with two consumers each: never a third
   CHECK(callback.count() == jobs);
   MESSAGE("most calls open at once: ", callback.most_open());
   CHECK(callback.most_open() == 2);  // reached, never passed
+  // Every permit a host's consumers took went back once the topic was idle.
+  const std::string taken = "dq_topic_permits_taken_total{topic=\"capped\"}";
+  const std::string returned = "dq_topic_permits_returned_total{topic=\"capped\"}";
+  double taken_a = -1;
+  double taken_b = -1;
+  CHECK(wait_until(10000, [&] {
+    taken_a = metric(http, host_a, taken);
+    taken_b = metric(http, host_b, taken);
+    return taken_a == metric(http, host_a, returned) && taken_b == metric(http, host_b, returned);
+  }));
+  MESSAGE("permits taken: host a ", taken_a, ", host b ", taken_b);
+  CHECK(taken_a + taken_b >= 1);
+  CHECK(metric(http, host_a, "dq_topic_permit_waits_total{topic=\"capped\"}") +
+            metric(http, host_b, "dq_topic_permit_waits_total{topic=\"capped\"}") >=
+        1);  // the cap was reached
 }
 
 TEST_CASE("max_rate 50: 500 due jobs take 10 s; a topic beside it drains as fast as alone") {
