@@ -12,6 +12,10 @@
 
 #include "common/core/clock.h"
 #include "common/core/json.h"
+#include "common/core/shard.h"
+#include "common/store/coordination_shard.h"
+#include "common/store/job.h"
+#include "common/store/keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -266,4 +270,56 @@ TEST_CASE("kill -9 of a consumer holding both permits: they come back after thei
   // a third call open beside its own two.
   CHECK(callback.open_now() == 2);
   CHECK(callback.most_open() == 4);
+}
+
+TEST_CASE("the topic's coordination shard down: its calls pause, use no attempt, resume after") {
+  TestRedis shard_a;
+  TestRedis shard_b;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {shard_a.address(), shard_b.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  DqdProcess dqd(options);
+  add_capped_topic(dqd, "capped", callback.url("/capped"), 5, 0);
+  add_capped_topic(dqd, "free", callback.url("/free"), 0, 0);
+  dqd.start();
+  std::vector<dq::ShardAddress> shards = {shard_a.shard(), shard_b.shard()};
+  size_t coordination = dq::coordination_shard(shards, "capped");
+  TestRedis& down = coordination == 0 ? shard_a : shard_b;
+  TestRedis& up = coordination == 0 ? shard_b : shard_a;
+  HttpClient http;
+  const int jobs = 40;
+  add_jobs(http, dqd, "capped", "c", jobs, 2);
+  add_jobs(http, dqd, "free", "f", jobs, 2);
+  // The capped jobs whose home is the shard that stays up.
+  std::vector<std::string> on_up;
+  for (int i = 0; i < jobs; ++i) {
+    std::string id = "c" + std::to_string(i);
+    if (dq::shard_order(shards, dq::job_key("capped", id)).front() != coordination) {
+      on_up.push_back(id);
+    }
+  }
+  REQUIRE(!on_up.empty());
+  down.stop();
+  // Well past their due time: the free topic's jobs on the shard that is up
+  // are delivered, the capped topic's wait.
+  REQUIRE(wait_until(20000, [&] { return answered_by_id(callback, "/free").size() >= 5; }));
+  sleep_ms(3000);
+  CHECK(answered_by_id(callback, "/capped").empty());
+  for (const std::string& id : on_up) {
+    CAPTURE(id);
+    auto record = up.command({"HGET", dq::keys::flat_records(), dq::job_key("capped", id)});
+    REQUIRE(record->type == REDIS_REPLY_STRING);
+    std::string meta(record->str, record->len);
+    CHECK(meta.rfind("r|0|", 0) == 0);  // ready, no attempt used
+  }
+  down.start();
+  REQUIRE(wait_until(60000, [&] { return answered_by_id(callback, "/capped").size() == jobs; }));
+  REQUIRE(wait_until(60000, [&] { return answered_by_id(callback, "/free").size() == jobs; }));
+  sleep_ms(500);
+  for (const auto& [id, times] : answered_by_id(callback)) {
+    CAPTURE(id);
+    CHECK(times == 1);
+  }
 }
