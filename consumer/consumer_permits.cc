@@ -43,10 +43,11 @@ void ConsumerLoop::update_permit_wants(const std::vector<Topic>& online) {
       }
     }
     auto held = in_flight_.find(topic.name);
-    int64_t room = cap - (held == in_flight_.end() ? 0 : held->second);
-    int64_t wanted = std::min(ready, room);
+    int64_t calls = held == in_flight_.end() ? 0 : held->second;
+    int64_t wanted = std::min<int64_t>(ready, cap - calls);
     if (topic.max_in_flight > 0) {
-      wanted = std::min<int64_t>(wanted, topic.max_in_flight);
+      // Our own calls hold permits already: never ask for more than the rest.
+      wanted = std::min<int64_t>(wanted, topic.max_in_flight - calls);
     }
     if (topic.max_rate > 0) {
       wanted = std::min<int64_t>(wanted, effective_burst(topic));
