@@ -73,6 +73,12 @@ Status apply_topic_form(const Json& form, Topic* topic) {
         return wrong(key, "true or false");
       }
       topic->circuit_breaker = value.get<bool>();
+    } else if (key == "max_in_flight") {
+      status = set_int(value, key, &topic->max_in_flight);
+    } else if (key == "max_rate") {
+      status = set_int(value, key, &topic->max_rate);
+    } else if (key == "max_burst") {
+      status = set_int(value, key, &topic->max_burst);
     } else if (key == "online") {
       if (!value.is_boolean()) {
         return wrong(key, "true or false");

@@ -48,7 +48,8 @@ bool same_settings(const Topic& a, const Topic& b) {
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
                     t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
                     t.max_deferrals, t.dead_on, t.retry_jitter, t.circuit_breaker,
-                    t.circuit_failures, t.circuit_open_ms);
+                    t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate,
+                    t.max_burst);
   };
   return fields(a) == fields(b);
 }
@@ -75,6 +76,7 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
       config, prefix, multi_.get(),
       [this](size_t shard, Outcome outcome) { workers_[shard]->record(std::move(outcome)); });
   waiter_ = std::make_unique<WakeWaiter>(config, multi_.get());
+  permits_ = std::make_unique<PermitKeeper>(config, multi_.get());
   Status refreshed = topics_.refresh();
   if (!refreshed.is_ok()) {
     err_log().warn("consumer: cannot read topics: {}", refreshed.message());
@@ -83,6 +85,7 @@ ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
 
 ConsumerLoop::~ConsumerLoop() {
   waiter_.reset();  // joins before the multi handle goes
+  permits_.reset();
   for (auto& entry : deliveries_) {
     curl_multi_remove_handle(multi_.get(), entry.first);
   }
@@ -206,6 +209,12 @@ void ConsumerLoop::request_reserves() {
     }
     ++changes_;
   }
+  if (permits_->arrived()) {
+    // A capped topic may take jobs now: shards holding its jobs still count
+    // them as ready (ready_left), so a change is enough to ask them again.
+    ++changes_;
+  }
+  update_permit_wants(online_topics());
   for (size_t shard = 0; shard < shards_.size(); ++shard) {
     if (waiter_->take(shard)) {
       shards_[shard].maybe_ready = true;
@@ -272,10 +281,11 @@ void ConsumerLoop::request_reserves() {
     if (slots.empty()) {
       continue;
     }
+    std::vector<std::string> probe = take_permits(online, slots, shards_[shard]);
     shards_[shard].promised = most;
     shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
-    workers_[shard]->reserve(std::move(slots), most);
+    workers_[shard]->reserve(std::move(slots), most, std::move(probe));
   }
 }
 
@@ -288,7 +298,13 @@ void ConsumerLoop::take_reserved() {
     ShardState& state = shards_[shard];
     state.promised = 0;
     state.probes_promised.clear();
+    std::map<std::string, std::vector<Permit>> permits = std::move(state.permits);
+    state.permits.clear();
+    for (const auto& [topic, jobs] : reply->waiting) {
+      waiting_[topic][shard] = jobs;
+    }
     if (!reply->ok) {
+      give_back_unused(permits);
       state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
       state.maybe_ready = true;
       continue;
@@ -308,12 +324,20 @@ void ConsumerLoop::take_reserved() {
         fallback.name = job.job.topic;
         topic = &fallback;
       }
-      start_delivery(std::move(job), *topic);
+      std::optional<Permit> permit;
+      auto bag = permits.find(job.job.topic);
+      if (bag != permits.end() && !bag->second.empty()) {
+        permit = std::move(bag->second.back());
+        bag->second.pop_back();
+      }
+      start_delivery(std::move(job), *topic, std::move(permit));
     }
+    give_back_unused(permits);
   }
 }
 
-void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
+void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic,
+                                  std::optional<Permit> permit) {
   std::unique_ptr<Delivery> delivery = take_delivery();
   delivery->shard = reserved.shard;
   delivery->job = std::move(reserved.job);
@@ -322,6 +346,11 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
   delivery->receiver = topic.circuit_breaker ? receiver_of(topic) : std::string();
   if (!delivery->receiver.empty()) {
     ++receiver_in_flight_[delivery->receiver];
+  }
+  delivery->permit.reset();
+  if (permit) {
+    delivery->permit = std::move(permit->id);
+    delivery->permit_taken_ms = permit->taken_ms;
   }
   build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
@@ -344,6 +373,7 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic) {
     outcome.give_up_at_ms =
         monotonic_ms() + raw->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
     workers_[raw->shard]->record(std::move(outcome));
+    end_call(*raw);
     if (--in_flight_[raw->job.topic] <= 0) {
       in_flight_.erase(raw->job.topic);
     }
@@ -370,6 +400,7 @@ int ConsumerLoop::collect_finished() {
     CURLcode code = message->data.result;  // read before removing the handle
     curl_multi_remove_handle(multi_.get(), message->easy_handle);
     Delivery* delivery = it->second.get();
+    end_call(*delivery);
     Outcome outcome;
     outcome.result = transfer_result(delivery, code);
     outcome.latency_ms = monotonic_ms() - delivery->started_ms;

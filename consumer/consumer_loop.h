@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "common/registry/topic_cache.h"
 #include "common/store/job_store.h"
 #include "consumer/delivery.h"
+#include "consumer/permit_keeper.h"
 
 namespace dq {
 
@@ -49,11 +51,21 @@ class ConsumerLoop {
     int64_t retry_at_ms = 0;     // after a Redis error
     // Probe allowance the reserve in flight may take, per receiver.
     std::map<std::string, int> probes_promised;
+    // Permits of capped topics taken for the reserve in flight.
+    std::map<std::string, std::vector<Permit>> permits;
   };
 
   void request_reserves();
+  // Capped topics (consumer/permit_keeper.h): how many permits to keep on
+  // hand, and the slots of a reserve clamped to the permits taken for it.
+  void update_permit_wants(const std::vector<Topic>& online);
+  std::vector<std::string> take_permits(const std::vector<Topic>& online,
+                                        std::vector<ReserveSlot>& slots, ShardState& state);
+  void end_call(Delivery& delivery);
+  // Permits taken for a reserve that brought fewer jobs go back to the keeper's hand.
+  void give_back_unused(std::map<std::string, std::vector<Permit>>& permits);
   void take_reserved();  // starts the deliveries reserves brought back
-  void start_delivery(ReservedJob reserved, const Topic& topic);
+  void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<Permit> permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
@@ -75,6 +87,10 @@ class ConsumerLoop {
   TopicCache topics_;
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
+  std::unique_ptr<PermitKeeper> permits_;
+  // Capped topics: jobs ready per shard, as the last reserve there saw them.
+  std::map<std::string, std::map<size_t, int64_t>> waiting_;
+  std::set<std::string> capped_;  // capped topics the keeper was told about
   std::vector<std::unique_ptr<ShardWorker>> workers_;
   std::unique_ptr<CircuitKeeper> circuits_;        // forwards outcomes to workers_
   uint64_t circuits_seen_ = 0;                     // circuits_->version() last planned with

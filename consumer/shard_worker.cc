@@ -57,10 +57,11 @@ void ShardWorker::stop(int64_t deadline_ms) {
   changed_.notify_all();
 }
 
-void ShardWorker::reserve(std::vector<ReserveSlot> slots, int most_jobs) {
+void ShardWorker::reserve(std::vector<ReserveSlot> slots, int most_jobs,
+                          std::vector<std::string> probe) {
   std::lock_guard<std::mutex> lock(mutex_);
   reserving_.store(true);
-  reserve_request_.emplace(std::move(slots), most_jobs);
+  reserve_request_ = ReserveRequest{std::move(slots), most_jobs, std::move(probe)};
   changed_.notify_all();
 }
 
@@ -93,7 +94,7 @@ size_t ShardWorker::unrecorded() const {
 
 void ShardWorker::run() {
   while (true) {
-    std::optional<std::pair<std::vector<ReserveSlot>, int>> request;
+    std::optional<ReserveRequest> request;
     std::vector<Outcome> batch;
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -126,7 +127,7 @@ void ShardWorker::run() {
       }
     }
     if (request) {
-      do_reserve(request->first, request->second);
+      do_reserve(request->slots, request->most_jobs, request->probe);
     }
     if (!batch.empty()) {
       record_batch(std::move(batch));
@@ -138,7 +139,8 @@ void ShardWorker::run() {
   }
 }
 
-void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs) {
+void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs,
+                             const std::vector<std::string>& probe) {
   ReserveReply reply;
   reply.asked = most_jobs;
   std::string reserve_id = reserve_prefix_ + std::to_string(++reserve_seq_);
@@ -150,6 +152,20 @@ void ShardWorker::do_reserve(const std::vector<ReserveSlot>& slots, int most_job
     reply.ok = true;
     reply.jobs = std::move(reserved->jobs);
     reply.ready_left = reserved->ready_left;
+    // Capped topics: how many of their jobs wait here, so the consumer asks
+    // for permits only for jobs there are (one pipelined round trip).
+    if (!probe.empty()) {
+      std::vector<std::vector<std::string>> lengths;
+      for (const auto& topic : probe) {
+        lengths.push_back({"LLEN", keys::ready(topic)});
+      }
+      auto answers = store_.shard(shard_).command_all(lengths);
+      for (size_t i = 0; i < answers.size() && i < probe.size(); ++i) {
+        if (answers[i].is_ok() && (*answers[i])->type == REDIS_REPLY_INTEGER) {
+          reply.waiting[probe[i]] = (*answers[i])->integer;
+        }
+      }
+    }
   } else {
     // The consumer waits before it asks this shard again; a shard that
     // refuses every reserve is logged once, then with a count.

@@ -57,6 +57,9 @@ struct ReserveReply {
   std::vector<ReservedJob> jobs;
   int64_t ready_left = 0;
   int asked = 0;  // slots that were promised to this reserve
+  // Capped topics asked about (probe): jobs still ready in each after the
+  // reserve (LLEN; absent when the shard did not answer).
+  std::map<std::string, int64_t> waiting;
 };
 
 class ShardWorker {
@@ -68,7 +71,8 @@ class ShardWorker {
 
   bool reserving() const { return reserving_.load(); }
   // Starts a reserve; the reply arrives through take_reply().
-  void reserve(std::vector<ReserveSlot> slots, int most_jobs);
+  // `probe`: capped topics whose ready jobs to count after it (ReserveReply::waiting).
+  void reserve(std::vector<ReserveSlot> slots, int most_jobs, std::vector<std::string> probe = {});
   std::optional<ReserveReply> take_reply();
   void record(Outcome outcome);
   // Names of the shards this shard holds copies for (placement.h): the
@@ -81,7 +85,8 @@ class ShardWorker {
 
  private:
   void run();
-  void do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs);
+  void do_reserve(const std::vector<ReserveSlot>& slots, int most_jobs,
+                  const std::vector<std::string>& probe);
   void record_batch(std::vector<Outcome> batch);
   std::string record_failure(const Outcome& outcome, bool* retry);
   void log_attempt(const Outcome& outcome, const std::string& what);
@@ -101,7 +106,12 @@ class ShardWorker {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::optional<std::pair<std::vector<ReserveSlot>, int>> reserve_request_;
+  struct ReserveRequest {
+    std::vector<ReserveSlot> slots;
+    int most_jobs = 0;
+    std::vector<std::string> probe;
+  };
+  std::optional<ReserveRequest> reserve_request_;
   std::optional<ReserveReply> reply_;
   std::deque<Outcome> outcomes_;
   std::vector<Outcome> retrying_;  // worker thread only

@@ -104,7 +104,7 @@ void host_metrics(PrometheusText& out) {
   std::map<std::string, std::vector<Series>> by_kind;
   SharedMetrics::instance().for_each([&](std::string_view key, const HistogramView& view) {
     auto parts = key_parts(key);
-    const std::string& kind = parts[0];
+    std::string kind = parts[0];
     Labels labels;
     if ((kind == "http" || kind == "legacy") && parts.size() == 3) {
       labels = {{kind == "http" ? "route" : "command", parts[1]}, {"code", parts[2]}};
@@ -114,6 +114,9 @@ void host_metrics(PrometheusText& out) {
       labels = {{"shard", parts[1]}};
     } else if (kind == "log_dropped" && parts.size() == 2) {
       labels = {{"log", parts[1]}};
+    } else if (kind == "permit" && parts.size() == 3) {
+      labels = {{"topic", parts[1]}};
+      kind = "permit_" + parts[2];  // taken, returned, waits
     } else if (kind == "auth" && parts.size() == 3) {
       labels = {{"protocol", parts[1]}, {"reason", parts[2]}};
     } else {
@@ -160,6 +163,21 @@ void host_metrics(PrometheusText& out) {
   for (const auto& series : by_kind["auth"]) {
     out.sample("dq_auth_failures_total", series.labels, static_cast<double>(series.view.count));
   }
+  // Caps per topic (docs/delivery.md): permits in use on this host = taken - returned.
+  auto permit_family = [&](const std::string& kind, const std::string& name,
+                           const std::string& help) {
+    out.family(name, "counter", help);
+    for (const auto& series : by_kind[kind]) {
+      out.sample(name, series.labels, static_cast<double>(series.view.count));
+    }
+  };
+  permit_family("permit_taken", "dq_topic_permits_taken_total",
+                "Permits to call a capped topic's callback taken by this host's consumers.");
+  permit_family("permit_returned", "dq_topic_permits_returned_total",
+                "Permits this host's consumers gave back (call ended, or not used).");
+  permit_family("permit_waits", "dq_topic_permit_waits_total",
+                "Times a capped topic's ready jobs waited because its cap gave fewer permits "
+                "than wanted (this host).");
   out.family("dq_metrics_series_dropped_total", "counter",
              "Observations not recorded because the shared metrics table is full.");
   out.sample("dq_metrics_series_dropped_total", {},

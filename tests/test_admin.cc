@@ -392,6 +392,36 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     CHECK(topic["callback_format"] == "json");
   }
 
+  SUBCASE("caps per topic: stored, shown, and a bad one is a 400 naming it that changes nothing") {
+    Browser user = world.logged_in();
+    REQUIRE(user.call("POST", "/api/topics",
+                      Json{{"name", "capped"},
+                           {"callback_url", "http://127.0.0.1:9/cb"},
+                           {"max_in_flight", 2},
+                           {"max_rate", 50}}
+                          .dump())
+                .status == 201);
+    Json topic = user.call("GET", "/api/topics/capped").json();
+    if (topic.contains("topic")) {
+      topic = topic["topic"];
+    }
+    CHECK(topic["max_in_flight"] == 2);
+    CHECK(topic["max_rate"] == 50);
+    CHECK(topic["max_burst"] == 0);
+    Answer burst = user.call("PUT", "/api/topics/capped", R"({"max_rate":0,"max_burst":9})");
+    CHECK(burst.status == 400);
+    CHECK(burst.json()["field"] == "max_burst");
+    Answer negative = user.call("PUT", "/api/topics/capped", R"({"max_in_flight":-1})");
+    CHECK(negative.status == 400);
+    CHECK(negative.json()["field"] == "max_in_flight");
+    topic = user.call("GET", "/api/topics/capped").json();
+    if (topic.contains("topic")) {
+      topic = topic["topic"];
+    }
+    CHECK(topic["max_in_flight"] == 2);  // unchanged
+    CHECK(topic["max_rate"] == 50);
+  }
+
   SUBCASE("a creator holding a script is returned as data; the page builds no HTML from data") {
     Browser user = world.logged_in();
     std::string script = "<script>alert(1)</script>";

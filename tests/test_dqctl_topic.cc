@@ -164,9 +164,9 @@ TEST_CASE("add, list, show: human and JSON output") {
   CHECK(keys == std::vector<std::string>{
                     "alert_emails", "callback_format", "callback_url", "circuit_breaker",
                     "circuit_failures", "circuit_open_ms", "created_at_ms", "creator", "dead_on",
-                    "default_delay_s", "max_attempts", "max_deferrals", "method", "name", "online",
-                    "priority", "retry_jitter", "retry_ms", "success_json", "timeout_ms",
-                    "updated_at_ms"});
+                    "default_delay_s", "max_attempts", "max_burst", "max_deferrals",
+                    "max_in_flight", "max_rate", "method", "name", "online", "priority",
+                    "retry_jitter", "retry_ms", "success_json", "timeout_ms", "updated_at_ms"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");
@@ -218,6 +218,23 @@ TEST_CASE("set, online, offline, del") {
   REQUIRE(ctl.run({"topic", "set", "orders", "--success-json", ""}).exit_code == 0);
   CHECK(ctl.registry()->get_topic("orders")->success_json.empty());
   CHECK(ctl.registry()->get_topic("orders")->callback_format == "form");
+
+  // Caps per topic (docs/delivery.md).
+  RunResult capped = ctl.run(
+      {"topic", "set", "orders", "--max-in-flight", "2", "--max-rate", "50", "--max-burst", "7"});
+  CHECK_MESSAGE(capped.exit_code == 0, capped.err);
+  CHECK(ctl.registry()->get_topic("orders")->max_in_flight == 2);
+  CHECK(ctl.registry()->get_topic("orders")->max_rate == 50);
+  CHECK(ctl.registry()->get_topic("orders")->max_burst == 7);
+  shown = ctl.json({"topic", "show", "orders"});
+  CHECK(shown["max_in_flight"] == 2);
+  CHECK(shown["max_rate"] == 50);
+  CHECK(shown["max_burst"] == 7);
+  CHECK(
+      contains(ctl.run({"topic", "show", "orders"}).out, "max_in_flight:   2 calls open at once"));
+  REQUIRE(ctl.run({"topic", "set", "orders", "--max-burst", "0"}).exit_code == 0);
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out,
+                 "max_burst:       5 (a tenth of max_rate)"));
 
   RunResult offline = ctl.run({"topic", "offline", "orders"});
   CHECK(offline.exit_code == 0);
@@ -319,6 +336,9 @@ TEST_CASE("invalid values exit 1, name the field and change nothing") {
       {{"topic", "set", "orders", "--format", "xml"}, "callback_format"},
       {{"topic", "set", "orders", "--success-json", "code"}, "success_json"},
       {{"topic", "set", "orders", "--success-json", "a b=1"}, "success_json"},
+      {{"topic", "set", "orders", "--max-in-flight", "-1"}, "max_in_flight"},
+      {{"topic", "set", "orders", "--max-rate", "-3"}, "max_rate"},
+      {{"topic", "set", "orders", "--max-burst", "5"}, "max_burst"},  // no max_rate
   };
   for (const Case& c : cases) {
     RunResult result = ctl.run(c.args);

@@ -366,3 +366,45 @@ TEST_CASE("missing parent folders are created; unopenable paths are unavailable"
   CHECK_FALSE(under_file.is_ok());
   CHECK(under_file.status().code() == Code::kUnavailable);
 }
+
+TEST_CASE("topic caps: max_in_flight, max_rate, max_burst round-trip and are checked") {
+  TempDir dir;
+  auto registry = open_registry(dir.file("dq.db"));
+  Topic topic = sample_topic("capped");
+  topic.max_in_flight = 2;
+  topic.max_rate = 50;
+  topic.max_burst = 10;
+  REQUIRE(registry->add_topic(topic).is_ok());
+  auto got = registry->get_topic("capped");
+  REQUIRE(got.is_ok());
+  CHECK(got->max_in_flight == 2);
+  CHECK(got->max_rate == 50);
+  CHECK(got->max_burst == 10);
+  Topic changed = *got;
+  changed.max_in_flight = 0;
+  changed.max_burst = 0;
+  REQUIRE(registry->update_topic(changed).is_ok());
+  CHECK(registry->get_topic("capped")->max_in_flight == 0);
+  CHECK(registry->get_topic("capped")->max_burst == 0);
+  CHECK(registry->get_topic("capped")->max_rate == 50);
+  CHECK(registry->get_topic("uncapped").status().code() == dq::Code::kNotFound);
+
+  Topic t = sample_topic("ok");
+  t.max_in_flight = -1;
+  expect_invalid(t, "max_in_flight");
+  t.max_in_flight = 100001;
+  expect_invalid(t, "max_in_flight");
+  t = sample_topic("ok");
+  t.max_rate = -1;
+  expect_invalid(t, "max_rate");
+  t = sample_topic("ok");
+  t.max_burst = 5;  // a burst without a rate means nothing
+  expect_invalid(t, "max_burst");
+  t.max_rate = 1;
+  CHECK(dq::validate_topic(t).is_ok());
+  // A bad cap changes nothing.
+  Topic bad = *registry->get_topic("capped");
+  bad.max_rate = -5;
+  CHECK(registry->update_topic(bad).code() == dq::Code::kInvalid);
+  CHECK(registry->get_topic("capped")->max_rate == 50);
+}

@@ -113,6 +113,9 @@ const TOPIC_FIELDS = [
   { key: 'creator', label: 'Creator', hint: 'who owns this topic' },
   { key: 'circuit_failures', label: 'Circuit failures', number: true, hint: 'receiver failures in a row (no answer, 5xx, 429) that stop calls to its host:port' },
   { key: 'circuit_open_ms', label: 'Circuit wait (ms)', number: true, hint: 'wait before the first probe; doubles while probes fail' },
+  { key: 'max_in_flight', label: 'Max calls open', number: true, hint: 'calls to the callback open at once, over every consumer and host; 0: no cap' },
+  { key: 'max_rate', label: 'Max calls/s', number: true, hint: 'calls to the callback per second, over every consumer and host; 0: no cap' },
+  { key: 'max_burst', label: 'Max burst', number: true, hint: 'calls at once above the rate; 0: a tenth of max calls/s (at least 1)' },
 ];
 
 async function pageTopics(main) {
@@ -206,7 +209,7 @@ async function pageTopics(main) {
   function showForm(topic) {
     const editing = !!topic;
     const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
-    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000 });
+    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0 });
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });

@@ -22,6 +22,7 @@
 #include "common/registry/callback_rules.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/registry.h"
+#include "common/registry/topic_caps.h"
 #include "common/registry/topic_json.h"
 #include "common/store/job_store.h"
 #include "common/store/topic_jobs.h"
@@ -53,12 +54,16 @@ struct TopicOptions {
   std::optional<bool> circuit_breaker;
   std::optional<int> circuit_failures;
   std::optional<int> circuit_open_ms;
+  std::optional<int> max_in_flight;
+  std::optional<int> max_rate;
+  std::optional<int> max_burst;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
            alert_emails || retry_ms || creator || callback_format || success_json ||
            max_deferrals || dead_on || retry_jitter ||
-           circuit_breaker || circuit_failures || circuit_open_ms;
+           circuit_breaker || circuit_failures || circuit_open_ms ||
+           max_in_flight || max_rate || max_burst;
   }
   void apply(Topic* topic) const {
     if (callback_url) {
@@ -111,6 +116,15 @@ struct TopicOptions {
     }
     if (circuit_open_ms) {
       topic->circuit_open_ms = *circuit_open_ms;
+    }
+    if (max_in_flight) {
+      topic->max_in_flight = *max_in_flight;
+    }
+    if (max_rate) {
+      topic->max_rate = *max_rate;
+    }
+    if (max_burst) {
+      topic->max_burst = *max_burst;
     }
   }
 };
@@ -210,6 +224,18 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       if (!integer(INT_MAX, &options->circuit_open_ms)) {
         return false;
       }
+    } else if (arg == "--max-in-flight") {
+      if (!integer(INT_MAX, &options->max_in_flight)) {
+        return false;
+      }
+    } else if (arg == "--max-rate") {
+      if (!integer(INT_MAX, &options->max_rate)) {
+        return false;
+      }
+    } else if (arg == "--max-burst") {
+      if (!integer(INT_MAX, &options->max_burst)) {
+        return false;
+      }
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -250,6 +276,15 @@ void print_topic(const Topic& topic) {
   line("circuit_open_ms:", std::to_string(topic.circuit_open_ms));
   line("created_at:", format_time(topic.created_at_ms));
   line("updated_at:", format_time(topic.updated_at_ms));
+  auto cap = [](int value, const char* unit) {
+    return value == 0 ? std::string("0 (no cap)") : std::to_string(value) + unit;
+  };
+  line("max_in_flight:", cap(topic.max_in_flight, " calls open at once"));
+  line("max_rate:", cap(topic.max_rate, " calls/s"));
+  if (topic.max_rate > 0) {
+    line("max_burst:", std::to_string(effective_burst(topic)) +
+                           (topic.max_burst == 0 ? " (a tenth of max_rate)" : ""));
+  }
 }
 
 void print_table(const std::vector<Topic>& topics) {
@@ -501,6 +536,7 @@ constexpr const char* kUsage =
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
     "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"
     "          [--circuit-breaker on|off] [--circuit-failures N] [--circuit-open-ms N]\n"
+    "          [--max-in-flight N] [--max-rate PER_S] [--max-burst N]   (0: no cap)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

@@ -15,6 +15,7 @@
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
+#include "common/registry/topic_caps.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -107,7 +108,8 @@ constexpr const char* kTopicColumns =
     "name, callback_url, method, timeout_ms, default_delay_s, max_attempts, priority, retry_ms, "
     "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json"
     ", max_deferrals, dead_on, retry_jitter"
-    ", circuit_breaker, circuit_failures, circuit_open_ms";
+    ", circuit_breaker, circuit_failures, circuit_open_ms"
+    ", max_in_flight, max_rate, max_burst";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -132,6 +134,9 @@ Topic read_topic(const Statement& row) {
   topic.circuit_breaker = row.column_int(18) != 0;
   topic.circuit_failures = static_cast<int>(row.column_int(19));
   topic.circuit_open_ms = static_cast<int>(row.column_int(20));
+  topic.max_in_flight = static_cast<int>(row.column_int(21));
+  topic.max_rate = static_cast<int>(row.column_int(22));
+  topic.max_burst = static_cast<int>(row.column_int(23));
   return topic;
 }
 
@@ -156,7 +161,10 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(18, int64_t{topic.retry_jitter})
       .bind(19, int64_t{topic.circuit_breaker ? 1 : 0})
       .bind(20, int64_t{topic.circuit_failures})
-      .bind(21, int64_t{topic.circuit_open_ms});
+      .bind(21, int64_t{topic.circuit_open_ms})
+      .bind(22, int64_t{topic.max_in_flight})
+      .bind(23, int64_t{topic.max_rate})
+      .bind(24, int64_t{topic.max_burst});
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -226,6 +234,10 @@ Status validate_topic(const Topic& topic) {
   if (topic.circuit_open_ms < 100 || topic.circuit_open_ms > 3600000) {
     return invalid("circuit_open_ms", std::to_string(topic.circuit_open_ms) +
                                           " must be from 100 to 3600000 (one hour)");
+  }
+  status = validate_topic_caps(topic);
+  if (!status.is_ok()) {
+    return status;
   }
   return Status::ok();
 }
@@ -359,8 +371,9 @@ Status Registry::add_topic(const Topic& topic) {
       "updated_at_ms, callback_format, success_json"
       ", max_deferrals, dead_on, retry_jitter"
       ", circuit_breaker, circuit_failures, circuit_open_ms"
+      ", max_in_flight, max_rate, max_burst"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
-      ", ?16, ?17, ?18, ?19, ?20, ?21"
+      ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -388,6 +401,7 @@ Status Registry::update_topic(const Topic& topic) {
                          "callback_format = ?14, success_json = ?15"
                          ", max_deferrals = ?16, dead_on = ?17, retry_jitter = ?18"
                          ", circuit_breaker = ?19, circuit_failures = ?20, circuit_open_ms = ?21"
+                         ", max_in_flight = ?22, max_rate = ?23, max_burst = ?24"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

@@ -48,6 +48,11 @@ struct Topic {
   bool circuit_breaker = true;
   int circuit_failures = 5;
   int circuit_open_ms = 10000;
+  // Caps on calls to the callback, shared by every consumer on every host
+  // (docs/delivery.md, "Caps per topic"); 0 is no cap.
+  int max_in_flight = 0;  // calls open at once
+  int max_rate = 0;       // calls per second
+  int max_burst = 0;      // calls at once above max_rate; 0: max_rate / 10, at least 1
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

@@ -24,7 +24,10 @@ Json topic_to_json(const Topic& topic) {
               {"retry_jitter", topic.retry_jitter},
               {"circuit_breaker", topic.circuit_breaker},
               {"circuit_failures", topic.circuit_failures},
-              {"circuit_open_ms", topic.circuit_open_ms}};
+              {"circuit_open_ms", topic.circuit_open_ms},
+              {"max_in_flight", topic.max_in_flight},
+              {"max_rate", topic.max_rate},
+              {"max_burst", topic.max_burst}};
 }
 
 }  // namespace dq

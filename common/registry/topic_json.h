@@ -12,7 +12,8 @@ namespace dq {
 //  "timeout_ms", "default_delay_s", "max_attempts", "priority", "retry_ms",
 //  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms",
 //  "max_deferrals", "dead_on", "retry_jitter",
-//  "circuit_breaker", "circuit_failures", "circuit_open_ms"}
+//  "circuit_breaker", "circuit_failures", "circuit_open_ms",
+//  "max_in_flight", "max_rate", "max_burst"}
 Json topic_to_json(const Topic& topic);
 
 }  // namespace dq

@@ -72,6 +72,13 @@ inline std::string minute_prefix() { return kPrefix + "minute:"; }
 inline std::string minute(int64_t unix_minute) {
   return minute_prefix() + std::to_string(unix_minute);
 }
+// A topic's caps (permit_take.lua), on its coordination shard
+// (common/store/coordination_shard.h): zset permit id -> lease deadline ms,
+// and the rate's GCRA arrival time.
+inline std::string permits(std::string_view topic) {
+  return kPrefix + "permits:" + std::string(topic);
+}
+inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
 inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
 

@@ -96,6 +96,7 @@ struct PendingReply {
   std::string body;
   bool cancelled = false;
   std::string retry_after;
+  size_t index = 0;  // in Impl::requests
 };
 
 struct CallbackServer::Impl {
@@ -107,6 +108,8 @@ struct CallbackServer::Impl {
   mutable std::mutex mutex;
   mutable std::condition_variable arrived;
   std::vector<RecordedRequest> requests;
+  size_t open = 0;
+  size_t most_open = 0;
   Responder responder;
   // Delayed replies by connection, so a client that hangs up cancels its reply.
   std::map<evhttp_connection*, PendingReply*> pending;
@@ -117,6 +120,12 @@ struct CallbackServer::Impl {
   static void on_request(evhttp_request* request, void* arg);
   static void on_delay_done(evutil_socket_t, short, void* arg);
   static void on_connection_closed(evhttp_connection* connection, void* arg);
+  // A request's answer was sent (answered) or will never be.
+  void closed(size_t index, bool answered) {
+    std::lock_guard<std::mutex> lock(mutex);
+    --open;
+    requests[index].answered = answered;
+  }
 };
 
 namespace {
@@ -164,6 +173,7 @@ void CallbackServer::Impl::on_connection_closed(evhttp_connection* connection, v
   auto it = impl->pending.find(connection);
   if (it != impl->pending.end()) {
     it->second->cancelled = true;
+    impl->closed(it->second->index, false);
     impl->pending.erase(it);
   }
 }
@@ -176,6 +186,7 @@ void CallbackServer::Impl::on_delay_done(evutil_socket_t, short, void* arg) {
   }
   reply->impl->pending.erase(reply->connection);
   send_reply(reply->request, reply->status, reply->location, reply->body, reply->retry_after);
+  reply->impl->closed(reply->index, true);
 }
 
 void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
@@ -205,9 +216,11 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
   }
 
   CallbackAnswer answer;
+  size_t n = 0;
   {
     std::lock_guard<std::mutex> lock(impl->mutex);
-    size_t n = impl->requests.size();
+    n = impl->requests.size();
+    impl->most_open = std::max(impl->most_open, ++impl->open);
     if (impl->responder) {
       answer = impl->responder(record, n);
     }
@@ -220,16 +233,23 @@ void CallbackServer::Impl::on_request(evhttp_request* request, void* arg) {
     // frees the request itself, as when a callback host crashes mid-request.
     bufferevent* stream = evhttp_connection_get_bufferevent(evhttp_request_get_connection(request));
     shutdown(bufferevent_getfd(stream), SHUT_RDWR);
+    impl->closed(n, false);
     return;
   }
   if (answer.delay_ms <= 0) {
     send_reply(request, answer.status, answer.location, answer.body, answer.retry_after);
+    impl->closed(n, true);
     return;
   }
-  auto* reply =
-      new PendingReply{impl,          request,           evhttp_request_get_connection(request),
-                       answer.status, answer.location,   answer.body,
-                       false,         answer.retry_after};
+  auto* reply = new PendingReply{impl,
+                                 request,
+                                 evhttp_request_get_connection(request),
+                                 answer.status,
+                                 answer.location,
+                                 answer.body,
+                                 false,
+                                 answer.retry_after,
+                                 n};
   impl->pending[reply->connection] = reply;
   impl->unfired.insert(reply);
   evhttp_connection_set_closecb(reply->connection, &Impl::on_connection_closed, impl);
@@ -290,6 +310,16 @@ void CallbackServer::answer_with(std::vector<int> statuses, int then) {
 std::vector<RecordedRequest> CallbackServer::requests() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->requests;
+}
+
+size_t CallbackServer::open_now() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->open;
+}
+
+size_t CallbackServer::most_open() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->most_open;
 }
 
 size_t CallbackServer::count() const {

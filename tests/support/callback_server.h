@@ -21,6 +21,7 @@ struct RecordedRequest {
   std::map<std::string, std::string> headers;  // names lower-cased
   std::string body;
   int64_t arrived_ms = 0;  // wall clock, like a job's due_at_ms
+  bool answered = false;   // its answer was sent (not dropped: the client hung up first)
 
   std::string header(const std::string& lower_name) const;
   // A decoded query parameter ("" when absent).
@@ -68,6 +69,10 @@ class CallbackServer {
 
   std::vector<RecordedRequest> requests() const;
   size_t count() const;
+  // Requests open now (arrived, not yet answered or hung up), and the most
+  // that were ever open at once.
+  size_t open_now() const;
+  size_t most_open() const;
   // True once at least `count` requests arrived, false after timeout_ms.
   bool wait_for(size_t count, int timeout_ms) const;
 
