@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/topic_options.h"
 #include "client/dqctl/topic_stats_view.h"
 #include "common/core/json.h"
 #include "common/registry/callback_rules.h"
@@ -34,221 +35,6 @@ namespace dq::ctl {
 namespace topic_command {
 
 constexpr const char* kCommand = "topic";
-
-// Options of `add` and `set`; only the given ones are applied.
-struct TopicOptions {
-  std::optional<std::string> callback_url;
-  std::optional<std::string> method;
-  std::optional<int> timeout_ms;
-  std::optional<int64_t> default_delay_s;
-  std::optional<int> max_attempts;
-  std::optional<int> priority;
-  std::optional<std::string> alert_emails;
-  std::optional<std::string> retry_ms;
-  std::optional<std::string> creator;
-  std::optional<std::string> callback_format;
-  std::optional<std::string> success_json;
-  std::optional<int> max_deferrals;
-  std::optional<std::string> dead_on;
-  std::optional<int> retry_jitter;
-  std::optional<bool> circuit_breaker;
-  std::optional<int> circuit_failures;
-  std::optional<int> circuit_open_ms;
-  std::optional<int> max_in_flight;
-  std::optional<int> max_rate;
-  std::optional<int> max_burst;
-
-  bool any() const {
-    return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
-           alert_emails || retry_ms || creator || callback_format || success_json ||
-           max_deferrals || dead_on || retry_jitter ||
-           circuit_breaker || circuit_failures || circuit_open_ms ||
-           max_in_flight || max_rate || max_burst;
-  }
-  void apply(Topic* topic) const {
-    if (callback_url) {
-      topic->callback_url = *callback_url;
-    }
-    if (method) {
-      topic->method = *method;
-    }
-    if (timeout_ms) {
-      topic->timeout_ms = *timeout_ms;
-    }
-    if (default_delay_s) {
-      topic->default_delay_s = *default_delay_s;
-    }
-    if (max_attempts) {
-      topic->max_attempts = *max_attempts;
-    }
-    if (priority) {
-      topic->priority = *priority;
-    }
-    if (alert_emails) {
-      topic->alert_emails = *alert_emails;
-    }
-    if (retry_ms) {
-      topic->retry_ms = *retry_ms;
-    }
-    if (creator) {
-      topic->creator = *creator;
-    }
-    if (callback_format) {
-      topic->callback_format = *callback_format;
-    }
-    if (success_json) {
-      topic->success_json = *success_json;
-    }
-    if (max_deferrals) {
-      topic->max_deferrals = *max_deferrals;
-    }
-    if (dead_on) {
-      topic->dead_on = *dead_on;  // "" clears it
-    }
-    if (retry_jitter) {
-      topic->retry_jitter = *retry_jitter;
-    }
-    if (circuit_breaker) {
-      topic->circuit_breaker = *circuit_breaker;
-    }
-    if (circuit_failures) {
-      topic->circuit_failures = *circuit_failures;
-    }
-    if (circuit_open_ms) {
-      topic->circuit_open_ms = *circuit_open_ms;
-    }
-    if (max_in_flight) {
-      topic->max_in_flight = *max_in_flight;
-    }
-    if (max_rate) {
-      topic->max_rate = *max_rate;
-    }
-    if (max_burst) {
-      topic->max_burst = *max_burst;
-    }
-  }
-};
-
-// Splits args into the topic NAME and (when options != nullptr) the options
-// of add/set. Prints the problem and returns false on a usage error.
-bool parse_args(const std::string& sub, const std::vector<std::string>& args, std::string* name,
-                TopicOptions* options) {
-  std::vector<std::string> positional;
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string arg = args[i];
-    if (arg.rfind("--", 0) != 0 || arg == "--") {
-      positional.push_back(arg);
-      continue;
-    }
-    if (options == nullptr) {
-      std::string message = "topic " + sub;
-      message += " takes no option ";
-      message += arg;
-      usage_error(kCommand, message);
-      return false;
-    }
-    std::string value;
-    if (!take_option(args, &i, &arg, &value)) {
-      usage_error(kCommand, arg + " needs a value");
-      return false;
-    }
-    auto integer = [&](int64_t max, auto* field) {
-      int64_t number = 0;
-      if (!parse_int_arg(value, -max, max, &number)) {
-        std::string message = arg + " '";
-        message += value;
-        message += "' is not an integer";
-        usage_error(kCommand, message);
-        return false;
-      }
-      *field = static_cast<typename std::remove_reference_t<decltype(*field)>::value_type>(number);
-      return true;
-    };
-    if (arg == "--callback") {
-      options->callback_url = value;
-    } else if (arg == "--method") {
-      for (char& c : value) {
-        c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
-      }
-      options->method = value;
-    } else if (arg == "--timeout-ms") {
-      if (!integer(INT_MAX, &options->timeout_ms)) {
-        return false;
-      }
-    } else if (arg == "--delay") {
-      if (!integer(INT64_MAX, &options->default_delay_s)) {
-        return false;
-      }
-    } else if (arg == "--max-attempts") {
-      if (!integer(INT_MAX, &options->max_attempts)) {
-        return false;
-      }
-    } else if (arg == "--priority") {
-      if (!integer(INT_MAX, &options->priority)) {
-        return false;
-      }
-    } else if (arg == "--email") {
-      options->alert_emails = value;
-    } else if (arg == "--retry-ms") {
-      options->retry_ms = value;
-    } else if (arg == "--creator") {
-      options->creator = value;
-    } else if (arg == "--format") {
-      for (char& c : value) {
-        c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-      }
-      options->callback_format = value;
-    } else if (arg == "--success-json") {
-      options->success_json = value;  // "" turns the rule off
-    } else if (arg == "--max-deferrals") {
-      if (!integer(INT_MAX, &options->max_deferrals)) {
-        return false;
-      }
-    } else if (arg == "--dead-on") {
-      options->dead_on = value;
-    } else if (arg == "--retry-jitter") {
-      if (!integer(INT_MAX, &options->retry_jitter)) {
-        return false;
-      }
-    } else if (arg == "--circuit-breaker") {
-      if (value != "on" && value != "off") {
-        usage_error(kCommand, "--circuit-breaker '" + value + "' must be on or off");
-        return false;
-      }
-      options->circuit_breaker = value == "on";
-    } else if (arg == "--circuit-failures") {
-      if (!integer(INT_MAX, &options->circuit_failures)) {
-        return false;
-      }
-    } else if (arg == "--circuit-open-ms") {
-      if (!integer(INT_MAX, &options->circuit_open_ms)) {
-        return false;
-      }
-    } else if (arg == "--max-in-flight") {
-      if (!integer(INT_MAX, &options->max_in_flight)) {
-        return false;
-      }
-    } else if (arg == "--max-rate") {
-      if (!integer(INT_MAX, &options->max_rate)) {
-        return false;
-      }
-    } else if (arg == "--max-burst") {
-      if (!integer(INT_MAX, &options->max_burst)) {
-        return false;
-      }
-    } else {
-      usage_error(kCommand, "unknown option " + arg);
-      return false;
-    }
-  }
-  if (positional.size() != 1) {
-    usage_error(kCommand, positional.empty() ? "topic " + sub + " needs a topic NAME"
-                                             : "topic " + sub + " takes one NAME");
-    return false;
-  }
-  *name = positional[0];
-  return true;
-}
 
 void print_topic(const Topic& topic) {
   auto line = [](const char* key, const std::string& value) {
@@ -462,7 +248,7 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
       return usage_error(kCommand, "topic list takes no arguments");
     }
   } else if (sub == "add" || sub == "set") {
-    if (!parse_args(sub, args, &name, &edits)) {
+    if (!parse_topic_args(sub, args, &name, &edits)) {
       return kExitUsage;
     }
     if (sub == "add" && !edits.callback_url) {
@@ -480,11 +266,11 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
         rest.push_back(arg);
       }
     }
-    if (!parse_args(sub, rest, &name, nullptr)) {
+    if (!parse_topic_args(sub, rest, &name, nullptr)) {
       return kExitUsage;
     }
   } else if (sub == "show" || sub == "online" || sub == "offline") {
-    if (!parse_args(sub, args, &name, nullptr)) {
+    if (!parse_topic_args(sub, args, &name, nullptr)) {
       return kExitUsage;
     }
   } else {

@@ -1,0 +1,112 @@
+// The options of `dqctl topic add|set` (client/dqctl/cmd_topic.cc): parsed
+// from the command line, then applied to a topic read from the registry.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/registry/registry.h"
+
+namespace dq::ctl {
+
+// Options of `add` and `set`; only the given ones are applied.
+struct TopicOptions {
+  std::optional<std::string> callback_url;
+  std::optional<std::string> method;
+  std::optional<int> timeout_ms;
+  std::optional<int64_t> default_delay_s;
+  std::optional<int> max_attempts;
+  std::optional<int> priority;
+  std::optional<std::string> alert_emails;
+  std::optional<std::string> retry_ms;
+  std::optional<std::string> creator;
+  std::optional<std::string> callback_format;
+  std::optional<std::string> success_json;
+  std::optional<int> max_deferrals;
+  std::optional<std::string> dead_on;
+  std::optional<int> retry_jitter;
+  std::optional<bool> circuit_breaker;
+  std::optional<int> circuit_failures;
+  std::optional<int> circuit_open_ms;
+  std::optional<int> max_in_flight;
+  std::optional<int> max_rate;
+  std::optional<int> max_burst;
+
+  bool any() const {
+    return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
+           alert_emails || retry_ms || creator || callback_format || success_json ||
+           max_deferrals || dead_on || retry_jitter || circuit_breaker || circuit_failures ||
+           circuit_open_ms || max_in_flight || max_rate || max_burst;
+  }
+  void apply(Topic* topic) const {
+    if (callback_url) {
+      topic->callback_url = *callback_url;
+    }
+    if (method) {
+      topic->method = *method;
+    }
+    if (timeout_ms) {
+      topic->timeout_ms = *timeout_ms;
+    }
+    if (default_delay_s) {
+      topic->default_delay_s = *default_delay_s;
+    }
+    if (max_attempts) {
+      topic->max_attempts = *max_attempts;
+    }
+    if (priority) {
+      topic->priority = *priority;
+    }
+    if (alert_emails) {
+      topic->alert_emails = *alert_emails;
+    }
+    if (retry_ms) {
+      topic->retry_ms = *retry_ms;
+    }
+    if (creator) {
+      topic->creator = *creator;
+    }
+    if (callback_format) {
+      topic->callback_format = *callback_format;
+    }
+    if (success_json) {
+      topic->success_json = *success_json;
+    }
+    if (max_deferrals) {
+      topic->max_deferrals = *max_deferrals;
+    }
+    if (dead_on) {
+      topic->dead_on = *dead_on;  // "" clears it
+    }
+    if (retry_jitter) {
+      topic->retry_jitter = *retry_jitter;
+    }
+    if (circuit_breaker) {
+      topic->circuit_breaker = *circuit_breaker;
+    }
+    if (circuit_failures) {
+      topic->circuit_failures = *circuit_failures;
+    }
+    if (circuit_open_ms) {
+      topic->circuit_open_ms = *circuit_open_ms;
+    }
+    if (max_in_flight) {
+      topic->max_in_flight = *max_in_flight;
+    }
+    if (max_rate) {
+      topic->max_rate = *max_rate;
+    }
+    if (max_burst) {
+      topic->max_burst = *max_burst;
+    }
+  }
+};
+
+// Splits args into the topic NAME and (when options != nullptr) the options
+// of add/set. Prints the problem and returns false on a usage error.
+bool parse_topic_args(const std::string& sub, const std::vector<std::string>& args,
+                      std::string* name, TopicOptions* options);
+
+}  // namespace dq::ctl
