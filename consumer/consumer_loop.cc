@@ -44,7 +44,8 @@ bool same_settings(const Topic& a, const Topic& b) {
   auto fields = [](const Topic& t) {
     return std::tie(t.name, t.callback_url, t.method, t.callback_format, t.success_json,
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
-                    t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms);
+                    t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
+                    t.signing_keys);
   };
   return fields(a) == fields(b);
 }

@@ -17,7 +17,9 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/topic_signing_flags.h"
 #include "client/dqctl/topic_stats_view.h"
+#include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/registry/callback_rules.h"
 #include "common/registry/callback_url.h"
@@ -37,6 +39,8 @@ constexpr const char* kUsage =
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
+    "          [--signing-secret generate|whsec_...|off] [--signing-ed25519 generate|off]\n"
+    "          [--overlap 24h]   (a replaced signing key is still sent this long)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
@@ -56,12 +60,13 @@ struct TopicOptions {
   std::optional<std::string> creator;
   std::optional<std::string> callback_format;
   std::optional<std::string> success_json;
+  SigningFlags signing;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
-           alert_emails || retry_ms || creator || callback_format || success_json;
+           alert_emails || retry_ms || creator || callback_format || success_json || signing.any();
   }
-  void apply(Topic* topic) const {
+  Status apply(Topic* topic) const {
     if (callback_url) {
       topic->callback_url = *callback_url;
     }
@@ -95,6 +100,7 @@ struct TopicOptions {
     if (success_json) {
       topic->success_json = *success_json;
     }
+    return signing.apply(topic, now_ms());
   }
 };
 
@@ -169,6 +175,11 @@ bool parse_args(const std::string& sub, const std::vector<std::string>& args, st
       options->callback_format = value;
     } else if (arg == "--success-json") {
       options->success_json = value;  // "" turns the rule off
+    } else if (std::string error; options->signing.take(arg, value, &error)) {
+      if (!error.empty()) {
+        usage_error(kCommand, error);
+        return false;
+      }
     } else {
       usage_error(kCommand, "unknown option " + arg);
       return false;
@@ -216,16 +227,25 @@ void print_table(const std::vector<Topic>& topics) {
 }
 
 // Prints the topic as the result of a change: JSON, or a one-line message.
+// A signing secret the change made is shown in full, this once (docs/security.md).
 int print_changed(const CtlOptions& options, Registry& registry, const std::string& name,
-                  const std::string& message) {
+                  const std::string& message, const std::string& new_secret = "") {
   if (options.json) {
     auto topic = registry.get_topic(name);
     if (!topic.is_ok()) {
       return report_failure(topic.status());
     }
-    print_json(topic_to_json(*topic));
+    Json json = topic_to_json(*topic);
+    if (!new_secret.empty()) {
+      json["signing_secret"] = new_secret;
+    }
+    print_json(json);
   } else {
     printf("%s\n", message.c_str());
+    if (!new_secret.empty()) {
+      printf("signing secret (shown this once; keep it for the receiver): %s\n",
+             new_secret.c_str());
+    }
   }
   return kExitOk;
 }
@@ -251,12 +271,15 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
             const TopicOptions& edits) {
   Topic topic;
   topic.name = name;
-  edits.apply(&topic);
-  Status status = registry.add_topic(topic);
+  Status status = edits.apply(&topic);
+  if (status.is_ok()) {
+    status = registry.add_topic(topic);
+  }
   if (!status.is_ok()) {
     return report_failure(status);
   }
-  return print_changed(options, registry, name, "topic " + name + " added");
+  return print_changed(options, registry, name, "topic " + name + " added",
+                       new_signing_secret(Topic{}, topic));
 }
 
 // Reads, changes and writes back one topic (set, online, offline).
@@ -266,15 +289,18 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   if (!topic.is_ok()) {
     return report_failure(topic.status());
   }
-  edits.apply(&*topic);
+  Topic before = *topic;
+  Status status = edits.apply(&*topic);
   if (online) {
     topic->online = *online;
   }
-  Status status = registry.update_topic(*topic);
+  if (status.is_ok()) {
+    status = registry.update_topic(*topic);
+  }
   if (!status.is_ok()) {
     return report_failure(status);
   }
-  return print_changed(options, registry, name, message);
+  return print_changed(options, registry, name, message, new_signing_secret(before, *topic));
 }
 
 // Deletes the topic when it holds no job, or with --purge after deleting

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/core/status.h"
+#include "common/registry/signing_keys.h"
 #include "common/registry/sqlite_db.h"
 
 struct sqlite3;
@@ -38,6 +39,10 @@ struct Topic {
   bool online = true;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // Standard Webhooks signing keys (common/registry/signing_keys.h): the
+  // current one of each kind and those a rotation keeps for its overlap. Kept
+  // in their own table; read and written with the topic.
+  std::vector<SigningKey> signing_keys;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the
