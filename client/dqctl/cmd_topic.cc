@@ -212,6 +212,11 @@ void print_topic(const Topic& topic) {
   line("retry_ms:", topic.retry_ms.empty() ? "(2n+1 backoff)" : topic.retry_ms);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
+  Json signing = topic_to_json(topic);  // masked, as every listing shows it
+  std::string secret = signing["signing_secret"];
+  std::string public_key = signing["signing_public_key"];
+  line("signing_secret:", secret.empty() ? "(none)" : secret);
+  line("signing_ed25519:", public_key.empty() ? "(none)" : public_key);
   line("created_at:", format_time(topic.created_at_ms));
   line("updated_at:", format_time(topic.updated_at_ms));
 }

@@ -40,7 +40,7 @@ Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_
       db,
       "SELECT topic, key_id, kind, secret, public_key, created_at_ms, retires_at_ms "
       "FROM topic_signing_keys WHERE retires_at_ms = 0 OR retires_at_ms > ?1 "
-      "ORDER BY created_at_ms, key_id");
+      "ORDER BY created_at_ms, rowid");
   if (!stmt.is_ok()) {
     return stmt.status();
   }

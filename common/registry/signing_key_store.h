@@ -17,7 +17,7 @@ namespace dq {
 Status validate_topic_signing(const Topic& topic);
 
 // Fills each topic's signing_keys (one query for all of them), keys still
-// live at now_ms only, oldest first.
+// live at now_ms only, oldest first (as stored, for keys made in the same ms).
 Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_ms);
 // Makes the stored keys of topic.name exactly topic.signing_keys.
 Status store_signing_keys(sqlite3* db, const Topic& topic);

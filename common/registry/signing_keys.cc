@@ -45,20 +45,25 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 Result<std::string> base64_decode(std::string_view text) {
-  std::string bytes(text.size() / 4 * 3 + 3, '\0');
+  // Padding is optional; when present it must complete the last group of 4.
+  std::string_view digits = text;
+  size_t padding = 0;
+  while (padding < 2 && !digits.empty() && digits.back() == '=') {
+    digits.remove_suffix(1);
+    ++padding;
+  }
+  Status bad(Code::kInvalid, "not standard base64");
+  if (padding > 0 && text.size() % 4 != 0) {
+    return bad;
+  }
+  std::string bytes(digits.size() / 4 * 3 + 3, '\0');
   size_t length = 0;
   const char* end = nullptr;
-  // Padding is optional: decoding without it, then accepting only '=' after.
-  int rc =
-      sodium_base642bin(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(), text.data(),
-                        text.size(), "=", &length, &end, sodium_base64_VARIANT_ORIGINAL);
-  if (rc != 0 || end != text.data() + text.size()) {
-    rc = sodium_base642bin(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(),
-                           text.data(), text.size(), nullptr, &length, &end,
-                           sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
-    if (rc != 0 || end != text.data() + text.size()) {
-      return Status(Code::kInvalid, "not standard base64");
-    }
+  int rc = sodium_base642bin(reinterpret_cast<unsigned char*>(bytes.data()), bytes.size(),
+                             digits.data(), digits.size(), nullptr, &length, &end,
+                             sodium_base64_VARIANT_ORIGINAL_NO_PADDING);
+  if (rc != 0 || end != digits.data() + digits.size()) {
+    return bad;
   }
   bytes.resize(length);
   return bytes;
