@@ -25,6 +25,15 @@ void reply_invalid(Exchange& exchange, const Status& status) {
   exchange.reply_json(400, Json{{"error", status.message()}, {"field", field_of(status)}});
 }
 
+// The answer of the call that set a new HMAC secret shows it in full, once
+// (docs/security.md); every other answer shows it masked.
+void reveal_new_secret(const Topic& before, const Topic& after, Json* answer) {
+  std::string secret = new_signing_secret(before, after);
+  if (!secret.empty()) {
+    (*answer)["signing_secret"] = secret;
+  }
+}
+
 }  // namespace
 
 // The URL rules of dqctl: the config's, plus the shards added in the registry.
@@ -90,7 +99,9 @@ void AdminApp::create_topic(Exchange& exchange) {
   }
   err_log().info("dq-admin: topic {} added", topic.name);
   auto stored = registry_->get_topic(topic.name);
-  exchange.reply_json(201, topic_to_json(stored.is_ok() ? *stored : topic));
+  Json answer = topic_to_json(stored.is_ok() ? *stored : topic);
+  reveal_new_secret(Topic{}, topic, &answer);
+  exchange.reply_json(201, answer);
 }
 
 void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
@@ -121,6 +132,7 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
     return exchange.reply_error(topic.status());
   }
   std::string old_url = topic->callback_url;
+  Topic before = *topic;
   Status status = apply_topic_form(*form, &*topic);
   if (status.is_ok()) {
     status = validate_topic(*topic);
@@ -137,7 +149,9 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   }
   err_log().info("dq-admin: topic {} updated", name);
   auto stored = registry_->get_topic(name);
-  exchange.reply_json(200, topic_to_json(stored.is_ok() ? *stored : *topic));
+  Json answer = topic_to_json(stored.is_ok() ? *stored : *topic);
+  reveal_new_secret(before, *topic, &answer);
+  exchange.reply_json(200, answer);
 }
 
 // As `dqctl topic del`: refused while the topic holds jobs, unless

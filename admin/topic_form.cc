@@ -3,6 +3,9 @@
 
 #include <limits>
 
+#include "common/core/clock.h"
+#include "common/registry/topic_json.h"
+
 namespace dq {
 namespace {
 
@@ -34,9 +37,28 @@ Status set_text(const Json& value, const std::string& field, std::string* out) {
 }  // namespace
 
 Status apply_topic_form(const Json& form, Topic* topic) {
+  // The overlap of a rotation this form makes (docs/callbacks.md).
+  int64_t overlap_ms = kDefaultSigningOverlapMs;
+  if (auto overlap = form.find("signing_overlap_s"); overlap != form.end()) {
+    if (!overlap->is_number_integer()) {
+      return wrong("signing_overlap_s", "a whole number of seconds");
+    }
+    auto checked = signing_overlap_ms(overlap->get<int64_t>());
+    if (!checked.is_ok()) {
+      return checked.status();
+    }
+    overlap_ms = *checked;
+  }
   for (const auto& [key, value] : form.items()) {
     Status status;
-    if (key == "callback_url") {
+    if (key == "signing_secret" || key == "signing_public_key") {
+      if (!value.is_string()) {
+        return wrong(key, "text");
+      }
+      status = set_topic_signing(topic, key, value.get<std::string>(), overlap_ms, now_ms());
+    } else if (key == "signing_overlap_s" || key == "signing_keys") {
+      continue;  // read above; shown, not edited
+    } else if (key == "callback_url") {
       status = set_text(value, key, &topic->callback_url);
     } else if (key == "method") {
       status = set_text(value, key, &topic->method);

@@ -3,10 +3,12 @@
 
 #include <charconv>
 
+#include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/core/json_check.h"
 #include "common/core/json_span.h"
 #include "common/http/php_fields.h"
+#include "common/http/webhook_signature.h"
 
 namespace dq {
 
@@ -119,7 +121,9 @@ std::string callback_form(const Job& job) {
   return out;
 }
 
-void build_callback_request(const Topic& topic, const Job& job, CallbackRequest* request) {
+namespace {
+
+void build_unsigned_request(const Topic& topic, const Job& job, CallbackRequest* request) {
   request->post = topic.method != "GET";
   bool form = topic.callback_format == "form";
   // assign() into the strings a pooled request already holds keeps their buffers.
@@ -156,6 +160,15 @@ void build_callback_request(const Topic& topic, const Job& job, CallbackRequest*
                       "&due_at_ms=" + std::to_string(job.due_at_ms) +
                       "&created_at_ms=" + std::to_string(job.created_at_ms);
   request->url = with_query(topic.callback_url, query);
+}
+
+}  // namespace
+
+void build_callback_request(const Topic& topic, const Job& job, CallbackRequest* request) {
+  build_unsigned_request(topic, job, request);
+  // Signed as sent: a GET carries no body (and validate_topic refuses keys on one).
+  append_webhook_headers(topic, job, now_ms(), request->post ? request->body : std::string(),
+                         &request->headers);
 }
 
 }  // namespace dq

@@ -7,7 +7,9 @@
 //         the body, plus notify_time, dq_set_time and, on retries,
 //         exp_notify_nums (common/http/php_fields.h);
 //   GET:  the same fields as query parameters.
-// All carry X-DQ-Topic, X-DQ-Id and X-DQ-Attempt headers.
+// All carry X-DQ-Topic, X-DQ-Id and X-DQ-Attempt headers; a topic with
+// signing keys adds the Standard Webhooks headers webhook-id,
+// webhook-timestamp and webhook-signature (common/http/webhook_signature.h).
 #pragma once
 
 #include <string>

@@ -49,7 +49,7 @@ bool same_settings(const Topic& a, const Topic& b) {
                     t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
                     t.max_deferrals, t.dead_on, t.retry_jitter, t.circuit_breaker,
                     t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate,
-                    t.max_burst);
+                    t.max_burst, t.signing_keys);
   };
   return fields(a) == fields(b);
 }

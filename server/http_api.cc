@@ -20,6 +20,7 @@
 #include "server/http_reply.h"
 #include "server/job_request.h"
 #include "server/metrics_page.h"
+#include "server/signing_keys_route.h"
 
 namespace dq {
 namespace {
@@ -134,6 +135,14 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
       return wrong_method("GET");
     }
     return metrics(request);
+  }
+  if (path.size() == 2 && path[0] == "v1" && path[1] == "signing-keys") {  // no token: public keys
+    if (!is("GET")) {
+      return wrong_method("GET");
+    }
+    topics_.refresh_if_older(1000);  // a key made a moment ago is listed
+    std::string topic = query_value(std::string(request->query()), "topic");
+    return finish(request, "signing_keys", 200, signing_keys_answer(topics_, topic, now_ms()));
   }
   TokenScope scope{/*all_topics=*/true, {}};
   if (refused_by_auth(request, path, &scope)) {

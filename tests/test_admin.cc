@@ -578,4 +578,58 @@ TEST_CASE("dqctl admin user add|list|del") {
   CHECK(run_dqctl({"-c", config, "admin", "user", "list"}, dqd.dir()).out == "dev\n");
 }
 
+TEST_CASE(
+    "dq-admin: a signing secret is shown in full once, masked after; bad values name the field") {
+  AdminWorld world;
+  Browser user = world.logged_in();
+  Answer created = user.call("POST", "/api/topics",
+                             Json{{"name", "signed"},
+                                  {"callback_url", "http://127.0.0.1:9/cb"},
+                                  {"signing_secret", "generate"}}
+                                 .dump());
+  REQUIRE(created.status == 201);
+  std::string secret = created.json()["signing_secret"];
+  CHECK(secret.rfind("whsec_", 0) == 0);
+  CHECK(secret.size() == 6 + 44);  // 32 bytes in base64
+  Answer read = user.call("GET", "/api/topics/signed");
+  REQUIRE(read.status == 200);
+  CHECK(read.json()["signing_secret"] == secret.substr(0, 10) + "...");
+  CHECK_FALSE(contains(read.body, secret));
+  CHECK_FALSE(contains(user.call("GET", "/api/topics").body, secret));
+
+  // The form sent back as read (as the admin page does) changes no key.
+  Json form = read.json();
+  form.erase("name");
+  Answer saved = user.call("PUT", "/api/topics/signed", form.dump());
+  REQUIRE(saved.status == 200);
+  CHECK(saved.json()["signing_secret"] == secret.substr(0, 10) + "...");
+  CHECK(saved.json()["signing_keys"] == read.json()["signing_keys"]);
+
+  // A rotation answers the new secret once; the old one overlaps.
+  Answer rotated = user.call("PUT", "/api/topics/signed",
+                             R"({"signing_secret":"generate","signing_overlap_s":60})");
+  REQUIRE(rotated.status == 200);
+  std::string second = rotated.json()["signing_secret"];
+  CHECK(second.rfind("whsec_", 0) == 0);
+  CHECK(second != secret);
+  Json keys = rotated.json()["signing_keys"];
+  REQUIRE(keys.size() == 2);
+  CHECK(keys[0]["retires_at_ms"].get<int64_t>() - keys[1]["created_at_ms"].get<int64_t>() == 60000);
+
+  for (const auto& [body, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"signing_secret":"whsec_abc"})", "signing_secret"},
+           {R"({"signing_secret":7})", "signing_secret"},
+           {R"({"signing_public_key":"mine"})", "signing_public_key"},
+           {R"({"signing_overlap_s":-1,"signing_secret":"generate"})", "signing_overlap_s"},
+           {R"({"method":"GET"})", "method"}}) {
+    Answer refused = user.call("PUT", "/api/topics/signed", body);
+    CHECK_MESSAGE(refused.status == 400, body);
+    CHECK_MESSAGE(refused.json()["field"] == field, body, " ", refused.body);
+  }
+  auto stored = world.dqd->registry().get_topic("signed");
+  REQUIRE(stored.is_ok());
+  CHECK(stored->signing_keys.size() == 2);  // nothing changed
+  CHECK(stored->method == "POST");
+}
+
 }  // namespace dq::test

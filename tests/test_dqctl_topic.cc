@@ -166,7 +166,8 @@ TEST_CASE("add, list, show: human and JSON output") {
                     "circuit_failures", "circuit_open_ms", "created_at_ms", "creator", "dead_on",
                     "default_delay_s", "max_attempts", "max_burst", "max_deferrals",
                     "max_in_flight", "max_rate", "method", "name", "online", "priority",
-                    "retry_jitter", "retry_ms", "success_json", "timeout_ms", "updated_at_ms"});
+                    "retry_jitter", "retry_ms", "signing_keys", "signing_public_key",
+                    "signing_secret", "success_json", "timeout_ms", "updated_at_ms"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");

@@ -116,6 +116,9 @@ const TOPIC_FIELDS = [
   { key: 'max_in_flight', label: 'Max calls open', number: true, hint: 'calls to the callback open at once, over every consumer and host; 0: no cap' },
   { key: 'max_rate', label: 'Max calls/s', number: true, hint: 'calls to the callback per second, over every consumer and host; 0: no cap' },
   { key: 'max_burst', label: 'Max burst', number: true, hint: 'calls at once above the rate; 0: a tenth of max calls/s (at least 1)' },
+  { key: 'signing_secret', label: 'Signing secret', hint: 'Standard Webhooks HMAC: "generate", a whsec_... secret, or empty for unsigned callbacks; shown masked, a new one in full once' },
+  { key: 'signing_public_key', label: 'Ed25519 key', hint: '"generate" for a new key pair, empty for none; receivers fetch it at GET /v1/signing-keys' },
+  { key: 'signing_overlap_s', label: 'Rotation overlap (s)', number: true, fallback: 86400, hint: 'a replaced signing key is still sent this long (0 to 2592000)' },
 ];
 
 async function pageTopics(main) {
@@ -219,7 +222,8 @@ async function pageTopics(main) {
       if (f.options) {
         input = el('select', { id: 'field-' + f.key, name: f.key }, f.options.map((o) => el('option', { value: o, selected: String(values[f.key]) === o }, o)));
       } else {
-        input = el('input', { id: 'field-' + f.key, name: f.key, value: values[f.key] === undefined ? '' : String(values[f.key]), inputmode: f.number ? 'numeric' : undefined });
+        const value = values[f.key] === undefined ? (f.fallback === undefined ? '' : f.fallback) : values[f.key];
+        input = el('input', { id: 'field-' + f.key, name: f.key, value: String(value), inputmode: f.number ? 'numeric' : undefined });
       }
       if (editing && f.key === 'name') input.disabled = true;
       inputs[f.key] = input;
@@ -258,7 +262,10 @@ async function pageTopics(main) {
         return;
       }
       clear(formBox);
-      notice(message, true, 'Topic ' + r.data.name + (editing ? ' saved.' : ' added.'));
+      // A new signing secret comes in full in this answer only.
+      const secret = String(r.data.signing_secret || '');
+      const shown = secret.startsWith('whsec_') && !secret.endsWith('...') ? ' Signing secret (shown this once, copy it now): ' + secret : '';
+      notice(message, true, 'Topic ' + r.data.name + (editing ? ' saved.' : ' added.') + shown);
       load();
     });
     clear(formBox).append(el('h2', {}, editing ? 'Edit topic ' + topic.name : 'Add a topic'), form);

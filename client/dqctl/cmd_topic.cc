@@ -19,6 +19,7 @@
 #include "client/dqctl/command.h"
 #include "client/dqctl/topic_options.h"
 #include "client/dqctl/topic_stats_view.h"
+#include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/registry/callback_rules.h"
 #include "common/registry/callback_url.h"
@@ -60,6 +61,11 @@ void print_topic(const Topic& topic) {
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
   line("circuit_failures:", std::to_string(topic.circuit_failures));
   line("circuit_open_ms:", std::to_string(topic.circuit_open_ms));
+  Json signing = topic_to_json(topic);  // masked, as every listing shows it
+  std::string secret = signing["signing_secret"];
+  std::string public_key = signing["signing_public_key"];
+  line("signing_secret:", secret.empty() ? "(none)" : secret);
+  line("signing_ed25519:", public_key.empty() ? "(none)" : public_key);
   line("created_at:", format_time(topic.created_at_ms));
   line("updated_at:", format_time(topic.updated_at_ms));
   auto cap = [](int value, const char* unit) {
@@ -84,16 +90,25 @@ void print_table(const std::vector<Topic>& topics) {
 }
 
 // Prints the topic as the result of a change: JSON, or a one-line message.
+// A signing secret the change made is shown in full, this once (docs/security.md).
 int print_changed(const CtlOptions& options, Registry& registry, const std::string& name,
-                  const std::string& message) {
+                  const std::string& message, const std::string& new_secret = "") {
   if (options.json) {
     auto topic = registry.get_topic(name);
     if (!topic.is_ok()) {
       return report_failure(topic.status());
     }
-    print_json(topic_to_json(*topic));
+    Json json = topic_to_json(*topic);
+    if (!new_secret.empty()) {
+      json["signing_secret"] = new_secret;
+    }
+    print_json(json);
   } else {
     printf("%s\n", message.c_str());
+    if (!new_secret.empty()) {
+      printf("signing secret (shown this once; keep it for the receiver): %s\n",
+             new_secret.c_str());
+    }
   }
   return kExitOk;
 }
@@ -119,12 +134,15 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
             const TopicOptions& edits) {
   Topic topic;
   topic.name = name;
-  edits.apply(&topic);
-  Status status = registry.add_topic(topic);
+  Status status = edits.apply(&topic);
+  if (status.is_ok()) {
+    status = registry.add_topic(topic);
+  }
   if (!status.is_ok()) {
     return report_failure(status);
   }
-  return print_changed(options, registry, name, "topic " + name + " added");
+  return print_changed(options, registry, name, "topic " + name + " added",
+                       new_signing_secret(Topic{}, topic));
 }
 
 // Reads, changes and writes back one topic (set, online, offline).
@@ -134,15 +152,18 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   if (!topic.is_ok()) {
     return report_failure(topic.status());
   }
-  edits.apply(&*topic);
+  Topic before = *topic;
+  Status status = edits.apply(&*topic);
   if (online) {
     topic->online = *online;
   }
-  Status status = registry.update_topic(*topic);
+  if (status.is_ok()) {
+    status = registry.update_topic(*topic);
+  }
   if (!status.is_ok()) {
     return report_failure(status);
   }
-  return print_changed(options, registry, name, message);
+  return print_changed(options, registry, name, message, new_signing_secret(before, *topic));
 }
 
 // Deletes the topic when it holds no job, or with --purge after deleting
@@ -323,6 +344,8 @@ constexpr const char* kUsage =
     "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"
     "          [--circuit-breaker on|off] [--circuit-failures N] [--circuit-open-ms N]\n"
     "          [--max-in-flight N] [--max-rate PER_S] [--max-burst N]   (0: no cap)\n"
+    "          [--signing-secret generate|whsec_...|off] [--signing-ed25519 generate|off]\n"
+    "          [--overlap 24h]   (a replaced signing key is still sent this long)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

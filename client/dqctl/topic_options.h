@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "client/dqctl/topic_signing_flags.h"
+#include "common/core/clock.h"
 #include "common/registry/registry.h"
 
 namespace dq::ctl {
@@ -33,14 +35,15 @@ struct TopicOptions {
   std::optional<int> max_in_flight;
   std::optional<int> max_rate;
   std::optional<int> max_burst;
+  SigningFlags signing;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
            alert_emails || retry_ms || creator || callback_format || success_json ||
            max_deferrals || dead_on || retry_jitter || circuit_breaker || circuit_failures ||
-           circuit_open_ms || max_in_flight || max_rate || max_burst;
+           circuit_open_ms || max_in_flight || max_rate || max_burst || signing.any();
   }
-  void apply(Topic* topic) const {
+  Status apply(Topic* topic) const {
     if (callback_url) {
       topic->callback_url = *callback_url;
     }
@@ -101,6 +104,7 @@ struct TopicOptions {
     if (max_burst) {
       topic->max_burst = *max_burst;
     }
+    return signing.apply(topic, now_ms());
   }
 };
 

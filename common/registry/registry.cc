@@ -12,6 +12,7 @@
 #include "common/core/config.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/delivery_rules.h"
+#include "common/registry/signing_key_store.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
@@ -239,7 +240,7 @@ Status validate_topic(const Topic& topic) {
   if (!status.is_ok()) {
     return status;
   }
-  return Status::ok();
+  return validate_topic_signing(topic);
 }
 
 Status validate_email_list(const std::string& field, const std::string& emails) {
@@ -343,7 +344,15 @@ Result<std::vector<Topic>> Registry::list_topics() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  return stmt->rows(read_topic);
+  auto topics = stmt->rows(read_topic);
+  if (!topics.is_ok()) {
+    return topics;
+  }
+  Status keys = attach_signing_keys(db_, &*topics, now_ms());
+  if (!keys.is_ok()) {
+    return keys;
+  }
+  return topics;
 }
 
 Result<Topic> Registry::get_topic(const std::string& name) {
@@ -355,7 +364,12 @@ Result<Topic> Registry::get_topic(const std::string& name) {
   if (!*found) {
     return Status(Code::kNotFound, "topic '" + name + "' does not exist");
   }
-  return read_topic(**found);
+  std::vector<Topic> one{read_topic(**found)};
+  Status keys = attach_signing_keys(db_, &one, now_ms());
+  if (!keys.is_ok()) {
+    return keys;
+  }
+  return std::move(one[0]);
 }
 
 Status Registry::add_topic(const Topic& topic) {
@@ -364,6 +378,11 @@ Status Registry::add_topic(const Topic& topic) {
     return status;
   }
   int64_t now = now_ms();
+  // The topic and its signing keys are written together.
+  auto transaction = Transaction::begin(db_);
+  if (!transaction.is_ok()) {
+    return transaction.status();
+  }
   auto stmt = Statement::prepare(
       db_,
       "INSERT INTO topics (name, callback_url, method, timeout_ms, default_delay_s, "
@@ -385,13 +404,20 @@ Status Registry::add_topic(const Topic& topic) {
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "topic '" + topic.name + "' already exists");
   }
-  return status;
+  if (status.is_ok()) {
+    status = store_signing_keys(db_, topic);
+  }
+  return status.is_ok() ? (*transaction)->commit() : status;
 }
 
 Status Registry::update_topic(const Topic& topic) {
   Status status = validate_topic(topic);
   if (!status.is_ok()) {
     return status;
+  }
+  auto transaction = Transaction::begin(db_);
+  if (!transaction.is_ok()) {
+    return transaction.status();
   }
   auto stmt =
       Statement::prepare(db_,
@@ -407,16 +433,28 @@ Status Registry::update_topic(const Topic& topic) {
     return stmt.status();
   }
   bind_topic_fields(*stmt, topic).bind(12, now_ms());
-  return stmt->run_changing("topic '" + topic.name + "' does not exist");
+  status = stmt->run_changing("topic '" + topic.name + "' does not exist");
+  if (status.is_ok()) {
+    status = store_signing_keys(db_, topic);
+  }
+  return status.is_ok() ? (*transaction)->commit() : status;
 }
 
 Status Registry::delete_topic(const std::string& name) {
+  auto transaction = Transaction::begin(db_);
+  if (!transaction.is_ok()) {
+    return transaction.status();
+  }
   auto stmt = Statement::prepare(db_, "DELETE FROM topics WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
   stmt->bind(1, name);
-  return stmt->run_changing("topic '" + name + "' does not exist");
+  Status status = stmt->run_changing("topic '" + name + "' does not exist");
+  if (status.is_ok()) {
+    status = delete_signing_keys(db_, name);  // a topic re-added later starts unsigned
+  }
+  return status.is_ok() ? (*transaction)->commit() : status;
 }
 
 // "host:port" or "host:port:password", the same syntax as [redis] shards.

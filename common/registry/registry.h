@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/core/status.h"
+#include "common/registry/signing_keys.h"
 #include "common/registry/sqlite_db.h"
 
 struct sqlite3;
@@ -53,6 +54,10 @@ struct Topic {
   int max_in_flight = 0;  // calls open at once
   int max_rate = 0;       // calls per second
   int max_burst = 0;      // calls at once above max_rate; 0: max_rate / 10, at least 1
+  // Standard Webhooks signing keys (common/registry/signing_keys.h): the
+  // current one of each kind and those a rotation keeps for its overlap. Kept
+  // in their own table; read and written with the topic.
+  std::vector<SigningKey> signing_keys;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the

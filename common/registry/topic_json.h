@@ -13,7 +13,26 @@ namespace dq {
 //  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms",
 //  "max_deferrals", "dead_on", "retry_jitter",
 //  "circuit_breaker", "circuit_failures", "circuit_open_ms",
-//  "max_in_flight", "max_rate", "max_burst"}
+//  "max_in_flight", "max_rate", "max_burst",
+//  "signing_secret" (masked), "signing_public_key", "signing_keys"}
 Json topic_to_json(const Topic& topic);
+
+// The signing settings as the admin API and dqctl take them (same names):
+//   signing_secret:     "generate" (a new random whsec_ secret), "whsec_..."
+//                       (this one), "" (stop HMAC signing);
+//   signing_public_key: "generate" (a new Ed25519 key pair), "" (stop);
+// A value equal to what topic_to_json shows (the masked secret, the current
+// public key) changes nothing, so a form sent back as read is harmless. A new
+// key retires the current one of its kind after overlap_ms (both are sent
+// meanwhile). kInvalid names the field.
+Status set_topic_signing(Topic* topic, const std::string& field, const std::string& value,
+                         int64_t overlap_ms, int64_t now_ms);
+
+// The overlap named by "signing_overlap_s" (seconds, 0 to 30 days); kInvalid otherwise.
+Result<int64_t> signing_overlap_ms(int64_t seconds);
+
+// The full HMAC secret of `after` when it differs from the one of `before`
+// (the call that set it shows it once), else "".
+std::string new_signing_secret(const Topic& before, const Topic& after);
 
 }  // namespace dq
