@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/http/http_request.h"
+#include "common/registry/topic_json.h"
 #include "common/store/job.h"
 #include "common/store/job_listing.h"
 #include "common/store/topic_stats.h"
@@ -53,6 +54,13 @@ std::string lower(std::string text) {
 }
 
 }  // namespace
+
+ListingAnswer topic_answer(TopicCache& topics, const std::string& topic) {
+  if (!known(topics, topic)) {
+    return unknown_topic(topic);
+  }
+  return {200, topic_to_json(*topics.find(topic))};
+}
 
 void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuery& query,
                    const std::function<bool(const std::string&)>& in_scope, ListingDone done) {

@@ -1,6 +1,7 @@
 // The read-only listing routes of the HTTP API, over common/store/topic_stats.h
 // and common/store/job_listing.h (the same code dqctl and the admin page use):
 //   GET /v1/topics?search=&offset=&limit=          registered topics + counts
+//   GET /v1/topics/{topic}                          its settings
 //   GET /v1/topics/{topic}/stats                    counts, totals, minutes, days
 //   GET /v1/topics/{topic}/jobs?state=&offset=&limit=
 // Each takes the request's parameters as text and answers through `done`,
@@ -35,6 +36,11 @@ struct ListingQuery {
 };
 
 using ListingDone = std::function<void(ListingAnswer)>;
+
+// GET /v1/topics/{topic}: its settings as every view shows them
+// (common/registry/topic_json.h; signing secrets masked), from the registry
+// snapshot, so no Redis; 404 for an unknown topic.
+ListingAnswer topic_answer(TopicCache& topics, const std::string& topic);
 
 // in_scope, when given, leaves out the topics it says no to (an API token's scope).
 void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuery& query,

@@ -110,6 +110,24 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     CHECK(http.post(world.url("/v1/topics"), "{}").status == 405);
   }
 
+  SUBCASE("GET /v1/topics/{t}: the topic's settings, the same fields as the admin API and dqctl") {
+    auto answer = http.get(world.url("/v1/topics/orders"));
+    REQUIRE_MESSAGE(answer.status == 200, answer.body);
+    Json topic = answer.json();
+    CHECK(topic["name"] == "orders");
+    CHECK(topic["online"] == true);
+    for (const char* field : {"callback_url", "timeout_ms", "max_attempts", "retry_ms",
+                              "max_deferrals", "dead_on", "retry_jitter", "circuit_breaker",
+                              "circuit_failures", "circuit_open_ms", "max_in_flight", "max_rate",
+                              "max_burst", "signing_secret", "signing_public_key"}) {
+      CHECK_MESSAGE(topic.contains(field), field);
+    }
+    auto unknown = http.get(world.url("/v1/topics/nope"));
+    CHECK(unknown.status == 404);
+    CHECK(contains(unknown.json()["error"].get<std::string>(), "unknown topic"));
+    CHECK(http.del(world.url("/v1/topics/orders")).status == 405);
+  }
+
   SUBCASE("GET /v1/topics/{t}/stats") {
     auto answer = http.get(world.url("/v1/topics/orders/stats"));
     REQUIRE_MESSAGE(answer.status == 200, answer.body);
