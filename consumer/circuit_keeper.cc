@@ -39,29 +39,11 @@ CircuitKeeper::CircuitKeeper(const Config& config, std::string holder, CURLM* mu
     shards_.emplace_back(address, config.redis_connect_timeout_ms, config.redis_command_timeout_ms);
   }
   shard_retry_at_.assign(shards_.size(), 0);
-  thread_ = std::thread([this] { run(); });
+  start([this] { run(); });
 }
 
-CircuitKeeper::~CircuitKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!stopping_) {
-      stopping_ = true;
-      stop_deadline_ms_ = monotonic_ms();
-    }
-    changed_.notify_all();
-  }
-  if (thread_.joinable()) {
-    thread_.join();
-  }
-}
+CircuitKeeper::~CircuitKeeper() { stop_and_join(); }
 
-void CircuitKeeper::stop(int64_t deadline_ms) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  stopping_ = true;
-  stop_deadline_ms_ = deadline_ms;
-  changed_.notify_all();
-}
 
 void CircuitKeeper::watch(std::map<std::string, int64_t> lease_ms) {
   std::lock_guard<std::mutex> lock(mutex_);

@@ -38,6 +38,7 @@
 #include "common/redis/redis_sync.h"
 #include "common/store/circuit_state.h"
 #include "consumer/shard_worker.h"
+#include "consumer/worker_thread.h"
 
 namespace dq {
 
@@ -49,7 +50,7 @@ enum class CallVerdict {
 };
 CallVerdict call_verdict(const TransferResult& result, bool refused_by_rules);
 
-class CircuitKeeper {
+class CircuitKeeper : public WorkerThread {
  public:
   using Forward = std::function<void(size_t shard, Outcome)>;
   // holder names this process in probe leases; forward hands an outcome to
@@ -75,8 +76,6 @@ class CircuitKeeper {
   // The outcome goes to forward(shard, ...) once the circuit has it.
   void report(const std::string& receiver, bool receiver_failed, size_t shard, Outcome outcome);
   size_t unreported() const;
-  // Reports queued until deadline_ms (monotonic) are still made, then it exits.
-  void stop(int64_t deadline_ms);
 
  private:
   struct Report {
@@ -106,13 +105,9 @@ class CircuitKeeper {
   CURLM* multi_;
   Forward forward_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
   std::deque<Report> reports_;
   std::map<std::string, int64_t> watched_;  // receiver -> probe lease ms
   std::map<std::string, View> views_;
-  bool stopping_ = false;
-  int64_t stop_deadline_ms_ = 0;
   std::atomic<uint64_t> version_{1};
   std::atomic<int> not_closed_{0};
 
@@ -122,7 +117,6 @@ class CircuitKeeper {
   std::map<std::string, Circuit> local_;
   std::unique_ptr<AlertOutbox> outbox_;
   int64_t next_refresh_ms_ = 0;
-  std::thread thread_;
 };
 
 }  // namespace dq

@@ -31,31 +31,11 @@ ShardWorker::ShardWorker(const Config& config, size_t shard, CURLM* multi,
       reserve_prefix_(std::move(reserve_prefix)),
       store_(config),
       alerts_(config.sqlite_path) {
-  thread_ = std::thread([this] { run(); });
+  start([this] { run(); });
 }
 
-ShardWorker::~ShardWorker() {
-  {
-    // A stop asked for earlier keeps its deadline: the outcomes still queued
-    // get until then to be recorded.
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!stopping_) {
-      stopping_ = true;
-      stop_deadline_ms_ = monotonic_ms();
-    }
-    changed_.notify_all();
-  }
-  if (thread_.joinable()) {
-    thread_.join();
-  }
-}
+ShardWorker::~ShardWorker() { stop_and_join(); }
 
-void ShardWorker::stop(int64_t deadline_ms) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  stopping_ = true;
-  stop_deadline_ms_ = deadline_ms;
-  changed_.notify_all();
-}
 
 void ShardWorker::reserve(std::vector<ReserveSlot> slots, int most_jobs,
                           std::vector<std::string> probe) {

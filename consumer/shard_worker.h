@@ -34,6 +34,7 @@
 #include "common/registry/registry.h"
 #include "common/store/job_store.h"
 #include "consumer/delivery.h"
+#include "consumer/worker_thread.h"
 
 namespace dq {
 
@@ -62,7 +63,7 @@ struct ReserveReply {
   std::map<std::string, int64_t> waiting;
 };
 
-class ShardWorker {
+class ShardWorker : public WorkerThread {
  public:
   ShardWorker(const Config& config, size_t shard, CURLM* multi, std::string reserve_prefix);
   ~ShardWorker();  // stops and joins
@@ -80,8 +81,6 @@ class ShardWorker {
   std::set<std::string> held_for() const;
   // Outcomes not yet recorded (queued or being retried).
   size_t unrecorded() const;
-  // Finish what is queued (giving up at deadline_ms, monotonic), then exit.
-  void stop(int64_t deadline_ms);
 
  private:
   void run();
@@ -104,8 +103,6 @@ class ShardWorker {
   BlockingJobStore store_;
   DeadLetterAlerts alerts_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
   struct ReserveRequest {
     std::vector<ReserveSlot> slots;
     int most_jobs = 0;
@@ -117,12 +114,9 @@ class ShardWorker {
   std::vector<Outcome> retrying_;  // worker thread only
   size_t unrecorded_ = 0;
   std::set<std::string> held_for_;
-  bool stopping_ = false;
-  int64_t stop_deadline_ms_ = 0;
   std::atomic<bool> reserving_{false};
   int64_t next_held_report_ms_ = 0;
   std::map<std::string, std::pair<std::string, std::string>, std::less<>> metric_keys_;
-  std::thread thread_;
 };
 
 }  // namespace dq

@@ -116,10 +116,8 @@ void ConnectionBudget::note_eviction() {
   evicted_logged_ms_ = now;
 }
 
-void ConnectionBudget::closed() {
-  if (open_ > 0) {
-    --open_;
-  }
+void ConnectionBudget::closed(size_t count) {
+  open_ -= std::min(open_, count);
   if (open_ < limit_) {
     for (Acceptor* acceptor : acceptors_) {
       acceptor->resume();

@@ -56,8 +56,8 @@ class ConnectionBudget {
   // (something else holds them): closes the connection idle the longest.
   bool free_one();
   void opened() { ++open_; }
-  // A connection closed: paused acceptors resume.
-  void closed();
+  // `count` connections closed: paused acceptors resume.
+  void closed(size_t count = 1);
 
   // Counts for the log lines of the acceptors.
   uint64_t evicted() const { return evicted_; }

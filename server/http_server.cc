@@ -32,9 +32,7 @@ HttpServer::~HttpServer() {
   size_t open = connections_.size();
   connections_.clear();
   order_.clear();
-  for (size_t i = 0; i < open; ++i) {
-    ConnectionBudget::of_process().closed();
-  }
+  ConnectionBudget::of_process().closed(open);
 }
 
 Status HttpServer::listen(int fd) {

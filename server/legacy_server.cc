@@ -39,9 +39,7 @@ LegacyServer::~LegacyServer() {
   size_t open = connections_.size();
   connections_.clear();
   order_.clear();
-  for (size_t i = 0; i < open; ++i) {
-    ConnectionBudget::of_process().closed();
-  }
+  ConnectionBudget::of_process().closed(open);
 }
 
 void LegacyServer::on_accept(evutil_socket_t fd) {

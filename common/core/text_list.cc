@@ -21,6 +21,22 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+std::vector<std::string> split_items(const std::string& text) {
+  std::vector<std::string> items;
+  size_t pos = 0;
+  for (;;) {
+    size_t comma = text.find(',', pos);
+    std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    items.push_back(std::move(item));
+    if (comma == std::string::npos) {
+      return items;
+    }
+    pos = comma + 1;
+  }
+}
+
 std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
   std::string out;
   for (const auto& item : items) {

@@ -9,6 +9,10 @@ namespace dq {
 // The items, trimmed of spaces and tabs; empty items are skipped.
 std::vector<std::string> split_list(const std::string& text);
 
+// The items between commas, trimmed of spaces, empty ones kept ("1,,2" and
+// "1," hold an empty item), for settings that refuse them.
+std::vector<std::string> split_items(const std::string& text);
+
 // The items joined with `separator` between them.
 std::string join_list(const std::vector<std::string>& items, const std::string& separator);
 

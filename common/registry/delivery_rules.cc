@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "common/core/text_list.h"
+
 namespace dq {
 
 Result<std::vector<int>> parse_dead_on(const std::string& text) {
@@ -15,15 +17,7 @@ Result<std::vector<int>> parse_dead_on(const std::string& text) {
   if (text.size() > 1024) {
     return Status(Code::kInvalid, "dead_on: longer than 1024 bytes");
   }
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) {
-      comma = text.size();
-    }
-    std::string item = text.substr(pos, comma - pos);
-    item.erase(0, item.find_first_not_of(' '));
-    item.erase(item.find_last_not_of(' ') + 1);
+  for (const std::string& item : text.empty() ? std::vector<std::string>() : split_items(text)) {
     if (item.size() != 3 || item.find_first_not_of("0123456789") != std::string::npos) {
       return refuse("must be a comma-separated list of 3-digit HTTP statuses (e.g. 400,410,422)");
     }
@@ -39,10 +33,6 @@ Result<std::vector<int>> parse_dead_on(const std::string& text) {
     }
     if (statuses.size() > kMaxDeadOnStatuses) {
       return refuse("holds more than " + std::to_string(kMaxDeadOnStatuses) + " statuses");
-    }
-    pos = comma + 1;
-    if (comma + 1 == text.size()) {
-      return refuse("ends with a comma");
     }
   }
   return statuses;
