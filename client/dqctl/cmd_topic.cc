@@ -1,6 +1,8 @@
 // `dqctl topic ...`: list, show, add, set, online, offline and del topics in
-// the SQLite registry named by the config's [sqlite] path. Running dqd
-// children pick changes up on their next refresh ([master] registry_refresh_ms).
+// the SQLite registry named by the config's [sqlite] path, and with
+// [registry] shared = yes in the shared registry first (registry_write_ctl.h;
+// set writes at the version it read). Running dqd children pick changes up
+// on their next refresh ([master] registry_refresh_ms).
 // A callback URL given to add or set is held to the callback URL rules of the
 // config (common/registry/callback_url.h): no Redis shard, no dq listener, the allowlist.
 // `del` also asks the Redis shards: a topic that still holds jobs is kept
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/registry_write_ctl.h"
 #include "client/dqctl/topic_stats_view.h"
 #include "common/core/json.h"
 #include "common/registry/callback_rules.h"
@@ -252,7 +255,10 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   Topic topic;
   topic.name = name;
   edits.apply(&topic);
-  Status status = registry.add_topic(topic);
+  Status status =
+      write_registry_change(options, registry,
+                  ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
+                              [&registry, &topic] { return registry.add_topic(topic); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }
@@ -270,7 +276,11 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   if (online) {
     topic->online = *online;
   }
-  Status status = registry.update_topic(*topic);
+  // Written at the version read: an edit made meanwhile is refused, not undone.
+  Status status = write_registry_change(
+      options, registry,
+      ObjectWrite{find_registry_kind("topic"), name, PutMode::kUpdate, topic->version,
+                  [&registry, &topic] { return registry.update_topic(*topic); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }
@@ -319,7 +329,10 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
                                name + " --purge` to delete the topic with its jobs"));
     }
   }
-  Status status = registry.delete_topic(name);
+  Status status =
+      write_registry_change(options, registry,
+                  ObjectWrite{find_registry_kind("topic"), name, PutMode::kDelete, std::nullopt,
+                              [&registry, &name] { return registry.delete_topic(name); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }

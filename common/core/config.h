@@ -65,6 +65,9 @@ struct Config {
   // [sqlite]
   std::string sqlite_path;  // default: <config dir>/dq.db
 
+  // [registry]
+  bool shared_registry = false;  // one registry for every host, on the first shard
+
   // [log]
   std::string log_dir;  // default: <config dir>/logs
   std::string log_level = "info";

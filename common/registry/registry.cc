@@ -11,6 +11,7 @@
 #include "common/core/clock.h"
 #include "common/core/config.h"
 #include "common/registry/callback_url.h"
+#include "common/registry/registry_copy.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
@@ -287,7 +288,16 @@ Result<std::vector<Topic>> Registry::list_topics() {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  return stmt->rows(read_topic);
+  auto topics = stmt->rows(read_topic);
+  auto versions = local_versions(db_, "topic");
+  if (!topics.is_ok() || !versions.is_ok()) {
+    return topics.is_ok() ? versions.status() : topics.status();
+  }
+  for (Topic& topic : *topics) {
+    auto known = versions->find(topic.name);
+    topic.version = known == versions->end() ? 0 : known->second.version;
+  }
+  return topics;
 }
 
 Result<Topic> Registry::get_topic(const std::string& name) {
@@ -304,7 +314,13 @@ Result<Topic> Registry::get_topic(const std::string& name) {
   if (!*row) {
     return Status(Code::kNotFound, "topic '" + name + "' does not exist");
   }
-  return read_topic(*stmt);
+  Topic topic = read_topic(*stmt);
+  auto version = local_version(db_, "topic", name);
+  if (!version.is_ok()) {
+    return version.status();
+  }
+  topic.version = version->version;
+  return topic;
 }
 
 Status Registry::add_topic(const Topic& topic) {

@@ -38,6 +38,9 @@ struct Topic {
   bool online = true;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
+  // The version an edit names (registry_versions; 0: never written since
+  // versions exist). Not a column: read beside the row.
+  int64_t version = 0;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the
@@ -72,6 +75,9 @@ class Registry {
   // Alert settings: key/value (smtp_host, smtp_port, mail_from, ...).
   Result<std::map<std::string, std::string>> alert_settings();
   Status set_alert_setting(const std::string& key, const std::string& value);
+
+  // The connection, for versioned writes (common/registry/registry_write.h).
+  sqlite3* db() { return db_; }
 
  private:
   explicit Registry(sqlite3* db) : db_(db) {}

@@ -18,7 +18,8 @@ Json topic_to_json(const Topic& topic) {
               {"creator", topic.creator},
               {"online", topic.online},
               {"created_at_ms", topic.created_at_ms},
-              {"updated_at_ms", topic.updated_at_ms}};
+              {"updated_at_ms", topic.updated_at_ms},
+              {"version", topic.version}};
 }
 
 }  // namespace dq

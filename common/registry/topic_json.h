@@ -10,7 +10,8 @@ namespace dq {
 
 // {"name", "callback_url", "method", "callback_format", "success_json",
 //  "timeout_ms", "default_delay_s", "max_attempts", "priority", "retry_ms",
-//  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms"}
+//  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms",
+//  "version" (what an edit names: common/registry/registry_write.h)}
 Json topic_to_json(const Topic& topic);
 
 }  // namespace dq
