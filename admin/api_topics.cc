@@ -83,7 +83,7 @@ void AdminApp::create_topic(Exchange& exchange) {
   }
   ObjectWrite write{find_registry_kind("topic"), topic.name, PutMode::kCreate, std::nullopt,
                     [this, topic] { return registry_->add_topic(topic); }};
-  write_topic(write, [this, held = exchange.hold(), topic](Result<int64_t> written) {
+  write_versioned(write, [this, held = exchange.hold(), topic](Result<int64_t> written) {
     if (written.status().code() == Code::kConflict) {
       return held->reply_json(409, Json{{"error", written.status().message()}, {"field", "name"}});
     }
@@ -96,7 +96,7 @@ void AdminApp::create_topic(Exchange& exchange) {
   });
 }
 
-void AdminApp::write_topic(const ObjectWrite& write, std::function<void(Result<int64_t>)> done) {
+void AdminApp::write_versioned(const ObjectWrite& write, std::function<void(Result<int64_t>)> done) {
   if (config_.shared_registry) {
     return write_registry_object_async(registry_->db(), shards(), write, std::move(done));
   }
@@ -148,7 +148,7 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   Topic edited = *topic;
   ObjectWrite write{find_registry_kind("topic"), name, PutMode::kUpdate, *version,
                     [this, edited] { return registry_->update_topic(edited); }};
-  write_topic(write, [this, held = exchange.hold(), name, edited](Result<int64_t> written) {
+  write_versioned(write, [this, held = exchange.hold(), name, edited](Result<int64_t> written) {
     if (!written.is_ok()) {
       return held->reply_error(written.status());
     }
@@ -192,7 +192,7 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
   ObjectWrite write{find_registry_kind("topic"), name, PutMode::kDelete, *version,
                     [this, name] { return registry_->delete_topic(name); }};
   auto remove = [this, held, write, removed](bool confirmed, int64_t purged) {
-    write_topic(write, [held, removed, confirmed, purged](Result<int64_t> written) {
+    write_versioned(write, [held, removed, confirmed, purged](Result<int64_t> written) {
       if (!written.is_ok()) {
         return held->reply_error(written.status());
       }

@@ -110,7 +110,7 @@ struct Config {
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid
   int drain_timeout_ms = 10000;
-  int registry_refresh_ms = 2000;  // how often children re-read topics
+  int registry_refresh_ms = 500;  // how often children look for topic changes
 };
 
 // Loads and validates the file; the Status says which key is wrong and why.

@@ -202,8 +202,9 @@ std::vector<ConfigKey> admin_and_master_keys() {
               "how long children get to finish on stop or reload; consumers get at least the "
               "longest topic timeout_ms + [delivery] lease_margin_ms, so a callback in flight "
               "finishes and is acked, never delivered twice (docs/decisions.md)"),
-      integer("master", "registry_refresh_ms", &C::registry_refresh_ms, "2000", 100, 10 * kMinute,
-              "how often children re-read topics from SQLite"),
+      integer("master", "registry_refresh_ms", &C::registry_refresh_ms, "500", 100, 10 * kMinute,
+              "how often children look for topic changes in SQLite (the file is read again "
+              "only when it changed)"),
   };
 }
 

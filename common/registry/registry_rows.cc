@@ -22,7 +22,7 @@ Result<StmtPtr> prepare_raw(sqlite3* db, const std::string& sql) {
   return stmt;
 }
 
-std::string quoted(const std::string& name) { return "\"" + name + "\""; }
+std::string sql_name(const std::string& name) { return "\"" + name + "\""; }
 
 Json column_json(sqlite3_stmt* stmt, int column) {
   switch (sqlite3_column_type(stmt, column)) {
@@ -63,7 +63,7 @@ Status step_done(sqlite3* db, sqlite3_stmt* stmt, const std::string& what) {
 }
 
 Result<std::set<std::string>> table_columns(sqlite3* db, const std::string& table) {
-  auto stmt = prepare_raw(db, "PRAGMA table_info(" + quoted(table) + ")");
+  auto stmt = prepare_raw(db, "PRAGMA table_info(" + sql_name(table) + ")");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -100,7 +100,7 @@ Status write_settings(sqlite3* db, const RegistryKind& kind, const std::optional
 
 Status delete_row(sqlite3* db, const RegistryKind& kind, const std::string& name) {
   std::vector<std::string> sql = {std::string("DELETE FROM ") + kind.table + " WHERE " +
-                                  quoted(kind.key) + " = ?1"};
+                                  sql_name(kind.key) + " = ?1"};
   if (std::string(kind.kind) == "admin_user") {
     sql.push_back("DELETE FROM admin_sessions WHERE user = ?1");  // as AdminUsers::remove
   }
@@ -144,7 +144,7 @@ Result<std::optional<Json>> read_registry_row(sqlite3* db, const RegistryKind& k
   bool whole = kind.key == nullptr;
   auto stmt = prepare_raw(db, whole ? std::string("SELECT key, value FROM ") + kind.table
                                     : std::string("SELECT * FROM ") + kind.table + " WHERE " +
-                                          quoted(kind.key) + " = ?1");
+                                          sql_name(kind.key) + " = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -179,7 +179,7 @@ Result<std::vector<std::string>> registry_names(sqlite3* db, const RegistryKind&
   if (kind.key == nullptr) {
     return std::vector<std::string>{"all"};
   }
-  auto stmt = prepare_raw(db, std::string("SELECT ") + quoted(kind.key) + " FROM " + kind.table);
+  auto stmt = prepare_raw(db, std::string("SELECT ") + sql_name(kind.key) + " FROM " + kind.table);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -214,15 +214,15 @@ Status write_registry_row(sqlite3* db, const RegistryKind& kind, const std::stri
       names.push_back(item.key());
     }
   }
-  std::string sql = std::string("INSERT INTO ") + kind.table + " (" + quoted(kind.key);
+  std::string sql = std::string("INSERT INTO ") + kind.table + " (" + sql_name(kind.key);
   std::string values = "?1";
   std::string updates;
   for (size_t i = 0; i < names.size(); ++i) {
-    sql += ", " + quoted(names[i]);
+    sql += ", " + sql_name(names[i]);
     values += ", ?" + std::to_string(i + 2);
-    updates += (i == 0 ? "" : ", ") + quoted(names[i]) + " = excluded." + quoted(names[i]);
+    updates += (i == 0 ? "" : ", ") + sql_name(names[i]) + " = excluded." + sql_name(names[i]);
   }
-  sql += ") VALUES (" + values + ") ON CONFLICT(" + quoted(kind.key) + ") DO " +
+  sql += ") VALUES (" + values + ") ON CONFLICT(" + sql_name(kind.key) + ") DO " +
          (updates.empty() ? std::string("NOTHING") : "UPDATE SET " + updates);
   auto stmt = prepare_raw(db, sql);
   if (!stmt.is_ok()) {
