@@ -192,7 +192,8 @@ void AdminApp::alerts_route(Exchange& exchange) {
   }
   auto named = form_version(*body, exchange.header("If-Match"));
   if (!named.is_ok()) {
-    return exchange.reply_json(400, Json{{"error", named.status().message()}, {"field", "version"}});
+    return exchange.reply_json(400,
+                               Json{{"error", named.status().message()}, {"field", "version"}});
   }
   for (const auto& [key, value] : body->items()) {
     // The page shows a stored password as "***": sending that back keeps it.

@@ -96,7 +96,8 @@ void AdminApp::create_topic(Exchange& exchange) {
   });
 }
 
-void AdminApp::write_versioned(const ObjectWrite& write, std::function<void(Result<int64_t>)> done) {
+void AdminApp::write_versioned(const ObjectWrite& write,
+                               std::function<void(Result<int64_t>)> done) {
   if (config_.shared_registry) {
     return write_registry_object_async(registry_->db(), shards(), write, std::move(done));
   }

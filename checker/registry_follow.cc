@@ -22,8 +22,7 @@ void follow_shared_registry(const Config& config) {
   while (!stop_requested()) {
     Status status = sync.turn();
     if (!status.is_ok() && status.message() != failing) {
-      err_log().warn("registry sync: {}; the roles go on with this host's copy",
-                     status.message());
+      err_log().warn("registry sync: {}; the roles go on with this host's copy", status.message());
       failing = status.message();
     } else if (status.is_ok() && !failing.empty()) {
       err_log().info("registry sync: the shared registry answers again");

@@ -209,8 +209,9 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   REQUIRE(on_b.call("GET", "/api/topics/orders").json()["version"] == version);
   HttpResult first;
   HttpResult second;
-  std::thread edit_a(
-      [&] { first = on_a.call("PUT", "/api/topics/orders", {{"timeout_ms", 3000}, {"version", version}}); });
+  std::thread edit_a([&] {
+    first = on_a.call("PUT", "/api/topics/orders", {{"timeout_ms", 3000}, {"version", version}});
+  });
   std::thread edit_b([&] {
     second = on_b.call("PUT", "/api/topics/orders", {{"timeout_ms", 4000}},
                        "If-Match: \"" + std::to_string(version) + "\"");
@@ -229,7 +230,8 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   }));
   CHECK(topic_on(*b, "orders")["version"] == version + 1);
   // A stale version is refused again, and changes nothing.
-  HttpResult stale = on_b.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version}});
+  HttpResult stale =
+      on_b.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version}});
   CHECK(stale.status == 409);
   CHECK(topic_on(*a, "orders")["priority"] == 2);
 
@@ -249,11 +251,13 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   MESSAGE("a topic deleted on B was unknown on A after " << monotonic_ms() - deleted_at << " ms");
   CHECK(dqctl(*a, {"topic", "show", "orders"}).exit_code == 1);
   // A stale edit cannot bring it back.
-  CHECK(on_a.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version + 1}})
-            .status == 404);
+  CHECK(
+      on_a.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version + 1}}).status ==
+      404);
 }
 
-TEST_CASE("a host serves with its last copy while the registry's shard is down; a new one imports") {
+TEST_CASE(
+    "a host serves with its last copy while the registry's shard is down; a new one imports") {
   TestRedis registry_shard;
   TestRedis other_shard;
   CallbackServer callback;

@@ -129,9 +129,10 @@ int set(const CtlOptions& options, const std::vector<std::string>& args, Registr
   AlertSettings edited = *settings;
   Status saved = write_registry_change(
       options, registry,
-      ObjectWrite{find_registry_kind("alert_settings"), "all", mode,
-                  mode == PutMode::kCreate ? std::nullopt : std::optional<int64_t>(version->version),
-                  [&registry, &edited] { return save_alert_settings(registry, edited); }});
+      ObjectWrite{
+          find_registry_kind("alert_settings"), "all", mode,
+          mode == PutMode::kCreate ? std::nullopt : std::optional<int64_t>(version->version),
+          [&registry, &edited] { return save_alert_settings(registry, edited); }});
   if (!saved.is_ok()) {
     return report_failure(saved);
   }

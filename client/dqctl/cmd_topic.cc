@@ -255,10 +255,10 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   Topic topic;
   topic.name = name;
   edits.apply(&topic);
-  Status status =
-      write_registry_change(options, registry,
-                  ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
-                              [&registry, &topic] { return registry.add_topic(topic); }});
+  Status status = write_registry_change(
+      options, registry,
+      ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
+                  [&registry, &topic] { return registry.add_topic(topic); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }
@@ -329,10 +329,10 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
                                name + " --purge` to delete the topic with its jobs"));
     }
   }
-  Status status =
-      write_registry_change(options, registry,
-                  ObjectWrite{find_registry_kind("topic"), name, PutMode::kDelete, std::nullopt,
-                              [&registry, &name] { return registry.delete_topic(name); }});
+  Status status = write_registry_change(
+      options, registry,
+      ObjectWrite{find_registry_kind("topic"), name, PutMode::kDelete, std::nullopt,
+                  [&registry, &name] { return registry.delete_topic(name); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }

@@ -2,8 +2,8 @@
 #include "common/registry/registry_copy.h"
 
 namespace dq {
-std::string version_conflict_message(const std::string& kind, const std::string& name,
-                                     int64_t read, int64_t now) {
+std::string version_conflict_message(const std::string& kind, const std::string& name, int64_t read,
+                                     int64_t now) {
   return kind + " '" + name + "' was changed by someone else: you read version " +
          std::to_string(read) + ", it is at version " + std::to_string(now) +
          "; read it again and redo the change";
@@ -80,10 +80,10 @@ Result<int64_t> seen_change(sqlite3* db) {
 }
 
 Status set_seen_change(sqlite3* db, int64_t change) {
-  auto stmt = Statement::prepare(
-      db,
-      "INSERT INTO registry_sync (key, value) VALUES ('seen_change', ?1) "
-      "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  auto stmt =
+      Statement::prepare(db,
+                         "INSERT INTO registry_sync (key, value) VALUES ('seen_change', ?1) "
+                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -153,7 +153,8 @@ Result<int64_t> local_versioned_write(sqlite3* db, const RegistryKind& kind,
     return have.status();
   }
   if (expected && *expected != have->version) {
-    return Status(Code::kConflict, version_conflict_message(kind.kind, name, *expected, have->version));
+    return Status(Code::kConflict,
+                  version_conflict_message(kind.kind, name, *expected, have->version));
   }
   Status status = change();
   if (!status.is_ok()) {

@@ -40,8 +40,8 @@ Status set_local_version(sqlite3* db, const std::string& kind, const std::string
                          const LocalVersion& version);
 
 // The message of a refused stale write: what was read, what is there now.
-std::string version_conflict_message(const std::string& kind, const std::string& name,
-                                     int64_t read, int64_t now);
+std::string version_conflict_message(const std::string& kind, const std::string& name, int64_t read,
+                                     int64_t now);
 
 Status forget_version(sqlite3* db, const std::string& kind, const std::string& name);
 

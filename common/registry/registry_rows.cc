@@ -40,8 +40,8 @@ Json column_json(sqlite3_stmt* stmt, int column) {
 
 int bind_json(sqlite3_stmt* stmt, int index, const Json& value) {
   if (value.is_number_integer() || value.is_boolean()) {
-    return sqlite3_bind_int64(stmt, index,
-                              value.is_boolean() ? int64_t{value.get<bool>()} : value.get<int64_t>());
+    return sqlite3_bind_int64(
+        stmt, index, value.is_boolean() ? int64_t{value.get<bool>()} : value.get<int64_t>());
   }
   if (value.is_number()) {
     return sqlite3_bind_double(stmt, index, value.get<double>());
@@ -83,8 +83,8 @@ Status write_settings(sqlite3* db, const RegistryKind& kind, const std::optional
     return status;
   }
   for (const auto& item : row->items()) {
-    auto stmt = prepare_raw(db, std::string("INSERT INTO ") + kind.table +
-                                    " (key, value) VALUES (?1, ?2)");
+    auto stmt =
+        prepare_raw(db, std::string("INSERT INTO ") + kind.table + " (key, value) VALUES (?1, ?2)");
     if (!stmt.is_ok()) {
       return stmt.status();
     }

@@ -51,9 +51,10 @@ Status RegistrySync::pull() {
       return batch.status();
     }
     if (batch->counter < *seen) {
-      err_log().warn("the shared registry on {} is behind this host's copy (change {} < {}): "
-                     "it was emptied or replaced; publishing this copy again",
-                     shared_.shard_name(), batch->counter, *seen);
+      err_log().warn(
+          "the shared registry on {} is behind this host's copy (change {} < {}): "
+          "it was emptied or replaced; publishing this copy again",
+          shared_.shard_name(), batch->counter, *seen);
       Status status = forget_versions(db_.get());
       pushed_at_data_version_ = -1;
       return status;

@@ -35,11 +35,11 @@ Result<PutRequest> prepare_put(sqlite3* db, const ObjectWrite& write) {
                                                             *request.expected, have->version));
   }
   if (request.expected && *request.expected > have->version) {
-    return Status(Code::kUnavailable,
-                  "this host's copy of " + request.kind + " '" + request.name + "' is at version " +
-                      std::to_string(have->version) + ", older than the version " +
-                      std::to_string(*request.expected) +
-                      " you read; nothing was written, try again in a second");
+    return Status(Code::kUnavailable, "this host's copy of " + request.kind + " '" + request.name +
+                                          "' is at version " + std::to_string(have->version) +
+                                          ", older than the version " +
+                                          std::to_string(*request.expected) +
+                                          " you read; nothing was written, try again in a second");
   }
   return request;
 }

@@ -104,9 +104,9 @@ Result<PutAnswer> parse_put_reply(const PutRequest& request, const redisReply* r
 Status put_refusal_status(const PutRequest& request, const PutAnswer& answer) {
   const std::string what = request.kind + " '" + request.name + "'";
   if (answer.refusal == "conflict") {
-    return Status(Code::kConflict, version_conflict_message(request.kind, request.name,
-                                                            request.expected.value_or(0),
-                                                            answer.now.version));
+    return Status(Code::kConflict,
+                  version_conflict_message(request.kind, request.name, request.expected.value_or(0),
+                                           answer.now.version));
   }
   if (answer.refusal == "exists") {
     return Status(Code::kConflict, what + " already exists");
