@@ -164,7 +164,8 @@ TEST_CASE("add, list, show: human and JSON output") {
   CHECK(keys == std::vector<std::string>{
                     "alert_emails", "callback_format", "callback_url", "created_at_ms", "creator",
                     "default_delay_s", "max_attempts", "method", "name", "online", "priority",
-                    "retry_ms", "success_json", "timeout_ms", "updated_at_ms"});
+                    "retry_ms", "success_json", "timeout_ms", "updated_at_ms",
+                    "version"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");
