@@ -5,7 +5,8 @@
 // changed on one is used by every host's consumers; a delete is gone
 // everywhere; two edits of the same version leave one winner and one 409; a
 // host restarted with the registry's shard down serves with its last copy,
-// and a host with an empty SQLite file imports everything.
+// a host with an empty SQLite file imports everything, and a host that kept
+// its own registry publishes it when it starts sharing.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <curl/curl.h>
 #include <doctest/doctest.h>
@@ -299,6 +300,41 @@ TEST_CASE(
   CHECK(topic_on(*c, "kept")["version"] == topic_on(*a, "kept")["version"]);
   Admin admin_on_c(c->admin_url());
   CHECK(wait_until(kGenerousMs, [&] { return admin_on_c.login("admin", kPassword) == 200; }));
+}
+
+TEST_CASE(
+    "upgrade: a host's registry from before it shared is published; the shared copy wins a name") {
+  TestRedis registry_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address()};
+  auto a = start_host(shards);
+  std::string token = new_token(*a);
+  RunResult common = dqctl(*a, {"topic", "add", "common", "--callback", callback.url("/shared")});
+  REQUIRE_MESSAGE(common.exit_code == 0, common.err);
+
+  // A host that kept its own registry: two topics, one named as A's.
+  DqdOptions alone = host_options(shards);
+  alone.extra_ini =
+      "[registry]\nshared = no\n[admin]\nuser = admin\npassword_file = admin-password\n";
+  DqdProcess d(alone);
+  std::ofstream(d.dir() + "/admin-password") << kPassword << "\n";
+  for (const auto& [name, path] :
+       {std::pair<std::string, std::string>{"legacy-only", "/local"}, {"common", "/local"}}) {
+    RunResult added = dqctl(d, {"topic", "add", name, "--callback", callback.url(path)});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  CHECK(topic_on(d, "common")["version"] == 1);  // versioned locally, never shared
+
+  // It starts sharing: its own topic reaches A, A's version of "common" replaces its own.
+  d.rewrite_config(host_options(shards));
+  d.start();
+  CHECK(ms_until_taken(*a, token, "legacy-only", "published") >= 0);
+  CHECK(wait_until(kGenerousMs, [&] {
+    return topic_on(d, "common")["callback_url"] == callback.url("/shared");
+  }));
+  CHECK(topic_on(*a, "common")["callback_url"] == callback.url("/shared"));
+  CHECK(topic_on(*a, "legacy-only")["callback_url"] == callback.url("/local"));
+  CHECK(topic_on(d, "common")["version"] == topic_on(*a, "common")["version"]);
 }
 
 }  // namespace

@@ -45,6 +45,16 @@ Status RegistrySync::pull() {
   if (!seen.is_ok()) {
     return seen.status();
   }
+  if (*seen == 0 && !checked_first_) {
+    // Never synced: versions this copy has were counted while it did not
+    // share (local_versioned_write) and mean nothing to the shared copy.
+    Status status = forget_versions(db_.get());
+    if (!status.is_ok()) {
+      return status;
+    }
+    pushed_at_data_version_ = -1;
+  }
+  checked_first_ = true;
   for (;;) {
     auto batch = shared_.changes(*seen, kBatch);
     if (!batch.is_ok()) {

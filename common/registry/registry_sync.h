@@ -11,6 +11,8 @@
 //   deleted it; a changed or deleted one is offered at the version it had.
 //   The shared copy wins a refusal: its state is written here, and a
 //   warning logged.
+// A copy that never synced (no change applied yet) first forgets its
+// versions: they were counted while it did not share.
 // A shared copy whose change counter is behind the one applied here was
 // emptied or replaced: every version here is forgotten and this copy is
 // published again. dq-redis-checker runs turn() every 250 ms.
@@ -44,6 +46,7 @@ class RegistrySync {
   SqliteHandle db_;
   SharedRegistry shared_;
   int64_t pushed_at_data_version_ = -1;
+  bool checked_first_ = false;  // the first pull looked for a copy that never synced
   int64_t applied_ = 0;
 };
 
