@@ -21,7 +21,7 @@ constexpr size_t kMaxPipelined = 1;
 // read event stays armed (no epoll_ctl per request); above it reading pauses.
 constexpr size_t kMaxWaitingInput = size_t{64} * 1024;
 // Requests are not read while this much answer data waits for the client.
-constexpr size_t kMaxBufferedOutput = size_t{1024} * 1024;
+constexpr size_t kMaxBufferedHttpOutput = size_t{1024} * 1024;
 // How long a closing connection keeps reading what the client still sends.
 constexpr int kLingerMs = 2000;
 // Consumed input is erased once it is this large (or all of the input).
@@ -230,14 +230,14 @@ void HttpConnection::pump() {
     return;
   }
   bool paused =
-      closing_ || peer_closed_ || output_size() >= kMaxBufferedOutput ||
+      closing_ || peer_closed_ || output_size() >= kMaxBufferedHttpOutput ||
       (queue_.size() >= kMaxPipelined && input_.size() - input_start_ >= kMaxWaitingInput);
   set_reading(!paused);
 }
 
 void HttpConnection::take_requests() {
   drained_input_ = false;
-  while (!closing_ && queue_.size() < kMaxPipelined && output_size() < kMaxBufferedOutput &&
+  while (!closing_ && queue_.size() < kMaxPipelined && output_size() < kMaxBufferedHttpOutput &&
          input_start_ < input_.size()) {
     std::string_view input(input_.data() + input_start_, input_.size() - input_start_);
     HttpParse result = parser_.parse(input);

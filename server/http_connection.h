@@ -25,6 +25,7 @@
 #include <string>
 
 #include "common/core/event_handles.h"
+#include "server/activity_order.h"
 #include "server/http_exchange.h"
 #include "server/http_parser.h"
 
@@ -79,8 +80,7 @@ class HttpConnection {
 
   HttpServer& server_;
   evutil_socket_t fd_;
-  std::list<HttpConnection*>::iterator place_;  // in the server's order_
-  uint64_t stamp_ = 0;                          // when it last started a request
+  ActivityOrder<HttpConnection>::Place place_;  // in the server's order_
   UniqueEvent read_event_;                      // persistent; idle timeout
   UniqueEvent write_event_;                     // armed while output_ waits
   UniqueEvent request_timer_;

@@ -74,7 +74,7 @@ void HttpServer::on_accept(evutil_socket_t fd) {
   }
   prepare_accepted_socket(fd, /*keepalive=*/false);
   size_t limit = static_cast<size_t>(config_.max_connections);
-  if (connections_.size() >= limit && oldest_idle_connection() != nullptr) {
+  if (connections_.size() >= limit && order_.oldest(&HttpConnection::idle).first != nullptr) {
     close_oldest_idle();  // an idle connection makes room for the new one
   }
   std::string refusal;
@@ -87,38 +87,22 @@ void HttpServer::on_accept(evutil_socket_t fd) {
   auto connection = std::make_unique<HttpConnection>(*this, fd, std::move(refusal));
   HttpConnection* raw = connection.get();
   connections_.emplace(raw, std::move(connection));
-  raw->place_ = order_.insert(order_.end(), raw);
-  raw->stamp_ = ConnectionBudget::of_process().stamp();
+  raw->place_ = order_.add(raw);
   raw->start();
 }
 
-void HttpServer::touch(HttpConnection* connection) {
-  connection->stamp_ = ConnectionBudget::of_process().stamp();
-  order_.splice(order_.end(), order_, connection->place_);
-}
+void HttpServer::touch(HttpConnection* connection) { order_.touch(connection->place_); }
 
-HttpConnection* HttpServer::oldest_idle_connection() {
-  for (HttpConnection* connection : order_) {
-    if (connection->idle()) {
-      return connection;
-    }
-  }
-  return nullptr;
-}
-
-uint64_t HttpServer::oldest_idle() {
-  HttpConnection* connection = oldest_idle_connection();
-  return connection == nullptr ? 0 : connection->stamp_;
-}
+uint64_t HttpServer::oldest_idle() { return order_.oldest(&HttpConnection::idle).second; }
 
 void HttpServer::close_oldest_idle() {
-  if (HttpConnection* connection = oldest_idle_connection()) {
+  if (HttpConnection* connection = order_.oldest(&HttpConnection::idle).first) {
     connection->close();  // deletes it
   }
 }
 
 void HttpServer::closed(HttpConnection* connection) {
-  order_.erase(connection->place_);
+  order_.remove(connection->place_);
   connections_.erase(connection);
   ConnectionBudget::of_process().closed();
 }

@@ -23,6 +23,7 @@
 #include "common/core/event_handles.h"
 #include "common/core/status.h"
 #include "server/acceptor.h"
+#include "server/activity_order.h"
 #include "server/connection_budget.h"
 #include "server/http_exchange.h"
 
@@ -55,7 +56,6 @@ class HttpServer : public ConnectionPool {
   void on_accept(evutil_socket_t fd);
   void closed(HttpConnection* connection);  // deletes it
   void touch(HttpConnection* connection);   // it started a request
-  HttpConnection* oldest_idle_connection();
 
   event_base* base_;
   const Config& config_;
@@ -69,7 +69,7 @@ class HttpServer : public ConnectionPool {
   bool stopping_ = false;
   bool in_budget_ = false;  // registered as a pool of the process's budget
   std::unordered_map<HttpConnection*, std::unique_ptr<HttpConnection>> connections_;
-  std::list<HttpConnection*> order_;  // least recently active first
+  ActivityOrder<HttpConnection> order_;
 };
 
 }  // namespace dq

@@ -127,8 +127,7 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
   }
   void evict() { close(); }  // deletes this
 
-  std::list<LegacyConnection*>::iterator place_;  // in the server's order_
-  uint64_t stamp_ = 0;                            // when it last started a request
+  ActivityOrder<LegacyConnection>::Place place_;  // in the server's order_
 
  private:
   static void on_read(bufferevent* /*event*/, void* arg) {

@@ -58,14 +58,14 @@ void LegacyServer::on_accept(evutil_socket_t fd) {
     return;
   }
   size_t limit = static_cast<size_t>(config_.max_connections);
-  if (connections_.size() >= limit && oldest_idle_connection() != nullptr) {
+  if (connections_.size() >= limit &&
+      order_.oldest(&LegacyConnection::evictable).first != nullptr) {
     close_oldest_idle();  // an idle connection makes room for the new one
   }
   bool too_many = connections_.size() >= limit;
   auto connection = std::make_shared<LegacyConnection>(*this, std::move(event));
   connections_[connection.get()] = connection;
-  connection->place_ = order_.insert(order_.end(), connection.get());
-  connection->stamp_ = ConnectionBudget::of_process().stamp();
+  connection->place_ = order_.add(connection.get());
   connection->start();
   if (too_many) {
     connection->refuse("too many connections (" + std::to_string(connections_.size() - 1) +
@@ -89,27 +89,12 @@ void LegacyServer::stop_accepting() {
 
 size_t LegacyServer::connections() const { return connections_.size(); }
 
-void LegacyServer::touch(LegacyConnection* connection) {
-  connection->stamp_ = ConnectionBudget::of_process().stamp();
-  order_.splice(order_.end(), order_, connection->place_);
-}
+void LegacyServer::touch(LegacyConnection* connection) { order_.touch(connection->place_); }
 
-LegacyConnection* LegacyServer::oldest_idle_connection() {
-  for (LegacyConnection* connection : order_) {
-    if (connection->evictable()) {
-      return connection;
-    }
-  }
-  return nullptr;
-}
-
-uint64_t LegacyServer::oldest_idle() {
-  LegacyConnection* connection = oldest_idle_connection();
-  return connection == nullptr ? 0 : connection->stamp_;
-}
+uint64_t LegacyServer::oldest_idle() { return order_.oldest(&LegacyConnection::evictable).second; }
 
 void LegacyServer::close_oldest_idle() {
-  if (LegacyConnection* connection = oldest_idle_connection()) {
+  if (LegacyConnection* connection = order_.oldest(&LegacyConnection::evictable).first) {
     connection->evict();
   }
 }
@@ -119,7 +104,7 @@ void LegacyServer::closed(LegacyConnection* connection) {
   if (it == connections_.end()) {
     return;
   }
-  order_.erase(connection->place_);
+  order_.remove(connection->place_);
   connections_.erase(it);
   ConnectionBudget::of_process().closed();
 }

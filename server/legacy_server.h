@@ -27,6 +27,7 @@
 #include "common/registry/topic_cache.h"
 #include "common/store/async_job_store.h"
 #include "server/acceptor.h"
+#include "server/activity_order.h"
 #include "server/connection_budget.h"
 
 namespace dq {
@@ -58,7 +59,6 @@ class LegacyServer : public ConnectionPool {
   void on_accept(evutil_socket_t fd);
   void closed(LegacyConnection* connection);
   void touch(LegacyConnection* connection);  // it started a request
-  LegacyConnection* oldest_idle_connection();
 
   event_base* base_;
   AsyncJobStore& jobs_;
@@ -70,7 +70,7 @@ class LegacyServer : public ConnectionPool {
   // Owned here; a request in flight holds a weak_ptr, so a connection that
   // closes (or a server that goes away) before Redis answers is never touched.
   std::map<LegacyConnection*, std::shared_ptr<LegacyConnection>> connections_;
-  std::list<LegacyConnection*> order_;  // least recently active first
+  ActivityOrder<LegacyConnection> order_;
 };
 
 }  // namespace dq

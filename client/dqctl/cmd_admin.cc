@@ -13,13 +13,11 @@
 #include "common/registry/admin_users.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace admin_command {
 
 constexpr const char* kCommand = "admin";
-constexpr const char* kUsage =
-    "admin user add NAME [--password-file FILE]   (else the password is read from stdin)\n"
-    "admin user list\n"
-    "admin user del NAME";
 
 int add_user(AdminUsers& users, const std::string& name, const std::string& password_file) {
   std::string password;
@@ -61,22 +59,13 @@ int run_admin_command(const CtlOptions& options, const std::vector<std::string>&
     return usage_error(kCommand, "needs user add|list|del");
   }
   const std::string& sub = args[1];
-  std::string name;
-  std::string password_file;
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--password-file" && i + 1 < args.size()) {
-      password_file = args[++i];
-    } else if (arg.rfind("--password-file=", 0) == 0) {
-      password_file = arg.substr(16);
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error(kCommand, "unknown option " + arg);
-    } else if (name.empty()) {
-      name = arg;
-    } else {
-      return usage_error(kCommand, "too many arguments");
-    }
+  NamedRowArgs parsed;
+  std::string wrong = parse_named_row_args(args, 2, "--password-file", &parsed);
+  if (!wrong.empty()) {
+    return usage_error(kCommand, wrong);
   }
+  const std::string& name = parsed.name;
+  const std::string password_file = parsed.option.value_or("");
   if (sub == "list") {
     if (!name.empty()) {
       return usage_error(kCommand, "admin user list takes no arguments");
@@ -97,7 +86,11 @@ int run_admin_command(const CtlOptions& options, const std::vector<std::string>&
       [&](AdminUsers& users) { return list_users(options, users); });
 }
 
+constexpr const char* kUsage =
+    "admin user add NAME [--password-file FILE]   (else the password is read from stdin)\n"
+    "admin user list\n"
+    "admin user del NAME";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_admin_command);
 
-}  // namespace
+}  // namespace admin_command
 }  // namespace dq::ctl

@@ -21,15 +21,11 @@
 #include "common/alerts/alert_test.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace alert_command {
 
 constexpr const char* kCommand = "alert";
-constexpr const char* kUsage =
-    "alert show\n"
-    "alert set [--smtp-host H] [--smtp-port N] [--smtp-security none|starttls|tls]\n"
-    "          [--smtp-user U] [--smtp-password P] [--from ADDR] [--to a@x,b@y]\n"
-    "          [--webhook URL]\n"
-    "alert test   send a test mail and webhook call; print what the servers answered";
 constexpr size_t kRecentShown = 10;
 
 const std::map<std::string, std::string>& option_keys() {
@@ -197,7 +193,13 @@ int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
   return test(options, *registry, config);
 }
 
+constexpr const char* kUsage =
+    "alert show\n"
+    "alert set [--smtp-host H] [--smtp-port N] [--smtp-security none|starttls|tls]\n"
+    "          [--smtp-user U] [--smtp-password P] [--from ADDR] [--to a@x,b@y]\n"
+    "          [--webhook URL]\n"
+    "alert test   send a test mail and webhook call; print what the servers answered";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_alert);
 
-}  // namespace
+}  // namespace alert_command
 }  // namespace dq::ctl

@@ -15,26 +15,11 @@
 #include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace dead_command {
 
 constexpr const char* kCommand = "dead";
-constexpr const char* kUsage =
-    "dead list TOPIC [--offset N] [--limit N]   (default limit 100)\n"
-    "dead requeue TOPIC ID|--all\n"
-    "dead purge TOPIC";
-
-void warn_unreachable(const std::vector<std::string>& shards) {
-  std::string names;
-  for (const auto& name : shards) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  if (!names.empty()) {
-    std::fprintf(stderr,
-                 "dqctl: warning: Redis shard(s) not reached, their dead letters are "
-                 "missing: %s\n",
-                 names.c_str());
-  }
-}
 
 int run_list(const CtlOptions& options, WaitingShards& shards, const std::string& topic,
              int64_t offset, int64_t limit) {
@@ -50,7 +35,7 @@ int run_list(const CtlOptions& options, WaitingShards& shards, const std::string
       out.push_back(job_to_json(job));
     }
     std::printf("%s\n", out.dump(2).c_str());
-    warn_unreachable(dead->unreachable_shards);
+    warn_shards_not_reached(dead->unreachable_shards, "their dead letters are missing");
     return kExitOk;
   }
   std::printf("%-32s %8s  %s\n", "ID", "ATTEMPTS", "LAST ERROR");
@@ -59,7 +44,7 @@ int run_list(const CtlOptions& options, WaitingShards& shards, const std::string
   }
   std::printf("%zu shown, %lld dead in %s\n", dead->jobs.size(),
               static_cast<long long>(dead->total), topic.c_str());
-  warn_unreachable(dead->unreachable_shards);
+  warn_shards_not_reached(dead->unreachable_shards, "their dead letters are missing");
   return kExitOk;
 }
 
@@ -150,7 +135,11 @@ int run_dead(const CtlOptions& options, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr const char* kUsage =
+    "dead list TOPIC [--offset N] [--limit N]   (default limit 100)\n"
+    "dead requeue TOPIC ID|--all\n"
+    "dead purge TOPIC";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_dead);
 
-}  // namespace
+}  // namespace dead_command
 }  // namespace dq::ctl

@@ -28,17 +28,13 @@
 #include "dq/client.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace import_command {
 
 namespace dc = dq::client;
 
 constexpr const char* kCommand = "import";
-constexpr const char* kUsage =
-    "import php-dq [--topics FILE] [--redis HOST:PORT[:AUTH]] [--prefix dq_] [--dry-run] "
-    "[--move]\n"
-    "          (FILE: mysqldump of dq_topic or a CSV export; topics go to the registry of -c,\n"
-    "           jobs to the API servers of -s; --move removes each job from the old Redis\n"
-    "           once dq holds it)";
 
 struct ImportArgs {
   std::string topics_file;
@@ -285,7 +281,13 @@ int run_import(const CtlOptions& options, const std::vector<std::string>& args) 
   return topics.failed + jobs.failed > 0 ? kExitFailed : kExitOk;
 }
 
+constexpr const char* kUsage =
+    "import php-dq [--topics FILE] [--redis HOST:PORT[:AUTH]] [--prefix dq_] [--dry-run] "
+    "[--move]\n"
+    "          (FILE: mysqldump of dq_topic or a CSV export; topics go to the registry of -c,\n"
+    "           jobs to the API servers of -s; --move removes each job from the old Redis\n"
+    "           once dq holds it)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_import);
 
-}  // namespace
+}  // namespace import_command
 }  // namespace dq::ctl

@@ -20,7 +20,9 @@
 #include "dq/client.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace job_command {
 
 namespace dc = dq::client;
 
@@ -427,5 +429,5 @@ const CommandRegistration kAdd("add", kAddUsage, &run_add);
 const CommandRegistration kGet("get", kGetUsage, &run_get);
 const CommandRegistration kDel("del", kDelUsage, &run_del);
 
-}  // namespace
+}  // namespace job_command
 }  // namespace dq::ctl

@@ -12,13 +12,11 @@
 #include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace jobs_command {
 
 constexpr const char* kCommand = "jobs";
-constexpr const char* kUsage =
-    "jobs list TOPIC --state delayed|ready|working|retrying [--offset N] [--limit N]\n"
-    "          (next due first; ready in queue order, working by lease deadline;\n"
-    "           default limit 50, at most 500; --json for the API's JSON)";
 
 struct ListArgs {
   std::string topic;
@@ -146,7 +144,11 @@ int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr const char* kUsage =
+    "jobs list TOPIC --state delayed|ready|working|retrying [--offset N] [--limit N]\n"
+    "          (next due first; ready in queue order, working by lease deadline;\n"
+    "           default limit 50, at most 500; --json for the API's JSON)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_jobs);
 
-}  // namespace
+}  // namespace jobs_command
 }  // namespace dq::ctl

@@ -12,11 +12,11 @@
 #include "common/core/stop_flag.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace stats_command {
 
 constexpr const char* kCommand = "stats";
-constexpr const char* kUsage =
-    "stats [TOPIC] [--watch [SECONDS]]   jobs by state and event counts per topic (as /metrics)";
 
 int run_stats(const CtlOptions& options, const std::vector<std::string>& args) {
   std::vector<std::string> view_args = {"stats"};
@@ -52,7 +52,9 @@ int run_stats(const CtlOptions& options, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+constexpr const char* kUsage =
+    "stats [TOPIC] [--watch [SECONDS]]   jobs by state and event counts per topic (as /metrics)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_stats);
 
-}  // namespace
+}  // namespace stats_command
 }  // namespace dq::ctl

@@ -21,10 +21,11 @@
 #include "common/redis/shard_health.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace status_command {
 
 constexpr const char* kCommand = "status";
-constexpr const char* kUsage = "status   master pid, children with role, pid, uptime and restarts";
 
 bool process_alive(long long pid) {
   if (pid <= 0) {
@@ -137,7 +138,8 @@ int run_status(const CtlOptions& options, const std::vector<std::string>& args) 
   return kExitOk;
 }
 
+constexpr const char* kUsage = "status   master pid, children with role, pid, uptime and restarts";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_status);
 
-}  // namespace
+}  // namespace status_command
 }  // namespace dq::ctl

@@ -12,13 +12,11 @@
 #include "common/registry/api_tokens.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace token_command {
 
 constexpr const char* kCommand = "token";
-constexpr const char* kUsage =
-    "token add NAME --topics TOPIC[,TOPIC...]|'*'   prints the new token once\n"
-    "token list\n"
-    "token del NAME";
 
 int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& name,
               const TokenScope& scope) {
@@ -59,25 +57,14 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
     return usage_error(kCommand, "needs add|list|del");
   }
   const std::string& sub = args[0];
-  std::string name;
-  std::string topics;
-  bool has_topics = false;
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--topics" && i + 1 < args.size()) {
-      topics = args[++i];
-      has_topics = true;
-    } else if (arg.rfind("--topics=", 0) == 0) {
-      topics = arg.substr(9);
-      has_topics = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return usage_error(kCommand, "unknown option " + arg);
-    } else if (name.empty()) {
-      name = arg;
-    } else {
-      return usage_error(kCommand, "too many arguments");
-    }
+  NamedRowArgs parsed;
+  std::string wrong = parse_named_row_args(args, 1, "--topics", &parsed);
+  if (!wrong.empty()) {
+    return usage_error(kCommand, wrong);
   }
+  const std::string& name = parsed.name;
+  const bool has_topics = parsed.option.has_value();
+  const std::string topics = parsed.option.value_or("");
   TokenScope scope;
   if (sub == "list") {
     if (!name.empty() || has_topics) {
@@ -115,7 +102,11 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
       [&](ApiTokens& tokens) { return list_tokens(options, tokens); });
 }
 
+constexpr const char* kUsage =
+    "token add NAME --topics TOPIC[,TOPIC...]|'*'   prints the new token once\n"
+    "token list\n"
+    "token del NAME";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_token_command);
 
-}  // namespace
+}  // namespace token_command
 }  // namespace dq::ctl

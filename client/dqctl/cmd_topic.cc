@@ -31,20 +31,11 @@
 #include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace topic_command {
 
 constexpr const char* kCommand = "topic";
-constexpr const char* kUsage =
-    "topic list\n"
-    "topic show NAME\n"
-    "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
-    "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
-    "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
-    "topic set NAME [any option of add]\n"
-    "topic online NAME\n"
-    "topic offline NAME\n"
-    "topic del NAME [--purge]   (refused while the topic holds jobs, unless --purge)\n"
-    "topic stats [NAME]   (jobs per state now, events in total, per day; all topics without NAME)";
 
 // Options of `add` and `set`; only the given ones are applied.
 struct TopicOptions {
@@ -459,7 +450,18 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   return run_delete(options, *registry, name, purge);
 }
 
+constexpr const char* kUsage =
+    "topic list\n"
+    "topic show NAME\n"
+    "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
+    "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
+    "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
+    "topic set NAME [any option of add]\n"
+    "topic online NAME\n"
+    "topic offline NAME\n"
+    "topic del NAME [--purge]   (refused while the topic holds jobs, unless --purge)\n"
+    "topic stats [NAME]   (jobs per state now, events in total, per day; all topics without NAME)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_topic);
 
-}  // namespace
+}  // namespace topic_command
 }  // namespace dq::ctl

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "common/core/text_list.h"
 #include "common/core/time_text.h"
 
 namespace dq::ctl {
@@ -139,6 +140,33 @@ bool parse_int_arg(const std::string& text, int64_t min, int64_t max, int64_t* o
   }
   *out = value;
   return true;
+}
+
+void warn_shards_not_reached(const std::vector<std::string>& shards, const char* consequence) {
+  if (!shards.empty()) {
+    fprintf(stderr, "dqctl: warning: Redis shard(s) not reached, %s: %s\n", consequence,
+            join_list(shards, ", ").c_str());
+  }
+}
+
+std::string parse_named_row_args(const std::vector<std::string>& args, size_t from,
+                                 const std::string& option, NamedRowArgs* out) {
+  const std::string with_value = option + "=";
+  for (size_t i = from; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == option && i + 1 < args.size()) {
+      out->option = args[++i];
+    } else if (arg.rfind(with_value, 0) == 0) {
+      out->option = arg.substr(with_value.size());
+    } else if (!arg.empty() && arg[0] == '-') {
+      return "unknown option " + arg;
+    } else if (out->name.empty()) {
+      out->name = arg;
+    } else {
+      return "too many arguments";
+    }
+  }
+  return "";
 }
 
 }  // namespace dq::ctl

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ int exit_code_for(const Status& status);
 // Prints "dqctl: <message>" to stderr and returns exit_code_for(status).
 int report_failure(const Status& status);
 
+// Prints "dqctl: warning: Redis shard(s) not reached, <consequence>: <shards>"
+// to stderr, or nothing when every shard answered.
+void warn_shards_not_reached(const std::vector<std::string>& shards, const char* consequence);
+
 // Prints "dqctl <command>: <message>" and the command's usage to stderr;
 // returns kExitUsage.
 int usage_error(const std::string& command, const std::string& message);
@@ -82,6 +87,16 @@ std::unique_ptr<Store> open_ctl_store(const CtlOptions& options, int* exit_code)
 // The end of a command on named rows of one store (AdminUsers, ApiTokens):
 // opens the store, then runs add(store) or list(store), or removes the row
 // `name` and prints "<noun> NAME deleted".
+// The words after a named-rows subcommand ("add NAME --topics a,b"): at most
+// one NAME and one `--option VALUE` (or `--option=VALUE`).
+struct NamedRowArgs {
+  std::string name;
+  std::optional<std::string> option;
+};
+// Empty when args[from..] parse; else what is wrong, for usage_error.
+std::string parse_named_row_args(const std::vector<std::string>& args, size_t from,
+                                 const std::string& option, NamedRowArgs* out);
+
 template <class Store, class Add, class List>
 int run_on_named_rows(const CtlOptions& options, const std::string& sub, const std::string& name,
                       const char* noun, Add add, List list) {

@@ -4,9 +4,19 @@
 #include "client/dqctl/php_topic_dump.h"
 
 #include <cctype>
+#include <string_view>
 
 namespace dq::ctl {
 namespace {
+
+// The character a backslash escape of mysqldump stands for: \n \r \t \0 \Z,
+// else the character itself (\' \" \\ \% \_).
+char mysqldump_unescaped(char escaped) {
+  constexpr std::string_view kEscapes = "nrt0Z";
+  constexpr std::string_view kMeanings{"\n\r\t\0\x1a", 5};
+  size_t at = kEscapes.find(escaped);
+  return at == std::string_view::npos ? escaped : kMeanings[at];
+}
 
 constexpr const char* kTable = "dq_topic";
 
@@ -67,26 +77,7 @@ bool take_string(const std::string& text, size_t* at, std::string* out) {
       return true;
     }
     if (c == '\\' && *at < text.size()) {
-      char e = text[(*at)++];
-      switch (e) {
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case '0':
-          out->push_back('\0');
-          break;
-        case 'Z':
-          out->push_back('\x1a');
-          break;
-        default:
-          out->push_back(e);  // \' \" \\ \% \_
-      }
+      out->push_back(mysqldump_unescaped(text[(*at)++]));
       continue;
     }
     out->push_back(c);

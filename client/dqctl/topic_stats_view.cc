@@ -17,18 +17,6 @@ namespace {
 
 std::string n(int64_t value) { return std::to_string(value); }
 
-void warn_unreachable(const std::vector<std::string>& shards) {
-  if (shards.empty()) {
-    return;
-  }
-  std::string names;
-  for (const auto& name : shards) {
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  fprintf(stderr, "dqctl: warning: Redis shard(s) not reached, left out of the numbers: %s\n",
-          names.c_str());
-}
-
 int print_all(const CtlOptions& options, WaitingShards& shards,
               const std::vector<Topic>& registered) {
   std::vector<std::string> names;
@@ -71,7 +59,7 @@ int print_all(const CtlOptions& options, WaitingShards& shards,
     print_rows(rows);
   }
   if (!all->empty()) {
-    warn_unreachable(all->front().unreachable_shards);
+    warn_shards_not_reached(all->front().unreachable_shards, "left out of the numbers");
   }
   return kExitOk;
 }
@@ -87,7 +75,7 @@ int print_one(const CtlOptions& options, WaitingShards& shards, const Topic& top
     Json out = to_json(*stats);
     out["status"] = topic.online ? "online" : "offline";
     printf("%s\n", out.dump(2).c_str());
-    warn_unreachable(stats->unreachable_shards);
+    warn_shards_not_reached(stats->unreachable_shards, "left out of the numbers");
     return kExitOk;
   }
   const StateCounts& now = stats->now;
@@ -120,7 +108,7 @@ int print_one(const CtlOptions& options, WaitingShards& shards, const Topic& top
                     n(c.expired), n(c.requeued), n(c.duplicate)});
   }
   print_rows(rows);
-  warn_unreachable(stats->unreachable_shards);
+  warn_shards_not_reached(stats->unreachable_shards, "left out of the numbers");
   return kExitOk;
 }
 

@@ -21,4 +21,15 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+std::string join_list(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) {
+      out += separator;
+    }
+    out += item;
+  }
+  return out;
+}
+
 }  // namespace dq

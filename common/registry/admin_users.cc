@@ -170,24 +170,19 @@ Result<std::vector<AdminUser>> AdminUsers::list() {
 }
 
 Result<bool> AdminUsers::verify(const std::string& name, const std::string& password) {
-  auto stmt =
-      Statement::prepare(db_.get(), "SELECT password_hash FROM admin_users WHERE name = ?1");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, name);
-  auto row = stmt->step();
-  if (!row.is_ok()) {
-    return row.status();
+  auto found = Statement::first_row(db_.get(),
+                                    "SELECT password_hash FROM admin_users WHERE name = ?1", name);
+  if (!found.is_ok()) {
+    return found.status();
   }
   // A made-up hash for a missing user, so both answers take as long.
   static const std::string kDecoy = [] {
     auto decoy = hash_password("not a password of anyone");
     return decoy.is_ok() ? *decoy : std::string();
   }();
-  std::string stored = *row ? stmt->column_text(0) : kDecoy;
+  std::string stored = *found ? (*found)->column_text(0) : kDecoy;
   bool match = crypto_pwhash_str_verify(stored.c_str(), password.data(), password.size()) == 0;
-  return *row && match;
+  return found->has_value() && match;
 }
 
 Result<bool> AdminUsers::ensure_first_user(const Config& config) {

@@ -42,7 +42,7 @@ std::vector<std::string> split_commas(const std::string& text) {
   }
 }
 
-bool all_digits(const std::string& text) {
+bool only_digits(const std::string& text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
 }
 
@@ -54,7 +54,7 @@ Status validate_retry_ms(const std::string& retry_ms) {
     return invalid("retry_ms", "longer than 1024 bytes");
   }
   for (const std::string& step : split_commas(retry_ms)) {
-    if (!all_digits(step) || step.size() > 13 || std::stoll(step) < 1 ||
+    if (!only_digits(step) || step.size() > 13 || std::stoll(step) < 1 ||
         std::stoll(step) > kMaxRetryStepMs) {
       return invalid("retry_ms", "'" + retry_ms +
                                      "' must be a comma-separated list of positive integers (ms), "
@@ -302,19 +302,14 @@ Result<std::vector<Topic>> Registry::list_topics() {
 
 Result<Topic> Registry::get_topic(const std::string& name) {
   std::string sql = std::string("SELECT ") + kTopicColumns + " FROM topics WHERE name = ?1";
-  auto stmt = Statement::prepare(db_, sql.c_str());
-  if (!stmt.is_ok()) {
-    return stmt.status();
+  auto found = Statement::first_row(db_, sql, name);
+  if (!found.is_ok()) {
+    return found.status();
   }
-  stmt->bind(1, name);
-  auto row = stmt->step();
-  if (!row.is_ok()) {
-    return row.status();
-  }
-  if (!*row) {
+  if (!*found) {
     return Status(Code::kNotFound, "topic '" + name + "' does not exist");
   }
-  Topic topic = read_topic(*stmt);
+  Topic topic = read_topic(**found);
   auto version = local_version(db_, "topic", name);
   if (!version.is_ok()) {
     return version.status();

@@ -103,6 +103,23 @@ Statement& Statement::bind(int index, int64_t value) {
   return *this;
 }
 
+Result<std::optional<Statement>> Statement::first_row(sqlite3* db, const std::string& sql,
+                                                      const std::string& key) {
+  auto stmt = prepare(db, sql.c_str());
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, key);
+  auto row = stmt->step();
+  if (!row.is_ok()) {
+    return row.status();
+  }
+  if (!*row) {
+    return std::optional<Statement>();
+  }
+  return std::optional<Statement>(std::move(*stmt));
+}
+
 Result<bool> Statement::step() {
   if (bind_rc_ != SQLITE_OK) {
     return sqlite_status(db_, bind_rc_, "bind");

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ Result<int64_t> pragma_int(sqlite3* db, const char* pragma);
 class Statement {
  public:
   static Result<Statement> prepare(sqlite3* db, const char* sql);
+  // Prepares `sql`, binds `key` to ?1 and steps once: the statement standing
+  // on its first row, or nullopt when there is none.
+  static Result<std::optional<Statement>> first_row(sqlite3* db, const std::string& sql,
+                                                    const std::string& key);
 
   // Parameters are numbered from 1, as in SQLite.
   Statement& bind(int index, const std::string& value);

@@ -12,6 +12,7 @@
 #include "common/core/clock.h"
 #include "common/store/job_meta.h"
 #include "common/store/keys.h"
+#include "common/store/reply_values.h"
 #include "common/store/script_calls.h"
 
 namespace dq {
@@ -33,10 +34,6 @@ return out)";
 Status unexpected(const ShardSet& set, size_t index, const char* what) {
   return Status(Code::kInternal, std::string("unexpected reply to ") + what + " from Redis shard " +
                                      set.names[index]);
-}
-
-std::string text_of(const redisReply* reply) {
-  return reply->type == REDIS_REPLY_STRING ? std::string(reply->str, reply->len) : std::string();
 }
 
 // Every shard's ZCARD of the topic's dead set at once.
@@ -86,15 +83,15 @@ void read_range(const ShardSet& set, size_t index, const std::string& topic, siz
         continue;  // deleted in between
       }
       Job job;
-      if (!split_job_key(text_of(r->element[i]), &job.topic, &job.id) ||
-          !parse_job_meta(text_of(r->element[i + 1]), &job)) {
+      if (!split_job_key(reply_string(r->element[i]), &job.topic, &job.id) ||
+          !parse_job_meta(reply_string(r->element[i + 1]), &job)) {
         continue;
       }
       if (r->element[i + 2]->type == REDIS_REPLY_STRING) {
-        job.body = text_of(r->element[i + 2]);  // else inline in the record
+        job.body = reply_string(r->element[i + 2]);  // else inline in the record
       }
       if (r->element[i + 3]->type == REDIS_REPLY_STRING) {
-        parse_error_entry(text_of(r->element[i + 3]), &job);
+        parse_error_entry(reply_string(r->element[i + 3]), &job);
       }
       jobs.push_back(std::move(job));
     }

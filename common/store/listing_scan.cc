@@ -12,6 +12,7 @@
 #include "common/store/job_meta.h"
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
+#include "common/store/reply_values.h"
 
 namespace dq {
 
@@ -49,8 +50,6 @@ struct Chunk {
 using ChunkDone = std::function<void(Result<Chunk>)>;
 using ChunkFn = std::function<void(int64_t start, int64_t count, ChunkDone done)>;
 
-std::string text_of(const redisReply* reply) { return std::string(reply->str, reply->len); }
-
 ChunkFn zset_chunks(const PlanPtr& plan, size_t index, const std::string& zset) {
   return [plan, index, zset](int64_t start, int64_t count, ChunkDone done) {
     std::vector<std::string> argv = {"ZRANGE", zset, std::to_string(start),
@@ -68,12 +67,12 @@ ChunkFn zset_chunks(const PlanPtr& plan, size_t index, const std::string& zset) 
           Chunk chunk;
           chunk.read = r->elements / 2;
           for (size_t i = 0; i + 1 < r->elements; i += 2) {
-            std::string key = text_of(r->element[i]);
+            std::string key = reply_string(r->element[i]);
             if (key.compare(0, prefix.size(), prefix) != 0) {
               continue;
             }
             // Scores are integral ms, answered as text.
-            double score = std::strtod(text_of(r->element[i + 1]).c_str(), nullptr);
+            double score = std::strtod(reply_string(r->element[i + 1]).c_str(), nullptr);
             chunk.kept.push_back({std::move(key), static_cast<int64_t>(score)});
           }
           done(std::move(chunk));
@@ -97,7 +96,7 @@ ChunkFn list_chunks(const PlanPtr& plan, size_t index, const std::string& list) 
           Chunk chunk;
           chunk.read = r->elements;
           for (size_t i = 0; i < r->elements; ++i) {
-            chunk.kept.push_back({text_of(r->element[i]), 0});
+            chunk.kept.push_back({reply_string(r->element[i]), 0});
           }
           done(std::move(chunk));
         });
@@ -256,7 +255,7 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
       return done_(unexpected(*plan_, index_, "ZRANGE"));
     }
     if (r->elements == 0 ||
-        sorted_enough(std::strtoll(text_of(r->element[1]).c_str(), nullptr, 10))) {
+        sorted_enough(std::strtoll(reply_string(r->element[1]).c_str(), nullptr, 10))) {
       return finish();
     }
     if (examined_ >= kMaxExaminedPerShard) {
@@ -265,7 +264,7 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
     }
     std::vector<std::vector<std::string>> reads;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
-      reads.push_back({"HGETALL", keys::records_prefix() + text_of(r->element[i])});
+      reads.push_back({"HGETALL", keys::records_prefix() + reply_string(r->element[i])});
     }
     int64_t buckets = static_cast<int64_t>(r->elements / 2);
     auto self = shared_from_this();
@@ -280,12 +279,13 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
           const std::string prefix = self->plan_->topic + ":";
           for (size_t i = 0; i + 1 < all->elements; i += 2) {
             ++self->examined_;
-            Entry entry{text_of(all->element[i]), 0};
+            Entry entry{reply_string(all->element[i]), 0};
             if (entry.key.compare(0, prefix.size(), prefix) != 0) {
               continue;
             }
             keep_if_in_state(self->plan_->set.names[self->index_], entry,
-                             text_of(all->element[i + 1]), self->plan_->state, self->scan_.get());
+                             reply_string(all->element[i + 1]), self->plan_->state,
+                             self->scan_.get());
           }
         },
         [self, bad, buckets](const Status& status) {

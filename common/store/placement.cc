@@ -2,18 +2,11 @@
 
 #include <charconv>
 
+#include "common/core/text_list.h"
 #include "common/store/job_meta.h"
 
 namespace dq {
 namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    out += (out.empty() ? "" : ", ") + name;
-  }
-  return out;
-}
 
 // A copy kept held is not an answer: a shard that could not be asked may
 // hold the id with another body, and then this copy is dropped. Answered
@@ -123,9 +116,10 @@ DeletePlan plan_delete(const std::vector<CopySeen>& copies,
     return plan;
   }
   if (!verified) {
-    plan.verdict = Status(Code::kUnavailable,
-                          "cannot delete job " + name + ": shard(s) " + joined(unreachable) +
-                              " unreachable and may hold it; nothing was changed, retry later");
+    plan.verdict =
+        Status(Code::kUnavailable,
+               "cannot delete job " + name + ": shard(s) " + join_list(unreachable, ", ") +
+                   " unreachable and may hold it; nothing was changed, retry later");
     return plan;
   }
   plan.tomb = true;

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "common/core/clock.h"
+#include "common/core/text_list.h"
 #include "common/store/job.h"
 #include "common/store/keys.h"
 
@@ -15,17 +16,6 @@ constexpr int64_t kLeaseListKeepMs = 60000;
 constexpr int64_t kCancelKeepMs = 600000;
 // How far two shards' clocks may disagree for claim.lua's tombstone check.
 constexpr int64_t kShardClockSlackMs = 1000;
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& name : names) {
-    if (!out.empty()) {
-      out += ',';
-    }
-    out += name;
-  }
-  return out;
-}
 
 // The stats hash is named by the host's calendar day: a skewed host clock
 // only moves a count into a neighbouring day near midnight.
@@ -47,7 +37,7 @@ ScriptCall add_call_for(const std::vector<std::string>& verify_against,
   return {&kAddScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), today_stats(),
            keys::timer_wake(), keys::counts(), keys::seq(), keys::moved()},
-          {keys::held_prefix(), joined(verify_against), joined(unreachable)}};
+          {keys::held_prefix(), join_list(verify_against, ","), join_list(unreachable, ",")}};
 }
 
 // add.lua's ARGV: three for the call, then six per job.
@@ -84,7 +74,8 @@ ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
            keys::tombs()},
-          {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(), joined(shard_names)}};
+          {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(),
+           join_list(shard_names, ",")}};
 }
 
 ScriptCall promote_call(int limit) {
@@ -181,7 +172,7 @@ ScriptCall settle_call(const std::string& job_key, const std::string& incarnatio
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::errors(), today_stats(),
            keys::counts(), keys::timer_wake()},
           {job_key, topic, incarnation, verdict, answered_by, keys::held_prefix(),
-           joined(shard_names)}};
+           join_list(shard_names, ",")}};
 }
 
 }  // namespace dq

@@ -18,20 +18,12 @@
 #include <utility>
 #include <vector>
 
+#include "client/include/dq/counts.h"
 #include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/store/shard_set.h"
 
 namespace dq {
-
-struct StateCounts {
-  int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
-};
-
-struct EventCounts {
-  int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
-          duplicate = 0;
-};
 
 struct TopicStats {
   std::string topic;

@@ -25,7 +25,8 @@ dpkg-deb --info "$deb" | sed -n '/Package:/,/Description:/p'
 
 dpkg -i "$deb"
 for path in /usr/bin/dqd /usr/bin/dqctl /etc/dq/dq.ini /usr/lib/systemd/system/dq.service \
-            /etc/logrotate.d/dq /usr/share/dq/sql/001_initial.sql /usr/include/dq/client.h; do
+            /etc/logrotate.d/dq /usr/share/dq/sql/001_initial.sql /usr/include/dq/client.h \
+            /usr/include/dq/counts.h; do
   [ -e "$path" ] || { echo "check-deb: $path not installed"; exit 1; }
 done
 getent passwd dq >/dev/null || { echo "check-deb: no dq user"; exit 1; }

@@ -22,6 +22,8 @@
 #include <variant>
 #include <vector>
 
+#include "dq/counts.h"
+
 #if defined(DQCLIENT_BUILDING)
 #define DQCLIENT_API __attribute__((visibility("default")))
 #else
@@ -142,16 +144,8 @@ struct BatchItemResult {
   bool ok() const { return !error.has_value(); }
 };
 
-// Jobs per state now, summed over the Redis shards that answered.
-struct StateCounts {
-  int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
-};
-
-// Event counts: jobs added, delivered, failed attempts, dead-lettered, ...
-struct EventCounts {
-  int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
-          duplicate = 0;
-};
+using StateCounts = dq::StateCounts;  // dq/counts.h
+using EventCounts = dq::EventCounts;
 
 struct TopicSummary {
   std::string name;

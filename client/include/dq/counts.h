@@ -1,0 +1,22 @@
+// A topic's job counts as dq's stats answer them (GET /v1/topics/{t}/stats):
+// one definition for the server, which sums them over shards
+// (common/store/topic_stats.h), and the client library, which reads them
+// (dq/client.h). Installed with dq/client.h; standard library only.
+#pragma once
+
+#include <cstdint>
+
+namespace dq {
+
+// Jobs per state now, summed over the Redis shards that answered.
+struct StateCounts {
+  int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
+};
+
+// Event counts: jobs added, delivered, failed attempts, dead-lettered, ...
+struct EventCounts {
+  int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
+          duplicate = 0;
+};
+
+}  // namespace dq
