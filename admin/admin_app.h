@@ -32,6 +32,7 @@
 #include "common/core/config.h"
 #include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
+#include "common/registry/registry_write.h"
 #include "common/store/job_store.h"
 #include "common/store/shard_set.h"
 
@@ -66,6 +67,10 @@ class AdminApp {
   void update_topic(Exchange& exchange, const std::string& name);
   void delete_topic(Exchange& exchange, const std::string& name);
   void test_callback(Exchange& exchange, const std::string& name);
+  // A versioned write of a topic or the alert settings
+  // (common/registry/registry_write.h), through the shared registry when
+  // [registry] shared = yes.
+  void write_versioned(const ObjectWrite& write, std::function<void(Result<int64_t>)> done);
   Status check_callback_url(const std::string& url);
   // api_jobs.cc
   void jobs_route(Exchange& exchange, const std::string& topic);

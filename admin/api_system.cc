@@ -6,10 +6,12 @@
 #include <hiredis/hiredis.h>
 
 #include "admin/admin_app.h"
+#include "admin/topic_form.h"
 #include "common/alerts/alert_test.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/redis/shard_health.h"
+#include "common/registry/registry_copy.h"
 #include "common/store/keys.h"
 
 namespace dq {
@@ -172,11 +174,14 @@ void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
 
 void AdminApp::alerts_route(Exchange& exchange) {
   auto settings = load_alert_settings(*registry_);
-  if (!settings.is_ok()) {
-    return exchange.reply_error(settings.status());
+  auto version = local_version(registry_->db(), "alert_settings", "all");
+  if (!settings.is_ok() || !version.is_ok()) {
+    return exchange.reply_error(settings.is_ok() ? version.status() : settings.status());
   }
   if (exchange.method() == "GET") {
-    return exchange.reply_json(200, settings->to_json());
+    Json out = settings->to_json();
+    out["version"] = version->version;
+    return exchange.reply_json(200, out);
   }
   if (exchange.method() != "PUT") {
     return exchange.reply_error(405, "GET or PUT");
@@ -185,9 +190,14 @@ void AdminApp::alerts_route(Exchange& exchange) {
   if (!body.is_ok()) {
     return exchange.reply_error(body.status());
   }
+  auto named = form_version(*body, exchange.header("If-Match"));
+  if (!named.is_ok()) {
+    return exchange.reply_json(400,
+                               Json{{"error", named.status().message()}, {"field", "version"}});
+  }
   for (const auto& [key, value] : body->items()) {
     // The page shows a stored password as "***": sending that back keeps it.
-    if (key == "smtp_password" && value == "***") {
+    if ((key == "smtp_password" && value == "***") || key == "version") {
       continue;
     }
     std::string text = value.is_string() ? value.get<std::string>() : value.dump();
@@ -196,12 +206,21 @@ void AdminApp::alerts_route(Exchange& exchange) {
       return exchange.reply_json(400, Json{{"error", applied.message()}, {"field", key}});
     }
   }
-  Status saved = save_alert_settings(*registry_, *settings);
-  if (!saved.is_ok()) {
-    return exchange.reply_json(400, Json{{"error", saved.message()}});
-  }
-  err_log().info("dq-admin: alert settings saved");
-  exchange.reply_json(200, settings->to_json());
+  AlertSettings saved = *settings;
+  // Never versioned yet (no host shared them): the first save makes them.
+  PutMode mode = version->version == 0 ? PutMode::kCreate : PutMode::kUpdate;
+  ObjectWrite write{find_registry_kind("alert_settings"), "all", mode,
+                    mode == PutMode::kCreate ? std::nullopt : *named,
+                    [this, saved] { return save_alert_settings(*registry_, saved); }};
+  write_versioned(write, [held = exchange.hold(), saved](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: alert settings saved (version {})", *written);
+    Json out = saved.to_json();
+    out["version"] = *written;
+    held->reply_json(200, out);
+  });
 }
 
 void AdminApp::alerts_test(Exchange& exchange) {

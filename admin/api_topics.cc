@@ -90,18 +90,29 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
   }
-  status = registry_->add_topic(topic);
-  if (status.code() == Code::kConflict) {
-    return exchange.reply_json(409, Json{{"error", status.message()}, {"field", "name"}});
+  ObjectWrite write{find_registry_kind("topic"), topic.name, PutMode::kCreate, std::nullopt,
+                    [this, topic] { return registry_->add_topic(topic); }};
+  write_versioned(write, [this, held = exchange.hold(), topic](Result<int64_t> written) {
+    if (written.status().code() == Code::kConflict) {
+      return held->reply_json(409, Json{{"error", written.status().message()}, {"field", "name"}});
+    }
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: topic {} added (version {})", topic.name, *written);
+    auto stored = registry_->get_topic(topic.name);
+    Json answer = topic_to_json(stored.is_ok() ? *stored : topic);
+    reveal_new_secret(Topic{}, topic, &answer);
+    held->reply_json(201, answer);
+  });
+}
+
+void AdminApp::write_versioned(const ObjectWrite& write,
+                               std::function<void(Result<int64_t>)> done) {
+  if (config_.shared_registry) {
+    return write_registry_object_async(registry_->db(), shards(), write, std::move(done));
   }
-  if (!status.is_ok()) {
-    return exchange.reply_error(status);
-  }
-  err_log().info("dq-admin: topic {} added", topic.name);
-  auto stored = registry_->get_topic(topic.name);
-  Json answer = topic_to_json(stored.is_ok() ? *stored : topic);
-  reveal_new_secret(Topic{}, topic, &answer);
-  exchange.reply_json(201, answer);
+  done(write_registry_object(registry_->db(), nullptr, write));
 }
 
 void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
@@ -143,15 +154,23 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
   }
-  status = registry_->update_topic(*topic);
-  if (!status.is_ok()) {
-    return exchange.reply_error(status);
+  auto version = form_version(*form, exchange.header("If-Match"));
+  if (!version.is_ok()) {
+    return reply_invalid(exchange, version.status());
   }
-  err_log().info("dq-admin: topic {} updated", name);
-  auto stored = registry_->get_topic(name);
-  Json answer = topic_to_json(stored.is_ok() ? *stored : *topic);
-  reveal_new_secret(before, *topic, &answer);
-  exchange.reply_json(200, answer);
+  Topic edited = *topic;
+  ObjectWrite write{find_registry_kind("topic"), name, PutMode::kUpdate, *version,
+                    [this, edited] { return registry_->update_topic(edited); }};
+  write_versioned(write, [this, held = exchange.hold(), name, edited, before](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: topic {} updated (version {})", name, *written);
+    auto stored = registry_->get_topic(name);
+    Json answer = topic_to_json(stored.is_ok() ? *stored : edited);
+    reveal_new_secret(before, edited, &answer);
+    held->reply_json(200, answer);
+  });
 }
 
 // As `dqctl topic del`: refused while the topic holds jobs, unless
@@ -162,15 +181,15 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
   if (!topic.is_ok()) {
     return exchange.reply_error(topic.status());
   }
+  auto version = form_version(Json::object(), exchange.header("If-Match"));
+  if (!version.is_ok()) {
+    return reply_invalid(exchange, version.status());
+  }
   auto held = exchange.hold();
   // Purged while being delivered: those callbacks still complete.
   auto in_flight = std::make_shared<int64_t>(0);
-  // Deletes the topic from the registry, then (confirmed) sweeps its jobs once more.
-  auto remove = [this, held, name, in_flight](bool confirmed, int64_t purged) {
-    Status status = registry_->delete_topic(name);
-    if (!status.is_ok()) {
-      return held->reply_error(status);
-    }
+  // After the registry's delete: (confirmed) sweeps its jobs once more, answers.
+  auto removed = [this, held, name, in_flight](bool confirmed, int64_t purged) {
     auto answer = [held, name, in_flight](int64_t total) {
       err_log().info("dq-admin: topic {} deleted with {} job(s)", name, total);
       held->reply_json(
@@ -183,6 +202,17 @@ void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
         shards(), name,
         [answer, purged](Result<int64_t> late) { answer(purged + (late.is_ok() ? *late : 0)); },
         in_flight);
+  };
+  // Deletes the topic from the registry (at the version named, if any).
+  ObjectWrite write{find_registry_kind("topic"), name, PutMode::kDelete, *version,
+                    [this, name] { return registry_->delete_topic(name); }};
+  auto remove = [this, held, write, removed](bool confirmed, int64_t purged) {
+    write_versioned(write, [held, removed, confirmed, purged](Result<int64_t> written) {
+      if (!written.is_ok()) {
+        return held->reply_error(written.status());
+      }
+      removed(confirmed, purged);
+    });
   };
   if (exchange.query("confirm") == "yes") {
     return purge_topic_jobs(

@@ -112,6 +112,8 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       }
     } else if (key == "created_at_ms" || key == "updated_at_ms") {
       continue;  // shown, not edited
+    } else if (key == "version") {
+      continue;  // the version the edit names: form_version()
     } else {
       return Status(Code::kInvalid, key + ": no such field");
     }
@@ -120,6 +122,31 @@ Status apply_topic_form(const Json& form, Topic* topic) {
     }
   }
   return Status::ok();
+}
+
+Result<std::optional<int64_t>> form_version(const Json& form, const std::string& if_match) {
+  std::optional<int64_t> version;
+  std::string tag = if_match;
+  if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"') {
+    tag = tag.substr(1, tag.size() - 2);  // If-Match: "3" as well as 3
+  }
+  if (!tag.empty()) {
+    if (tag.size() > 18 || tag.find_first_not_of("0123456789") != std::string::npos) {
+      return Status(Code::kInvalid, "If-Match: must be the version read, a whole number");
+    }
+    version = std::stoll(tag);
+  }
+  auto field = form.is_object() ? form.find("version") : form.end();
+  if (form.is_object() && field != form.end()) {
+    if (!field->is_number_integer() || field->get<int64_t>() < 0) {
+      return Status(Code::kInvalid, "version: must be the version read, a whole number");
+    }
+    if (version && *version != field->get<int64_t>()) {
+      return Status(Code::kInvalid, "version: differs from If-Match");
+    }
+    version = field->get<int64_t>();
+  }
+  return version;
 }
 
 std::string field_of(const Status& status) {

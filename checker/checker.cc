@@ -1,11 +1,13 @@
-// dq-redis-checker: starts the shard watch thread and runs the alert loop
-// on the main thread until stopped (see checker.h).
+// dq-redis-checker: starts the shard watch thread (and, when the registry is
+// shared, the registry sync thread) and runs the alert loop on the main
+// thread until stopped (see checker.h).
 #include "checker/checker.h"
 
 #include <chrono>
 #include <thread>
 
 #include "checker/alert_loop.h"
+#include "checker/registry_follow.h"
 #include "checker/shard_watch.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
@@ -26,6 +28,10 @@ int run_checker(const Config& config, int /*index*/) {
                  config.checker_up_after);
   ShardWatch watch(config);
   std::thread watching([&watch] { watch.run(); });
+  std::thread syncing;
+  if (config.shared_registry) {
+    syncing = std::thread([&config] { follow_shared_registry(config); });
+  }
   AlertLoop alerts(config);
   while (!stop_requested()) {
     reopen_logs_if_asked(config.log_dir, config.log_level, kTitle);
@@ -36,6 +42,9 @@ int run_checker(const Config& config, int /*index*/) {
     }
   }
   watching.join();
+  if (syncing.joinable()) {
+    syncing.join();
+  }
   err_log().info("{} stopped", kTitle);
   return 0;
 }

@@ -167,7 +167,7 @@ TEST_CASE("add, list, show: human and JSON output") {
                     "default_delay_s", "max_attempts", "max_burst", "max_deferrals",
                     "max_in_flight", "max_rate", "method", "name", "online", "priority",
                     "retry_jitter", "retry_ms", "signing_keys", "signing_public_key",
-                    "signing_secret", "success_json", "timeout_ms", "updated_at_ms"});
+                    "signing_secret", "success_json", "timeout_ms", "updated_at_ms", "version"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");

@@ -95,6 +95,8 @@ async function pageAlerts(main) {
       } }, 'Send test'), testResult));
   const r = await api('GET', '/api/alerts');
   if (!r.ok) { notice(message, false, r.data.error); return; }
+  // The version the form shows: a save over a change made meanwhile elsewhere is refused (409).
+  let version = r.data.version;
   const inputs = {};
   const errors = {};
   for (const f of ALERT_FIELDS) {
@@ -114,11 +116,13 @@ async function pageAlerts(main) {
     formError.textContent = '';
     const data = {};
     for (const f of ALERT_FIELDS) data[f.key] = inputs[f.key].value;
+    data.version = version;
     const s = await api('PUT', '/api/alerts', data);
     if (!s.ok) {
       if (errors[s.data.field]) errors[s.data.field].textContent = s.data.error; else formError.textContent = s.data.error;
       return;
     }
+    version = s.data.version;
     notice(message, true, 'Alert settings saved.');
   });
 }

@@ -176,7 +176,7 @@ async function pageTopics(main) {
       el('td', {},
         el('div', { className: 'row' },
           el('button', { type: 'button', className: 'small', onclick: async () => {
-            const r = await api('PUT', '/api/topics/' + enc(t.name), { online: !t.online });
+            const r = await api('PUT', '/api/topics/' + enc(t.name), { online: !t.online, version: t.version });
             if (!r.ok) notice(message, false, r.data.error); else load();
           } }, t.online ? 'Set offline' : 'Set online'),
           el('button', { type: 'button', className: 'small test-callback', onclick: async () => {
@@ -255,6 +255,8 @@ async function pageTopics(main) {
       }
       data.online = online.checked;
       data.circuit_breaker = breaker.checked;
+      // The version this form was filled from: an edit made meanwhile elsewhere is refused (409).
+      if (editing) data.version = topic.version;
       const r = editing ? await api('PUT', '/api/topics/' + enc(topic.name), data) : await api('POST', '/api/topics', data);
       if (!r.ok) {
         const target = errors[r.data.field];

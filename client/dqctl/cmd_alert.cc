@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/registry_write_ctl.h"
 #include "common/alerts/alert_messages.h"
 #include "common/alerts/alert_settings.h"
 #include "common/alerts/alert_test.h"
@@ -94,10 +95,11 @@ int show(const CtlOptions& options, Registry& registry, const Config& config) {
   return kExitOk;
 }
 
-int set(const std::vector<std::string>& args, Registry& registry) {
+int set(const CtlOptions& options, const std::vector<std::string>& args, Registry& registry) {
   auto settings = load_alert_settings(registry);
-  if (!settings.is_ok()) {
-    return report_failure(settings.status());
+  auto version = local_version(registry.db(), "alert_settings", "all");
+  if (!settings.is_ok() || !version.is_ok()) {
+    return report_failure(settings.is_ok() ? version.status() : settings.status());
   }
   if (args.size() < 2) {
     return usage_error(kCommand, "alert set needs at least one option");
@@ -117,7 +119,16 @@ int set(const std::vector<std::string>& args, Registry& registry) {
       return report_failure(applied);
     }
   }
-  Status saved = save_alert_settings(registry, *settings);
+  // Written at the version read (never versioned yet: the first write makes
+  // them), so a change made meanwhile on another host is refused, not undone.
+  PutMode mode = version->version == 0 ? PutMode::kCreate : PutMode::kUpdate;
+  AlertSettings edited = *settings;
+  Status saved = write_registry_change(
+      options, registry,
+      ObjectWrite{
+          find_registry_kind("alert_settings"), "all", mode,
+          mode == PutMode::kCreate ? std::nullopt : std::optional<int64_t>(version->version),
+          [&registry, &edited] { return save_alert_settings(registry, edited); }});
   if (!saved.is_ok()) {
     return report_failure(saved);
   }
@@ -177,7 +188,7 @@ int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
     return show(options, *registry, config);
   }
   if (sub == "set") {
-    return set(args, *registry);
+    return set(options, args, *registry);
   }
   return test(options, *registry, config);
 }

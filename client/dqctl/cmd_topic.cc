@@ -1,6 +1,8 @@
 // `dqctl topic ...`: list, show, add, set, online, offline and del topics in
-// the SQLite registry named by the config's [sqlite] path. Running dqd
-// children pick changes up on their next refresh ([master] registry_refresh_ms).
+// the SQLite registry named by the config's [sqlite] path, and with
+// [registry] shared = yes in the shared registry first (registry_write_ctl.h;
+// set writes at the version it read). Running dqd children pick changes up
+// on their next refresh ([master] registry_refresh_ms).
 // A callback URL given to add or set is held to the callback URL rules of the
 // config (common/registry/callback_url.h): no Redis shard, no dq listener, the allowlist.
 // `del` also asks the Redis shards: a topic that still holds jobs is kept
@@ -18,6 +20,7 @@
 
 #include "client/dqctl/command.h"
 #include "client/dqctl/topic_options.h"
+#include "client/dqctl/registry_write_ctl.h"
 #include "client/dqctl/topic_stats_view.h"
 #include "common/core/clock.h"
 #include "common/core/json.h"
@@ -136,7 +139,10 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   topic.name = name;
   Status status = edits.apply(&topic);
   if (status.is_ok()) {
-    status = registry.add_topic(topic);
+    status = write_registry_change(
+        options, registry,
+        ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
+                    [&registry, &topic] { return registry.add_topic(topic); }});
   }
   if (!status.is_ok()) {
     return report_failure(status);
@@ -157,8 +163,12 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   if (online) {
     topic->online = *online;
   }
+  // Written at the version read: an edit made meanwhile is refused, not undone.
   if (status.is_ok()) {
-    status = registry.update_topic(*topic);
+    status = write_registry_change(
+        options, registry,
+        ObjectWrite{find_registry_kind("topic"), name, PutMode::kUpdate, topic->version,
+                    [&registry, &topic] { return registry.update_topic(*topic); }});
   }
   if (!status.is_ok()) {
     return report_failure(status);
@@ -208,7 +218,10 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
                                name + " --purge` to delete the topic with its jobs"));
     }
   }
-  Status status = registry.delete_topic(name);
+  Status status = write_registry_change(
+      options, registry,
+      ObjectWrite{find_registry_kind("topic"), name, PutMode::kDelete, std::nullopt,
+                  [&registry, &name] { return registry.delete_topic(name); }});
   if (!status.is_ok()) {
     return report_failure(status);
   }

@@ -65,6 +65,9 @@ struct Config {
   // [sqlite]
   std::string sqlite_path;  // default: <config dir>/dq.db
 
+  // [registry]
+  bool shared_registry = false;  // one registry for every host, on the first shard
+
   // [log]
   std::string log_dir;  // default: <config dir>/logs
   std::string log_level = "info";
@@ -107,7 +110,7 @@ struct Config {
   // [master]
   std::string pid_file;  // default: <log dir>/dqd.pid
   int drain_timeout_ms = 10000;
-  int registry_refresh_ms = 2000;  // how often children re-read topics
+  int registry_refresh_ms = 500;  // how often children look for topic changes
 };
 
 // Loads and validates the file; the Status says which key is wrong and why.

@@ -115,6 +115,10 @@ std::vector<ConfigKey> storage_and_log_keys() {
   return {
       typed(kPath, "sqlite", "path", &C::sqlite_path, "dq.db",
             "the SQLite file: topics, extra shards, alert settings, admin users, API tokens"),
+      typed(kBool, "registry", "shared", &C::shared_registry, "no",
+            "yes: topics, alert settings, admin users and API tokens are one registry for "
+            "every dqd on the same shards, kept on the first of [redis] shards and copied into "
+            "each host's SQLite file (docs/registry.md); no: this host's SQLite file alone"),
       typed(kPath, "log", "dir", &C::log_dir, "logs",
             "request_YYYYMMDD.log, notify_YYYYMMDD.log and err_YYYYMMDD.log go here"),
       choice("log", "level", &C::log_level, "info", "trace|debug|info|warn|error|critical|off",
@@ -198,8 +202,9 @@ std::vector<ConfigKey> admin_and_master_keys() {
               "how long children get to finish on stop or reload; consumers get at least the "
               "longest topic timeout_ms + [delivery] lease_margin_ms, so a callback in flight "
               "finishes and is acked, never delivered twice (docs/decisions.md)"),
-      integer("master", "registry_refresh_ms", &C::registry_refresh_ms, "2000", 100, 10 * kMinute,
-              "how often children re-read topics from SQLite"),
+      integer("master", "registry_refresh_ms", &C::registry_refresh_ms, "500", 100, 10 * kMinute,
+              "how often children look for topic changes in SQLite (the file is read again "
+              "only when it changed)"),
   };
 }
 

@@ -13,6 +13,7 @@
 #include "common/registry/callback_url.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/signing_key_store.h"
+#include "common/registry/registry_copy.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/registry/success_rule.h"
@@ -345,12 +346,17 @@ Result<std::vector<Topic>> Registry::list_topics() {
     return stmt.status();
   }
   auto topics = stmt->rows(read_topic);
-  if (!topics.is_ok()) {
-    return topics;
+  auto versions = local_versions(db_, "topic");
+  if (!topics.is_ok() || !versions.is_ok()) {
+    return topics.is_ok() ? versions.status() : topics.status();
   }
   Status keys = attach_signing_keys(db_, &*topics, now_ms());
   if (!keys.is_ok()) {
     return keys;
+  }
+  for (Topic& topic : *topics) {
+    auto known = versions->find(topic.name);
+    topic.version = known == versions->end() ? 0 : known->second.version;
   }
   return topics;
 }
@@ -369,6 +375,11 @@ Result<Topic> Registry::get_topic(const std::string& name) {
   if (!keys.is_ok()) {
     return keys;
   }
+  auto version = local_version(db_, "topic", name);
+  if (!version.is_ok()) {
+    return version.status();
+  }
+  one[0].version = version->version;
   return std::move(one[0]);
 }
 

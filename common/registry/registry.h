@@ -58,6 +58,9 @@ struct Topic {
   // current one of each kind and those a rotation keeps for its overlap. Kept
   // in their own table; read and written with the topic.
   std::vector<SigningKey> signing_keys;
+  // The version an edit names (registry_versions; 0: never written since
+  // versions exist). Not a column: read beside the row.
+  int64_t version = 0;
 };
 
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the
@@ -92,6 +95,9 @@ class Registry {
   // Alert settings: key/value (smtp_host, smtp_port, mail_from, ...).
   Result<std::map<std::string, std::string>> alert_settings();
   Status set_alert_setting(const std::string& key, const std::string& value);
+
+  // The connection, for versioned writes (common/registry/registry_write.h).
+  sqlite3* db() { return db_; }
 
  private:
   explicit Registry(sqlite3* db) : db_(db) {}

@@ -16,9 +16,16 @@ Status TopicCache::refresh() {
     }
     registry_ = std::move(*opened);
   }
+  // PRAGMA data_version changes when another connection wrote the file: an
+  // unchanged file is not read again, so refreshing often costs little.
+  auto version = pragma_int(registry_->db(), "PRAGMA data_version");
+  if (version.is_ok() && *version == read_at_data_version_) {
+    return Status::ok();
+  }
   auto topics = registry_->list_topics();
   if (!topics.is_ok()) {
     registry_.reset();  // reopen next time (the file may have been replaced)
+    read_at_data_version_ = -1;
     return topics.status();
   }
   std::map<std::string, Topic> fresh;
@@ -27,6 +34,7 @@ Status TopicCache::refresh() {
     fresh.emplace(std::move(name), std::move(topic));
   }
   topics_.swap(fresh);
+  read_at_data_version_ = version.is_ok() ? *version : -1;
   return Status::ok();
 }
 

@@ -19,7 +19,8 @@ class TopicCache {
  public:
   explicit TopicCache(std::string sqlite_path);
 
-  // Re-reads the registry. On error the last good snapshot stays in use.
+  // Re-reads the registry when another connection wrote it since the last
+  // read. On error the last good snapshot stays in use.
   Status refresh();
   // refresh() when the snapshot is older than interval_ms (monotonic clock).
   void refresh_if_older(int64_t interval_ms);
@@ -36,6 +37,7 @@ class TopicCache {
   std::unique_ptr<Registry> registry_;
   std::map<std::string, Topic> topics_;
   int64_t refreshed_at_ms_ = -1;
+  int64_t read_at_data_version_ = -1;  // of registry_ when topics_ was read
 };
 
 }  // namespace dq

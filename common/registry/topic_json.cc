@@ -46,7 +46,8 @@ Json topic_to_json(const Topic& topic) {
             {"circuit_open_ms", topic.circuit_open_ms},
             {"max_in_flight", topic.max_in_flight},
             {"max_rate", topic.max_rate},
-            {"max_burst", topic.max_burst}};
+            {"max_burst", topic.max_burst},
+            {"version", topic.version}};
   const SigningKey* hmac = current_signing_key(topic.signing_keys, "hmac");
   const SigningKey* ed25519 = current_signing_key(topic.signing_keys, "ed25519");
   json["signing_secret"] = hmac ? masked_secret(hmac->secret) : "";

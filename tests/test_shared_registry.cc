@@ -1,0 +1,341 @@
+// One registry for every host ([registry] shared = yes): two and three real
+// dqd processes, each with its own SQLite file and ports, on the same two
+// real redis-servers (the first holds the shared registry). Topics, API
+// tokens and admin users made on one host work on the others; a callback
+// changed on one is used by every host's consumers; a delete is gone
+// everywhere; two edits of the same version leave one winner and one 409; a
+// host restarted with the registry's shard down serves with its last copy,
+// a host with an empty SQLite file imports everything, and a host that kept
+// its own registry publishes it when it starts sharing.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <curl/curl.h>
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/http/curl_handle.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
+
+namespace dq::test {
+namespace {
+
+constexpr const char* kPassword = "correct horse battery";
+constexpr int kGenerousMs = 15000;  // a deadline to wait on, not a promise
+
+size_t keep_text(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+// The admin API as the page uses it: a session cookie and its CSRF token.
+class Admin {
+ public:
+  explicit Admin(std::string base) : base_(std::move(base)) {}
+
+  HttpResult call(const std::string& method, const std::string& path, const Json& body = nullptr,
+                  const std::string& extra_header = "") {
+    CurlEasy easy(curl_easy_init());
+    CurlSlist headers;
+    append_header(headers, "Content-Type: application/json");
+    if (!cookie_.empty()) append_header(headers, ("Cookie: " + cookie_).c_str());
+    if (!csrf_.empty()) append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
+    if (!extra_header.empty()) append_header(headers, extra_header.c_str());
+    std::string text = body.is_null() ? "" : body.dump();
+    HttpResult result;
+    std::string head;
+    curl_easy_setopt(easy.get(), CURLOPT_URL, (base_ + path).c_str());
+    curl_easy_setopt(easy.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (!text.empty()) {
+      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDS, text.c_str());
+      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(text.size()));
+    }
+    curl_easy_setopt(easy.get(), CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, keep_text);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &result.body);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, keep_text);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &head);
+    curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(easy.get()) == CURLE_OK) {
+      curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &result.status);
+    }
+    size_t cookie = head.find("Set-Cookie: ");
+    if (cookie == std::string::npos) cookie = head.find("set-cookie: ");
+    if (cookie != std::string::npos) {
+      std::string line = head.substr(cookie + 12);
+      cookie_ = line.substr(0, line.find_first_of(";\r\n"));
+    }
+    return result;
+  }
+
+  long login(const std::string& user, const std::string& password) {
+    cookie_.clear();
+    csrf_.clear();
+    HttpResult answer = call("POST", "/api/login", Json{{"user", user}, {"password", password}});
+    if (answer.status == 200) csrf_ = answer.json()["csrf"].get<std::string>();
+    return answer.status;
+  }
+
+ private:
+  std::string base_;
+  std::string cookie_;
+  std::string csrf_;
+};
+
+DqdOptions host_options(const std::vector<std::string>& shards) {
+  DqdOptions options;
+  options.shards = shards;
+  options.consumers = 1;
+  options.timers = 1;
+  options.admin = true;
+  options.extra_ini =
+      "[registry]\nshared = yes\n[server]\nrequire_token = yes\n"
+      "[admin]\nuser = admin\npassword_file = admin-password\n";
+  return options;
+}
+
+std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+  auto host = std::make_unique<DqdProcess>(host_options(shards));
+  std::ofstream(host->dir() + "/admin-password") << kPassword << "\n";
+  host->start();
+  return host;
+}
+
+RunResult dqctl(const DqdProcess& host, std::vector<std::string> args,
+                const std::string& stdin_text = "") {
+  args.insert(args.begin(), {"-c", host.config_path()});
+  return run_dqctl(args, host.dir(), stdin_text);
+}
+
+long add_job(const DqdProcess& host, const std::string& token, const std::string& topic,
+             const std::string& id) {
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  return http.post(host.jobs_url(topic), job_doc(id, Json{{"n", 1}}, 0)).status;
+}
+
+// Waits until the host takes a job for the topic; the ms it took, -1 if never.
+int64_t ms_until_taken(const DqdProcess& host, const std::string& token, const std::string& topic,
+                       const std::string& id) {
+  int64_t start = monotonic_ms();
+  bool taken = wait_until(kGenerousMs, [&] {
+    long status = add_job(host, token, topic, id);
+    return status >= 200 && status < 300;
+  });
+  return taken ? monotonic_ms() - start : -1;
+}
+
+std::map<std::string, int> calls_by_path(const CallbackServer& callback) {
+  std::map<std::string, int> calls;
+  for (const auto& request : callback.requests()) ++calls[request.path];
+  return calls;
+}
+
+std::string new_token(const DqdProcess& host) {
+  RunResult made = dqctl(host, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  return made.out.substr(0, made.out.find('\n'));
+}
+
+Json topic_on(const DqdProcess& host, const std::string& name) {
+  RunResult shown = dqctl(host, {"--json", "topic", "show", name});
+  return shown.exit_code == 0 ? Json::parse(shown.out, nullptr, false) : Json();
+}
+
+TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
+  TestRedis registry_shard;
+  TestRedis other_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address(), other_shard.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+
+  // A token and a topic made on A: B takes jobs with them.
+  std::string token = new_token(*a);
+  RunResult added = dqctl(*a, {"topic", "add", "orders", "--callback", callback.url("/a")});
+  REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  int64_t took = ms_until_taken(*b, token, "orders", "first-on-b");
+  MESSAGE("a topic and a token added on A were in effect on B after " << took << " ms");
+  REQUIRE(took >= 0);
+  WARN(took < 2000);
+  REQUIRE(add_job(*a, token, "orders", "first-on-a") == 201);
+  REQUIRE(callback.wait_for(2, kGenerousMs));
+  CHECK(calls_by_path(callback)["/a"] == 2);
+
+  // The callback changed on B: both hosts' consumers use it from then on.
+  RunResult set = dqctl(*b, {"topic", "set", "orders", "--callback", callback.url("/b")});
+  REQUIRE_MESSAGE(set.exit_code == 0, set.err);
+  int64_t changed_at = monotonic_ms();
+  REQUIRE(wait_until(kGenerousMs,
+                     [&] { return topic_on(*a, "orders")["callback_url"] == callback.url("/b"); }));
+  MESSAGE("the callback set on B was in A's copy after " << monotonic_ms() - changed_at << " ms");
+  sleep_ms(1000);  // five refreshes of the consumers' topic cache (registry_refresh_ms 200)
+  int accepted = 0;
+  for (int i = 0; i < 10; ++i) {
+    accepted += add_job(*a, token, "orders", "via-a-" + std::to_string(i)) == 201;
+    accepted += add_job(*b, token, "orders", "via-b-" + std::to_string(i)) == 201;
+  }
+  CHECK(accepted == 20);
+  REQUIRE(callback.wait_for(2 + accepted, kGenerousMs));
+  sleep_ms(500);  // a duplicate would show up now
+  auto calls = calls_by_path(callback);
+  MESSAGE("deliveries by path: /a " << calls["/a"] << ", /b " << calls["/b"]);
+  CHECK(calls["/a"] == 2);
+  CHECK(calls["/b"] == accepted);
+  auto by_id = deliveries_by_id(callback);
+  for (const auto& [id, count] : by_id) CHECK_MESSAGE(count == 1, id);
+
+  // Two edits of the version both read: one wins, one is refused with 409.
+  Admin on_a(a->admin_url());
+  Admin on_b(b->admin_url());
+  REQUIRE(wait_until(kGenerousMs, [&] { return on_a.login("admin", kPassword) == 200; }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return on_b.login("admin", kPassword) == 200; }));
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return on_b.call("GET", "/api/topics/orders").json()["callback_url"] == callback.url("/b");
+  }));
+  Json read = on_a.call("GET", "/api/topics/orders").json();
+  int64_t version = read["version"].get<int64_t>();
+  CHECK(version >= 2);
+  REQUIRE(on_b.call("GET", "/api/topics/orders").json()["version"] == version);
+  HttpResult first;
+  HttpResult second;
+  std::thread edit_a([&] {
+    first = on_a.call("PUT", "/api/topics/orders", {{"timeout_ms", 3000}, {"version", version}});
+  });
+  std::thread edit_b([&] {
+    second = on_b.call("PUT", "/api/topics/orders", {{"timeout_ms", 4000}},
+                       "If-Match: \"" + std::to_string(version) + "\"");
+  });
+  edit_a.join();
+  edit_b.join();
+  MESSAGE("edits of version " << version << ": A " << first.status << ", B " << second.status);
+  CHECK(((first.status == 200 && second.status == 409) ||
+         (first.status == 409 && second.status == 200)));
+  const HttpResult& refused = first.status == 409 ? first : second;
+  CHECK(contains(refused.json()["error"].get<std::string>(), "changed by someone else"));
+  int winner = first.status == 200 ? 3000 : 4000;
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return topic_on(*a, "orders")["timeout_ms"] == winner &&
+           topic_on(*b, "orders")["timeout_ms"] == winner;
+  }));
+  CHECK(topic_on(*b, "orders")["version"] == version + 1);
+  // A stale version is refused again, and changes nothing.
+  HttpResult stale =
+      on_b.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version}});
+  CHECK(stale.status == 409);
+  CHECK(topic_on(*a, "orders")["priority"] == 2);
+
+  // An admin user made on A logs in on B.
+  RunResult user = dqctl(*a, {"admin", "user", "add", "ops"}, "ops password 1\n");
+  REQUIRE_MESSAGE(user.exit_code == 0, user.err);
+  Admin ops_on_b(b->admin_url());
+  int64_t user_at = monotonic_ms();
+  CHECK(wait_until(kGenerousMs, [&] { return ops_on_b.login("ops", "ops password 1") == 200; }));
+  MESSAGE("an admin user made on A logged in on B after " << monotonic_ms() - user_at << " ms");
+
+  // Deleted on B: gone on A too (no job is left, so no --purge is needed).
+  RunResult del = dqctl(*b, {"topic", "del", "orders"});
+  REQUIRE_MESSAGE(del.exit_code == 0, del.err);
+  int64_t deleted_at = monotonic_ms();
+  CHECK(wait_until(kGenerousMs, [&] { return add_job(*a, token, "orders", "late") == 404; }));
+  MESSAGE("a topic deleted on B was unknown on A after " << monotonic_ms() - deleted_at << " ms");
+  CHECK(dqctl(*a, {"topic", "show", "orders"}).exit_code == 1);
+  // A stale edit cannot bring it back.
+  CHECK(
+      on_a.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version + 1}}).status ==
+      404);
+}
+
+TEST_CASE(
+    "a host serves with its last copy while the registry's shard is down; a new one imports") {
+  TestRedis registry_shard;
+  TestRedis other_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address(), other_shard.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+  std::string token = new_token(*a);
+  for (const char* name : {"kept", "also-kept"}) {
+    RunResult added = dqctl(*a, {"topic", "add", name, "--callback", callback.url("/kept")});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  REQUIRE(ms_until_taken(*b, token, "also-kept", "b-knows-it") >= 0);
+
+  // B restarts while the shard holding the shared registry is down.
+  b->stop();
+  registry_shard.stop();
+  b->start();
+  int taken = 0;
+  for (int i = 0; i < 20; ++i) {
+    long status = add_job(*b, token, "kept", "while-down-" + std::to_string(i));
+    CHECK_MESSAGE(status != 404, "B forgot topic kept");
+    taken += status == 201;
+  }
+  MESSAGE("B took " << taken << " of 20 jobs with the registry's shard down");
+  CHECK(taken > 0);  // those placed on the other shard
+  // An edit cannot reach the shared copy: refused, naming its shard, nothing written.
+  RunResult edit = dqctl(*b, {"topic", "set", "kept", "--timeout-ms", "1234"});
+  CHECK(edit.exit_code == 3);
+  CHECK_MESSAGE(contains(edit.err, registry_shard.address()), edit.err);
+  CHECK(topic_on(*b, "kept")["timeout_ms"] == 5000);
+
+  // Back up: a host with an empty SQLite file imports every topic and the token.
+  registry_shard.start();
+  auto c = start_host(shards);
+  int64_t took = ms_until_taken(*c, token, "kept", "c-imported-it");
+  MESSAGE("a host with an empty SQLite file took jobs after " << took << " ms");
+  CHECK(took >= 0);
+  CHECK(topic_on(*c, "also-kept")["callback_url"] == callback.url("/kept"));
+  CHECK(topic_on(*c, "kept")["version"] == topic_on(*a, "kept")["version"]);
+  Admin admin_on_c(c->admin_url());
+  CHECK(wait_until(kGenerousMs, [&] { return admin_on_c.login("admin", kPassword) == 200; }));
+}
+
+TEST_CASE(
+    "upgrade: a host's registry from before it shared is published; the shared copy wins a name") {
+  TestRedis registry_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address()};
+  auto a = start_host(shards);
+  std::string token = new_token(*a);
+  RunResult common = dqctl(*a, {"topic", "add", "common", "--callback", callback.url("/shared")});
+  REQUIRE_MESSAGE(common.exit_code == 0, common.err);
+
+  // A host that kept its own registry: two topics, one named as A's.
+  DqdOptions alone = host_options(shards);
+  alone.extra_ini =
+      "[registry]\nshared = no\n[admin]\nuser = admin\npassword_file = admin-password\n";
+  DqdProcess d(alone);
+  std::ofstream(d.dir() + "/admin-password") << kPassword << "\n";
+  for (const auto& [name, path] :
+       {std::pair<std::string, std::string>{"legacy-only", "/local"}, {"common", "/local"}}) {
+    RunResult added = dqctl(d, {"topic", "add", name, "--callback", callback.url(path)});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  CHECK(topic_on(d, "common")["version"] == 1);  // versioned locally, never shared
+
+  // It starts sharing: its own topic reaches A, A's version of "common" replaces its own.
+  d.rewrite_config(host_options(shards));
+  d.start();
+  CHECK(ms_until_taken(*a, token, "legacy-only", "published") >= 0);
+  CHECK(wait_until(kGenerousMs, [&] {
+    return topic_on(d, "common")["callback_url"] == callback.url("/shared");
+  }));
+  CHECK(topic_on(*a, "common")["callback_url"] == callback.url("/shared"));
+  CHECK(topic_on(*a, "legacy-only")["callback_url"] == callback.url("/local"));
+  CHECK(topic_on(d, "common")["version"] == topic_on(*a, "common")["version"]);
+}
+
+}  // namespace
+}  // namespace dq::test
