@@ -14,7 +14,6 @@
 namespace dq {
 namespace {
 
-constexpr int kTickMs = 100;              // the longest the thread waits for work
 constexpr int64_t kRefreshMs = 250;       // circuits are read (and leases renewed) this often
 constexpr int64_t kShardRetryMs = 1000;   // a shard that failed is asked again after this
 constexpr int64_t kLeaseSafetyMs = 1000;  // the local lease ends before Redis's does

@@ -18,7 +18,7 @@
 namespace dq {
 namespace {
 
-constexpr int64_t kTickMs = 100;        // longest sleep: stale permits and stops are seen
+constexpr int64_t kPermitTickMs = 100;  // longest sleep: stale permits and stops are seen
 constexpr int64_t kFullRetryMs = 250;   // longest wait before asking a full topic again
 constexpr int64_t kErrorRetryMs = 500;  // the coordination shard did not answer
 constexpr int kMostPerTake = 1000;
@@ -251,7 +251,7 @@ void PermitKeeper::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     int64_t now = monotonic_ms();
-    int64_t wake = now + kTickMs;
+    int64_t wake = now + kPermitTickMs;
     bool work = false;
     for (auto& [name, permits] : topics_) {
       if (!permits.unneeded.empty() || permits.refund > 0 ||

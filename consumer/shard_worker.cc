@@ -14,7 +14,6 @@
 namespace dq {
 namespace {
 
-constexpr int kTickMs = 100;             // the longest the thread waits for work
 constexpr int64_t kRecordRetryMs = 200;  // an ack or fail whose reply was lost
 constexpr int64_t kHeldReportMs = 250;   // how often held sets are looked for
 // A reserve stops taking jobs once their bodies pass this many bytes, so a

@@ -32,6 +32,8 @@ class WorkerThread {
   WorkerThread() = default;
   ~WorkerThread() = default;
 
+  static constexpr int kTickMs = 100;  // the longest the thread waits for work
+
   void start(std::function<void()> body) { thread_ = std::thread(std::move(body)); }
 
   // For the derived destructor, before its members go: a stop asked for

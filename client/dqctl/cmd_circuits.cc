@@ -12,7 +12,9 @@
 #include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
-namespace {
+// Its own namespace (not an anonymous one): dqctl's command files share unity
+// batches, and each names its kCommand and kRegistered.
+namespace circuits_command {
 
 constexpr const char* kCommand = "circuits";
 constexpr const char* kUsage =
@@ -59,5 +61,5 @@ int run_circuits(const CtlOptions& options, const std::vector<std::string>& args
 
 const CommandRegistration kRegistered(kCommand, kUsage, &run_circuits);
 
-}  // namespace
+}  // namespace circuits_command
 }  // namespace dq::ctl
