@@ -22,12 +22,9 @@ constexpr const char* kUsage =
     "error";
 
 int run_circuits(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    return usage_error(kCommand, "takes no arguments");
-  }
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) {
+  if (!load_config_without_args(kCommand, options, args, &config, &exit_code)) {
     return exit_code;
   }
   WaitingShards shards(config);

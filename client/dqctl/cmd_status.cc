@@ -87,12 +87,9 @@ void print_shards(const Result<ShardHealthReport>& report, int64_t now) {
 }
 
 int run_status(const CtlOptions& options, const std::vector<std::string>& args) {
-  if (!args.empty()) {
-    return usage_error(kCommand, "takes no arguments");
-  }
   Config config;
   int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) {
+  if (!load_config_without_args(kCommand, options, args, &config, &exit_code)) {
     return exit_code;
   }
   auto status = read_master_status(config.pid_file);

@@ -169,4 +169,14 @@ std::string parse_named_row_args(const std::vector<std::string>& args, size_t fr
   return "";
 }
 
+bool load_config_without_args(const char* command, const CtlOptions& options,
+                              const std::vector<std::string>& args, Config* config,
+                              int* exit_code) {
+  if (!args.empty()) {
+    *exit_code = usage_error(command, "takes no arguments");
+    return false;
+  }
+  return load_ctl_config(options, config, exit_code);
+}
+
 }  // namespace dq::ctl

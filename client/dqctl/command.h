@@ -63,6 +63,10 @@ int usage_error(const std::string& command, const std::string& message);
 
 // Loads options.config_path; on failure prints why and sets *exit_code.
 bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code);
+// load_ctl_config for a command that takes no arguments: any given is a
+// usage error (printed, *exit_code set).
+bool load_config_without_args(const char* command, const CtlOptions& options,
+                              const std::vector<std::string>& args, Config* config, int* exit_code);
 
 // Loads the config and opens a store kept in its [sqlite] database (Registry,
 // AdminUsers, ApiTokens: each has a static open(path)); on failure prints why

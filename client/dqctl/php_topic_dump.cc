@@ -28,6 +28,16 @@ void skip_space(const std::string& text, size_t* at) {
   }
 }
 
+// Skips spaces, then takes `c` when it comes next.
+bool take_char(const std::string& sql, size_t* at, char c) {
+  skip_space(sql, at);
+  if (*at < sql.size() && sql[*at] == c) {
+    ++*at;
+    return true;
+  }
+  return false;
+}
+
 // Case-insensitive "does text continue with word at *at"; advances past it.
 bool take_word(const std::string& text, size_t* at, const std::string& word) {
   if (text.size() - *at < word.size()) {
@@ -143,22 +153,12 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
       continue;
     }
     std::vector<std::string> columns = table_columns;
-    skip_space(sql, &at);
-    if (at < sql.size() && sql[at] == '(') {  // an explicit column list
+    if (take_char(sql, &at, '(')) {  // an explicit column list
       columns.clear();
-      ++at;
-      for (;;) {
+      do {
         columns.push_back(take_name(sql, &at));
-        skip_space(sql, &at);
-        if (at < sql.size() && sql[at] == ',') {
-          ++at;
-          continue;
-        }
-        if (at < sql.size() && sql[at] == ')') {
-          ++at;
-        }
-        break;
-      }
+      } while (take_char(sql, &at, ','));
+      take_char(sql, &at, ')');
     }
     skip_space(sql, &at);
     if (!take_word(sql, &at, "values")) {
@@ -168,11 +168,9 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
       return bad_dump("INSERT INTO dq_topic has no column list and the dump has no CREATE TABLE");
     }
     for (;;) {  // (..),(..);
-      skip_space(sql, &at);
-      if (at >= sql.size() || sql[at] != '(') {
+      if (!take_char(sql, &at, '(')) {
         return bad_dump("expected ( of a row");
       }
-      ++at;
       std::vector<std::string> values;
       for (;;) {
         skip_space(sql, &at);
@@ -193,13 +191,10 @@ Result<std::vector<PhpTopicRow>> read_topic_dump(const std::string& sql) {
           }
         }
         values.push_back(value);
-        skip_space(sql, &at);
-        if (at < sql.size() && sql[at] == ',') {
-          ++at;
+        if (take_char(sql, &at, ',')) {
           continue;
         }
-        if (at < sql.size() && sql[at] == ')') {
-          ++at;
+        if (take_char(sql, &at, ')')) {
           break;
         }
         return bad_dump("a row is not closed");
