@@ -6,6 +6,7 @@
 #include "common/core/log.h"
 #include "common/http/callback_probe.h"
 #include "common/registry/callback_rules.h"
+#include "common/registry/signing_keys.h"
 #include "common/store/topic_jobs.h"
 
 namespace dq {
@@ -87,6 +88,9 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (status.is_ok()) {
     status = check_callback_url(topic.callback_url);
   }
+  if (status.is_ok()) {
+    status = check_signing_shareable(topic.signing_keys, config_.shared_registry);
+  }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
   }
@@ -151,6 +155,9 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (status.is_ok() && topic->callback_url != old_url) {
     status = check_callback_url(topic->callback_url);
   }
+  if (status.is_ok()) {
+    status = check_signing_shareable(topic->signing_keys, config_.shared_registry);
+  }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
   }
@@ -161,16 +168,17 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   Topic edited = *topic;
   ObjectWrite write{find_registry_kind("topic"), name, PutMode::kUpdate, *version,
                     [this, edited] { return registry_->update_topic(edited); }};
-  write_versioned(write, [this, held = exchange.hold(), name, edited, before](Result<int64_t> written) {
-    if (!written.is_ok()) {
-      return held->reply_error(written.status());
-    }
-    err_log().info("dq-admin: topic {} updated (version {})", name, *written);
-    auto stored = registry_->get_topic(name);
-    Json answer = topic_to_json(stored.is_ok() ? *stored : edited);
-    reveal_new_secret(before, edited, &answer);
-    held->reply_json(200, answer);
-  });
+  write_versioned(write,
+                  [this, held = exchange.hold(), name, edited, before](Result<int64_t> written) {
+                    if (!written.is_ok()) {
+                      return held->reply_error(written.status());
+                    }
+                    err_log().info("dq-admin: topic {} updated (version {})", name, *written);
+                    auto stored = registry_->get_topic(name);
+                    Json answer = topic_to_json(stored.is_ok() ? *stored : edited);
+                    reveal_new_secret(before, edited, &answer);
+                    held->reply_json(200, answer);
+                  });
 }
 
 // As `dqctl topic del`: refused while the topic holds jobs, unless

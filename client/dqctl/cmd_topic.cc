@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "client/dqctl/topic_options.h"
 #include "client/dqctl/registry_write_ctl.h"
+#include "client/dqctl/topic_options.h"
 #include "client/dqctl/topic_stats_view.h"
 #include "common/core/clock.h"
 #include "common/core/json.h"
@@ -139,6 +139,9 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   topic.name = name;
   Status status = edits.apply(&topic);
   if (status.is_ok()) {
+    status = check_topic_shareable(options, topic);
+  }
+  if (status.is_ok()) {
     status = write_registry_change(
         options, registry,
         ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
@@ -162,6 +165,9 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   Status status = edits.apply(&*topic);
   if (online) {
     topic->online = *online;
+  }
+  if (status.is_ok()) {
+    status = check_topic_shareable(options, *topic);
   }
   // Written at the version read: an edit made meanwhile is refused, not undone.
   if (status.is_ok()) {

@@ -168,21 +168,26 @@ std::string Statement::column_text(int column) const {
 }
 
 Result<std::unique_ptr<Transaction>> Transaction::begin(sqlite3* db) {
-  Status status = exec_sql(db, "BEGIN IMMEDIATE");
+  // Inside a transaction already (a shared-registry write tries the change
+  // and rolls it back, common/registry/registry_write.h): a savepoint, which
+  // the outer transaction commits or rolls back with everything else.
+  bool nested = sqlite3_get_autocommit(db) == 0;
+  Status status = exec_sql(db, nested ? "SAVEPOINT dq_nested" : "BEGIN IMMEDIATE");
   if (!status.is_ok()) {
     return status;
   }
-  return std::unique_ptr<Transaction>(new Transaction(db));
+  return std::unique_ptr<Transaction>(new Transaction(db, nested));
 }
 
 Transaction::~Transaction() {
   if (!done_) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, nested_ ? "ROLLBACK TO dq_nested; RELEASE dq_nested" : "ROLLBACK", nullptr,
+                 nullptr, nullptr);
   }
 }
 
 Status Transaction::commit() {
-  Status status = exec_sql(db_, "COMMIT");
+  Status status = exec_sql(db_, nested_ ? "RELEASE dq_nested" : "COMMIT");
   if (status.is_ok()) {
     done_ = true;
   }

@@ -84,8 +84,9 @@ auto Statement::rows(ReadRow read_row) -> Result<std::vector<decltype(read_row(*
 }
 
 // BEGIN IMMEDIATE (takes the write lock at once, so two writers wait on the
-// busy timeout instead of failing mid-transaction); rolls back on destruction
-// unless commit() succeeded.
+// busy timeout instead of failing mid-transaction), or a savepoint when a
+// transaction is open already; rolls back on destruction unless commit()
+// succeeded.
 class Transaction {
  public:
   static Result<std::unique_ptr<Transaction>> begin(sqlite3* db);
@@ -96,8 +97,9 @@ class Transaction {
   Status commit();
 
  private:
-  explicit Transaction(sqlite3* db) : db_(db) {}
+  Transaction(sqlite3* db, bool nested) : db_(db), nested_(nested) {}
   sqlite3* db_;
+  bool nested_;  // a savepoint within an outer transaction
   bool done_ = false;
 };
 
