@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 
 #include "common/core/clock.h"
 #include "common/core/master_status.h"
@@ -235,14 +237,30 @@ void render_metrics(const ShardSet& shards, const TopicCache& topics, const Conf
   for (const auto& entry : topics.all()) {
     names.push_back(entry.first);
   }
+  // The topics' stats and the receivers' circuit breakers
+  // (server/circuit_metrics.h) are asked at once: a stalled shard costs one
+  // command timeout, not one per question.
+  struct Parts {
+    std::optional<std::string> stats_text;
+    std::optional<std::string> circuits_text;
+    std::function<void(std::string)> done;
+    void finish_if_whole() {
+      if (stats_text && circuits_text) {
+        done(*stats_text + *circuits_text);
+      }
+    }
+  };
+  auto parts = std::make_shared<Parts>();
+  parts->done = std::move(done);
   all_topic_stats(shards, names, false,
-                  [shards, &config, done = std::move(done)](Result<std::vector<TopicStats>> stats) {
-                    std::string text = metrics_text(shards, stats, config);
-                    // Then the receivers' circuit breakers (server/circuit_metrics.h).
-                    list_circuits(shards, [text = std::move(text), done](CircuitListing listing) {
-                      done(text + circuit_metrics_text(listing));
-                    });
+                  [shards, &config, parts](Result<std::vector<TopicStats>> stats) {
+                    parts->stats_text = metrics_text(shards, stats, config);
+                    parts->finish_if_whole();
                   });
+  list_circuits(shards, [parts](CircuitListing listing) {
+    parts->circuits_text = circuit_metrics_text(listing);
+    parts->finish_if_whole();
+  });
 }
 
 std::string metrics_text(const ShardSet& shards, const Result<std::vector<TopicStats>>& stats,

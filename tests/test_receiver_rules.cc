@@ -56,6 +56,10 @@ struct World {
     topic.name = name;
     topic.callback_url = callback.url("/" + name);
     topic.timeout_ms = 5000;
+    // These cases count the receiver's own answers; with the circuit breaker
+    // on, 20 failures at once would stop the topic's calls (its own test:
+    // test_circuit_breaker.cc).
+    topic.circuit_breaker = false;
     return topic;
   }
   void add(const Topic& topic) {
