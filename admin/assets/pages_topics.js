@@ -47,7 +47,7 @@ async function pageDashboard(main) {
       for (const f of COUNT_FIELDS) sums[f] = (sums[f] || 0) + (now[f] || 0);
       topicsBody.appendChild(el('tr', { 'data-topic': t.topic },
         el('td', {}, el('a', { href: '/?topic=' + enc(t.topic), onclick: (e) => { e.preventDefault(); setParams({ topic: t.topic }); refresh(); } }, t.topic)),
-        el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline'), circuitBadge(t)),
+        el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline')),
         COUNT_FIELDS.map((f) => el('td', {
           className: 'num' + (f === 'dead' && now[f] > 0 ? ' count-bad' : f === 'retrying' && now[f] > 0 ? ' count-warn' : ''),
           'data-count': f,
