@@ -293,7 +293,8 @@ TEST_CASE(
     }
     auto answer = http.post(dqd.jobs_url(topic) + "/batch", Json{{"jobs", list}}.dump());
     REQUIRE(answer.status == 200);
-    for (const auto& result : answer.json()["results"]) {
+    Json results = answer.json()["results"];  // a copy: json() is a temporary
+    for (const auto& result : results) {
       REQUIRE(result["status"] == 201);
     }
   };
