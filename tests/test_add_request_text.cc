@@ -4,7 +4,6 @@
 // replaces, and every outcome (status, error text, logged id, topic, id,
 // body bytes, due) must be the same. Also: the hand-written JSON string
 // escaper against nlohmann's dump. Real SQLite registry in a temp dir.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <unistd.h>
 

@@ -1,7 +1,6 @@
 // dq-admin end to end: a real dqd (with its dq-admin child) on a real
 // redis-server, spoken to over HTTP with cookies and headers like a browser.
 // Sessions, CSRF, the login rate limit, SQL injection and script in data.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <curl/curl.h>
 #include <doctest/doctest.h>
 #include <signal.h>

@@ -3,7 +3,6 @@
 // alert tables (an event goes into exactly one message; a message is sent by
 // one checker at a time), the shard up/down state machine and the shard
 // health file with its cached view.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <fstream>

@@ -3,7 +3,6 @@
 // '+' kept), the legacy port and the callback unchanged; anything else is
 // refused with a reason and nothing is stored. Real redis-server, real dqd
 // (API, timer, consumer), real callback server.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -3,7 +3,6 @@
 // a token, with an unknown one or with one whose scope lacks the topic is
 // refused (401/403, legacy code 0) and changes nothing in Redis; /healthz and
 // /metrics stay open; libdqclient and dqctl send the token.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <stdlib.h>
 

@@ -7,7 +7,6 @@
 // counted against the attempts dq recorded (the job's attempts, the dead
 // letter). Real consumer and timer processes, real redis-server, a real TCP
 // receiver.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>

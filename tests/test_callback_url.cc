@@ -1,7 +1,6 @@
 // The callback URL rules (common/registry/callback_url.h): the checks on a URL as
 // written, on a resolved address, and end to end in a real consumer, where a
 // host name that resolves to a forbidden address is refused at connect time.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 

@@ -2,7 +2,6 @@
 // redis-servers, a real SMTP server (tests/support/smtp_sink.py) and a real
 // webhook receiver (CallbackServer). Shards are killed, stopped (SIGSTOP)
 // and brought back; the tests count the mails and webhook calls that arrive.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <signal.h>

@@ -11,7 +11,6 @@
 //
 // DQ_CIRCUIT_OUTAGE_MS sets the outage (default 20000; docs/RELIABILITY.md
 // has the numbers of a 60 s run).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <atomic>

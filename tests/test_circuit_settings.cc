@@ -2,7 +2,6 @@
 // validation, `dqctl topic add|set|show` flags and JSON, the admin topic
 // form, `dqctl circuits` and /metrics, against a real redis-server holding a
 // circuit opened by the real scripts.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdlib>

@@ -1,6 +1,5 @@
 // The circuit breaker's rules (common/store/circuit_state.h) on a plain
 // value, and the choice of the shard that holds shared state.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -2,7 +2,6 @@
 // command and subcommand answers --help with its usage and exit 0; dqd
 // --version, --help and --check; an unknown topic is an error wherever one is
 // named; [log] format = json and keep_days.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

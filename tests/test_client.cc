@@ -2,7 +2,6 @@
 // processes: two on different ports sharing one redis-server, so failover
 // from one to the other reaches the same jobs. Also timeouts against a
 // socket that accepts and never answers, and typed errors.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>

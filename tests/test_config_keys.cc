@@ -1,7 +1,6 @@
 // The config key table (common/core/config_keys.cc) is the one place a key is
 // described: these checks keep conf/dq.ini, `dqd --help-config` and Config's
 // own initializers from drifting away from it.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -4,7 +4,6 @@
 // add must still answer, the worker must not spin (its CPU time from
 // /proc/PID/stat), and the jobs added meanwhile are counted: accepted,
 // delivered, duplicated, lost, early.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <sys/resource.h>
 

@@ -2,7 +2,6 @@
 // maximum (state dead, last error kept, alert mail queued), `dqctl dead list`
 // shows it, `dqctl dead requeue` delivers it again, `dqctl dead purge` drops
 // what is left.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <chrono>

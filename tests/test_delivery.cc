@@ -3,7 +3,6 @@
 // request shape (POST and GET), the retry schedule, at-least-once after a
 // consumer is killed mid-callback, no duplicates with several timers and
 // consumers, offline topics and a slow callback URL.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <chrono>

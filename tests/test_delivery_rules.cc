@@ -2,7 +2,6 @@
 // (common/http/retry_after.h), dead_on and retry jitter
 // (common/registry/delivery_rules.h), their topic validation, and the job
 // record's optional deferrals field (common/store/job_meta.h).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

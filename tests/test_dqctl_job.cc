@@ -1,6 +1,5 @@
 // Runs the built dqctl binary's job commands (add, get, del, add --batch)
 // against a real dqd and checks output, --json output and exit codes.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <fstream>

@@ -1,6 +1,5 @@
 // Runs the built dqctl binary against a temp config and SQLite registry and
 // checks each `topic` subcommand's output and exit code, errors included.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -3,7 +3,6 @@
 // producer wrote it (key order, number spelling, escapes, inner whitespace).
 // Real redis-server, real dqd (API, timer, consumer), real callback server;
 // requests are written as raw text so no JSON library sits in between.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdio>

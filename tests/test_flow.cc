@@ -1,7 +1,6 @@
 // Delivery that never stalls, end to end: many topics online, a
 // stalled shard beside a healthy one, the largest bodies the config allows.
 // Real redis-servers, real dqd processes, a real callback server.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

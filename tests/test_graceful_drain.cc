@@ -3,7 +3,6 @@
 // consumer finishes the calls it holds, up to the longest topic timeout
 // (common/registry/drain_time.h), and acks them; the master waits for it that long.
 // Real dqd, real redis-server, a real callback server that takes 12 s.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

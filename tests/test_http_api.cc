@@ -1,6 +1,5 @@
 // End-to-end tests of the HTTP/JSON API: a real dqd (API servers only) over
 // real redis-server shards, driven with libcurl as a producer would.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

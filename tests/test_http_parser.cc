@@ -1,7 +1,6 @@
 // server/http_parser.h on its own: requests split at every byte boundary,
 // pipelined requests, chunked bodies, 100-continue, keep-alive rules, limits
 // and malformed input. Pure: no sockets, no timing.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <string>

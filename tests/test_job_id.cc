@@ -1,7 +1,6 @@
 // Unit tests of the id syntax (valid_id in common/store/job.h): any UTF-8 text of
 // 1-256 bytes without control characters, byte sequences checked one by one.
 // The end-to-end side (HTTP paths, legacy port, callback) is test_any_ids.cc.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <string>

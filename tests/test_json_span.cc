@@ -2,7 +2,6 @@
 // is checked against what nlohmann makes of the same text, so the scanner
 // and the parser that validated the request cannot disagree on which value
 // is "the" body.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <random>

@@ -4,7 +4,6 @@
 // whole within request_timeout_ms each get a code 0 reply and are closed; a
 // silent connection is closed after legacy_idle_timeout_ms without a reply.
 // Nothing is written to Redis.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <memory>

@@ -2,7 +2,6 @@
 // real dqd over a real redis-server. Covers each command, frames split into
 // 1-byte writes, pipelined frames, garbage, oversized lengths, unknown cmd,
 // the topic's default delay without fix_time, and a graceful stop.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <chrono>

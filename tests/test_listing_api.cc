@@ -3,7 +3,6 @@
 // /v1/topics/{t}/jobs?state= (bad input: 400 JSON, unknown topic: 404 JSON),
 // the same through libdqclient, and `dqctl topic stats` / `dqctl jobs list`;
 // finally a shard killed is named as unreachable by all three.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <dq/client.h>
 

@@ -2,7 +2,6 @@
 // are pointed at /dev/full (every write fails with ENOSPC, as on a full
 // disk), and logging goes on, counts the dropped lines in the host metrics,
 // and still echoes err lines to stderr.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <unistd.h>
 

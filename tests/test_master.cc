@@ -1,6 +1,5 @@
 // End-to-end tests of the master (dqd): the real build/dqd over a real
 // redis-server, its children found through /proc, driven with signals.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <dirent.h>
 #include <doctest/doctest.h>
 #include <signal.h>

@@ -1,7 +1,6 @@
 // /metrics: known traffic through two API workers and a reload is
 // counted exactly, whichever worker answers and on every scrape; promtool
 // accepts the page; the host series survive the reload.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -3,7 +3,6 @@
 // offline, and they go once `dqctl topic online` turns it back on. Real
 // redis-server, real dqd (API, timer, consumer), real callback server, real
 // dqctl.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

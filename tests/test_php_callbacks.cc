@@ -3,7 +3,6 @@
 // fields the PHP delay queue sent, for POST and GET, exp_notify_nums
 // included on a retry; and a topic with success_json code=0 retries a 200
 // {"code":500} and ends with a 200 {"code":0}.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <cstdio>

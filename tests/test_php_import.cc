@@ -5,7 +5,6 @@
 // delivered once at its original due time, with the fields its PHP endpoint
 // read; --dry-run and a second import add nothing; --move empties the old
 // Redis and loses nothing.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <ctime>

@@ -4,7 +4,6 @@
 // Redis stopped for 3 s during a stream of legacy requests on one connection
 // every reply still answers its own request (no reply comes late and shifts
 // the ones after it).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -14,7 +14,6 @@
 #include <utility>
 #include <vector>
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "common/core/json.h"

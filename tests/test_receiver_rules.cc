@@ -3,7 +3,6 @@
 // dead_on statuses dead-letter at once, retry_jitter spreads jobs that failed
 // together, and bad settings are refused by the admin API and dqctl.
 // Real redis-server, real dqd, a real callback server that counts.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

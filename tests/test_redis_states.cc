@@ -5,7 +5,6 @@
 // Adds answer 503 naming the shard and Redis's reason, nothing is written,
 // no process spins on the refusals, and the checker, /healthz, dqctl status
 // and `dqd --check` call the shard unusable.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <dirent.h>
 #include <doctest/doctest.h>
 

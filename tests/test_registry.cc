@@ -1,6 +1,5 @@
 // Tests for common/registry/registry.h on a real SQLite file in a temp dir:
 // migrations, topic CRUD, validation, error codes, and cross-handle visibility.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 #include <unistd.h>

@@ -1,6 +1,5 @@
 // RepeatLog (common/core/repeat_log.h): a loop that meets the same error
 // thousands of times writes it once, then once per window with the count.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <chrono>

@@ -7,7 +7,6 @@
 
 #include <string>
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "common/core/config.h"

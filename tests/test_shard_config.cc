@@ -1,6 +1,5 @@
 // Shard lists and placement, the ini loader, and the datetime parser: the
 // pure parts of common/ that every role relies on.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <algorithm>

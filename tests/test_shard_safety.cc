@@ -1,7 +1,6 @@
 // Shard safety: the check itself against a real redis-server reconfigured
 // with CONFIG SET, and dqd refusing an unsafe shard at start (with the fix in
 // its message) unless [redis] allow_unsafe = yes.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -7,7 +7,6 @@
 // host restarted with the registry's shard down serves with its last copy,
 // a host with an empty SQLite file imports everything, and a host that kept
 // its own registry publishes it when it starts sharing.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <curl/curl.h>
 #include <doctest/doctest.h>
 

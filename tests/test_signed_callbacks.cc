@@ -4,7 +4,6 @@
 // reference library "standardwebhooks" (tests/webhooks/verify.js, installed
 // with `npm ci` into the build dir) and, for Ed25519, by node's crypto with
 // the key published at GET /v1/signing-keys.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <filesystem>

@@ -9,7 +9,6 @@
 //   - the legacy port answers within its promise (900 ms) meanwhile, and
 //     dq-admin answers a request that needs no Redis at once (p99 < 100 ms)
 //     while its dashboard reads wait.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <curl/curl.h>
 #include <doctest/doctest.h>
 #include <signal.h>

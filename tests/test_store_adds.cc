@@ -1,7 +1,6 @@
 // Adds, gets and deletes through BlockingJobStore, which waits on the one
 // implementation the API server runs (AsyncJobStore): retries, conflicts,
 // bodies stored apart and byte-exact, and one add.lua call of many jobs.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

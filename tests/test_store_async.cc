@@ -2,7 +2,6 @@
 // it: the adds of one loop turn leave as one add.lua call, a delete whose
 // reply does not come is 504 "outcome unknown", and a BLPOP wait longer than
 // the command timeout is not failed early (its own timeout).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,6 +1,5 @@
 // Fail, the dead-letter set over shards, and the counters and stats every
 // transition keeps, through BlockingJobStore (AsyncJobStore underneath).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

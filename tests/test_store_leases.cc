@@ -1,7 +1,6 @@
 // The consumer's calls through BlockingJobStore (AsyncJobStore underneath):
 // reserve's shares, caps and budgets, exact leases, acks (one or many in a
 // call), incarnations and release.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -1,7 +1,6 @@
 // Shards that go down, come back or are added, through BlockingJobStore
 // (AsyncJobStore underneath): held copies, claim and settle, tombstones,
 // AUTH, and a hung Redis whose outcome is unknown.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -1,7 +1,6 @@
 // The timer's calls through BlockingJobStore (AsyncJobStore underneath):
 // promote by Redis's clock, lease expiry and dead-lettering, and the wake
 // lists with their BLPOP waits.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

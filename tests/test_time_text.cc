@@ -2,7 +2,6 @@
 // time parser (common/core/time_text.h), success rules (common/registry/success_rule.h),
 // the PHP view of a body (common/http/php_fields.h), form callbacks
 // (consumer/callback_request.h) and legacy number ids (server/legacy_fields.h).
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <ctime>

@@ -1,7 +1,6 @@
 // Caps per topic (max_in_flight, max_rate), end to end: real redis-servers,
 // real dqd processes on the same shards, a callback server that counts the
 // calls open at once. docs/delivery.md, "Caps per topic".
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 #include <signal.h>
 

@@ -3,7 +3,6 @@
 // day windows, a killed shard named as unreachable; listing order over
 // shards, paging, the state filter, queue order of ready lists, the
 // truncation flag; and the counters the Lua scripts really write.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include <chrono>
