@@ -15,9 +15,10 @@ rm -f "$build"/dq_*.deb
 # The package installs under /usr (and so its config in /etc/dq). Debug
 # without -g: this build only checks the packaging, and -O0 without debug
 # information compiles in about half the time of -O2.
+export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}  # as tests/run-all.sh
 cmake -S . -B "$build" -DCMAKE_INSTALL_PREFIX=/usr -DDQ_BUILD_TESTS=OFF -DDQ_SANITIZE=OFF \
   -DDQ_FUZZ=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 >/dev/null
-cmake --build "$build" -j2
+cmake --build "$build" --parallel "$(($(nproc) + 1))"
 (cd "$build" && cpack -G DEB >/dev/null)
 deb=$(ls "$build"/dq_*.deb)
 echo "check-deb: built $deb"
