@@ -4,17 +4,27 @@
 #include "common/core/time_text.h"
 
 namespace dq {
+namespace {
 
-AlertMail circuit_open_alert(const Topic& topic, const std::string& receiver, int failures,
-                             int64_t wait_ms, const std::string& last_error, int64_t now_ms) {
+// What both alerts carry: the receiver stands where a job's id would.
+AlertMail circuit_alert(const char* kind, const Topic& topic, const std::string& receiver,
+                        int64_t now_ms) {
   AlertMail mail;
-  mail.kind = "circuit_open";
+  mail.kind = kind;
   mail.topic = topic.name;
   mail.job_id = receiver;
   mail.recipients = topic.alert_emails;
+  mail.created_at_ms = now_ms;
+  return mail;
+}
+
+}  // namespace
+
+AlertMail circuit_open_alert(const Topic& topic, const std::string& receiver, int failures,
+                             int64_t wait_ms, const std::string& last_error, int64_t now_ms) {
+  AlertMail mail = circuit_alert("circuit_open", topic, receiver, now_ms);
   mail.attempts = failures;
   mail.error = last_error;
-  mail.created_at_ms = now_ms;
   mail.subject = "[dq] receiver " + receiver + " is failing: calls stopped (circuit open)";
   mail.text = "Calls to " + receiver + " (topic " + topic.name + ", " + topic.callback_url +
               ") failed " + std::to_string(failures) +
@@ -29,12 +39,7 @@ AlertMail circuit_open_alert(const Topic& topic, const std::string& receiver, in
 
 AlertMail circuit_closed_alert(const Topic& topic, const std::string& receiver, int64_t open_for_ms,
                                int64_t now_ms) {
-  AlertMail mail;
-  mail.kind = "circuit_closed";
-  mail.topic = topic.name;
-  mail.job_id = receiver;
-  mail.recipients = topic.alert_emails;
-  mail.created_at_ms = now_ms;
+  AlertMail mail = circuit_alert("circuit_closed", topic, receiver, now_ms);
   mail.subject = "[dq] receiver " + receiver + " answers again: calls resumed (circuit closed)";
   mail.text = "Calls to " + receiver + " (topic " + topic.name + ") resumed at " +
               format_local_datetime(now_ms) + " after " + format_duration(open_for_ms) +
