@@ -52,6 +52,13 @@ Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
   return shards;
 }
 
+std::vector<HostPort> configured_endpoints(const ShardAddress& shard) {
+  if (shard.is_sentinel()) {
+    return shard.sentinels;
+  }
+  return {HostPort{shard.host, shard.port}};
+}
+
 uint64_t stable_hash(std::string_view data, uint64_t seed) {
   uint64_t hash = seed;
   for (unsigned char c : data) {

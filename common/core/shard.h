@@ -35,6 +35,10 @@ struct ShardAddress {
   }
 };
 
+// The addresses a shard's config names: its host:port, or a Sentinel-managed
+// shard's sentinels (its nodes are known only by asking them).
+std::vector<HostPort> configured_endpoints(const ShardAddress& shard);
+
 // Parses "host:port[:password],host:port..." (spaces allowed around commas);
 // an item may be "redis://host:port[:password]" or a Sentinel-managed shard,
 // "sentinel://master-name[:password]@host:port[,host:port...]" (its sentinel
