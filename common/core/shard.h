@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/core/status.h"
@@ -17,6 +18,10 @@ struct HostPort {
 };
 
 struct ShardAddress {
+  ShardAddress() = default;
+  ShardAddress(std::string host_name, int port_number, std::string password_text = "")
+      : host(std::move(host_name)), port(port_number), password(std::move(password_text)) {}
+
   // A fixed shard's address; for a Sentinel-managed shard the primary last
   // resolved (empty until then: common/redis/sentinel_lookup.h fills it).
   std::string host;
