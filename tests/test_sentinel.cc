@@ -120,8 +120,9 @@ TEST_CASE("dqd with a sentinel:// shard takes adds and delivers them") {
     REQUIRE_MESSAGE(added.status == 201, added.body);
   }
   // On the primary the sentinels name, replicated to the replica.
-  CHECK(holds(group.primary(), "orders", "s0"));
-  CHECK(wait_until(5000, [&] { return holds(group.node(1), "orders", "s19"); }));
+  REQUIRE(http.post(dqd.jobs_url("orders"), job_doc("later", 1, 600)).status == 201);
+  CHECK(holds(group.primary(), "orders", "later"));
+  CHECK(wait_until(5000, [&] { return holds(group.node(1), "orders", "later"); }));
   REQUIRE(callback.wait_for(kJobs, 30000));
   sleep_ms(500);  // a duplicate would show by now
   auto delivered = deliveries_by_id(callback);
@@ -152,23 +153,28 @@ TEST_CASE("a primary killed during adds with wait_replicas = 1: every 201 is del
   std::mutex mutex;
   std::vector<Answer> answers;
   std::atomic<bool> stop{false};
-  std::thread producer([&] {
-    HttpClient http;
-    for (int i = 0; !stop; ++i) {
-      Answer answer;
-      answer.id = "f" + std::to_string(i);
-      answer.sent_ms = wall_ms();
-      auto result =
-          http.request("POST", dqd.jobs_url("orders"), job_doc(answer.id, i, kDelayS), 15000);
-      answer.status = result.status;
-      answer.body = result.body;
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        answers.push_back(answer);
+  // Three producers, so that adds are in flight when the primary dies.
+  constexpr int kProducers = 3;
+  std::vector<std::thread> producers;
+  for (int p = 0; p < kProducers; ++p) {
+    producers.emplace_back([&, p] {
+      HttpClient http;
+      for (int i = 0; !stop; ++i) {
+        Answer answer;
+        answer.id = "p" + std::to_string(p) + "-" + std::to_string(i);
+        answer.sent_ms = wall_ms();
+        auto result =
+            http.request("POST", dqd.jobs_url("orders"), job_doc(answer.id, i, kDelayS), 15000);
+        answer.status = result.status;
+        answer.body = result.body;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          answers.push_back(answer);
+        }
+        sleep_ms(10);
       }
-      sleep_ms(20);
-    }
-  });
+    });
+  }
   auto count_201_after = [&](int64_t since_ms) {
     std::lock_guard<std::mutex> lock(mutex);
     int n = 0;
@@ -189,7 +195,9 @@ TEST_CASE("a primary killed during adds with wait_replicas = 1: every 201 is del
   int64_t promoted_ms = wall_ms();
   bool followed = wait_until(60000, [&] { return count_201_after(promoted_ms) >= 20; });
   stop = true;
-  producer.join();
+  for (auto& producer : producers) {
+    producer.join();
+  }
   REQUIRE_MESSAGE(new_port != 0, "no replica was promoted within 60 s");
   REQUIRE_MESSAGE(followed, "dq did not take adds again within 60 s of the promotion");
   HttpClient http;
@@ -304,6 +312,7 @@ TEST_CASE("a wrong master name or no reachable sentinel: the shard is down, clea
                                       std::string::npos;
                              }),
                   health.dump());
+    MESSAGE("shard down: " << health["shards"][0].value("error", ""));
     CHECK(health["shards"][0]["name"].get<std::string>().rfind("sentinel://", 0) == 0);
     CHECK(health["shards"][0]["up"] == false);
     // Every role still runs a few seconds later.
@@ -317,4 +326,54 @@ TEST_CASE("a wrong master name or no reachable sentinel: the shard is down, clea
   auto role = connection.command({"ROLE"});
   REQUIRE_MESSAGE(role.is_ok(), role.status().message());
   CHECK(connection.address().port == group.primary().port());
+}
+
+TEST_CASE("a stale sentinel naming a replica is skipped: ROLE is checked on the node named") {
+  SentinelGroup group(1);
+  // A sentinel whose "mymaster" is the replica: it names the replica.
+  dq::test::TestSentinel stale(SentinelGroup::kMasterName, group.node(1).port());
+  REQUIRE(stale.primary_port() == group.node(1).port());
+  std::string real = group.shard_entry().substr(std::string("sentinel://mymaster@").size());
+  std::string stale_first = "sentinel://mymaster@" + stale.address() + "," + real;
+
+  // Blocking connections (timers, consumers, dqctl): the next sentinel's answer.
+  auto shards = dq::parse_shard_list(stale_first);
+  REQUIRE(shards.is_ok());
+  dq::RedisConnection connection((*shards)[0], 500, 1000);
+  auto role = connection.command({"ROLE"});
+  REQUIRE_MESSAGE(role.is_ok(), role.status().message());
+  CHECK(connection.address().port == group.primary().port());
+
+  // The API server's async connections: adds land on the primary.
+  DqdProcess dqd(sentinel_options(stale_first));
+  register_topic(dqd, "orders", "http://127.0.0.1:9/none");
+  dqd.start();
+  HttpClient http;
+  long status = 0;
+  CHECK(wait_until(10000, [&] {
+    status = http.post(dqd.jobs_url("orders"), job_doc("k1", 1, 600)).status;
+    return status == 201;
+  }));
+  CHECK(status == 201);
+  CHECK(holds(group.primary(), "orders", "k1"));
+  Json health = http.get(dqd.base_url() + "/healthz").json();
+  CHECK(health["shards"][0].value("primary", "") == group.primary().address());
+  CHECK(dqd.stop() == 0);
+
+  // Only the stale sentinel: down, saying the node is not the primary; nothing written.
+  DqdProcess only_stale(sentinel_options("sentinel://mymaster@" + stale.address()));
+  register_topic(only_stale, "orders", "http://127.0.0.1:9/none");
+  only_stale.start();
+  CHECK(http.post(only_stale.jobs_url("orders"), job_doc("k2", 1, 600)).status == 503);
+  CHECK_MESSAGE(
+      wait_until(10000,
+                 [&] {
+                   health = http.get(only_stale.base_url() + "/healthz").json();
+                   return health["shards"][0].value("error", "").find("not the primary") !=
+                          std::string::npos;
+                 }),
+      health.dump());
+  MESSAGE("shard down: " << health["shards"][0].value("error", ""));
+  CHECK_FALSE(holds(group.node(1), "orders", "k2"));
+  CHECK_FALSE(holds(group.primary(), "orders", "k2"));
 }

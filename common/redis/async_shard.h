@@ -38,8 +38,10 @@ class AsyncShard {
   // fail at once. Their callbacks run inside this call.
   void stop();
   bool up() const { return up_; }
-  // A connect (or its AUTH) is in progress.
-  bool connecting() const { return context_ != nullptr && !up_; }
+  // A connect (or its AUTH, or asking the sentinels) is in progress.
+  bool connecting() const {
+    return (context_ != nullptr && !up_) || (sentinel_ask_ != nullptr && sentinel_ask_->busy());
+  }
   // The first connect has ended, up or failed: until then "down" only means
   // "not connected yet".
   bool first_connect_ended() const { return first_connect_ended_; }
