@@ -127,11 +127,11 @@ void AsyncShard::check_role_then_up() {
         if (reply.is_ok()) {
           ++first_sentinel_;
         }
-        mark_down(address_.host + ":" + std::to_string(address_.port) + " is " +
+        mark_down("the sentinels named " + address_.host + ":" + std::to_string(address_.port) +
                   (reply.is_ok()
-                       ? "a " + (role.empty() ? std::string("node of unknown role") : role)
-                       : "not answering ROLE: " + reply.status().message()) +
-                  ", not the primary");
+                       ? ", whose ROLE is " + (role.empty() ? std::string("unknown") : role)
+                       : ", which does not answer ROLE: " + reply.status().message()) +
+                  ": not the primary");
         redisAsyncDisconnect(context_);
       },
       std::nullopt});
