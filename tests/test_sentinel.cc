@@ -294,6 +294,21 @@ TEST_CASE("a primary killed during adds with wait_replicas = 1: every 201 is del
   CHECK(lost == 0);
   CHECK(duplicated == 0);
   CHECK(refused_delivered == 0);
+
+  // The redis checker looks at the promoted primary: up, writable, safe, its
+  // replica counted, no data loss reported (the identity key was replicated).
+  Json checker;
+  CHECK_MESSAGE(wait_until(15000,
+                           [&] {
+                             checker = http.get(dqd.base_url() + "/healthz").json()["shards"][0];
+                             const Json& seen = checker.value("checker", Json::object());
+                             return seen.value("up", false) &&
+                                    !seen.value("refuses_writes", true) &&
+                                    seen.value("connected_replicas", -1) >= 1;
+                           }),
+                checker.dump());
+  CHECK(checker["checker"].value("data_lost_total", -1) == 0);
+  CHECK(checker["checker"].value("problems", Json::array()).empty());
 }
 
 TEST_CASE("a wrong master name or no reachable sentinel: the shard is down, clearly, no crash") {
