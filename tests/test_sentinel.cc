@@ -311,6 +311,46 @@ TEST_CASE("a primary killed during adds with wait_replicas = 1: every 201 is del
   CHECK(checker["checker"].value("problems", Json::array()).empty());
 }
 
+TEST_CASE("SENTINEL FAILOVER with the primary still running: dq follows the demotion") {
+  SentinelGroup group(1);
+  DqdProcess dqd(sentinel_options(group.shard_entry(), "[redis]\nwait_replicas = 1\n"));
+  register_topic(dqd, "orders", "http://127.0.0.1:9/none");
+  dqd.start();
+  HttpClient http;
+  REQUIRE(http.post(dqd.jobs_url("orders"), job_doc("before", 1, 600)).status == 201);
+
+  int old_port = group.primary().port();
+  // Sentinel may refuse while it still learns the replica's state: retry.
+  std::string refused;
+  CHECK_MESSAGE(wait_until(15000, [&] { return (refused = group.sentinel(0).failover()).empty(); }),
+                refused);
+  int new_port = group.wait_for_new_primary(old_port, 30000);
+  REQUIRE_MESSAGE(new_port != 0, "no replica was promoted within 30 s");
+
+  // The old primary keeps running as a replica (READONLY to writes, and
+  // Sentinel closes its clients): adds answer 503/504 until dq follows.
+  std::map<long, int> answers;
+  int n = 0;
+  bool followed = wait_until(30000, [&] {
+    long status =
+        http.post(dqd.jobs_url("orders"), job_doc("after" + std::to_string(n++), 1, 600)).status;
+    ++answers[status];
+    return status == 201;
+  });
+  REQUIRE(followed);
+  for (const auto& [status, count] : answers) {
+    CAPTURE(status);
+    CHECK((status == 201 || status == 503 || status == 504));
+    MESSAGE("answer " << status << ": " << count);
+  }
+  int home = group.node_on(new_port);
+  REQUIRE(home >= 0);
+  CHECK(holds(group.node(static_cast<size_t>(home)), "orders", "before"));
+  CHECK(holds(group.node(static_cast<size_t>(home)), "orders", "after" + std::to_string(n - 1)));
+  Json health = http.get(dqd.base_url() + "/healthz").json();
+  CHECK(health["shards"][0].value("primary", "") == "127.0.0.1:" + std::to_string(new_port));
+}
+
 TEST_CASE("a wrong master name or no reachable sentinel: the shard is down, clearly, no crash") {
   SentinelGroup group(1);
   HttpClient http;

@@ -167,6 +167,15 @@ int TestSentinel::primary_port() {
   return std::atoi(text_of(reply->element[1]).c_str());
 }
 
+std::string TestSentinel::failover() {
+  ShardAddress address;
+  address.host = "127.0.0.1";
+  address.port = port_;
+  RedisConnection connection(address, 500, 2000);
+  auto reply = connection.command({"SENTINEL", "FAILOVER", master_name_});
+  return reply.is_ok() ? "" : reply.status().message();
+}
+
 SentinelGroup::SentinelGroup(int replicas) {
   // Full syncs at once, not after Redis's default 5 s diskless-sync delay
   // (a promoted replica syncs the others too).

@@ -30,6 +30,9 @@ class TestSentinel {
   std::string master_field(const std::string& field);
   // The primary's port as this sentinel names it; 0 when it cannot say.
   int primary_port();
+  // SENTINEL FAILOVER: promotes a replica with the primary still running
+  // (it is demoted). "" when the sentinel accepted it, else its error.
+  std::string failover();
 
  private:
   bool launch(const std::string& master_name, int primary_port);
