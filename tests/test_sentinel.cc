@@ -332,8 +332,11 @@ TEST_CASE("SENTINEL FAILOVER with the primary still running: dq follows the demo
   std::map<long, int> answers;
   int n = 0;
   bool followed = wait_until(30000, [&] {
-    long status =
-        http.post(dqd.jobs_url("orders"), job_doc("after" + std::to_string(n++), 1, 600)).status;
+    auto answer = http.post(dqd.jobs_url("orders"), job_doc("after" + std::to_string(n++), 1, 600));
+    long status = answer.status;
+    if (status != 201 && answers[status] == 0) {
+      MESSAGE("first " << status << ": " << answer.body);
+    }
     ++answers[status];
     return status == 201;
   });
