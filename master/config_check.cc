@@ -102,7 +102,14 @@ void check_removed(const Config& config, Report& report) {
   }
   std::string listed;
   for (const auto& name : (*running)["shards"]) {
-    listed += (listed.empty() ? "" : ",") + name.get<std::string>();
+    // Still listed: not removed (and a Sentinel-managed shard's name,
+    // "sentinel://master", is not a parsable entry on its own).
+    bool kept = std::any_of(
+        config.shards.begin(), config.shards.end(),
+        [&](const ShardAddress& shard) { return shard.name() == name.get<std::string>(); });
+    if (!kept) {
+      listed += (listed.empty() ? "" : ",") + name.get<std::string>();
+    }
   }
   auto before = parse_shard_list(listed);
   if (!before.is_ok()) {

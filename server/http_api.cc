@@ -361,6 +361,9 @@ void HttpApi::healthz(const Exchange& request) {
     // Connected is not enough: one the checker marks down (refusing writes) takes no job.
     bool up = shard.up && !(fresh && seen != nullptr && !seen->up);
     Json entry{{"name", shard.name}, {"up", up}};
+    if (!shard.primary.empty()) {
+      entry["primary"] = shard.primary;  // a Sentinel-managed shard's resolved primary
+    }
     if (!shard.up) {
       entry["error"] = shard.error;
     } else if (!up) {

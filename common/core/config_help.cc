@@ -43,7 +43,8 @@ std::string ConfigKey::type_text() const {
     case ConfigType::kPath:
       return "path, relative to the config file's folder";
     case ConfigType::kShards:
-      return "comma list of host:port or host:port:password";
+      return "comma list of host:port, host:port:password or "
+             "sentinel://master[:password]@host:port[,host:port...]";
     case ConfigType::kHosts:
       return "comma list of host names";
   }

@@ -4,35 +4,59 @@
 #include <cstdint>
 
 #include "common/core/config.h"
+#include "common/core/sentinel_entry.h"
 #include "common/core/text_list.h"
 
 namespace dq {
 
+namespace {
+
+// "host:port[:password]", with an optional "redis://" in front.
+Result<ShardAddress> parse_plain_shard(const std::string& item) {
+  ShardAddress shard;
+  std::string text = item.rfind(kRedisScheme, 0) == 0 ? item.substr(kRedisScheme.size()) : item;
+  // host:port[:password]; the password may itself contain ':'.
+  size_t first = text.find(':');
+  if (first == std::string::npos) {
+    return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
+  }
+  size_t second = text.find(':', first + 1);
+  std::string host_port = second == std::string::npos ? text : text.substr(0, second);
+  if (second != std::string::npos) {
+    shard.password = text.substr(second + 1);
+  }
+  if (!parse_host_port(host_port, &shard.host, &shard.port)) {
+    return Status(Code::kInvalid, "shard '" + item + "' is not host:port[:password]");
+  }
+  return shard;
+}
+
+}  // namespace
+
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
   std::vector<ShardAddress> shards;
-  for (const std::string& item : split_list(text)) {
-    ShardAddress shard;
-    // host:port[:password]; the password may itself contain ':'.
-    size_t first = item.find(':');
-    if (first == std::string::npos) {
-      return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
-    }
-    size_t second = item.find(':', first + 1);
-    std::string host_port = second == std::string::npos ? item : item.substr(0, second);
-    if (second != std::string::npos) {
-      shard.password = item.substr(second + 1);
-    }
-    if (!parse_host_port(host_port, &shard.host, &shard.port)) {
-      return Status(Code::kInvalid, "shard '" + item + "' is not host:port[:password]");
+  std::vector<std::string> items = split_list(text);
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto shard =
+        is_sentinel_entry(items[i]) ? parse_sentinel_entry(items, &i) : parse_plain_shard(items[i]);
+    if (!shard.is_ok()) {
+      return shard.status();
     }
     for (const auto& existing : shards) {
-      if (existing.name() == shard.name()) {
-        return Status(Code::kInvalid, "shard " + shard.name() + " is listed twice");
+      if (existing.name() == shard->name()) {
+        return Status(Code::kInvalid, "shard " + shard->name() + " is listed twice");
       }
     }
-    shards.push_back(shard);
+    shards.push_back(*shard);
   }
   return shards;
+}
+
+std::vector<HostPort> configured_endpoints(const ShardAddress& shard) {
+  if (shard.is_sentinel()) {
+    return shard.sentinels;
+  }
+  return {HostPort{shard.host, shard.port}};
 }
 
 uint64_t stable_hash(std::string_view data, uint64_t seed) {

@@ -3,21 +3,51 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/core/status.h"
 
 namespace dq {
 
+struct HostPort {
+  std::string host;
+  int port = 0;
+
+  std::string text() const { return host + ":" + std::to_string(port); }
+};
+
 struct ShardAddress {
+  ShardAddress() = default;
+  ShardAddress(std::string host_name, int port_number, std::string password_text = "")
+      : host(std::move(host_name)), port(port_number), password(std::move(password_text)) {}
+
+  // A fixed shard's address; for a Sentinel-managed shard the primary last
+  // resolved (empty until then: common/redis/sentinel_lookup.h fills it).
   std::string host;
   int port = 6379;
   std::string password;
+  // Set for a Sentinel-managed shard (common/core/sentinel_entry.h): the
+  // master name the sentinels know it by, and the sentinels to ask.
+  std::string sentinel_master;
+  std::vector<HostPort> sentinels;
 
-  std::string name() const { return host + ":" + std::to_string(port); }
+  bool is_sentinel() const { return !sentinel_master.empty(); }
+  // The shard's identity (placement, metrics, logs): stable across
+  // failovers, so a Sentinel-managed shard is named by its master name.
+  std::string name() const {
+    return is_sentinel() ? "sentinel://" + sentinel_master : host + ":" + std::to_string(port);
+  }
 };
 
-// Parses "host:port[:password],host:port..." (spaces allowed around commas).
+// The addresses a shard's config names: its host:port, or a Sentinel-managed
+// shard's sentinels (its nodes are known only by asking them).
+std::vector<HostPort> configured_endpoints(const ShardAddress& shard);
+
+// Parses "host:port[:password],host:port..." (spaces allowed around commas);
+// an item may be "redis://host:port[:password]" or a Sentinel-managed shard,
+// "sentinel://master-name[:password]@host:port[,host:port...]" (its sentinel
+// list runs to the next item that has a scheme: common/core/sentinel_entry.h).
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text);
 
 // Rendezvous (highest random weight) order of shard indexes for a job key:

@@ -15,6 +15,7 @@
 #include "common/redis/redis_argv.h"
 #include "common/redis/redis_loop.h"
 #include "common/redis/redis_refusal.h"
+#include "common/redis/sentinel_lookup.h"
 
 namespace dq {
 
@@ -30,13 +31,18 @@ AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeo
     : base_(base),
       address_(std::move(address)),
       connect_timeout_ms_(connect_timeout_ms),
-      command_timeout_ms_(command_timeout_ms) {}
+      command_timeout_ms_(command_timeout_ms) {
+  if (address_.is_sentinel()) {
+    sentinel_ask_ = std::make_unique<SentinelAsk>(base_, address_, connect_timeout_ms_);
+  }
+}
 
 AsyncShard::~AsyncShard() { stop(); }
 
 void AsyncShard::stop() {
   stopping_ = true;
   tick_.reset();
+  sentinel_ask_.reset();
   if (context_ != nullptr) {
     redisAsyncContext* context = context_;
     context_ = nullptr;
@@ -58,6 +64,10 @@ void AsyncShard::connect() {
   if (context_ != nullptr || stopping_) {
     return;
   }
+  if (address_.is_sentinel() && !resolved_) {
+    resolve_then_connect();
+    return;
+  }
   redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
   if (context == nullptr || context->err) {
     last_error_ = context ? context->errstr : "out of memory";
@@ -75,6 +85,59 @@ void AsyncShard::connect() {
   connect_started_ms_ = monotonic_ms();
 }
 
+void AsyncShard::resolve_then_connect() {
+  if (sentinel_ask_ == nullptr || sentinel_ask_->busy()) {
+    return;
+  }
+  connect_started_ms_ = monotonic_ms();  // the tick waits 500 ms before asking again
+  sentinel_ask_->start(first_sentinel_, [this](Result<HostPort> primary) {
+    if (!primary.is_ok()) {
+      mark_down(primary.status().message());
+      return;
+    }
+    if (address_.host != primary->host || address_.port != primary->port) {
+      err_log().info("redis shard {}: the sentinels name {} as the primary", address_.name(),
+                     primary->text());
+    }
+    address_.host = primary->host;
+    address_.port = primary->port;
+    resolved_ = true;
+    connect();
+  });
+}
+
+void AsyncShard::check_role_then_up() {
+  if (!address_.is_sentinel()) {
+    mark_up();
+    return;
+  }
+  // A stale sentinel may name a replica (or a node not yet promoted): up only
+  // on a primary; otherwise ask again, from the next sentinel.
+  auto pending = std::make_unique<Pending>(Pending{
+      this,
+      [this](const Result<const redisReply*>& reply) {
+        if (context_ == nullptr || (!reply.is_ok() && reply.status().code() == Code::kUnknown)) {
+          return;  // the connection dropped: on_disconnect marks it down
+        }
+        std::string role = reply.is_ok() ? role_from_reply(*reply) : "";
+        if (role == "master") {
+          mark_up();
+          return;
+        }
+        if (reply.is_ok()) {
+          ++first_sentinel_;
+        }
+        mark_down("the sentinels named " + address_.host + ":" + std::to_string(address_.port) +
+                  (reply.is_ok()
+                       ? ", whose ROLE is " + (role.empty() ? std::string("unknown") : role)
+                       : ", which does not answer ROLE: " + reply.status().message()) +
+                  ": not the primary");
+        redisAsyncDisconnect(context_);
+      },
+      std::nullopt});
+  send({"ROLE"}, std::move(pending), /*before_up=*/true);
+}
+
 void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   auto* self = static_cast<AsyncShard*>(context->data);
   if (status != REDIS_OK) {
@@ -84,7 +147,7 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
     return;
   }
   if (self->address_.password.empty()) {
-    self->mark_up();
+    self->check_role_then_up();
     return;
   }
   // The shard counts as up only once AUTH is accepted: until then commands
@@ -96,7 +159,7 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
       Pending{self,
               [self](const Result<const redisReply*>& reply) {
                 if (reply.is_ok()) {
-                  self->mark_up();
+                  self->check_role_then_up();
                 } else if (reply.status().code() != Code::kUnknown && self->context_ != nullptr) {
                   self->mark_down("AUTH failed: " + reply.status().message());
                   redisAsyncDisconnect(self->context_);
@@ -116,6 +179,7 @@ void AsyncShard::mark_up() {
 void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
   auto* self = static_cast<AsyncShard*>(context->data);
   self->context_ = nullptr;
+  self->resolved_ = false;
   if (self->stopping_) {
     self->up_ = false;  // closed on purpose (stop()): nothing to report
     return;
@@ -135,6 +199,7 @@ void AsyncShard::mark_down(const std::string& why) {
   first_connect_ended_ = true;
   last_error_ = why;
   deadlines_ms_.clear();
+  resolved_ = false;  // a Sentinel-managed shard asks again before reconnecting
 }
 
 void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
@@ -276,6 +341,13 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
       return;
     }
     count_redis_command_error(self->address_.name());
+    if (self->address_.is_sentinel() && is_role_change_refusal(text) && self->up_ &&
+        self->context_ != nullptr) {
+      // Demoted or restarted: reconnect through the sentinels. The commands
+      // already sent get their replies first (hiredis disconnects after them).
+      self->mark_down("the node answered " + text.substr(0, text.find(' ')));
+      redisAsyncDisconnect(self->context_);
+    }
     if (is_state_refusal(text)) {
       // Full, read-only, cannot persist...: refused before anything was
       // written, so callers answer 503 or try another shard.

@@ -18,6 +18,7 @@
 #include "common/core/shard.h"
 #include "common/core/status.h"
 #include "common/redis/script_call.h"
+#include "common/redis/sentinel_ask.h"
 
 namespace dq {
 
@@ -37,11 +38,14 @@ class AsyncShard {
   // fail at once. Their callbacks run inside this call.
   void stop();
   bool up() const { return up_; }
-  // A connect (or its AUTH) is in progress.
-  bool connecting() const { return context_ != nullptr && !up_; }
+  // A connect (or its AUTH, or asking the sentinels) is in progress.
+  bool connecting() const {
+    return (context_ != nullptr && !up_) || (sentinel_ask_ != nullptr && sentinel_ask_->busy());
+  }
   // The first connect has ended, up or failed: until then "down" only means
   // "not connected yet".
   bool first_connect_ended() const { return first_connect_ended_; }
+  // For a Sentinel-managed shard host/port are the primary last resolved.
   const ShardAddress& address() const { return address_; }
   const std::string& last_error() const { return last_error_; }
   size_t pending() const { return pending_count_; }
@@ -68,6 +72,10 @@ class AsyncShard {
  private:
   struct Pending;
   void connect();
+  // A Sentinel-managed shard: ask the sentinels, then connect to the answer.
+  void resolve_then_connect();
+  // After connect (and AUTH): a Sentinel-managed shard checks ROLE first.
+  void check_role_then_up();
   // before_up: send on a connected context that is not up yet (AUTH).
   void send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
             bool before_up = false);
@@ -91,8 +99,11 @@ class AsyncShard {
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;
   int64_t connect_started_ms_ = 0;
-  std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
-  UniqueEvent tick_;                  // reconnects and timeout checks
+  std::deque<int64_t> deadlines_ms_;           // of commands awaiting replies, oldest first
+  UniqueEvent tick_;                           // reconnects and timeout checks
+  std::unique_ptr<SentinelAsk> sentinel_ask_;  // set for a Sentinel-managed shard
+  bool resolved_ = false;      // host/port came from the sentinels since the last drop
+  size_t first_sentinel_ = 0;  // moves on when a sentinel named a non-primary
 };
 
 }  // namespace dq

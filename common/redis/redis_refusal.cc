@@ -16,6 +16,16 @@ bool is_state_refusal(std::string_view error) {
   return false;
 }
 
+bool is_role_change_refusal(std::string_view error) {
+  static constexpr std::string_view kCodes[] = {"READONLY ", "LOADING ", "MASTERDOWN "};
+  for (std::string_view code : kCodes) {
+    if (error.substr(0, code.size()) == code) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status refusal_status(const std::string& shard_name, std::string_view error) {
   return Status(Code::kUnavailable, "Redis shard " + shard_name + " refused the command: " +
                                         std::string(error) + " (nothing was written)");

@@ -26,6 +26,11 @@ namespace dq {
 // True when `error` (a Redis error reply's text) is one of the refusals above.
 bool is_state_refusal(std::string_view error);
 
+// True for the refusals that say the node is not (or not yet) a writable
+// primary (READONLY, LOADING, MASTERDOWN): a Sentinel-managed shard then asks
+// its sentinels for the primary again.
+bool is_role_change_refusal(std::string_view error);
+
 // kUnavailable "Redis shard NAME refused the command: TEXT (nothing was
 // written)", for an error that is_state_refusal().
 Status refusal_status(const std::string& shard_name, std::string_view error);

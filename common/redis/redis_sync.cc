@@ -11,6 +11,7 @@
 #include "common/core/shared_metrics.h"
 #include "common/redis/redis_argv.h"
 #include "common/redis/redis_refusal.h"
+#include "common/redis/sentinel_lookup.h"
 
 namespace dq {
 namespace {
@@ -31,8 +32,21 @@ RedisConnection::RedisConnection(ShardAddress address, int connect_timeout_ms,
       command_timeout_ms_(command_timeout_ms) {}
 
 Status RedisConnection::ensure_connected() {
+  if (drop_after_reply_) {
+    drop_after_reply_ = false;
+    context_.reset();
+  }
   if (context_) {
     return Status::ok();
+  }
+  if (address_.is_sentinel()) {
+    // Every (re)connect asks the sentinels: the primary may have moved.
+    auto primary = lookup_sentinel_primary(address_, connect_timeout_ms_, command_timeout_ms_);
+    if (!primary.is_ok()) {
+      return primary.status();
+    }
+    address_.host = primary->host;
+    address_.port = primary->port;
   }
   ContextPtr context(redisConnectWithTimeout(address_.host.c_str(), address_.port,
                                              to_timeval(connect_timeout_ms_)));
@@ -91,6 +105,7 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
     if (error.rfind("NOSCRIPT", 0) != 0) {
       count_redis_command_error(address_.name());  // run() loads it
     }
+    forget_demoted_primary(error);
     return error_reply_status(error);
   }
   return reply;
@@ -122,12 +137,21 @@ std::vector<Result<ReplyPtr>> RedisConnection::command_all(
     }
     ReplyPtr reply(static_cast<redisReply*>(raw));
     if (reply->type == REDIS_REPLY_ERROR) {
+      forget_demoted_primary(std::string(reply->str, reply->len));
       results.emplace_back(error_reply_status(std::string(reply->str, reply->len)));
     } else {
       results.emplace_back(std::move(reply));
     }
   }
   return results;
+}
+
+void RedisConnection::forget_demoted_primary(const std::string& error) {
+  // READONLY: the node became a replica; LOADING: it restarted. The next
+  // command asks the sentinels again (the current reply is still read).
+  if (address_.is_sentinel() && context_ && is_role_change_refusal(error)) {
+    drop_after_reply_ = true;
+  }
 }
 
 Status RedisConnection::error_reply_status(const std::string& error) const {

@@ -26,7 +26,11 @@ class RedisConnection {
   const ShardAddress& address() const { return address_; }
   int command_timeout_ms() const { return command_timeout_ms_; }
 
+  // The shard's address; for a Sentinel-managed shard host/port are the
+  // primary this connection last resolved (common/redis/sentinel_lookup.h).
   // Connects (and AUTHs) when not connected. Cheap when already connected.
+  // A Sentinel-managed shard asks the sentinels for its primary at every
+  // connect; none found: kUnavailable.
   Status ensure_connected();
   bool connected() const { return context_ != nullptr; }
   void disconnect() { context_.reset(); }
@@ -54,6 +58,9 @@ class RedisConnection {
  private:
   // The Status of an error reply: kUnavailable for a refusal, else kInternal.
   Status error_reply_status(const std::string& error) const;
+  // On a Sentinel-managed shard, a reply saying the node is no longer a
+  // writable primary makes the next call reconnect through the sentinels.
+  void forget_demoted_primary(const std::string& error);
   // A Redis NOSCRIPT error reply, as command() reports it.
   bool is_noscript(const Status& status) const;
 
@@ -61,6 +68,7 @@ class RedisConnection {
   int connect_timeout_ms_;
   int command_timeout_ms_;
   ContextPtr context_;
+  bool drop_after_reply_ = false;
 };
 
 }  // namespace dq

@@ -15,7 +15,9 @@ Status check_callback_url(const Config& config, Registry& registry, const std::s
         continue;
       }
       for (const auto& shard : *shards) {
-        policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+        for (const auto& endpoint : configured_endpoints(shard)) {
+          policy.forbid(endpoint.host, endpoint.port, "Redis shard " + shard.name());
+        }
       }
     }
   }

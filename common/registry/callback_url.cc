@@ -243,7 +243,9 @@ Status validate_callback_url(const std::string& url) {
 CallbackPolicy CallbackPolicy::from_config(const Config& config) {
   CallbackPolicy policy;
   for (const auto& shard : config.shards) {
-    policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+    for (const auto& endpoint : configured_endpoints(shard)) {
+      policy.forbid(endpoint.host, endpoint.port, "Redis shard " + shard.name());
+    }
   }
   std::string host;
   int port = 0;

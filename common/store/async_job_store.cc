@@ -422,8 +422,12 @@ bool AsyncJobStore::usable(size_t shard) {
 std::vector<ShardHealth> AsyncJobStore::health() const {
   std::vector<ShardHealth> result;
   for (const auto& shard : shards_) {
-    result.push_back(
-        {shard->address().name(), shard->up(), shard->up() ? std::string() : shard->last_error()});
+    const ShardAddress& address = shard->address();
+    result.push_back({address.name(), shard->up(),
+                      shard->up() ? std::string() : shard->last_error(),
+                      address.is_sentinel() && !address.host.empty()
+                          ? address.host + ":" + std::to_string(address.port)
+                          : std::string()});
   }
   return result;
 }

@@ -36,6 +36,8 @@ struct ShardHealth {
   std::string name;
   bool up = false;
   std::string error;  // why it is down
+  // A Sentinel-managed shard's primary as last resolved ("host:port"); "" otherwise.
+  std::string primary;
 };
 
 class AsyncJobStore {
