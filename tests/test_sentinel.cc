@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
 #include "common/core/json.h"
