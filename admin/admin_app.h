@@ -80,6 +80,7 @@ class AdminApp {
   void dead_requeue(Exchange& exchange, const std::string& topic);
   // api_system.cc
   void shards_route(Exchange& exchange);
+  void add_shard(Exchange& exchange);
   void remove_shard(Exchange& exchange, const std::string& address);
   void alerts_route(Exchange& exchange);
   void alerts_test(Exchange& exchange);

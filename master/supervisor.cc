@@ -17,6 +17,7 @@
 #include "common/core/shared_metrics.h"
 #include "common/core/stop_flag.h"
 #include "common/redis/shard_health.h"
+#include "common/registry/registry.h"
 #include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
 #include "master/previous_master.h"
@@ -79,6 +80,14 @@ int Supervisor::run() {
   }
   sockets_ = *opened;
   local_redis_.ensure_started(config_);
+  // Migrated first (the children would), so the registry's shards are read
+  // from a table that has their state.
+  auto registry = Registry::open(config_.sqlite_path);
+  if (registry.is_ok()) {
+    registry->reset();
+  }
+  (void)registry_shards_changed();
+  config_.shards = merged_shards(config_.shards, registry_shards_);
   Status safe = check_shards_before_start(config_);
   if (!safe.is_ok()) {
     err_log().critical("cannot start: {}", safe.message());
@@ -309,6 +318,8 @@ void Supervisor::reload(const std::string& why) {
     return;
   }
   Config next = *loaded;
+  (void)registry_shards_changed();
+  next.shards = merged_shards(next.shards, registry_shards_);
   Status safe = check_shards_before_reload(config_, next);
   if (!safe.is_ok()) {
     err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
@@ -425,6 +436,8 @@ void Supervisor::tick() {
     next_watch_ms_ = now + 1000;
     if (watch_.changed()) {
       reload("config file changed");
+    } else if (registry_shards_changed()) {
+      reload("the registry's shard list changed");
     }
   }
   if (now >= next_log_prune_ms_) {
@@ -435,6 +448,24 @@ void Supervisor::tick() {
                      config_.log_keep_days);
     }
   }
+}
+
+bool Supervisor::registry_shards_changed() {
+  auto read = read_registry_shards(config_.sqlite_path);
+  if (!read.is_ok()) {
+    err_log().warn("cannot read the registry's shards ({}); the shard list is kept",
+                   read.status().message());
+    return false;
+  }
+  auto same = [](const RegistryShard& a, const RegistryShard& b) {
+    return a.address == b.address && a.password == b.password && a.state == b.state;
+  };
+  if (std::equal(read->begin(), read->end(), registry_shards_.begin(), registry_shards_.end(),
+                 same)) {
+    return false;
+  }
+  registry_shards_ = *read;
+  return true;
 }
 
 void Supervisor::write_status() {

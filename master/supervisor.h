@@ -13,6 +13,7 @@
 
 #include "common/core/config.h"
 #include "common/core/listen.h"
+#include "common/registry/shard_list.h"
 #include "master/child_table.h"
 #include "master/config_watch.h"
 #include "master/local_redis.h"
@@ -47,6 +48,9 @@ class Supervisor {
   Status reopen_sockets(const Config& next, ListenSockets* next_sockets);
   void begin_stop(int signal_number);
   void tick();
+  // Reads the registry's shards; true when they differ from registry_shards_
+  // (which then holds them).
+  bool registry_shards_changed();
   void write_status();
 
   Config config_;
@@ -63,6 +67,8 @@ class Supervisor {
   int64_t stop_deadline_ms_ = -1;
   bool stragglers_killed_ = false;
   int64_t next_watch_ms_ = 0;
+  // The registry's shards the running generation was given (shard_list.h).
+  std::vector<RegistryShard> registry_shards_;
   int64_t next_log_prune_ms_ = 0;  // [log] keep_days, checked hourly
   // Respawns since the master started, across generations (for /metrics).
   std::map<std::string, int64_t> restarts_by_role_;
