@@ -166,7 +166,7 @@ void AdminApp::shards_route(Exchange& exchange) {
   for (const auto& address : merged_shards(config_.shards, *registry)) {
     const RegistryShard* from = find_registry_shard(*registry, address.name());
     Json one = shard_json(address, from != nullptr ? "registry" : "config", report, stale);
-    one["state"] = from != nullptr ? from->state : "active";
+    one["state"] = from != nullptr ? shown_state(*from, now_ms()) : "active";
     bool used = false;
     for (const auto& shard : config_.shards) {
       used = used || shard.name() == address.name();
@@ -218,6 +218,33 @@ void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
     }
     err_log().info("dq-admin: shard {} removed (version {})", address, *written);
     held->reply_json(200, Json{{"removed", address}});
+  });
+}
+
+// Gives the shard no new job from now on (every host, once its master has
+// seen the change); what it holds is delivered from it as it comes due, and
+// it can be removed once empty.
+void AdminApp::drain_shard(Exchange& exchange, const std::string& address) {
+  auto registry = read_registry_shards(registry_->db());
+  if (!registry.is_ok()) {
+    return exchange.reply_error(registry.status());
+  }
+  const RegistryShard* from = find_registry_shard(*registry, address);
+  if (from == nullptr) {
+    return exchange.reply_error(404, "shard " + address + " is not in the registry");
+  }
+  if (from->state == "draining") {
+    return exchange.reply_json(200, Json{{"draining", address}});
+  }
+  ObjectWrite write{
+      find_registry_kind("shard"), address, PutMode::kUpdate, std::nullopt,
+      [this, address] { return set_registry_shard_state(registry_->db(), address, "draining"); }};
+  write_versioned(write, [held = exchange.hold(), address](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: shard {} draining (version {})", address, *written);
+    held->reply_json(200, Json{{"draining", address}});
   });
 }
 

@@ -4,6 +4,8 @@
 // seconds of a change.
 //   shard list                         every shard, its state, source and jobs held
 //   shard add HOST:PORT [--password P] new jobs are placed on it from then on
+//   shard drain HOST:PORT              no new job goes to it (its jobs stay, delivered
+//                                      from it as they come due)
 //   shard remove HOST:PORT             refused while it holds a job
 // With --json a refusal is printed as {"error": "..."} on stdout too.
 #include <cstdio>
@@ -12,6 +14,7 @@
 
 #include "client/dqctl/command.h"
 #include "client/dqctl/registry_write_ctl.h"
+#include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/registry/shard_list.h"
 
@@ -54,7 +57,7 @@ int list_shards(const CtlOptions& options, const Config& config,
     const RegistryShard* from = find_shard(registry, address.name());
     auto jobs = jobs_on_shard(config, address);
     Json one{{"name", address.name()},
-             {"state", from != nullptr ? from->state : "active"},
+             {"state", from != nullptr ? shown_state(*from, now_ms()) : "active"},
              {"source", from != nullptr ? "registry" : "config"},
              {"jobs", jobs.is_ok() ? Json(*jobs) : Json(nullptr)}};
     if (!jobs.is_ok()) {
@@ -140,9 +143,34 @@ int remove_shard(const CtlOptions& options, Registry& registry, const Config& co
   return kExitOk;
 }
 
+int drain_shard(const CtlOptions& options, Registry& registry,
+                const std::vector<RegistryShard>& listed, const std::string& address) {
+  const RegistryShard* from = find_shard(listed, address);
+  Status status;
+  if (from == nullptr) {
+    status = Status(Code::kNotFound, "shard " + address + " is not in the registry");
+  } else if (from->state != "draining") {
+    ObjectWrite write{find_registry_kind("shard"), address, PutMode::kUpdate, std::nullopt,
+                      [&] { return set_registry_shard_state(registry.db(), address, "draining"); }};
+    status = write_registry_change(options, registry, write);
+  }
+  if (!status.is_ok()) {
+    return refuse(options, status);
+  }
+  if (options.json) {
+    print_json(Json{{"draining", address}});
+  } else {
+    printf(
+        "shard %s draining: no host gives it a new job from now on; remove it once it holds "
+        "none (dqctl shard list shows its jobs)\n",
+        address.c_str());
+  }
+  return kExitOk;
+}
+
 int run_shard_command(const CtlOptions& options, const std::vector<std::string>& args) {
   if (args.empty()) {
-    return usage_error(kCommand, "needs list|add|remove");
+    return usage_error(kCommand, "needs list|add|drain|remove");
   }
   const std::string& sub = args[0];
   std::string address;
@@ -161,11 +189,12 @@ int run_shard_command(const CtlOptions& options, const std::vector<std::string>&
       return usage_error(kCommand, "one HOST:PORT only");
     }
   }
-  if (sub == "list" ? !address.empty() : (sub == "add" || sub == "remove") && address.empty()) {
+  if (sub == "list" ? !address.empty()
+                    : (sub == "add" || sub == "remove" || sub == "drain") && address.empty()) {
     return usage_error(kCommand, sub == "list" ? "shard list takes no arguments"
                                                : "shard " + sub + " needs HOST:PORT");
   }
-  if (sub != "list" && sub != "add" && sub != "remove") {
+  if (sub != "list" && sub != "add" && sub != "remove" && sub != "drain") {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
   }
   Config config;
@@ -187,12 +216,16 @@ int run_shard_command(const CtlOptions& options, const std::vector<std::string>&
   if (sub == "add") {
     return add_shard(options, *registry, config, *listed, address, password);
   }
+  if (sub == "drain") {
+    return drain_shard(options, *registry, *listed, address);
+  }
   return remove_shard(options, *registry, config, *listed, address);
 }
 
 constexpr const char* kUsage =
     "shard list                          every shard: state, source (config|registry), jobs\n"
     "shard add HOST:PORT [--password P]  new jobs go to it on every host within seconds\n"
+    "shard drain HOST:PORT               no new job goes to it; it empties as its jobs come due\n"
     "shard remove HOST:PORT              refused while it holds a job";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_shard_command);
 

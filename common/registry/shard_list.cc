@@ -1,11 +1,15 @@
 // Implements common/registry/shard_list.h.
 #include "common/registry/shard_list.h"
 
+#include <algorithm>
 #include <charconv>
+#include <filesystem>
 
+#include "common/core/clock.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
 #include "common/store/keys.h"
+#include "common/store/placement.h"  // shard_names
 
 namespace dq {
 
@@ -28,6 +32,10 @@ Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db) {
 }
 
 Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlite_path) {
+  std::error_code error;
+  if (!std::filesystem::exists(sqlite_path, error)) {
+    return std::vector<RegistryShard>{};  // no registry yet: no shard in it
+  }
   auto db = open_sqlite(sqlite_path);
   if (!db.is_ok()) {
     return db.status();
@@ -55,12 +63,32 @@ std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
   return out;
 }
 
+std::string shown_state(const RegistryShard& shard, int64_t now_ms) {
+  if (shard.state == "active" && now_ms < shard.created_at_ms + kShardJoinMs) {
+    return "joining";
+  }
+  return shard.state;
+}
+
+void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t now_ms,
+                           Config* config) {
+  std::vector<std::string> file = shard_names(config->shards);
+  config->shards = merged_shards(config->shards, registry);
+  config->no_new_jobs.clear();
+  for (const auto& shard : registry) {
+    bool in_file = std::find(file.begin(), file.end(), shard.address) != file.end();
+    if (!in_file && shown_state(shard, now_ms) != "active") {
+      config->no_new_jobs.push_back(shard.address);
+    }
+  }
+}
+
 Status merge_registry_shards(Config* config) {
   auto registry = read_registry_shards(config->sqlite_path);
   if (!registry.is_ok()) {
     return registry.status();
   }
-  config->shards = merged_shards(config->shards, *registry);
+  apply_registry_shards(*registry, now_ms(), config);
   return Status::ok();
 }
 
@@ -80,6 +108,18 @@ Status check_new_shard(const Config& config, const std::string& address,
     }
   }
   return Status::ok();
+}
+
+Status set_registry_shard_state(sqlite3* db, const std::string& address, const std::string& state) {
+  if (state != "active" && state != "draining") {
+    return Status(Code::kInvalid, "state: active or draining");
+  }
+  auto stmt = Statement::prepare(db, "UPDATE shards SET state = ?2 WHERE address = ?1");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, address).bind(2, state);
+  return stmt->run_changing("shard " + address + " is not in the registry");
 }
 
 Status check_shard_usable(const Config& config, const ShardAddress& shard) {

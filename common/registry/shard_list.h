@@ -31,19 +31,39 @@ Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db);
 // file without the table answers an error).
 Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlite_path);
 
+// A shard added to the registry is first only asked (whether it holds an
+// id) and read, for this long after it was added, and then also given new
+// jobs: by then every host has reloaded with it, so no host places a job on
+// it that another host's add of the same id would not see.
+inline constexpr int64_t kShardJoinMs = 3000;
+
 // `file` (the config file's shards), then each registry shard not in it.
 std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
                                         const std::vector<RegistryShard>& registry);
 
-// Replaces config->shards by merged_shards(config->shards, registry at
-// config->sqlite_path). On failure config is left as it is.
+// config->shards (the config file's) merged with the registry's, and
+// config->no_new_jobs: the registry shards draining, or added less than
+// kShardJoinMs before now_ms.
+void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t now_ms,
+                           Config* config);
+
+// apply_registry_shards with the registry at config->sqlite_path, now. On
+// failure config is left as it is.
 Status merge_registry_shards(Config* config);
+
+// The registry shard's state as shown: "joining" (not yet given new jobs),
+// "active" or "draining".
+std::string shown_state(const RegistryShard& shard, int64_t now_ms);
 
 // Whether `address` may be added to the registry: host:port, no password
 // with a comma or line break, not in [redis] shards of `config`. kInvalid
 // or kConflict with a message saying why.
 Status check_new_shard(const Config& config, const std::string& address,
                        const std::string& password);
+
+// Sets a registry shard's state ("active" or "draining"); kNotFound when
+// the registry does not list it. The change of a versioned write.
+Status set_registry_shard_state(sqlite3* db, const std::string& address, const std::string& state);
 
 // Asks the shard whether it can take jobs: kUnavailable when it cannot be
 // reached, kInvalid when it could silently drop jobs (no persistence,
