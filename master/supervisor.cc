@@ -86,9 +86,7 @@ int Supervisor::run() {
   if (registry.is_ok()) {
     registry->reset();
   }
-  read_registry_shards_now();
-  file_shards_ = config_.shards;
-  config_ = with_registry_shards(config_);
+  config_ = shard_list_.with_registry_shards(config_);
   Status safe = check_shards_before_start(config_);
   if (!safe.is_ok()) {
     err_log().critical("cannot start: {}", safe.message());
@@ -318,11 +316,8 @@ void Supervisor::reload(const std::string& why) {
                     loaded.status().message());
     return;
   }
-  read_registry_shards_now();
-  std::vector<ShardAddress> next_file_shards = loaded->shards;
-  Config next = *loaded;
-  next.shards = next_file_shards;
-  next = with_registry_shards(next);
+  ShardListWatch next_list = shard_list_;
+  Config next = next_list.with_registry_shards(*loaded);
   Status safe = check_shards_before_reload(config_, next);
   if (!safe.is_ok()) {
     err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
@@ -344,7 +339,7 @@ void Supervisor::reload(const std::string& why) {
   }
   sockets_ = next_sockets;
   config_ = next;
-  file_shards_ = next_file_shards;
+  shard_list_ = next_list;
   set_log_format(config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
   init_logging(config_.log_dir, config_.log_level, kMasterTitle);
   next_log_prune_ms_ = 0;
@@ -440,7 +435,7 @@ void Supervisor::tick() {
     next_watch_ms_ = now + 1000;
     if (watch_.changed()) {
       reload("config file changed");
-    } else if (shard_list_changed()) {
+    } else if (shard_list_.changed(config_)) {
       reload("the registry's shard list changed");
     }
   }
@@ -452,55 +447,6 @@ void Supervisor::tick() {
                      config_.log_keep_days);
     }
   }
-}
-
-void Supervisor::read_registry_shards_now() {
-  auto read = read_registry_shards(config_.sqlite_path);
-  if (!read.is_ok()) {
-    err_log().warn("cannot read the registry's shards ({}); the shard list is kept",
-                   read.status().message());
-    return;
-  }
-  registry_shards_ = *read;
-}
-
-Config Supervisor::with_registry_shards(Config config) const {
-  apply_registry_shards(registry_shards_, now_ms(), &config);
-  return config;
-}
-
-namespace {
-
-// The shards, their passwords and which take no new job, as one text.
-std::string shard_list_text(const Config& config) {
-  std::string text;
-  for (const auto& shard : config.shards) {
-    text += shard.name() + ":" + shard.password + ",";
-  }
-  for (const auto& name : config.no_new_jobs) {
-    text += " " + name;
-  }
-  return text;
-}
-
-}  // namespace
-
-bool Supervisor::shard_list_changed() {
-  read_registry_shards_now();
-  Config next = config_;
-  next.shards = file_shards_;
-  std::string wanted = shard_list_text(with_registry_shards(next));
-  if (wanted == shard_list_text(config_)) {
-    return false;
-  }
-  // A list a reload refused (a removed shard that still holds jobs) is
-  // tried again every 30 s, not every second.
-  if (wanted == tried_shards_ && monotonic_ms() < tried_at_ms_ + 30000) {
-    return false;
-  }
-  tried_shards_ = wanted;
-  tried_at_ms_ = monotonic_ms();
-  return true;
 }
 
 void Supervisor::write_status() {

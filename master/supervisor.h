@@ -13,11 +13,11 @@
 
 #include "common/core/config.h"
 #include "common/core/listen.h"
-#include "common/registry/shard_list.h"
 #include "master/child_table.h"
 #include "master/config_watch.h"
 #include "master/local_redis.h"
 #include "master/pid_file.h"
+#include "master/shard_list_watch.h"
 #include "master/signal_pipe.h"
 
 namespace dq {
@@ -48,13 +48,6 @@ class Supervisor {
   Status reopen_sockets(const Config& next, ListenSockets* next_sockets);
   void begin_stop(int signal_number);
   void tick();
-  // Reads the registry's shards into registry_shards_ (kept on failure).
-  void read_registry_shards_now();
-  // config_ with the config file's shards (file_shards_) and the registry's
-  // as they are now (shard_list.h).
-  Config with_registry_shards(Config config) const;
-  // A shard list the running generation does not have, not tried yet.
-  bool shard_list_changed();
   void write_status();
 
   Config config_;
@@ -71,12 +64,8 @@ class Supervisor {
   int64_t stop_deadline_ms_ = -1;
   bool stragglers_killed_ = false;
   int64_t next_watch_ms_ = 0;
-  // The registry's shards the running generation was given (shard_list.h).
-  std::vector<RegistryShard> registry_shards_;
-  std::vector<ShardAddress> file_shards_;  // [redis] shards of the config file
-  std::string tried_shards_;               // the last list a reload was asked for
-  int64_t tried_at_ms_ = 0;                // and when (monotonic)
-  int64_t next_log_prune_ms_ = 0;          // [log] keep_days, checked hourly
+  ShardListWatch shard_list_;      // the config file's shards plus the registry's
+  int64_t next_log_prune_ms_ = 0;  // [log] keep_days, checked hourly
   // Respawns since the master started, across generations (for /metrics).
   std::map<std::string, int64_t> restarts_by_role_;
 };
