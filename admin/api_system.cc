@@ -174,6 +174,17 @@ void AdminApp::shards_route(Exchange& exchange) {
     one["in_use"] = used;  // by this host's running generation
     shards.push_back(one);
   }
+  for (const auto& row : *registry) {
+    if (row.state == "listed") {  // from before registry shards took jobs: unused
+      ShardAddress address;
+      parse_host_port(row.address, &address.host, &address.port);
+      address.password = row.password;
+      Json one = shard_json(address, "registry", report, stale);
+      one["state"] = row.state;
+      one["in_use"] = false;
+      shards.push_back(one);
+    }
+  }
   exchange.reply_json(200, Json{{"shards", shards},
                                 {"checker_running", !stale},
                                 {"updated_at_ms", report.updated_at_ms}});
@@ -200,7 +211,9 @@ void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
   ShardAddress shard;
   parse_host_port(from->address, &shard.host, &shard.port);
   shard.password = from->password;
-  auto jobs = jobs_on_shard(probe_config(config_), shard);
+  // A listed one (from before registry shards took jobs) never held a job.
+  auto jobs = from->state == "listed" ? Result<int64_t>(int64_t{0})
+                                      : jobs_on_shard(probe_config(config_), shard);
   if (!jobs.is_ok()) {
     return exchange.reply_error(
         409,

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -21,6 +22,10 @@
 #include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/http/curl_handle.h"
+#include "common/registry/registry.h"
+#include "common/registry/shard_list.h"
+#include "common/registry/sql_migrations.h"
+#include "common/registry/sqlite_db.h"
 #include "common/store/placement.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
@@ -210,6 +215,53 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
   CHECK(early == 0);
   CHECK(stray == 0);
   return callback.count();
+}
+
+TEST_CASE("shards listed before registry shards took jobs stay unused; new ones join, then place") {
+  char pattern[] = "/tmp/dq-shard-list-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  std::string path = std::string(pattern) + "/dq.db";
+  {
+    // A registry at migration 11 with a shard its old admin form listed.
+    auto db = open_sqlite(path);
+    REQUIRE(db.is_ok());
+    for (const SqlMigration& migration : kSqlMigrations) {
+      if (migration.version <= 11) REQUIRE(exec_sql(db->get(), migration.sql).is_ok());
+    }
+    REQUIRE(exec_sql(db->get(), "PRAGMA user_version = 11").is_ok());
+    REQUIRE(exec_sql(db->get(),
+                     "INSERT INTO shards (address, password, enabled, created_at_ms) "
+                     "VALUES ('10.0.0.9:6379', '', 1, 1)")
+                .is_ok());
+  }
+  auto registry = Registry::open(path);
+  REQUIRE(registry.is_ok());
+  REQUIRE((*registry)->add_extra_shard("10.0.0.10:6379", "").is_ok());
+  auto rows = read_registry_shards((*registry)->db());
+  REQUIRE(rows.is_ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].state == "listed");
+  CHECK((*rows)[1].state == "active");
+  Config config;
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  int64_t added = (*rows)[1].created_at_ms;
+  apply_registry_shards(*rows, added + 1000, &config);
+  CHECK(shard_names(config.shards) == std::vector<std::string>{"10.0.0.1:6379", "10.0.0.10:6379"});
+  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // joining
+  CHECK(shown_state((*rows)[1], added + 1000) == "joining");
+  apply_registry_shards(*rows, added + kShardJoinMs, &config);
+  CHECK(config.no_new_jobs.empty());
+  CHECK(shown_state((*rows)[1], added + kShardJoinMs) == "active");
+  REQUIRE(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "draining").is_ok());
+  CHECK(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "gone").code() ==
+        Code::kInvalid);
+  rows = read_registry_shards((*registry)->db());
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  apply_registry_shards(*rows, added + kShardJoinMs, &config);
+  CHECK(config.shards.size() == 2);
+  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // draining
+  registry->reset();
+  std::filesystem::remove_all(pattern);
 }
 
 TEST_CASE("a shard given no new job is never the target, and may hold the id wherever it ranks") {

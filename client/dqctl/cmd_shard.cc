@@ -67,6 +67,12 @@ int list_shards(const CtlOptions& options, const Config& config,
         {one["name"], one["state"], one["source"], jobs.is_ok() ? std::to_string(*jobs) : "?"});
     out.push_back(one);
   }
+  for (const auto& row : registry) {
+    if (row.state == "listed") {  // from before registry shards took jobs: unused
+      rows.push_back({row.address, row.state, "registry", "-"});
+      out.push_back(Json{{"name", row.address}, {"state", row.state}, {"source", "registry"}});
+    }
+  }
   if (options.json) {
     print_json(out);
   } else {
@@ -115,7 +121,7 @@ int remove_shard(const CtlOptions& options, Registry& registry, const Config& co
                                                    " is in [redis] shards; remove it from the "
                                                    "config file")
                      : Status(Code::kNotFound, "shard " + address + " is not in the registry");
-  } else {
+  } else if (from->state != "listed") {  // a listed one never took a job
     auto jobs = jobs_on_shard(config, address_of(*from));
     if (!jobs.is_ok()) {
       status =

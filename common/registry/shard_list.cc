@@ -47,6 +47,9 @@ std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
                                         const std::vector<RegistryShard>& registry) {
   std::vector<ShardAddress> out = file;
   for (const auto& shard : registry) {
+    if (shard.state != "active" && shard.state != "draining") {
+      continue;  // "listed": from before registry shards took jobs
+    }
     ShardAddress address;
     if (!parse_host_port(shard.address, &address.host, &address.port)) {
       continue;  // refused when added; never from a peer's copy either
@@ -77,7 +80,8 @@ void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t n
   config->no_new_jobs.clear();
   for (const auto& shard : registry) {
     bool in_file = std::find(file.begin(), file.end(), shard.address) != file.end();
-    if (!in_file && shown_state(shard, now_ms) != "active") {
+    bool used = shard.state == "active" || shard.state == "draining";
+    if (!in_file && used && shown_state(shard, now_ms) != "active") {
       config->no_new_jobs.push_back(shard.address);
     }
   }

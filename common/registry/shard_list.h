@@ -21,7 +21,7 @@ namespace dq {
 struct RegistryShard {
   std::string address;  // host:port
   std::string password;
-  std::string state;  // "active" or "draining"
+  std::string state;  // "active", "draining"; "listed": from before shards took jobs, unused
   int64_t created_at_ms = 0;
 };
 
@@ -37,7 +37,8 @@ Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlit
 // it that another host's add of the same id would not see.
 inline constexpr int64_t kShardJoinMs = 3000;
 
-// `file` (the config file's shards), then each registry shard not in it.
+// `file` (the config file's shards), then each registry shard not in it
+// that is active or draining.
 std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
                                         const std::vector<RegistryShard>& registry);
 
