@@ -241,6 +241,9 @@ void AdminApp::route_api(Exchange& exchange, const Session& session) {
     if (path.size() == 3 && method == "DELETE") {
       return remove_shard(exchange, path[2]);
     }
+    if (path.size() == 4 && path[3] == "drain" && method == "POST") {
+      return drain_shard(exchange, path[2]);
+    }
   }
   if (what == "circuits" && path.size() == 2) {
     return circuits_route(exchange);

@@ -17,6 +17,7 @@
 //   POST   /api/topics/{t}/dead/requeue  {ids: [...]} or {all: true}
 //   DELETE /api/topics/{t}/dead/{id}
 //   GET|POST /api/shards             DELETE /api/shards/{host:port}
+//   POST   /api/shards/{host:port}/drain   no new job goes to it
 //   GET|PUT /api/alerts              POST /api/alerts/test
 // Without a session pages redirect to /login and /api/ answers 401; a
 // POST/PUT/DELETE without the session's X-CSRF-Token answers 403 and changes
@@ -80,6 +81,8 @@ class AdminApp {
   void dead_requeue(Exchange& exchange, const std::string& topic);
   // api_system.cc
   void shards_route(Exchange& exchange);
+  void add_shard(Exchange& exchange);
+  void drain_shard(Exchange& exchange, const std::string& address);
   void remove_shard(Exchange& exchange, const std::string& address);
   void alerts_route(Exchange& exchange);
   void alerts_test(Exchange& exchange);

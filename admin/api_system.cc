@@ -1,7 +1,8 @@
 // The shards and alerts parts of the admin API. Shards: the checker's live
 // view (<pid file>.shards.json) of every [redis] shard and registry shard,
 // with each shard's Redis version and jobs held asked directly; adding one
-// to the registry, and removing one while it holds no job. Alerts: the SMTP
+// to the registry (a versioned write, shared with every host; jobs are
+// placed on it from then on), and removing one while it holds no job. Alerts: the SMTP
 // and webhook settings (common/alerts/alert_settings.h) and a test send.
 #include <hiredis/hiredis.h>
 
@@ -12,6 +13,7 @@
 #include "common/core/log.h"
 #include "common/redis/shard_health.h"
 #include "common/registry/registry_copy.h"
+#include "common/registry/shard_list.h"
 #include "common/store/keys.h"
 
 namespace dq {
@@ -74,35 +76,76 @@ Json shard_json(const ShardAddress& address, const std::string& source,
   return out;
 }
 
+// A copy of the config whose Redis timeouts are the probe's: a dead shard
+// costs a request well under a second.
+Config probe_config(const Config& config) {
+  Config probe = config;
+  probe.redis_connect_timeout_ms = kProbeConnectMs;
+  probe.redis_command_timeout_ms = kProbeCommandMs;
+  return probe;
+}
+
+const RegistryShard* find_registry_shard(const std::vector<RegistryShard>& shards,
+                                         const std::string& address) {
+  for (const auto& shard : shards) {
+    if (shard.address == address) {
+      return &shard;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+// Adds a shard to the registry: new jobs are placed on it by every host
+// once its master has seen it (common/registry/shard_list.h).
+void AdminApp::add_shard(Exchange& exchange) {
+  auto body = exchange.json_object();
+  if (!body.is_ok()) {
+    return exchange.reply_error(body.status());
+  }
+  auto address = body->find("address");
+  auto password = body->find("password");
+  if (address == body->end() || !address->is_string()) {
+    return exchange.reply_json(400, Json{{"error", "address: host:port"}, {"field", "address"}});
+  }
+  std::string name = address->get<std::string>();
+  std::string secret =
+      password != body->end() && password->is_string() ? password->get<std::string>() : "";
+  auto listed = read_registry_shards(registry_->db());
+  if (!listed.is_ok()) {
+    return exchange.reply_error(listed.status());
+  }
+  Status status = check_new_shard(config_, name, secret);
+  if (status.is_ok() && find_registry_shard(*listed, name) != nullptr) {
+    status = Status(Code::kConflict, "shard " + name + " is listed already");
+  }
+  if (status.is_ok()) {
+    ShardAddress shard;
+    parse_host_port(name, &shard.host, &shard.port);
+    shard.password = secret;
+    status = check_shard_usable(probe_config(config_), shard);
+  }
+  if (!status.is_ok()) {
+    bool field = status.code() == Code::kInvalid || status.code() == Code::kConflict;
+    return field ? exchange.reply_json(status.code() == Code::kInvalid ? 400 : 409,
+                                       Json{{"error", status.message()}, {"field", "address"}})
+                 : exchange.reply_error(status);
+  }
+  ObjectWrite write{find_registry_kind("shard"), name, PutMode::kCreate, std::nullopt,
+                    [this, name, secret] { return registry_->add_extra_shard(name, secret); }};
+  write_versioned(write, [held = exchange.hold(), name](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: shard {} added (version {})", name, *written);
+    held->reply_json(201, Json{{"added", name}, {"state", "active"}, {"version", *written}});
+  });
+}
 
 void AdminApp::shards_route(Exchange& exchange) {
   if (exchange.method() == "POST") {
-    auto body = exchange.json_object();
-    if (!body.is_ok()) {
-      return exchange.reply_error(body.status());
-    }
-    auto address = body->find("address");
-    auto password = body->find("password");
-    if (address == body->end() || !address->is_string()) {
-      return exchange.reply_json(400, Json{{"error", "address: host:port"}, {"field", "address"}});
-    }
-    std::string secret =
-        password != body->end() && password->is_string() ? password->get<std::string>() : "";
-    for (const auto& shard : config_.shards) {
-      if (shard.name() == address->get<std::string>()) {
-        return exchange.reply_error(409, "shard " + shard.name() + " is in [redis] shards already");
-      }
-    }
-    Status added = registry_->add_extra_shard(address->get<std::string>(), secret);
-    if (added.code() == Code::kInvalid) {
-      return exchange.reply_json(400, Json{{"error", added.message()}, {"field", "address"}});
-    }
-    if (!added.is_ok()) {
-      return exchange.reply_error(added);
-    }
-    err_log().info("dq-admin: shard {} added to the registry", address->get<std::string>());
-    return exchange.reply_json(201, Json{{"added", address->get<std::string>()}});
+    return add_shard(exchange);
   }
   if (exchange.method() != "GET") {
     return exchange.reply_error(405, "GET or POST");
@@ -113,21 +156,33 @@ void AdminApp::shards_route(Exchange& exchange) {
     report = *read;
   }
   bool stale = !read.is_ok() || report.stale(now_ms());
+  auto registry = read_registry_shards(registry_->db());
+  if (!registry.is_ok()) {
+    return exchange.reply_error(registry.status());
+  }
   Json shards = Json::array();
-  for (const auto& address : config_.shards) {
-    shards.push_back(shard_json(address, "config", report, stale));
-  }
-  auto extra = registry_->list_extra_shards();
-  if (!extra.is_ok()) {
-    return exchange.reply_error(extra.status());
-  }
-  for (const auto& entry : *extra) {
-    auto parsed = parse_shard_list(entry);
-    if (!parsed.is_ok()) {
-      continue;
+  // The config file's shards, then the registry's (also those this
+  // process's generation does not use yet: its master reloads it soon).
+  for (const auto& address : merged_shards(config_.shards, *registry)) {
+    const RegistryShard* from = find_registry_shard(*registry, address.name());
+    Json one = shard_json(address, from != nullptr ? "registry" : "config", report, stale);
+    one["state"] = from != nullptr ? shown_state(*from, now_ms()) : "active";
+    bool used = false;
+    for (const auto& shard : config_.shards) {
+      used = used || shard.name() == address.name();
     }
-    for (const auto& address : *parsed) {
-      shards.push_back(shard_json(address, "registry", report, stale));
+    one["in_use"] = used;  // by this host's running generation
+    shards.push_back(one);
+  }
+  for (const auto& row : *registry) {
+    if (row.state == "listed") {  // from before registry shards took jobs: unused
+      ShardAddress address;
+      parse_host_port(row.address, &address.host, &address.port);
+      address.password = row.password;
+      Json one = shard_json(address, "registry", report, stale);
+      one["state"] = row.state;
+      one["in_use"] = false;
+      shards.push_back(one);
     }
   }
   exchange.reply_json(200, Json{{"shards", shards},
@@ -139,37 +194,71 @@ void AdminApp::shards_route(Exchange& exchange) {
 // config file), and only while they hold no job: removing a shard that holds
 // jobs would make them unreachable.
 void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
-  for (const auto& shard : config_.shards) {
-    if (shard.name() == address) {
-      return exchange.reply_error(
-          409, "shard " + address + " is in [redis] shards; remove it from the config file");
-    }
+  auto registry = read_registry_shards(registry_->db());
+  if (!registry.is_ok()) {
+    return exchange.reply_error(registry.status());
   }
-  auto extra = registry_->list_extra_shards();
-  if (!extra.is_ok()) {
-    return exchange.reply_error(extra.status());
-  }
-  for (const auto& entry : *extra) {
-    auto parsed = parse_shard_list(entry);
-    if (!parsed.is_ok() || parsed->empty() || (*parsed)[0].name() != address) {
-      continue;
+  const RegistryShard* from = find_registry_shard(*registry, address);
+  if (from == nullptr) {
+    for (const auto& shard : config_.shards) {
+      if (shard.name() == address) {
+        return exchange.reply_error(
+            409, "shard " + address + " is in [redis] shards; remove it from the config file");
+      }
     }
-    ShardFacts facts = ask_shard((*parsed)[0]);
-    if (!facts.reachable || facts.jobs < 0) {
-      return exchange.reply_error(
-          409, "shard " + address + " cannot be asked whether it holds jobs: " + facts.error);
-    }
-    if (facts.jobs > 0) {
-      return exchange.reply_error(409, "shard " + address + " still holds " +
-                                           std::to_string(facts.jobs) + " job(s); not removed");
-    }
+    return exchange.reply_error(404, "shard " + address + " is not in the registry");
   }
-  Status removed = registry_->remove_extra_shard(address);
-  if (!removed.is_ok()) {
-    return exchange.reply_error(removed);
+  ShardAddress shard;
+  parse_host_port(from->address, &shard.host, &shard.port);
+  shard.password = from->password;
+  // A listed one (from before registry shards took jobs) never held a job.
+  auto jobs = from->state == "listed" ? Result<int64_t>(int64_t{0})
+                                      : jobs_on_shard(probe_config(config_), shard);
+  if (!jobs.is_ok()) {
+    return exchange.reply_error(
+        409,
+        "shard " + address + " cannot be asked whether it holds jobs: " + jobs.status().message());
   }
-  err_log().info("dq-admin: shard {} removed from the registry", address);
-  exchange.reply_json(200, Json{{"removed", address}});
+  if (*jobs > 0) {
+    return exchange.reply_error(409, "shard " + address + " still holds " + std::to_string(*jobs) +
+                                         " job(s); drain it first; not removed");
+  }
+  ObjectWrite write{find_registry_kind("shard"), address, PutMode::kDelete, std::nullopt,
+                    [this, address] { return registry_->remove_extra_shard(address); }};
+  write_versioned(write, [held = exchange.hold(), address](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: shard {} removed (version {})", address, *written);
+    held->reply_json(200, Json{{"removed", address}});
+  });
+}
+
+// Gives the shard no new job from now on (every host, once its master has
+// seen the change); what it holds is delivered from it as it comes due, and
+// it can be removed once empty.
+void AdminApp::drain_shard(Exchange& exchange, const std::string& address) {
+  auto registry = read_registry_shards(registry_->db());
+  if (!registry.is_ok()) {
+    return exchange.reply_error(registry.status());
+  }
+  const RegistryShard* from = find_registry_shard(*registry, address);
+  if (from == nullptr) {
+    return exchange.reply_error(404, "shard " + address + " is not in the registry");
+  }
+  if (from->state == "draining") {
+    return exchange.reply_json(200, Json{{"draining", address}});
+  }
+  ObjectWrite write{
+      find_registry_kind("shard"), address, PutMode::kUpdate, std::nullopt,
+      [this, address] { return set_registry_shard_state(registry_->db(), address, "draining"); }};
+  write_versioned(write, [held = exchange.hold(), address](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: shard {} draining (version {})", address, *written);
+    held->reply_json(200, Json{{"draining", address}});
+  });
 }
 
 void AdminApp::alerts_route(Exchange& exchange) {

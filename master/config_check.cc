@@ -12,6 +12,7 @@
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
 #include "common/registry/registry.h"
+#include "common/registry/shard_list.h"
 #include "common/store/shard_writable.h"
 #include "master/shard_removal.h"
 
@@ -116,7 +117,9 @@ void check_removed(const Config& config, Report& report) {
     report.fail(what, "the running dqd's status lists shards it cannot parse: " + listed);
     return;
   }
-  auto removed = removed_shards(*before, config.shards);
+  Config listing = config;  // the registry's shards are listed too
+  (void)merge_registry_shards(&listing);
+  auto removed = removed_shards(*before, listing.shards);
   Status kept = check_removed_shards(removed, config);
   if (!kept.is_ok()) {
     report.fail(what, kept.message());

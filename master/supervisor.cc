@@ -17,6 +17,7 @@
 #include "common/core/shared_metrics.h"
 #include "common/core/stop_flag.h"
 #include "common/redis/shard_health.h"
+#include "common/registry/registry.h"
 #include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
 #include "master/previous_master.h"
@@ -79,6 +80,13 @@ int Supervisor::run() {
   }
   sockets_ = *opened;
   local_redis_.ensure_started(config_);
+  // Migrated first (the children would), so the registry's shards are read
+  // from a table that has their state.
+  auto registry = Registry::open(config_.sqlite_path);
+  if (registry.is_ok()) {
+    registry->reset();
+  }
+  config_ = shard_list_.with_registry_shards(config_);
   Status safe = check_shards_before_start(config_);
   if (!safe.is_ok()) {
     err_log().critical("cannot start: {}", safe.message());
@@ -308,7 +316,8 @@ void Supervisor::reload(const std::string& why) {
                     loaded.status().message());
     return;
   }
-  Config next = *loaded;
+  ShardListWatch next_list = shard_list_;
+  Config next = next_list.with_registry_shards(*loaded);
   Status safe = check_shards_before_reload(config_, next);
   if (!safe.is_ok()) {
     err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
@@ -330,6 +339,7 @@ void Supervisor::reload(const std::string& why) {
   }
   sockets_ = next_sockets;
   config_ = next;
+  shard_list_ = next_list;
   set_log_format(config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
   init_logging(config_.log_dir, config_.log_level, kMasterTitle);
   next_log_prune_ms_ = 0;
@@ -425,6 +435,8 @@ void Supervisor::tick() {
     next_watch_ms_ = now + 1000;
     if (watch_.changed()) {
       reload("config file changed");
+    } else if (shard_list_.changed(config_)) {
+      reload("the registry's shard list changed");
     }
   }
   if (now >= next_log_prune_ms_) {

@@ -17,6 +17,7 @@
 #include "master/config_watch.h"
 #include "master/local_redis.h"
 #include "master/pid_file.h"
+#include "master/shard_list_watch.h"
 #include "master/signal_pipe.h"
 
 namespace dq {
@@ -63,6 +64,7 @@ class Supervisor {
   int64_t stop_deadline_ms_ = -1;
   bool stragglers_killed_ = false;
   int64_t next_watch_ms_ = 0;
+  ShardListWatch shard_list_;      // the config file's shards plus the registry's
   int64_t next_log_prune_ms_ = 0;  // [log] keep_days, checked hourly
   // Respawns since the master started, across generations (for /metrics).
   std::map<std::string, int64_t> restarts_by_role_;

@@ -18,8 +18,8 @@ async function pageShards(main) {
         el('thead', {}, el('tr', {}, el('th', {}, 'Shard'), el('th', {}, 'State'), el('th', {}, 'Since'), el('th', { className: 'hide-narrow' }, 'Version'),
           el('th', { className: 'num hide-narrow' }, 'Memory'), el('th', { className: 'hide-narrow' }, 'Persistence'), el('th', { className: 'num' }, 'Jobs'),
           el('th', { className: 'hide-narrow' }, 'From'), el('th', {}, ''))), body))),
-    el('section', { className: 'panel' }, el('h2', {}, 'Add a shard to the registry'),
-      el('p', { className: 'muted' }, 'Registry shards are listed here and kept from callback URLs; jobs are placed on the [redis] shards of the config file.'),
+    el('section', { className: 'panel' }, el('h2', {}, 'Add a shard'),
+      el('p', { className: 'muted' }, 'A shard added here takes new jobs on every host within seconds (each host reloads its workers). It must answer and keep its data (persistence on, noeviction). Drain a shard to give it no new job (its jobs are delivered from it as they come due); it is removed only while it holds no job. [redis] shards of the config file are changed there.'),
       el('form', { className: 'row', onsubmit: async (e) => {
         e.preventDefault();
         addError.textContent = '';
@@ -50,8 +50,12 @@ async function pageShards(main) {
         el('td', { className: 'num hide-narrow' }, memory),
         el('td', { className: 'hide-narrow' }, c ? c.persistence || '—' : '—'),
         el('td', { className: 'num' }, s.jobs >= 0 ? String(s.jobs) : '—'),
-        el('td', { className: 'hide-narrow muted' }, s.source),
-        el('td', {}, s.source === 'registry' ? armedButton('Remove', 'Sure?', async () => {
+        el('td', { className: 'hide-narrow muted' }, s.source + (s.source === 'registry' ? ' · ' + s.state + (s.in_use ? '' : ' · starting') : '')),
+        el('td', {}, s.source === 'registry' && s.state !== 'draining' ? armedButton('Drain', 'Sure?', async () => {
+          const d = await api('POST', '/api/shards/' + enc(s.name) + '/drain');
+          if (!d.ok) notice(message, false, d.data.error); else { notice(message, true, 'Shard ' + s.name + ' takes no new job; remove it once it holds none.'); load(); }
+        }, 'small') : null,
+        s.source === 'registry' ? armedButton('Remove', 'Sure?', async () => {
           const d = await api('DELETE', '/api/shards/' + enc(s.name));
           if (!d.ok) notice(message, false, d.data.error); else { notice(message, true, 'Shard ' + s.name + ' removed.'); load(); }
         }, 'small') : null)));

@@ -10,6 +10,7 @@
 
 #include "common/core/text_list.h"
 #include "common/core/time_text.h"
+#include "common/registry/shard_list.h"
 
 namespace dq::ctl {
 namespace {
@@ -61,6 +62,9 @@ bool load_ctl_config(const CtlOptions& options, Config* config, int* exit_code) 
     return false;
   }
   *config = std::move(*loaded);
+  // The registry's shards too, as dqd's master gives its children
+  // (common/registry/shard_list.h); a registry that cannot be read adds none.
+  (void)merge_registry_shards(config);
   return true;
 }
 

@@ -49,6 +49,9 @@ struct Config {
 
   // [redis]
   std::vector<ShardAddress> shards;
+  // Names of shards that are asked and read but given no new job: registry
+  // shards joining or draining (common/registry/shard_list.h). Not a key.
+  std::vector<std::string> no_new_jobs;
   int redis_connect_timeout_ms = 1000;
   int redis_command_timeout_ms = 2000;
   // How long an add waits for another shard to say whether it holds the id.

@@ -126,6 +126,7 @@ const std::vector<RegistryKind>& registry_kinds() {
       {"api_token", "api_tokens", "name"},
       {"admin_user", "admin_users", "name"},
       {"alert_settings", "alert_settings", nullptr},
+      {"shard", "shards", "address"},
   };
   return kinds;
 }

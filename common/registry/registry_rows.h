@@ -1,6 +1,6 @@
 // The objects the shared registry carries, as rows of this host's SQLite
-// copy: topics, API tokens, admin users (one row each, by name) and the
-// alert settings (the whole table, one object named "all"). An object
+// copy: topics, API tokens, admin users, registry shards (one row each, by
+// name) and the alert settings (the whole table, one object named "all"). An object
 // travels as a JSON object of its row, column by column, read from and
 // written to whatever columns the local table has: a column another
 // migration adds flows between hosts with no change here, and a secret is
@@ -18,7 +18,7 @@
 namespace dq {
 
 struct RegistryKind {
-  const char* kind;   // "topic", "api_token", "admin_user", "alert_settings"
+  const char* kind;   // "topic", "api_token", "admin_user", "alert_settings", "shard"
   const char* table;  // its SQLite table
   const char* key;    // the name column; nullptr: the whole table is one object
 };

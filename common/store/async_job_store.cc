@@ -77,6 +77,8 @@ AsyncJobStore::AsyncJobStore(event_base* base, const Config& config)
       checker_(config.pid_file),
       batcher_(base) {
   for (const auto& address : addresses_) {
+    placing_.push_back(std::find(config.no_new_jobs.begin(), config.no_new_jobs.end(),
+                                 address.name()) == config.no_new_jobs.end());
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
     if (config.redis_wait_replicas > 0) {
@@ -140,7 +142,7 @@ void AsyncJobStore::add(AddRequest request, AddDone done) {
 }
 
 void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
-  state->plan = plan_add(addresses_, state->order, state->reachable);
+  state->plan = plan_add(addresses_, state->order, state->reachable, placing_);
   const AddPlan& plan = state->plan;
   if (!plan.target) {
     state->finish(no_shard_can_take(shards_, checker_, state->refused,
@@ -165,9 +167,13 @@ void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
         [this, state, index](Result<const redisReply*> reply) {
           if (!reply.is_ok()) {
             // Cannot be asked: the copy remembers it. Every shard asked ranks
-            // after the target, so the target and verify_against stay.
+            // after the target, so the target and verify_against stay; one
+            // given no new job may hold the id wherever it ranks.
             state->reachable[index] = false;
             state->plan.unreachable.push_back(addresses_[index].name());
+            if (!placing_[index]) {
+              state->plan.verify_against.push_back(addresses_[index].name());
+            }
           } else if ((*reply)->type == REDIS_REPLY_STRING && !state->found_on) {
             Job job;
             job.topic = state->request.topic;

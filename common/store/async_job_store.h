@@ -133,6 +133,7 @@ class AsyncJobStore {
 
   std::vector<ShardAddress> addresses_;
   std::vector<std::string> names_;
+  std::vector<bool> placing_;  // false: a shard given no new job (Config::no_new_jobs)
   std::vector<std::unique_ptr<AsyncShard>> shards_;
   // One per shard when [redis] wait_replicas > 0: adds run there and wait
   // for the replicas; empty otherwise.

@@ -38,6 +38,25 @@ AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size
   return plan;
 }
 
+AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
+                 const std::vector<bool>& reachable, const std::vector<bool>& placing) {
+  AddPlan plan;
+  for (size_t index : order) {
+    if (!reachable[index]) {
+      plan.unreachable.push_back(shards[index].name());
+      if (!plan.target || !placing[index]) {
+        plan.verify_against.push_back(shards[index].name());
+      }
+    } else if (!plan.target && placing[index]) {
+      plan.target = index;
+    }
+  }
+  if (!plan.target) {
+    plan.verify_against.clear();
+  }
+  return plan;
+}
+
 std::string conflict_message(const std::string& topic, const std::string& id, JobState state) {
   std::string name = topic + "/" + id;
   if (state == JobState::kDead) {

@@ -35,6 +35,12 @@ struct AddPlan {
 
 AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
                  const std::vector<bool>& reachable);
+// The same where a shard with placing[i] false (joining or draining) is never
+// the target, and, when unreachable, is verified against wherever it ranks:
+// it may hold the id (draining: its old jobs; joining: a host that already
+// places on it).
+AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
+                 const std::vector<bool>& reachable, const std::vector<bool>& placing);
 
 // What an add did.
 struct Added {

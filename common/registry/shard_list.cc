@@ -1,0 +1,170 @@
+// Implements common/registry/shard_list.h.
+#include "common/registry/shard_list.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "common/core/clock.h"
+#include "common/redis/redis_sync.h"
+#include "common/redis/shard_safety.h"
+#include "common/store/keys.h"
+#include "common/store/placement.h"  // shard_names
+
+namespace dq {
+
+Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db) {
+  auto stmt = Statement::prepare(
+      db,
+      "SELECT address, password, state, created_at_ms FROM shards WHERE enabled = 1 "
+      "ORDER BY created_at_ms, address");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  return stmt->rows([](const Statement& row) {
+    RegistryShard shard;
+    shard.address = row.column_text(0);
+    shard.password = row.column_text(1);
+    shard.state = row.column_text(2);
+    shard.created_at_ms = row.column_int(3);
+    return shard;
+  });
+}
+
+Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlite_path) {
+  std::error_code error;
+  if (!std::filesystem::exists(sqlite_path, error)) {
+    return std::vector<RegistryShard>{};  // no registry yet: no shard in it
+  }
+  auto db = open_sqlite(sqlite_path);
+  if (!db.is_ok()) {
+    return db.status();
+  }
+  return read_registry_shards(db->get());
+}
+
+std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
+                                        const std::vector<RegistryShard>& registry) {
+  std::vector<ShardAddress> out = file;
+  for (const auto& shard : registry) {
+    if (shard.state != "active" && shard.state != "draining") {
+      continue;  // "listed": from before registry shards took jobs
+    }
+    ShardAddress address;
+    if (!parse_host_port(shard.address, &address.host, &address.port)) {
+      continue;  // refused when added; never from a peer's copy either
+    }
+    address.password = shard.password;
+    bool listed = false;
+    for (const auto& have : out) {
+      listed = listed || have.name() == address.name();
+    }
+    if (!listed) {
+      out.push_back(address);
+    }
+  }
+  return out;
+}
+
+std::string shown_state(const RegistryShard& shard, int64_t now_ms) {
+  if (shard.state == "active" && now_ms < shard.created_at_ms + kShardJoinMs) {
+    return "joining";
+  }
+  return shard.state;
+}
+
+void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t now_ms,
+                           Config* config) {
+  std::vector<std::string> file = shard_names(config->shards);
+  config->shards = merged_shards(config->shards, registry);
+  config->no_new_jobs.clear();
+  for (const auto& shard : registry) {
+    bool in_file = std::find(file.begin(), file.end(), shard.address) != file.end();
+    bool used = shard.state == "active" || shard.state == "draining";
+    if (!in_file && used && shown_state(shard, now_ms) != "active") {
+      config->no_new_jobs.push_back(shard.address);
+    }
+  }
+}
+
+Status merge_registry_shards(Config* config) {
+  auto registry = read_registry_shards(config->sqlite_path);
+  if (!registry.is_ok()) {
+    return registry.status();
+  }
+  apply_registry_shards(*registry, now_ms(), config);
+  return Status::ok();
+}
+
+Status check_new_shard(const Config& config, const std::string& address,
+                       const std::string& password) {
+  std::string host;
+  int port = 0;
+  if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos) {
+    return Status(Code::kInvalid, "address: '" + address + "' is not host:port");
+  }
+  if (password.find_first_of(",\r\n") != std::string::npos) {
+    return Status(Code::kInvalid, "password: must not contain a comma or a line break");
+  }
+  for (const auto& shard : config.shards) {
+    if (shard.name() == address) {
+      return Status(Code::kConflict, "shard " + address + " is listed already");
+    }
+  }
+  return Status::ok();
+}
+
+Status set_registry_shard_state(sqlite3* db, const std::string& address, const std::string& state) {
+  if (state != "active" && state != "draining") {
+    return Status(Code::kInvalid, "state: active or draining");
+  }
+  auto stmt = Statement::prepare(db, "UPDATE shards SET state = ?2 WHERE address = ?1");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  stmt->bind(1, address).bind(2, state);
+  return stmt->run_changing("shard " + address + " is not in the registry");
+}
+
+Status check_shard_usable(const Config& config, const ShardAddress& shard) {
+  RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                             config.redis_command_timeout_ms);
+  auto safety = check_shard_safety(connection, config.memory_warn_percent);
+  if (!safety.is_ok()) {
+    return Status(Code::kUnavailable, "shard " + shard.name() + " cannot be reached (" +
+                                          safety.status().message() + "); nothing was changed");
+  }
+  if (!safety->unsafe.empty() && !config.allow_unsafe_redis) {
+    std::string problems;
+    for (const auto& problem : safety->unsafe) {
+      problems += (problems.empty() ? "" : "; ") + problem;
+    }
+    return Status(Code::kInvalid, "shard " + shard.name() + " would silently drop jobs: " +
+                                      problems + " (or set allow_unsafe = yes in [redis])");
+  }
+  return Status::ok();
+}
+
+Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard) {
+  RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                             config.redis_command_timeout_ms);
+  auto reply = connection.command({"HVALS", keys::counts()});
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  if ((*reply)->type != REDIS_REPLY_ARRAY) {
+    return Status(Code::kInternal, "unexpected reply to HVALS " + keys::counts());
+  }
+  int64_t total = 0;
+  for (size_t i = 0; i < (*reply)->elements; ++i) {
+    const redisReply* value = (*reply)->element[i];
+    int64_t n = 0;
+    if (value->type == REDIS_REPLY_STRING) {
+      std::from_chars(value->str, value->str + value->len, n);
+    }
+    total += n > 0 ? n : 0;
+  }
+  return total;
+}
+
+}  // namespace dq

@@ -1,0 +1,398 @@
+// Shards in one place: a shard added to the registry (admin API, dqctl
+// shard) on one host of two sharing a registry takes new jobs from both
+// hosts within seconds, with no restart, while adds keep coming; nothing
+// accepted is lost, delivered twice or early. A shard is removed only while
+// it holds no job (a clear JSON error before), after which both hosts place
+// jobs on the others again. Real dqd processes, real redis-servers, a real
+// callback server.
+#include <curl/curl.h>
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/core/clock.h"
+#include "common/core/json.h"
+#include "common/http/curl_handle.h"
+#include "common/registry/registry.h"
+#include "common/registry/shard_list.h"
+#include "common/registry/sql_migrations.h"
+#include "common/registry/sqlite_db.h"
+#include "common/store/placement.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
+
+namespace dq::test {
+namespace {
+
+constexpr const char* kPassword = "correct horse battery";
+constexpr int kGenerousMs = 20000;  // a deadline to wait on, not a promise
+constexpr double kDelayS = 2.0;     // each job waits this long on its shard
+
+size_t keep_text(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+// The admin API as the page uses it: a session cookie and its CSRF token.
+class Admin {
+ public:
+  explicit Admin(std::string base) : base_(std::move(base)) {}
+
+  HttpResult call(const std::string& method, const std::string& path, const Json& body = nullptr) {
+    CurlEasy easy(curl_easy_init());
+    CurlSlist headers;
+    append_header(headers, "Content-Type: application/json");
+    if (!cookie_.empty()) append_header(headers, ("Cookie: " + cookie_).c_str());
+    if (!csrf_.empty()) append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
+    std::string text = body.is_null() ? "" : body.dump();
+    HttpResult result;
+    std::string head;
+    curl_easy_setopt(easy.get(), CURLOPT_URL, (base_ + path).c_str());
+    curl_easy_setopt(easy.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (!text.empty()) {
+      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDS, text.c_str());
+      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(text.size()));
+    }
+    curl_easy_setopt(easy.get(), CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, keep_text);
+    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &result.body);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, keep_text);
+    curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &head);
+    curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, 10000L);
+    if (curl_easy_perform(easy.get()) == CURLE_OK) {
+      curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &result.status);
+    }
+    size_t cookie = head.find("Set-Cookie: ");
+    if (cookie == std::string::npos) cookie = head.find("set-cookie: ");
+    if (cookie != std::string::npos) {
+      std::string line = head.substr(cookie + 12);
+      cookie_ = line.substr(0, line.find_first_of(";\r\n"));
+    }
+    return result;
+  }
+
+  long login() {
+    HttpResult answer =
+        call("POST", "/api/login", Json{{"user", "admin"}, {"password", kPassword}});
+    if (answer.status == 200) csrf_ = answer.json()["csrf"].get<std::string>();
+    return answer.status;
+  }
+
+ private:
+  std::string base_;
+  std::string cookie_;
+  std::string csrf_;
+};
+
+std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+  DqdOptions options;
+  options.shards = shards;
+  options.consumers = 1;
+  options.timers = 1;
+  options.admin = true;
+  options.extra_ini =
+      "[registry]\nshared = yes\n[server]\nrequire_token = yes\n"
+      "[admin]\nuser = admin\npassword_file = admin-password\n";
+  auto host = std::make_unique<DqdProcess>(options);
+  std::ofstream(host->dir() + "/admin-password") << kPassword << "\n";
+  host->start();
+  return host;
+}
+
+RunResult dqctl(const DqdProcess& host, std::vector<std::string> args) {
+  args.insert(args.begin(), {"-c", host.config_path()});
+  return run_dqctl(args, host.dir(), "");
+}
+
+// Jobs of each topic the shard holds now, any state ({dq}:counts).
+std::map<std::string, int64_t> jobs_by_topic(TestRedis& redis) {
+  std::map<std::string, int64_t> out;
+  auto reply = redis.command({"HGETALL", "{dq}:counts"});
+  for (size_t i = 0; i + 1 < reply->elements; i += 2) {
+    std::string field(reply->element[i]->str, reply->element[i]->len);
+    out[field.substr(0, field.rfind(':'))] += std::stoll(reply->element[i + 1]->str);
+  }
+  return out;
+}
+
+// Adds jobs to both hosts, one topic each, until stopped; remembers every
+// id accepted (201), unknown (504) or refused, and when it was sent.
+class Load {
+ public:
+  Load(const DqdProcess& a, const DqdProcess& b, std::string token)
+      : a_(a), b_(b), token_(std::move(token)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Load() { stop(); }
+
+  void stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  std::map<std::string, int64_t> accepted() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return accepted_;
+  }
+  std::map<std::string, int64_t> unknown() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return unknown_;
+  }
+  int refused() const { return refused_; }
+
+ private:
+  void run() {
+    HttpClient http;
+    http.add_header("Authorization: Bearer " + token_);
+    for (int n = 0; !stop_; ++n) {
+      for (const auto* host : {&a_, &b_}) {
+        std::string topic = host == &a_ ? "from-a" : "from-b";
+        std::string id = topic + "-" + std::to_string(n);
+        int64_t sent = wall_ms();
+        long status = http.post(host->jobs_url(topic), job_doc(id, Json{{"n", n}}, kDelayS)).status;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (status == 201) {
+          accepted_[id] = sent;
+        } else if (status == 504) {
+          unknown_[id] = sent;
+        } else {
+          ++refused_;
+        }
+      }
+      sleep_ms(10);
+    }
+  }
+
+  const DqdProcess& a_;
+  const DqdProcess& b_;
+  std::string token_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> refused_{0};
+  mutable std::mutex mutex_;
+  std::map<std::string, int64_t> accepted_;
+  std::map<std::string, int64_t> unknown_;
+  std::thread thread_;
+};
+
+// Every accepted job delivered once and not before its delay; an unknown
+// one at most once. Returns the deliveries seen.
+size_t check_deliveries(const CallbackServer& callback, const Load& load) {
+  auto accepted = load.accepted();
+  auto unknown = load.unknown();
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    ++delivered[id];
+    auto sent = accepted.count(id) ? accepted[id] : unknown.count(id) ? unknown[id] : -1;
+    if (sent >= 0 && request.arrived_ms < sent + static_cast<int64_t>(kDelayS * 1000)) ++early;
+  }
+  int lost = 0, twice = 0, stray = 0;
+  for (const auto& [id, sent] : accepted) {
+    lost += delivered[id] == 0;
+  }
+  for (const auto& [id, count] : delivered) {
+    twice += count > 1;
+    stray += id != "warm-b" && accepted.count(id) == 0 && unknown.count(id) == 0;
+  }
+  MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
+                      << load.refused() << "; delivered " << delivered.size() << " ids, lost "
+                      << lost << ", twice " << twice << ", early " << early << ", stray " << stray);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
+  CHECK(stray == 0);
+  return callback.count();
+}
+
+TEST_CASE("shards listed before registry shards took jobs stay unused; new ones join, then place") {
+  char pattern[] = "/tmp/dq-shard-list-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  std::string path = std::string(pattern) + "/dq.db";
+  {
+    // A registry at migration 11 with a shard its old admin form listed.
+    auto db = open_sqlite(path);
+    REQUIRE(db.is_ok());
+    for (const SqlMigration& migration : kSqlMigrations) {
+      if (migration.version <= 11) REQUIRE(exec_sql(db->get(), migration.sql).is_ok());
+    }
+    REQUIRE(exec_sql(db->get(), "PRAGMA user_version = 11").is_ok());
+    REQUIRE(exec_sql(db->get(),
+                     "INSERT INTO shards (address, password, enabled, created_at_ms) "
+                     "VALUES ('10.0.0.9:6379', '', 1, 1)")
+                .is_ok());
+  }
+  auto registry = Registry::open(path);
+  REQUIRE(registry.is_ok());
+  REQUIRE((*registry)->add_extra_shard("10.0.0.10:6379", "").is_ok());
+  auto rows = read_registry_shards((*registry)->db());
+  REQUIRE(rows.is_ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].state == "listed");
+  CHECK((*rows)[1].state == "active");
+  Config config;
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  int64_t added = (*rows)[1].created_at_ms;
+  apply_registry_shards(*rows, added + 1000, &config);
+  CHECK(shard_names(config.shards) == std::vector<std::string>{"10.0.0.1:6379", "10.0.0.10:6379"});
+  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // joining
+  CHECK(shown_state((*rows)[1], added + 1000) == "joining");
+  apply_registry_shards(*rows, added + kShardJoinMs, &config);
+  CHECK(config.no_new_jobs.empty());
+  CHECK(shown_state((*rows)[1], added + kShardJoinMs) == "active");
+  REQUIRE(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "draining").is_ok());
+  CHECK(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "gone").code() ==
+        Code::kInvalid);
+  rows = read_registry_shards((*registry)->db());
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  apply_registry_shards(*rows, added + kShardJoinMs, &config);
+  CHECK(config.shards.size() == 2);
+  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // draining
+  registry->reset();
+  std::filesystem::remove_all(pattern);
+}
+
+TEST_CASE("a shard given no new job is never the target, and may hold the id wherever it ranks") {
+  std::vector<ShardAddress> shards = {{"a", 1, ""}, {"b", 2, ""}, {"c", 3, ""}};
+  std::vector<size_t> order = {2, 0, 1};  // c first
+  std::vector<bool> placing = {true, true, false};
+  AddPlan up = plan_add(shards, order, {true, true, true}, placing);
+  REQUIRE(up.target.has_value());
+  CHECK(*up.target == 0);
+  CHECK(up.verify_against.empty());
+  // c cannot be asked: the copy goes to a, held until c was asked.
+  AddPlan c_down = plan_add(shards, order, {true, true, false}, placing);
+  REQUIRE(c_down.target.has_value());
+  CHECK(*c_down.target == 0);
+  CHECK(c_down.verify_against == std::vector<std::string>{"c:3"});
+  // Ranked after the target too.
+  AddPlan after = plan_add(shards, {0, 2, 1}, {true, true, false}, placing);
+  CHECK(after.verify_against == std::vector<std::string>{"c:3"});
+  // Only c answers: no target at all.
+  AddPlan only_c = plan_add(shards, order, {false, false, true}, placing);
+  CHECK_FALSE(only_c.target.has_value());
+  // Every shard placing: as before.
+  AddPlan all = plan_add(shards, order, {true, true, true}, {true, true, true});
+  CHECK(*all.target == 2);
+}
+
+TEST_CASE(
+    "a shard added from the admin page takes new jobs from every host, live; drained, it empties") {
+  TestRedis registry_shard;
+  TestRedis other_shard;
+  TestRedis new_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address(), other_shard.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  std::string token = made.out.substr(0, made.out.find('\n'));
+  for (const char* topic : {"from-a", "from-b"}) {
+    RunResult added =
+        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  // Both hosts know the token and topics (the shared registry's pull).
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    HttpClient http;
+    http.add_header("Authorization: Bearer " + token);
+    return http.post(b->jobs_url("from-b"), job_doc("warm-b", Json{{"n", 0}}, 0)).status == 201;
+  }));
+
+  Admin admin(a->admin_url());
+  REQUIRE(admin.login() == 200);
+  // Bad input: a clear JSON error, nothing changes.
+  HttpResult bad = admin.call("POST", "/api/shards", Json{{"address", "nope"}});
+  CHECK(bad.status == 400);
+  CHECK(bad.json()["field"] == "address");
+  HttpResult listed_twice =
+      admin.call("POST", "/api/shards", Json{{"address", other_shard.address()}});
+  CHECK(listed_twice.status == 409);
+  HttpResult dead = admin.call("POST", "/api/shards", Json{{"address", "127.0.0.1:1"}});
+  CHECK(dead.status == 503);
+  CHECK(dead.json()["error"].get<std::string>().find("cannot be reached") != std::string::npos);
+
+  Load load(*a, *b, token);
+  sleep_ms(1500);
+  int64_t before_add = wall_ms();
+  HttpResult added = admin.call("POST", "/api/shards", Json{{"address", new_shard.address()}});
+  REQUIRE_MESSAGE(added.status == 201, added.body);
+  int64_t added_at = monotonic_ms();
+  // Joining: asked and read by every host, given no job for its first 3 s.
+  int joining_jobs = 0;
+  while (wall_ms() < before_add + 2500) {
+    for (const auto& [topic, jobs] : jobs_by_topic(new_shard)) joining_jobs += jobs > 0;
+    sleep_ms(50);
+  }
+  CHECK(joining_jobs == 0);
+  // Both hosts place jobs on it: each host adds only its own topic.
+  bool both = wait_until(kGenerousMs, [&] {
+    auto held = jobs_by_topic(new_shard);
+    return held["from-a"] > 0 && held["from-b"] > 0;
+  });
+  int64_t took = monotonic_ms() - added_at;
+  MESSAGE("the new shard held jobs from both hosts " << took << " ms after it was added");
+  CHECK(both);
+  WARN(took < 5000);
+  sleep_ms(1500);  // the load goes on with three shards
+
+  // While it holds jobs it is not removed: a clear JSON error from dqctl.
+  RunResult refused = dqctl(*b, {"--json", "shard", "remove", new_shard.address()});
+  CHECK(refused.exit_code == 1);
+  Json error = Json::parse(refused.out, nullptr, false);
+  CHECK(error.is_object());
+  CHECK(error.value("error", "").find("holds") != std::string::npos);
+  RunResult listed = dqctl(*b, {"--json", "shard", "list"});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  Json list = Json::parse(listed.out, nullptr, false);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == 3);
+  CHECK(list[2]["name"] == new_shard.address());
+  CHECK(list[2]["source"] == "registry");
+  CHECK(list[2]["state"] == "active");
+
+  // Drained under load: no host gives it a new job, so it empties as its
+  // jobs come due, while both hosts keep adding.
+  RunResult drained = dqctl(*b, {"--json", "shard", "drain", new_shard.address()});
+  REQUIRE_MESSAGE(drained.exit_code == 0, drained.err);
+  int64_t drained_at = monotonic_ms();
+  auto empty = [](TestRedis& redis) {
+    for (const auto& [topic, jobs] : jobs_by_topic(redis)) {
+      if (jobs > 0) return false;
+    }
+    return true;
+  };
+  CHECK(wait_until(kGenerousMs, [&] { return empty(new_shard); }));
+  MESSAGE("the drained shard was empty under load after " << monotonic_ms() - drained_at << " ms");
+  HttpResult removed = admin.call("DELETE", "/api/shards/" + new_shard.address());
+  CHECK_MESSAGE(removed.status == 200, removed.body);
+  sleep_ms(2500);  // both masters reload without it; the load goes on
+  CHECK(empty(new_shard));
+  RunResult after = dqctl(*a, {"--json", "shard", "list"});
+  CHECK(Json::parse(after.out, nullptr, false).size() == 2);
+
+  load.stop();
+  size_t expected = load.accepted().size() + 1;  // + warm-b
+  REQUIRE(callback.wait_for(expected, kGenerousMs));
+  // Unknown adds may still be delivered: wait until the shards hold no job.
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return empty(registry_shard) && empty(other_shard) && empty(new_shard);
+  }));
+  sleep_ms(1000);  // a duplicate would show up now
+  check_deliveries(callback, load);
+}
+
+}  // namespace
+}  // namespace dq::test
