@@ -59,6 +59,7 @@ void print_topic(const Topic& topic) {
   line("retry_jitter:", std::to_string(topic.retry_jitter) + "%");
   line("max_deferrals:", std::to_string(topic.max_deferrals));
   line("dead_on:", topic.dead_on.empty() ? "(none)" : topic.dead_on);
+  line("dead_callback:", topic.dead_callback.empty() ? "(none)" : topic.dead_callback);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -333,6 +334,16 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     }
   }
 
+  if (edits.dead_callback && !edits.dead_callback->empty()) {
+    Status allowed = check_callback(options, *registry, *edits.dead_callback, &exit_code);
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
+    if (!allowed.is_ok()) {
+      return report_failure(dead_callback_status(allowed));
+    }
+  }
+
   if (sub == "list") {
     return run_list(options, *registry);
   }
@@ -365,6 +376,7 @@ constexpr const char* kUsage =
     "          [--max-in-flight N] [--max-rate PER_S] [--max-burst N]   (0: no cap)\n"
     "          [--signing-secret generate|whsec_...|off] [--signing-ed25519 generate|off]\n"
     "          [--overlap 24h]   (a replaced signing key is still sent this long)\n"
+    "          [--dead-callback URL|off]   (POSTed, signed, when a job dies)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"
