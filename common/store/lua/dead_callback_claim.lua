@@ -12,7 +12,7 @@ for _, n in ipairs(due) do
   if #fields == 0 then
     redis.call('ZREM', KEYS[1], n)  -- its hash is gone: nothing to send
   else
-    redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), n)
+    redis.call('ZADD', KEYS[1], ms_text(now + tonumber(ARGV[2])), n)
     redis.call('HSET', entry, 'claim', ARGV[3])
     out[#out + 1] = n
     out[#out + 1] = fields

@@ -15,5 +15,5 @@ end
 if redis.call('HGET', entry, 'claim') ~= ARGV[3] then return 0 end
 redis.call('HINCRBY', entry, 'tries', 1)
 redis.call('HSET', entry, 'last_send_error', ARGV[5], 'claim', '')
-redis.call('ZADD', KEYS[1], redis_now() + tonumber(ARGV[4]), ARGV[1])
+redis.call('ZADD', KEYS[1], ms_text(redis_now() + tonumber(ARGV[4])), ARGV[1])
 return 1

@@ -291,5 +291,5 @@ local function dead_callback_add(key, j, error_text, now)
   redis.call('HSET', kDeadCallbacks .. ':' .. n, 'topic', topic, 'id', id, 'body', body,
              'attempts', string.format('%d', j.attempts), 'error', error_text,
              'died_at', ms_text(now), 'created', j.created, 'inc', j.inc, 'tries', '0')
-  redis.call('ZADD', kDeadCallbacks, now, n)
+  redis.call('ZADD', kDeadCallbacks, ms_text(now), n)
 end
