@@ -91,9 +91,6 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (status.is_ok() && !topic.dead_callback.empty()) {
     status = dead_callback_status(check_callback_url(topic.dead_callback));
   }
-  if (status.is_ok()) {
-    status = check_signing_shareable(topic.signing_keys, config_.shared_registry);
-  }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
   }
@@ -162,9 +159,6 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (status.is_ok() && !topic->dead_callback.empty() &&
       topic->dead_callback != old_dead_callback) {
     status = dead_callback_status(check_callback_url(topic->dead_callback));
-  }
-  if (status.is_ok()) {
-    status = check_signing_shareable(topic->signing_keys, config_.shared_registry);
   }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);

@@ -140,9 +140,6 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   topic.name = name;
   Status status = edits.apply(&topic);
   if (status.is_ok()) {
-    status = check_topic_shareable(options, topic);
-  }
-  if (status.is_ok()) {
     status = write_registry_change(
         options, registry,
         ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
@@ -166,9 +163,6 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   Status status = edits.apply(&*topic);
   if (online) {
     topic->online = *online;
-  }
-  if (status.is_ok()) {
-    status = check_topic_shareable(options, *topic);
   }
   // Written at the version read: an edit made meanwhile is refused, not undone.
   if (status.is_ok()) {
