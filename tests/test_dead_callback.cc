@@ -225,6 +225,11 @@ TEST_CASE("a job that uses its attempts and one hit by dead_on each give one sig
   HttpResult got = world.http.get(world.dqd.base_url() + "/v1/topics/doomed");
   REQUIRE_MESSAGE(got.status == 200, got.body);
   CHECK(Json::parse(got.body)["dead_callback"] == world.dead.url("/dead"));
+
+  // Counted in /metrics: two sent, none failed.
+  std::string page = world.http.get(world.dqd.base_url() + "/metrics").body;
+  CHECK(contains(page, "\ndq_dead_callbacks_total{topic=\"doomed\",outcome=\"sent\"} 2\n"));
+  CHECK_FALSE(contains(page, "outcome=\"failed\""));
 }
 
 TEST_CASE("a receiver that answers 500 twice gets the same call again until it takes it") {
@@ -247,6 +252,9 @@ TEST_CASE("a receiver that answers 500 twice gets the same call again until it t
   // Retried after a wait (1 s, then 2 s), never at once.
   CHECK(calls[1].arrived_ms - calls[0].arrived_ms >= 900);
   CHECK(calls[2].arrived_ms - calls[1].arrived_ms >= 1900);
+  std::string page = world.http.get(world.dqd.base_url() + "/metrics").body;
+  CHECK(contains(page, "\ndq_dead_callbacks_total{topic=\"flaky\",outcome=\"failed\"} 2\n"));
+  CHECK(contains(page, "\ndq_dead_callbacks_total{topic=\"flaky\",outcome=\"sent\"} 1\n"));
 }
 
 TEST_CASE("kill -9 of the checker while entries wait: each is still delivered, once") {
