@@ -387,7 +387,7 @@ TEST_CASE("signing keys set on one host sign what another host delivers; a rotat
     return topic_on(*b, "signed")["signing_secret"] == masked_secret(first);
   }));
   MESSAGE("a secret set on A was in B's copy after " << monotonic_ms() - set_at << " ms");
-  // Jobs through B until one is delivered: B's consumer signs it with A's secret.
+  // A job through B, and its call (B's consumer signs it with A's secret).
   int n = 0;
   auto next_call = [&] {
     std::string id = "job-" + std::to_string(++n);
@@ -399,7 +399,19 @@ TEST_CASE("signing keys set on one host sign what another host delivers; a rotat
     FAIL("no call of " << id);
     return RecordedRequest{};
   };
-  RecordedRequest signed_call = next_call();
+  // Jobs until one is signed: B's consumers read the change on their next
+  // registry refresh, a moment after B's copy has it.
+  auto call_where = [&](auto wanted) {
+    for (int tries = 0; tries < 50; ++tries) {
+      RecordedRequest call = next_call();
+      if (wanted(call)) return call;
+      sleep_ms(100);
+    }
+    FAIL("no call as wanted");
+    return RecordedRequest{};
+  };
+  RecordedRequest signed_call =
+      call_where([](const RecordedRequest& call) { return signature_count(call) >= 1; });
   CHECK(signature_count(signed_call) == 1);
   CHECK(signatures_by(signed_call, first) == 1);
   MESSAGE("B's first call signed with A's secret " << monotonic_ms() - set_at
@@ -411,12 +423,8 @@ TEST_CASE("signing keys set on one host sign what another host delivers; a rotat
       dqctl(a, {"topic", "set", "signed", "--signing-secret", second, "--overlap", "1h"});
   REQUIRE_MESSAGE(rotated.exit_code == 0, rotated.out, rotated.err);
   int64_t rotated_at = monotonic_ms();
-  RecordedRequest both;
-  for (int tries = 0; tries < 50; ++tries) {
-    both = next_call();
-    if (signature_count(both) == 2) break;
-    sleep_ms(100);
-  }
+  RecordedRequest both =
+      call_where([](const RecordedRequest& call) { return signature_count(call) == 2; });
   MESSAGE("B sent both signatures " << monotonic_ms() - rotated_at << " ms after the rotation");
   REQUIRE(signature_count(both) == 2);
   CHECK(signatures_by(both, first) == 1);
