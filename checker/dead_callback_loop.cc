@@ -19,7 +19,7 @@
 namespace dq {
 namespace {
 
-constexpr int kTurnMs = 250;
+constexpr int kDeadCallbackTurnMs = 250;
 constexpr int kEntriesPerTurn = 50;              // per shard; the next turn takes the rest
 constexpr int kMaxSendMs = 30000;                // a send's timeout: the topic's, at most this
 constexpr int64_t kLeaseMs = kMaxSendMs + 5000;  // outlives one send
@@ -92,7 +92,7 @@ void DeadCallbackLoop::run() {
     if (handled > 0) {
       continue;  // more may be due
     }
-    int64_t next = monotonic_ms() + kTurnMs;
+    int64_t next = monotonic_ms() + kDeadCallbackTurnMs;
     while (!stop_requested() && monotonic_ms() < next) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
     }

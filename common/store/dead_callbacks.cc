@@ -9,7 +9,7 @@
 namespace dq {
 namespace {
 
-Status unexpected(const char* what) {
+Status bad_reply(const char* what) {
   return Status(Code::kInternal, std::string("unexpected reply to ") + what);
 }
 
@@ -67,12 +67,12 @@ Result<ClaimedDeadCallbacks> claim_dead_callbacks(RedisConnection& shard, int li
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
       !reply_int(r->element[0], &claimed.redis_now_ms) ||
       r->element[1]->type != REDIS_REPLY_ARRAY) {
-    return unexpected("dead_callback_claim");
+    return bad_reply("dead_callback_claim");
   }
   const redisReply* list = r->element[1];
   for (size_t i = 0; i + 1 < list->elements; i += 2) {
     if (list->element[i + 1]->type != REDIS_REPLY_ARRAY) {
-      return unexpected("dead_callback_claim");
+      return bad_reply("dead_callback_claim");
     }
     claimed.entries.push_back(entry_of(reply_string(list->element[i]), list->element[i + 1]));
   }
@@ -97,7 +97,7 @@ Result<bool> retry_dead_callback(RedisConnection& shard, const std::string& numb
   }
   int64_t settled = 0;
   if (!reply_int(reply->get(), &settled)) {
-    return unexpected("dead_callback_settle");
+    return bad_reply("dead_callback_settle");
   }
   return settled == 1;
 }
@@ -109,7 +109,7 @@ Result<int64_t> pending_dead_callbacks(RedisConnection& shard) {
   }
   int64_t count = 0;
   if (!reply_int(reply->get(), &count)) {
-    return unexpected("ZCARD");
+    return bad_reply("ZCARD");
   }
   return count;
 }
