@@ -88,8 +88,8 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (status.is_ok()) {
     status = check_callback_url(topic.callback_url);
   }
-  if (status.is_ok()) {
-    status = check_signing_shareable(topic.signing_keys, config_.shared_registry);
+  if (status.is_ok() && !topic.dead_callback.empty()) {
+    status = dead_callback_status(check_callback_url(topic.dead_callback));
   }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);
@@ -147,6 +147,7 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
     return exchange.reply_error(topic.status());
   }
   std::string old_url = topic->callback_url;
+  std::string old_dead_callback = topic->dead_callback;
   Topic before = *topic;
   Status status = apply_topic_form(*form, &*topic);
   if (status.is_ok()) {
@@ -155,8 +156,9 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (status.is_ok() && topic->callback_url != old_url) {
     status = check_callback_url(topic->callback_url);
   }
-  if (status.is_ok()) {
-    status = check_signing_shareable(topic->signing_keys, config_.shared_registry);
+  if (status.is_ok() && !topic->dead_callback.empty() &&
+      topic->dead_callback != old_dead_callback) {
+    status = dead_callback_status(check_callback_url(topic->dead_callback));
   }
   if (!status.is_ok()) {
     return reply_invalid(exchange, status);

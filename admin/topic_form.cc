@@ -101,6 +101,8 @@ Status apply_topic_form(const Json& form, Topic* topic) {
       status = set_int(value, key, &topic->max_rate);
     } else if (key == "max_burst") {
       status = set_int(value, key, &topic->max_burst);
+    } else if (key == "dead_callback") {
+      status = set_text(value, key, &topic->dead_callback);
     } else if (key == "online") {
       if (!value.is_boolean()) {
         return wrong(key, "true or false");

@@ -1,12 +1,15 @@
-// dq-redis-checker: starts the shard watch thread (and, when the registry is
-// shared, the registry sync thread) and runs the alert loop on the main
-// thread until stopped (see checker.h).
+// dq-redis-checker: starts the shard watch thread, the dead-letter callback
+// thread (and, when the registry is shared, the registry sync thread) and
+// runs the alert loop on the main thread until stopped (see checker.h).
 #include "checker/checker.h"
+
+#include <curl/curl.h>
 
 #include <chrono>
 #include <thread>
 
 #include "checker/alert_loop.h"
+#include "checker/dead_callback_loop.h"
 #include "checker/registry_follow.h"
 #include "checker/shard_watch.h"
 #include "common/core/clock.h"
@@ -26,12 +29,15 @@ int run_checker(const Config& config, int /*index*/) {
   err_log().info("{} starting: {} shard(s) every {} ms, down after {}, up after {}", kTitle,
                  config.shards.size(), config.checker_interval_ms, config.checker_down_after,
                  config.checker_up_after);
+  curl_global_init(CURL_GLOBAL_DEFAULT);  // before the threads that use libcurl
   ShardWatch watch(config);
   std::thread watching([&watch] { watch.run(); });
   std::thread syncing;
   if (config.shared_registry) {
     syncing = std::thread([&config] { follow_shared_registry(config); });
   }
+  // Its own thread: a slow receiver must not hold up the alerts.
+  std::thread dead_callbacks([&config] { DeadCallbackLoop(config).run(); });
   AlertLoop alerts(config);
   while (!stop_requested()) {
     reopen_logs_if_asked(config.log_dir, config.log_level, kTitle);
@@ -42,6 +48,7 @@ int run_checker(const Config& config, int /*index*/) {
     }
   }
   watching.join();
+  dead_callbacks.join();
   if (syncing.joinable()) {
     syncing.join();
   }

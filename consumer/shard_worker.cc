@@ -249,8 +249,8 @@ std::string ShardWorker::record_failure(const Outcome& outcome, bool* retry) {
                                    topic.retry_jitter);
   int most = max_attempts(topic, config_.default_max_attempts);
   std::string error = outcome.result.error;
-  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals,
-                        outcome.count_attempt};
+  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals, outcome.count_attempt};
+  deferral.dead_callback = !topic.dead_callback.empty();
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
     most = 0;  // fail.lua dead-letters it now
     deferral.retry_after_ms = -1;

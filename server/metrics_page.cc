@@ -121,6 +121,8 @@ void host_metrics(PrometheusText& out) {
       kind = "permit_" + parts[2];  // taken, returned, waits
     } else if (kind == "auth" && parts.size() == 3) {
       labels = {{"protocol", parts[1]}, {"reason", parts[2]}};
+    } else if (kind == "dead_callback" && parts.size() == 3) {
+      labels = {{"topic", parts[1]}, {"outcome", parts[2]}};
     } else {
       return;
     }
@@ -180,6 +182,13 @@ void host_metrics(PrometheusText& out) {
   permit_family("permit_waits", "dq_topic_permit_waits_total",
                 "Times a capped topic's ready jobs waited because its cap gave fewer permits "
                 "than wanted (this host).");
+  out.family("dq_dead_callbacks_total", "counter",
+             "Dead-letter callback sends by this host's checker: outcome sent (a 2xx took it), "
+             "failed (retried later), given_up (a day after the job died), dropped (the topic "
+             "has no dead_callback now).");
+  for (const auto& series : by_kind["dead_callback"]) {
+    out.sample("dq_dead_callbacks_total", series.labels, static_cast<double>(series.view.count));
+  }
   out.family("dq_metrics_series_dropped_total", "counter",
              "Observations not recorded because the shared metrics table is full.");
   out.sample("dq_metrics_series_dropped_total", {},

@@ -121,6 +121,7 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
                               "max_burst", "signing_secret", "signing_public_key"}) {
       CHECK_MESSAGE(topic.contains(field), field);
     }
+    CHECK(topic["dead_callback"] == "");
     auto unknown = http.get(world.url("/v1/topics/nope"));
     CHECK(unknown.status == 404);
     CHECK(contains(unknown.json()["error"].get<std::string>(), "unknown topic"));

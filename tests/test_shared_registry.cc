@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -20,6 +21,8 @@
 #include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/http/curl_handle.h"
+#include "common/http/webhook_signature.h"
+#include "common/registry/signing_keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -334,6 +337,109 @@ TEST_CASE(
   CHECK(topic_on(*a, "common")["callback_url"] == callback.url("/shared"));
   CHECK(topic_on(*a, "legacy-only")["callback_url"] == callback.url("/local"));
   CHECK(topic_on(d, "common")["version"] == topic_on(*a, "common")["version"]);
+}
+
+// The signatures in a call's webhook-signature header that `secret` makes.
+int signatures_by(const RecordedRequest& call, const std::string& secret) {
+  auto key = make_hmac_key(secret, 0);
+  REQUIRE(key.is_ok());
+  int64_t timestamp = std::stoll(call.header("webhook-timestamp"));
+  std::string mine =
+      webhook_signature({*key}, timestamp * 1000, call.header("webhook-id"), timestamp, call.body);
+  int found = 0;
+  std::string header = call.header("webhook-signature");
+  for (size_t start = 0; start < header.size();) {
+    size_t space = header.find(' ', start);
+    if (space == std::string::npos) space = header.size();
+    found += header.substr(start, space - start) == mine;
+    start = space + 1;
+  }
+  return found;
+}
+
+size_t signature_count(const RecordedRequest& call) {
+  std::string header = call.header("webhook-signature");
+  return header.empty() ? 0 : 1 + std::count(header.begin(), header.end(), ' ');
+}
+
+TEST_CASE("signing keys set on one host sign what another host delivers; a rotation sends both") {
+  TestRedis registry_shard;
+  TestRedis other_shard;
+  CallbackServer callback;
+  std::vector<std::string> shards = {registry_shard.address(), other_shard.address()};
+  // A makes the keys and delivers nothing (no consumer): every call is B's.
+  DqdOptions writer = host_options(shards);
+  writer.consumers = 0;
+  DqdProcess a(writer);
+  std::ofstream(a.dir() + "/admin-password") << kPassword << "\n";
+  a.start();
+  auto b = start_host(shards);
+  std::string token = new_token(a);
+  const std::string first = "whsec_" + base64_encode(std::string(32, '1'));
+  const std::string second = "whsec_" + base64_encode(std::string(32, '2'));
+
+  RunResult added = dqctl(
+      a, {"topic", "add", "signed", "--callback", callback.url("/s"), "--signing-secret", first});
+  REQUIRE_MESSAGE(added.exit_code == 0, added.out, added.err);
+  int64_t set_at = monotonic_ms();
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return topic_on(*b, "signed")["signing_secret"] == masked_secret(first);
+  }));
+  MESSAGE("a secret set on A was in B's copy after " << monotonic_ms() - set_at << " ms");
+  // A job through B, and its call (B's consumer signs it with A's secret).
+  int n = 0;
+  auto next_call = [&] {
+    std::string id = "job-" + std::to_string(++n);
+    REQUIRE(ms_until_taken(*b, token, "signed", id) >= 0);
+    REQUIRE(wait_until(kGenerousMs, [&] { return deliveries_by_id(callback)[id] >= 1; }));
+    for (const auto& call : callback.requests()) {
+      if (call.header("x-dq-id") == id) return call;
+    }
+    FAIL("no call of " << id);
+    return RecordedRequest{};
+  };
+  // Jobs until one is signed: B's consumers read the change on their next
+  // registry refresh, a moment after B's copy has it.
+  auto call_where = [&](auto wanted) {
+    for (int tries = 0; tries < 50; ++tries) {
+      RecordedRequest call = next_call();
+      if (wanted(call)) return call;
+      sleep_ms(100);
+    }
+    FAIL("no call as wanted");
+    return RecordedRequest{};
+  };
+  RecordedRequest signed_call =
+      call_where([](const RecordedRequest& call) { return signature_count(call) >= 1; });
+  CHECK(signature_count(signed_call) == 1);
+  CHECK(signatures_by(signed_call, first) == 1);
+  MESSAGE("B's first call signed with A's secret " << monotonic_ms() - set_at
+                                                   << " ms after it was set");
+  CHECK(signatures_by(signed_call, second) == 0);  // the check can fail
+
+  // Rotated on A with an hour's overlap: B sends both signatures, each verifying.
+  RunResult rotated =
+      dqctl(a, {"topic", "set", "signed", "--signing-secret", second, "--overlap", "1h"});
+  REQUIRE_MESSAGE(rotated.exit_code == 0, rotated.out, rotated.err);
+  int64_t rotated_at = monotonic_ms();
+  RecordedRequest both =
+      call_where([](const RecordedRequest& call) { return signature_count(call) == 2; });
+  MESSAGE("B sent both signatures " << monotonic_ms() - rotated_at << " ms after the rotation");
+  REQUIRE(signature_count(both) == 2);
+  CHECK(signatures_by(both, first) == 1);
+  CHECK(signatures_by(both, second) == 1);
+  // Both hosts show the same keys at the same version.
+  Json on_a = topic_on(a, "signed");
+  Json on_b = topic_on(*b, "signed");
+  CHECK(on_a["signing_keys"] == on_b["signing_keys"]);
+  CHECK(on_a["signing_keys"].size() == 2);
+  CHECK(on_a["version"] == on_b["version"]);
+  for (const auto& [id, count] : deliveries_by_id(callback)) CHECK_MESSAGE(count == 1, id);
+
+  // Signing stopped on B: A's copy stops too.
+  RunResult off = dqctl(*b, {"topic", "set", "signed", "--signing-secret", "off"});
+  REQUIRE_MESSAGE(off.exit_code == 0, off.out, off.err);
+  CHECK(wait_until(kGenerousMs, [&] { return topic_on(a, "signed")["signing_secret"] == ""; }));
 }
 
 }  // namespace

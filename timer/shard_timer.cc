@@ -65,8 +65,16 @@ Result<ShardTimer::Sleep> ShardTimer::round() {
   }
   int64_t now = monotonic_ms();
   if (now >= next_lease_check_ms_) {
+    // Jobs of these topics that die get a dead-letter callback.
+    topics_.refresh_if_older(config_.registry_refresh_ms);
+    std::vector<std::string> called_back;
+    for (const auto& [name, topic] : topics_.all()) {
+      if (!topic.dead_callback.empty()) {
+        called_back.push_back(name);
+      }
+    }
     while (true) {
-      auto expired = store_.requeue_expired(shard_, batch);
+      auto expired = store_.requeue_expired(shard_, batch, called_back);
       if (!expired.is_ok()) {
         return expired.status();
       }

@@ -59,6 +59,7 @@ void print_topic(const Topic& topic) {
   line("retry_jitter:", std::to_string(topic.retry_jitter) + "%");
   line("max_deferrals:", std::to_string(topic.max_deferrals));
   line("dead_on:", topic.dead_on.empty() ? "(none)" : topic.dead_on);
+  line("dead_callback:", topic.dead_callback.empty() ? "(none)" : topic.dead_callback);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -139,9 +140,6 @@ int run_add(const CtlOptions& options, Registry& registry, const std::string& na
   topic.name = name;
   Status status = edits.apply(&topic);
   if (status.is_ok()) {
-    status = check_topic_shareable(options, topic);
-  }
-  if (status.is_ok()) {
     status = write_registry_change(
         options, registry,
         ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
@@ -165,9 +163,6 @@ int run_update(const CtlOptions& options, Registry& registry, const std::string&
   Status status = edits.apply(&*topic);
   if (online) {
     topic->online = *online;
-  }
-  if (status.is_ok()) {
-    status = check_topic_shareable(options, *topic);
   }
   // Written at the version read: an edit made meanwhile is refused, not undone.
   if (status.is_ok()) {
@@ -333,6 +328,16 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     }
   }
 
+  if (edits.dead_callback && !edits.dead_callback->empty()) {
+    Status allowed = check_callback(options, *registry, *edits.dead_callback, &exit_code);
+    if (exit_code != kExitOk) {
+      return exit_code;
+    }
+    if (!allowed.is_ok()) {
+      return report_failure(dead_callback_status(allowed));
+    }
+  }
+
   if (sub == "list") {
     return run_list(options, *registry);
   }
@@ -365,6 +370,7 @@ constexpr const char* kUsage =
     "          [--max-in-flight N] [--max-rate PER_S] [--max-burst N]   (0: no cap)\n"
     "          [--signing-secret generate|whsec_...|off] [--signing-ed25519 generate|off]\n"
     "          [--overlap 24h]   (a replaced signing key is still sent this long)\n"
+    "          [--dead-callback URL|off]   (POSTed, signed, when a job dies)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

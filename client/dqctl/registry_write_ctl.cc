@@ -3,8 +3,6 @@
 
 #include <memory>
 
-#include "common/registry/signing_keys.h"
-
 namespace dq::ctl {
 
 Status write_registry_change(const CtlOptions& options, Registry& registry,
@@ -19,15 +17,6 @@ Status write_registry_change(const CtlOptions& options, Registry& registry,
     shared = std::make_unique<SharedRegistry>(config);
   }
   return write_registry_object(registry.db(), shared.get(), write).status();
-}
-
-Status check_topic_shareable(const CtlOptions& options, const Topic& topic) {
-  Config config;
-  int exit_code = kExitOk;
-  if (!load_ctl_config(options, &config, &exit_code)) {
-    return Status(Code::kInvalid, "the config cannot be read");
-  }
-  return check_signing_shareable(topic.signing_keys, config.shared_registry);
 }
 
 }  // namespace dq::ctl

@@ -13,7 +13,4 @@ namespace dq::ctl {
 Status write_registry_change(const CtlOptions& options, Registry& registry,
                              const ObjectWrite& write);
 
-// check_signing_shareable (common/registry/signing_keys.h) for this config.
-Status check_topic_shareable(const CtlOptions& options, const Topic& topic);
-
 }  // namespace dq::ctl

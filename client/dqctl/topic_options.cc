@@ -113,6 +113,8 @@ bool parse_topic_args(const std::string& sub, const std::vector<std::string>& ar
       if (!integer(INT_MAX, &options->max_burst)) {
         return false;
       }
+    } else if (arg == "--dead-callback") {
+      options->dead_callback = value == "off" ? std::string() : value;
     } else if (std::string error; options->signing.take(arg, value, &error)) {
       if (!error.empty()) {
         usage_error("topic", error);

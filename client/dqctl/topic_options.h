@@ -35,13 +35,15 @@ struct TopicOptions {
   std::optional<int> max_in_flight;
   std::optional<int> max_rate;
   std::optional<int> max_burst;
+  std::optional<std::string> dead_callback;  // "" (or "off" on the command line): none
   SigningFlags signing;
 
   bool any() const {
     return callback_url || method || timeout_ms || default_delay_s || max_attempts || priority ||
            alert_emails || retry_ms || creator || callback_format || success_json ||
            max_deferrals || dead_on || retry_jitter || circuit_breaker || circuit_failures ||
-           circuit_open_ms || max_in_flight || max_rate || max_burst || signing.any();
+           circuit_open_ms || max_in_flight || max_rate || max_burst || signing.any() ||
+           dead_callback;
   }
   Status apply(Topic* topic) const {
     if (callback_url) {
@@ -103,6 +105,9 @@ struct TopicOptions {
     }
     if (max_burst) {
       topic->max_burst = *max_burst;
+    }
+    if (dead_callback) {
+      topic->dead_callback = *dead_callback;
     }
     return signing.apply(topic, now_ms());
   }

@@ -5,6 +5,7 @@
 #include <sodium.h>
 
 #include <charconv>
+#include <initializer_list>
 
 namespace dq {
 namespace {
@@ -40,16 +41,13 @@ std::string ed25519_signature(const SigningKey& key, const std::string& content)
          base64_encode(std::string_view(reinterpret_cast<char*>(signature), sizeof(signature)));
 }
 
-}  // namespace
-
-std::string webhook_message_id(const Job& job) {
+// "msg_" and the hex BLAKE2b-128 of the parts, each followed by a NUL: topics
+// and ids hold no NUL, so the fields cannot run together.
+std::string message_id_of(std::initializer_list<std::string_view> parts) {
   crypto_generichash_state state;
   unsigned char hash[16];
   crypto_generichash_init(&state, nullptr, 0, sizeof(hash));
-  // NUL-separated: topics and ids hold no NUL, so the fields cannot run together.
-  std::string created = decimal(job.created_at_ms);
-  for (std::string_view part : {std::string_view(job.topic), std::string_view(job.id),
-                                std::string_view(job.incarnation), std::string_view(created)}) {
+  for (std::string_view part : parts) {
     crypto_generichash_update(&state, bytes_of(part), part.size());
     crypto_generichash_update(&state, bytes_of(std::string_view("\0", 1)), 1);
   }
@@ -57,6 +55,19 @@ std::string webhook_message_id(const Job& job) {
   char hex[sizeof(hash) * 2 + 1];
   sodium_bin2hex(hex, sizeof(hex), hash, sizeof(hash));
   return std::string("msg_") + hex;
+}
+
+}  // namespace
+
+std::string webhook_message_id(const Job& job) {
+  std::string created = decimal(job.created_at_ms);
+  return message_id_of({job.topic, job.id, job.incarnation, created});
+}
+
+std::string dead_letter_message_id(const std::string& topic, const std::string& id,
+                                   const std::string& incarnation, int64_t died_at_ms) {
+  std::string died = decimal(died_at_ms);
+  return message_id_of({"dead", topic, id, incarnation, died});
 }
 
 std::string webhook_signature(const std::vector<SigningKey>& keys, int64_t now_ms,
@@ -92,9 +103,16 @@ void append_webhook_headers(const Topic& topic, const Job& job, int64_t now_ms,
   if (topic.signing_keys.empty()) {
     return;
   }
+  append_webhook_headers(topic, webhook_message_id(job), now_ms, body, headers);
+}
+
+void append_webhook_headers(const Topic& topic, const std::string& message_id, int64_t now_ms,
+                            std::string_view body, std::vector<std::string>* headers) {
+  if (topic.signing_keys.empty()) {
+    return;
+  }
   static const bool sodium_ready = sodium_init() >= 0;
   (void)sodium_ready;
-  std::string message_id = webhook_message_id(job);
   int64_t timestamp_s = now_ms / 1000;
   std::string signature =
       webhook_signature(topic.signing_keys, now_ms, message_id, timestamp_s, body);

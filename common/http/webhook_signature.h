@@ -20,6 +20,13 @@ namespace dq {
 // another. Receivers use it as their idempotency key.
 std::string webhook_message_id(const Job& job);
 
+// The webhook-id of one death of a job (its dead-letter callback, sent by
+// dq-redis-checker): "msg_" and 32 hex digits of a BLAKE2b hash of "dead",
+// the topic, id, incarnation and the time it died. Every send of that one
+// callback carries it; the same job dying again after a requeue gets another.
+std::string dead_letter_message_id(const std::string& topic, const std::string& id,
+                                   const std::string& incarnation, int64_t died_at_ms);
+
 // The webhook-signature value: "v1,<base64 HMAC-SHA256>" per HMAC key and
 // "v1a,<base64 Ed25519>" per Ed25519 key live at now_ms (current and still
 // overlapping after a rotation), separated by single spaces. Empty when no
@@ -32,6 +39,9 @@ std::string webhook_signature(const std::vector<SigningKey>& keys, int64_t now_m
 // "webhook-signature" headers ("Name: value") when the topic has a live key;
 // appends nothing otherwise.
 void append_webhook_headers(const Topic& topic, const Job& job, int64_t now_ms,
+                            std::string_view body, std::vector<std::string>* headers);
+// The same for a message named `message_id` (a dead-letter callback).
+void append_webhook_headers(const Topic& topic, const std::string& message_id, int64_t now_ms,
                             std::string_view body, std::vector<std::string>* headers);
 
 }  // namespace dq

@@ -34,7 +34,8 @@ constexpr const char* kTopicColumns =
     "alert_emails, creator, status, created_at_ms, updated_at_ms, callback_format, success_json"
     ", max_deferrals, dead_on, retry_jitter"
     ", circuit_breaker, circuit_failures, circuit_open_ms"
-    ", max_in_flight, max_rate, max_burst";
+    ", max_in_flight, max_rate, max_burst"
+    ", dead_callback";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -62,6 +63,7 @@ Topic read_topic(const Statement& row) {
   topic.max_in_flight = static_cast<int>(row.column_int(21));
   topic.max_rate = static_cast<int>(row.column_int(22));
   topic.max_burst = static_cast<int>(row.column_int(23));
+  topic.dead_callback = row.column_text(24);
   return topic;
 }
 
@@ -89,7 +91,8 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(21, int64_t{topic.circuit_open_ms})
       .bind(22, int64_t{topic.max_in_flight})
       .bind(23, int64_t{topic.max_rate})
-      .bind(24, int64_t{topic.max_burst});
+      .bind(24, int64_t{topic.max_burst})
+      .bind(25, topic.dead_callback);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -256,8 +259,10 @@ Status Registry::add_topic(const Topic& topic) {
       ", max_deferrals, dead_on, retry_jitter"
       ", circuit_breaker, circuit_failures, circuit_open_ms"
       ", max_in_flight, max_rate, max_burst"
+      ", dead_callback"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
       ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
+      ", ?25"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -293,6 +298,7 @@ Status Registry::update_topic(const Topic& topic) {
                          ", max_deferrals = ?16, dead_on = ?17, retry_jitter = ?18"
                          ", circuit_breaker = ?19, circuit_failures = ?20, circuit_open_ms = ?21"
                          ", max_in_flight = ?22, max_rate = ?23, max_burst = ?24"
+                         ", dead_callback = ?25"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

@@ -58,6 +58,9 @@ struct Topic {
   // current one of each kind and those a rotation keeps for its overlap. Kept
   // in their own table; read and written with the topic.
   std::vector<SigningKey> signing_keys;
+  // "" or the URL dq-redis-checker POSTs a signed JSON document to when one of
+  // the topic's jobs dies (docs/callbacks.md, "Dead-letter callback").
+  std::string dead_callback;
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;
@@ -66,6 +69,11 @@ struct Topic {
 // Checks a topic's fields (name syntax, URL scheme, method, ranges); the
 // Status names the first bad field.
 Status validate_topic(const Topic& topic);
+
+// A refusal of a URL checked by the callback URL rules ("callback_url: ...")
+// as the refusal of the topic's dead_callback ("dead_callback: ..."); any
+// other Status as it is.
+Status dead_callback_status(const Status& callback_url_status);
 
 // Checks a comma-separated list of email addresses (empty is fine); the
 // Status names `field` and the first bad address.

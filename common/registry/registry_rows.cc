@@ -98,11 +98,82 @@ Status write_settings(sqlite3* db, const RegistryKind& kind, const std::optional
   return Status::ok();
 }
 
+// A topic's signing keys (topic_signing_keys) travel in its row as the
+// member "signing_keys": an array of the table's rows, secrets as stored, in
+// an order every host gives alike (so the same keys hash the same).
+constexpr const char* kSigningKeyColumns[] = {"key_id",     "kind",          "secret",
+                                              "public_key", "created_at_ms", "retires_at_ms"};
+
+Result<Json> read_signing_keys(sqlite3* db, const std::string& topic) {
+  auto stmt =
+      prepare_raw(db,
+                  "SELECT key_id, kind, secret, public_key, created_at_ms, retires_at_ms "
+                  "FROM topic_signing_keys WHERE topic = ?1 ORDER BY created_at_ms, key_id");
+  if (!stmt.is_ok()) {
+    return stmt.status();
+  }
+  bind_json(stmt->get(), 1, Json(topic));
+  Json keys = Json::array();
+  for (;;) {
+    int rc = sqlite3_step(stmt->get());
+    if (rc == SQLITE_DONE) {
+      return keys;
+    }
+    if (rc != SQLITE_ROW) {
+      return sqlite_status(db, rc, "cannot read topic_signing_keys");
+    }
+    Json key = Json::object();
+    for (int column = 0; column < 6; ++column) {
+      key[kSigningKeyColumns[column]] = column_json(stmt->get(), column);
+    }
+    keys.push_back(std::move(key));
+  }
+}
+
+// Makes the topic's stored keys exactly `keys` (none when it is no array).
+Status write_signing_keys(sqlite3* db, const std::string& topic, const Json& keys) {
+  auto removed = prepare_raw(db, "DELETE FROM topic_signing_keys WHERE topic = ?1");
+  if (!removed.is_ok()) {
+    return removed.status();
+  }
+  bind_json(removed->get(), 1, Json(topic));
+  Status status = step_done(db, removed->get(), "cannot delete signing keys of " + topic);
+  if (!status.is_ok() || !keys.is_array()) {
+    return status;
+  }
+  for (const Json& key : keys) {
+    if (!key.is_object()) {
+      continue;
+    }
+    auto stmt = prepare_raw(db,
+                            "INSERT INTO topic_signing_keys (topic, key_id, kind, secret, "
+                            "public_key, created_at_ms, retires_at_ms) VALUES (?1, ?2, ?3, ?4, "
+                            "?5, ?6, ?7)");
+    if (!stmt.is_ok()) {
+      return stmt.status();
+    }
+    bind_json(stmt->get(), 1, Json(topic));
+    for (int column = 0; column < 6; ++column) {
+      bind_json(stmt->get(), column + 2, key.value(kSigningKeyColumns[column], Json()));
+    }
+    status = step_done(db, stmt->get(), "cannot write a signing key of " + topic);
+    if (!status.is_ok()) {
+      return status;
+    }
+  }
+  return Status::ok();
+}
+
+bool is_topic(const RegistryKind& kind) { return std::string(kind.kind) == "topic"; }
+
 Status delete_row(sqlite3* db, const RegistryKind& kind, const std::string& name) {
   std::vector<std::string> sql = {std::string("DELETE FROM ") + kind.table + " WHERE " +
                                   sql_name(kind.key) + " = ?1"};
   if (std::string(kind.kind) == "admin_user") {
     sql.push_back("DELETE FROM admin_sessions WHERE user = ?1");  // as AdminUsers::remove
+  }
+  if (is_topic(kind)) {
+    sql.push_back("DELETE FROM topic_signing_keys WHERE topic = ?1");  // as delete_topic
   }
   for (const std::string& text : sql) {
     auto stmt = prepare_raw(db, text);
@@ -167,6 +238,13 @@ Result<std::optional<Json>> read_registry_row(sqlite3* db, const RegistryKind& k
     }
     for (int column = 0; column < sqlite3_column_count(stmt->get()); ++column) {
       row[sqlite3_column_name(stmt->get(), column)] = column_json(stmt->get(), column);
+    }
+    if (is_topic(kind)) {
+      auto keys = read_signing_keys(db, name);
+      if (!keys.is_ok()) {
+        return keys.status();
+      }
+      row["signing_keys"] = std::move(*keys);
     }
     return std::optional<Json>(std::move(row));
   }
@@ -233,7 +311,12 @@ Status write_registry_row(sqlite3* db, const RegistryKind& kind, const std::stri
   for (size_t i = 0; i < names.size(); ++i) {
     bind_json(stmt->get(), static_cast<int>(i + 2), (*row)[names[i]]);
   }
-  return step_done(db, stmt->get(), std::string("cannot write ") + kind.kind + " " + name);
+  Status status = step_done(db, stmt->get(), std::string("cannot write ") + kind.kind + " " + name);
+  // A row from a host that does not carry keys yet leaves this host's alone.
+  if (status.is_ok() && is_topic(kind) && row->contains("signing_keys")) {
+    status = write_signing_keys(db, name, (*row)["signing_keys"]);
+  }
+  return status;
 }
 
 std::string registry_row_hash(const Json& row) {

@@ -4,7 +4,9 @@
 // travels as a JSON object of its row, column by column, read from and
 // written to whatever columns the local table has: a column another
 // migration adds flows between hosts with no change here, and a secret is
-// carried as the registry stores it (hashes), never anything else.
+// carried as the registry stores it (hashes), never anything else. A topic's
+// row also carries its signing keys (table topic_signing_keys) as the member
+// "signing_keys", secrets as stored: every host signs its callbacks alike.
 #pragma once
 
 #include <optional>

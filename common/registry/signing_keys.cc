@@ -183,13 +183,4 @@ std::string masked_secret(const std::string& secret) {
   return secret.substr(0, std::min(secret.size(), shown + 4)) + "...";
 }
 
-Status check_signing_shareable(const std::vector<SigningKey>& keys, bool shared_registry) {
-  if (!shared_registry || keys.empty()) {
-    return Status::ok();
-  }
-  return Status(Code::kInvalid,
-                "signing_secret: signing keys are not shared between hosts yet, and [registry] "
-                "shared = yes: other hosts would send this topic's calls unsigned");
-}
-
 }  // namespace dq

@@ -75,10 +75,4 @@ const SigningKey* current_signing_key(const std::vector<SigningKey>& keys, const
 // two secrets apart, never enough to use one. Empty for an empty text.
 std::string masked_secret(const std::string& secret);
 
-// With [registry] shared = yes a topic's signing keys would stay on the host
-// that made them (their table is not part of the shared copy yet), and the
-// other hosts would call the topic's callback unsigned: refused (kInvalid)
-// until the keys travel with the topic.
-Status check_signing_shareable(const std::vector<SigningKey>& keys, bool shared_registry);
-
 }  // namespace dq

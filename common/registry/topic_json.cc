@@ -47,6 +47,7 @@ Json topic_to_json(const Topic& topic) {
             {"max_in_flight", topic.max_in_flight},
             {"max_rate", topic.max_rate},
             {"max_burst", topic.max_burst},
+            {"dead_callback", topic.dead_callback},
             {"version", topic.version}};
   const SigningKey* hmac = current_signing_key(topic.signing_keys, "hmac");
   const SigningKey* ed25519 = current_signing_key(topic.signing_keys, "ed25519");

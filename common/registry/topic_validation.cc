@@ -96,7 +96,25 @@ Status validate_receiver_rules(const Topic& topic) {
   return Status::ok();
 }
 
+// The dead-letter callback obeys the callback URL's rules; the refusal names
+// its own field.
+Status validate_dead_callback(const std::string& url) {
+  if (url.empty()) {
+    return Status::ok();
+  }
+  return dead_callback_status(validate_callback_url(url));
+}
+
 }  // namespace
+
+Status dead_callback_status(const Status& callback_url_status) {
+  const std::string prefix = "callback_url: ";
+  const std::string& message = callback_url_status.message();
+  if (callback_url_status.is_ok() || message.rfind(prefix, 0) != 0) {
+    return callback_url_status;
+  }
+  return Status(callback_url_status.code(), "dead_callback: " + message.substr(prefix.size()));
+}
 
 Status validate_topic(const Topic& topic) {
   if (!valid_topic(topic.name)) {
@@ -157,6 +175,10 @@ Status validate_topic(const Topic& topic) {
                                           " must be from 100 to 3600000 (one hour)");
   }
   status = validate_topic_caps(topic);
+  if (!status.is_ok()) {
+    return status;
+  }
+  status = validate_dead_callback(topic.dead_callback);
   if (!status.is_ok()) {
     return status;
   }

@@ -53,9 +53,11 @@ void AsyncJobStore::promote(size_t shard, int limit,
 }
 
 void AsyncJobStore::requeue_expired(size_t shard, int limit,
-                                    std::function<void(Result<ExpiredResult>)> done) {
+                                    std::function<void(Result<ExpiredResult>)> done,
+                                    const std::vector<std::string>& dead_callback_topics) {
   shards_[shard]->run(
-      requeue_expired_call(limit), [this, shard, done = std::move(done)](Reply reply) {
+      requeue_expired_call(limit, dead_callback_topics),
+      [this, shard, done = std::move(done)](Reply reply) {
         if (!reply.is_ok()) {
           return done(reply.status());
         }

@@ -73,7 +73,9 @@ class AsyncJobStore {
 
   // --- the timer's calls, per shard ---
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
-  void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done);
+  // dead_callback_topics: see requeue_expired_call (common/store/script_calls.h).
+  void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
+                       const std::vector<std::string>& dead_callback_topics = {});
   // Copies on `shard` held until shard `against` is asked, at most `limit`.
   void held_copies(size_t shard, const std::string& against, int limit,
                    std::function<void(Result<std::vector<HeldCopy>>)> done);

@@ -46,6 +46,9 @@ struct FailDeferral {
   int64_t retry_after_ms = -1;
   int max_deferrals = 0;
   bool count_attempt = true;
+  // The topic has a dead-letter callback: a job that dies gets its outbox
+  // entry in the same script (common/store/dead_callbacks.h).
+  bool dead_callback = false;
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 

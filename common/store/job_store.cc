@@ -123,10 +123,11 @@ Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
   return result;
 }
 
-Result<ExpiredResult> BlockingJobStore::requeue_expired(size_t shard, int limit) {
+Result<ExpiredResult> BlockingJobStore::requeue_expired(
+    size_t shard, int limit, const std::vector<std::string>& dead_callback_topics) {
   connect(shard);
   return wait<Result<ExpiredResult>>(
-      [&](auto done) { async_.requeue_expired(shard, limit, done); });
+      [&](auto done) { async_.requeue_expired(shard, limit, done, dead_callback_topics); });
 }
 
 Result<bool> BlockingJobStore::wait_timer_wake(size_t shard, int timeout_ms) {

@@ -62,7 +62,8 @@ class BlockingJobStore {
 
   // --- timer side, per shard ---
   Result<PromoteResult> promote(size_t shard, int limit);
-  Result<ExpiredResult> requeue_expired(size_t shard, int limit);
+  Result<ExpiredResult> requeue_expired(size_t shard, int limit,
+                                        const std::vector<std::string>& dead_callback_topics = {});
   // Blocks up to timeout_ms for a wake token; true when one came.
   Result<bool> wait_timer_wake(size_t shard, int timeout_ms);
   // Copies on `shard` held until shard `against` is asked, at most `limit`.

@@ -81,5 +81,8 @@ inline std::string permits(std::string_view topic) {
 inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
 inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
+// The dead-letter callback outbox (common/store/dead_callbacks.h): zset entry
+// number -> when it is next to be sent; hash dead_callbacks() + ":" + number.
+inline std::string dead_callbacks() { return kPrefix + "deadcb"; }
 
 }  // namespace dq::keys

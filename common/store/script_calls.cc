@@ -84,11 +84,13 @@ ScriptCall promote_call(int limit) {
           {std::to_string(limit), keys::ready_prefix()}};
 }
 
-ScriptCall requeue_expired_call(int limit) {
-  return {&kRequeueExpiredScript,
-          {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
-           keys::counts(), keys::errors()},
-          {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
+ScriptCall requeue_expired_call(int limit, const std::vector<std::string>& dead_callback_topics) {
+  ScriptCall call{&kRequeueExpiredScript,
+                  {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
+                   keys::counts(), keys::errors()},
+                  {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
+  call.args.insert(call.args.end(), dead_callback_topics.begin(), dead_callback_topics.end());
+  return call;
 }
 
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
@@ -143,7 +145,8 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
            keys::errors(), today_stats(), keys::timer_wake(), keys::counts()},
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error, std::to_string(deferral.retry_after_ms),
-           std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0"}};
+           std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0",
+           deferral.dead_callback ? "1" : "0"}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {

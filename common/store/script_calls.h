@@ -46,7 +46,10 @@ size_t add_call_jobs(const ScriptCall& call);
 ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
                     const std::vector<std::string>& shard_names);
 ScriptCall promote_call(int limit);
-ScriptCall requeue_expired_call(int limit);
+// dead_callback_topics: the topics with a dead-letter callback (their jobs
+// that die get an outbox entry: common/store/dead_callbacks.h).
+ScriptCall requeue_expired_call(int limit,
+                                const std::vector<std::string>& dead_callback_topics = {});
 // forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");

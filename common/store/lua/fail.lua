@@ -12,6 +12,8 @@
 -- the job's record, so it survives any crash.
 -- ARGV[10] '0': the attempt does not count (the receiver's circuit breaker
 -- stopped its calls: the job waits for it, attempts as before; never dead)
+-- ARGV[11] '1': the topic has a dead-letter callback; a job that dies here
+-- gets its entry in the dead-letter callback outbox (dead_callback_add).
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
@@ -56,6 +58,7 @@ if not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]) then
   redis.call('ZADD', KEYS[4], now, key)
   count(KEYS[8], topic, 'x', 1)
   stat(KEYS[6], topic, 'dead', 1, now)
+  if ARGV[11] == '1' then dead_callback_add(key, j, error_text, now) end
   return 2
 end
 local next_due = ms_text(now + delay)

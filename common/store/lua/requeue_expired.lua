@@ -5,11 +5,15 @@
 -- KEYS[1] records prefix  KEYS[2] working  KEYS[3] consumer wake list  KEYS[4] stats of the day
 -- KEYS[5] counts  KEYS[6] errors
 -- ARGV[1] batch limit  ARGV[2] ready key prefix  ARGV[3] dead key prefix
+-- ARGV[4..] the topics with a dead-letter callback: a job of theirs that dies
+-- here gets its entry in the dead-letter callback outbox (dead_callback_add).
 -- Returns {requeued, {dead-lettered job key, its attempts, ...}}.
 local now = redis_now()
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local moved = 0
 local dead = {}
+local called_back = {}
+for i = 4, #ARGV do called_back[ARGV[i]] = true end
 for _, key in ipairs(expired) do
   redis.call('ZREM', KEYS[2], key)
   local record, from = record_get(key)
@@ -30,6 +34,10 @@ for _, key in ipairs(expired) do
       count(KEYS[5], topic, 'x', 1)
       stat(KEYS[4], topic, 'failed', 1, now)
       stat(KEYS[4], topic, 'dead', 1, now)
+      if called_back[topic] then
+        dead_callback_add(key, j, 'lease expired: attempt ' .. j.attempts ..
+                          ' got no outcome in time (consumer killed or stalled)', now)
+      end
       dead[#dead + 1] = key
       dead[#dead + 1] = j.attempts
     else

@@ -277,3 +277,19 @@ local function bulk_read(cmd, key, items)
   end
   return out
 end
+
+-- The dead-letter callback outbox (common/store/dead_callbacks.h): the zset
+-- {dq}:deadcb (entry number -> when it is next to be sent, Redis ms) and a
+-- hash {dq}:deadcb:<n> per entry: topic, id, body, attempts, error, died_at,
+-- created, inc (the dead job's), tries (sends that failed so far). Written by
+-- the script that dead-letters the job, so no crash separates the two.
+local kDeadCallbacks = '{dq}:deadcb'
+local function dead_callback_add(key, j, error_text, now)
+  local n = ms_text(redis.call('INCR', kDeadCallbacks .. ':seq'))
+  local topic, id = string.match(key, '^([^:]+):(.*)$')
+  local body = body_of(j, key, '{dq}:bodies') or ''
+  redis.call('HSET', kDeadCallbacks .. ':' .. n, 'topic', topic, 'id', id, 'body', body,
+             'attempts', string.format('%d', j.attempts), 'error', error_text,
+             'died_at', ms_text(now), 'created', j.created, 'inc', j.inc, 'tries', '0')
+  redis.call('ZADD', kDeadCallbacks, ms_text(now), n)
+end
