@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/core/cluster_shards.h"
 #include "common/core/config.h"
 #include "common/core/text_list.h"
 
 namespace dq {
 
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
+  if (is_cluster_entry(text)) {
+    return parse_cluster_entry(text);
+  }
   std::vector<ShardAddress> shards;
   for (const std::string& item : split_list(text)) {
     ShardAddress shard;

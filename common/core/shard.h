@@ -9,12 +9,31 @@
 
 namespace dq {
 
+struct ClusterSeed {
+  std::string host;
+  int port = 0;
+};
+
 struct ShardAddress {
   std::string host;
   int port = 6379;
   std::string password;
+  // A virtual shard of a Redis Cluster (common/core/cluster_shards.h): its
+  // number and the nodes to discover the cluster from. host:port is then the
+  // first seed, and the connection goes to whichever node owns its tag.
+  int virtual_shard = -1;
+  std::vector<ClusterSeed> cluster_seeds;
 
-  std::string name() const { return host + ":" + std::to_string(port); }
+  bool cluster() const { return virtual_shard >= 0; }
+  // The hash tag every key of this shard starts with: "{dq}", or "{dq:3}"
+  // for virtual shard 3 of a cluster.
+  std::string key_tag() const {
+    return cluster() ? "{dq:" + std::to_string(virtual_shard) + "}" : "{dq}";
+  }
+  std::string name() const {
+    return cluster() ? "cluster." + std::to_string(virtual_shard)
+                     : host + ":" + std::to_string(port);
+  }
 };
 
 // Parses "host:port[:password],host:port..." (spaces allowed around commas).

@@ -36,10 +36,19 @@
 -- store_upgrade.lua, run once per shard before its first promote, moves them
 -- into buckets, due ones first.
 local kInlineBody = 256
-local kRecordsPrefix = '{dq}:jobs:'
-local kDueIndex = '{dq}:due'
-local kDuePrefix = '{dq}:due:'
-local kFlatRecords, kFlatDelayed = '{dq}:jobs', '{dq}:delayed'
+-- The shard's hash tag, from KEYS[1]: "{dq}", or "{dq:N}" for virtual shard
+-- N of a Redis Cluster. Every key a script touches starts with it, so each
+-- script stays in one slot; the caller passes key prefixes in ARGV with the
+-- "{dq}" tag, and tagged() moves them under the script's own.
+local kTag = string.match(KEYS[1] or '', '^{[^}]*}') or '{dq}'
+local function tagged(prefix)
+  if kTag == '{dq}' then return prefix end
+  return kTag .. string.sub(prefix, 5)
+end
+local kRecordsPrefix = kTag .. ':jobs:'
+local kDueIndex = kTag .. ':due'
+local kDuePrefix = kTag .. ':due:'
+local kFlatRecords, kFlatDelayed = kTag .. ':jobs', kTag .. ':delayed'
 local kByteD, kByteY = string.byte('d'), string.byte('y')
 local kBuckets = 49157
 -- A member of {dq}:working that is never a job: scored +inf (no lease ever
@@ -223,8 +232,8 @@ local function stat(stats_key, topic, what, n, now)
   if redis.call('HINCRBY', stats_key, field, n) == n then
     redis.call('EXPIRE', stats_key, 3456000)
   end
-  redis.call('HINCRBY', '{dq}:totals', field, n)
-  local minute = '{dq}:minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
+  redis.call('HINCRBY', kTag .. ':totals', field, n)
+  local minute = kTag .. ':minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
   if redis.call('HINCRBY', minute, field, n) == n then redis.call('EXPIRE', minute, 7500) end
 end
 

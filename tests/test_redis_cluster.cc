@@ -1,0 +1,151 @@
+// Redis Cluster as dq's shards: slot computation and redirect parsing
+// against a real cluster, and dqd on a real 3-primary + 3-replica cluster
+// (virtual shards "{dq:N}" routed to the node owning each tag's slot).
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/core/cluster_shards.h"
+#include "common/core/json.h"
+#include "common/core/shard.h"
+#include "common/redis/cluster_slot.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_cluster.h"
+
+using dq::Json;
+using dq::test::CallbackServer;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::register_topic;
+using dq::test::TestCluster;
+using dq::test::TestRedis;
+using dq::test::wait_until;
+
+namespace {
+
+// Keys of dq's virtual shards on one node.
+long long dq_keys_on(TestRedis& node) {
+  long long count = 0;
+  std::string cursor = "0";
+  do {
+    dq::ReplyPtr page = node.command({"SCAN", cursor, "MATCH", "{dq:*", "COUNT", "1000"});
+    cursor = std::string(page->element[0]->str, page->element[0]->len);
+    count += static_cast<long long>(page->element[1]->elements);
+  } while (cursor != "0");
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("cluster entries parse into 16 virtual shards with their own tags") {
+  auto shards = dq::parse_shard_list("cluster://127.0.0.1:7000, 127.0.0.1:7001");
+  REQUIRE(shards.is_ok());
+  REQUIRE(shards->size() == static_cast<size_t>(dq::kClusterVirtualShards));
+  CHECK((*shards)[0].key_tag() == "{dq:0}");
+  CHECK((*shards)[15].key_tag() == "{dq:15}");
+  CHECK((*shards)[3].name() == "cluster.3");
+  CHECK((*shards)[3].cluster_seeds.size() == 2);
+  CHECK(dq::parse_shard_list("127.0.0.1:7000")->at(0).key_tag() == "{dq}");
+  CHECK_FALSE(dq::parse_shard_list("127.0.0.1:6379,cluster://127.0.0.1:7000").is_ok());
+  CHECK_FALSE(dq::parse_shard_list("cluster://").is_ok());
+  CHECK_FALSE(dq::parse_shard_list("cluster://nohost").is_ok());
+}
+
+TEST_CASE("redirects and retagging") {
+  auto moved = dq::parse_redirect("MOVED 3999 127.0.0.1:6381");
+  REQUIRE(moved);
+  CHECK_FALSE(moved->ask);
+  CHECK(moved->slot == 3999);
+  CHECK(moved->host == "127.0.0.1");
+  CHECK(moved->port == 6381);
+  auto ask = dq::parse_redirect("ASK 12 :7002");
+  REQUIRE(ask);
+  CHECK(ask->ask);
+  CHECK(ask->host.empty());
+  CHECK_FALSE(dq::parse_redirect("ERR wrong"));
+  CHECK_FALSE(dq::parse_redirect("MOVED x 1:2"));
+  CHECK(dq::is_cluster_retry("TRYAGAIN Multiple keys request during rehashing of slot"));
+
+  // Scripts: only KEYS move; an ARGV (a body) that looks like a key stays.
+  auto script =
+      dq::retag_command({"EVALSHA", "abc", "2", "{dq}:jobs:", "{dq}:due", "{dq}:x"}, "{dq:7}");
+  CHECK(script ==
+        std::vector<std::string>{"EVALSHA", "abc", "2", "{dq:7}:jobs:", "{dq:7}:due", "{dq}:x"});
+  auto plain = dq::retag_command({"SCAN", "0", "MATCH", "{dq}:jobs:*"}, "{dq:7}");
+  CHECK(plain[3] == "{dq:7}:jobs:*");
+  CHECK(dq::retag_command({"GET", "{dq}:a"}, "{dq}")[1] == "{dq}:a");
+  CHECK(dq::retag_command({"GET", "{dqx}:a"}, "{dq:1}")[1] == "{dqx}:a");
+}
+
+TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each delivered once") {
+  TestCluster cluster;
+  TestRedis& any = *cluster.nodes()[0];
+
+  // The slot function agrees with Redis's own.
+  for (std::string key : {"foo", "{dq}:jobs", "{dq:0}:due", "{dq:15}:x", "a{}b", "{}{x}",
+                          "{user1000}.following", "x{y", ""}) {
+    CAPTURE(key);
+    CHECK(dq::key_slot(key) == any.command({"CLUSTER", "KEYSLOT", key})->integer);
+  }
+
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  DqdProcess dqd(options);
+  register_topic(dqd, "c", callback.url());
+  dqd.start();
+
+  HttpClient http;
+  const int jobs = 10000;
+  int accepted = 0;
+  for (int start = 0; start < jobs; start += 500) {
+    Json batch = Json::array();
+    for (int i = start; i < start + 500; ++i) {
+      batch.push_back(
+          Json{{"id", "j" + std::to_string(i)}, {"body", Json{{"i", i}}}, {"delay", 4}});
+    }
+    auto answer =
+        http.request("POST", dqd.jobs_url("c") + "/batch", Json{{"jobs", batch}}.dump(), 30000);
+    REQUIRE_MESSAGE(answer.status == 200, answer.body);
+    Json parsed = answer.json();
+    for (const auto& result : parsed["results"]) {
+      if (result["status"] == 201) {
+        ++accepted;
+      }
+    }
+  }
+  CHECK(accepted == jobs);
+
+  // Every primary holds dq keys (5, 6 and 5 of the 16 tags by slot).
+  auto primaries = cluster.primaries();
+  REQUIRE(primaries.size() == 3);
+  for (TestRedis* primary : primaries) {
+    long long keys = dq_keys_on(*primary);
+    MESSAGE("primary ", primary->address(), ": ", keys, " dq keys");
+    CHECK(keys > 100);
+  }
+
+  CHECK(callback.wait_for(jobs, 90000));
+  dq::test::sleep_ms(1500);  // a duplicate would come now
+  auto by_id = dq::test::deliveries_by_id(callback);
+  int once = 0;
+  int twice = 0;
+  for (const auto& [id, count] : by_id) {
+    once += count == 1;
+    twice += count > 1;
+  }
+  MESSAGE("accepted ", accepted, ", delivered once ", once, ", more than once ", twice,
+          ", callbacks ", callback.count());
+  CHECK(once == jobs);
+  CHECK(twice == 0);
+  CHECK(callback.count() == static_cast<size_t>(jobs));
+}
