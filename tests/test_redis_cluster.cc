@@ -149,3 +149,88 @@ TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each del
   CHECK(twice == 0);
   CHECK(callback.count() == static_cast<size_t>(jobs));
 }
+
+TEST_CASE(
+    "a primary killed during adds with wait_replicas = 1: its replica takes over, no 201 lost") {
+  TestCluster cluster;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = "[redis]\nwait_replicas = 1\nwait_timeout_ms = 1000\n";
+  DqdProcess dqd(options);
+  register_topic(dqd, "k", callback.url());
+  dqd.start();
+
+  // The primary that owns {dq:0}'s slot goes.
+  TestRedis* victim = nullptr;
+  std::string owner_port;
+  {
+    dq::ReplyPtr slots = cluster.nodes()[0]->command({"CLUSTER", "SLOTS"});
+    auto owner = dq::slot_owner(slots.get(), dq::key_slot("{dq:0}"));
+    REQUIRE(owner);
+    for (TestRedis* node : cluster.nodes()) {
+      if (node->port() == owner->port) {
+        victim = node;
+      }
+    }
+  }
+  REQUIRE(victim != nullptr);
+
+  HttpClient http;
+  std::map<long, int> answers;
+  std::vector<std::string> accepted;
+  int n = 0;
+  auto add_for = [&](int64_t ms) {
+    int64_t until = dq::test::wall_ms() + ms;
+    while (dq::test::wall_ms() < until) {
+      std::string id = "k" + std::to_string(n++);
+      auto answer =
+          http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
+      ++answers[answer.status];
+      if (answer.status == 201) {
+        accepted.push_back(id);
+      }
+    }
+  };
+  add_for(2000);
+  victim->kill9();
+  int64_t killed = dq::test::wall_ms();
+  // Adds go on until the replica was promoted and every virtual shard takes
+  // adds again (the old primary, back as a replica, answers WAIT).
+  add_for(3000);
+  victim->start();
+  int streak = 0;
+  bool recovered = wait_until(60000, [&] {
+    std::string id = "k" + std::to_string(n++);
+    auto answer =
+        http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
+    ++answers[answer.status];
+    if (answer.status == 201) {
+      accepted.push_back(id);
+    }
+    // 40 successes in a row: every virtual shard took some, most likely.
+    streak = answer.status == 201 ? streak + 1 : 0;
+    return streak >= 40;
+  });
+  MESSAGE("adds take again ", dq::test::wall_ms() - killed, " ms after the kill");
+  CHECK(recovered);
+  add_for(1000);
+  for (const auto& [status, count] : answers) {
+    MESSAGE("answer ", status, ": ", count);
+    CHECK((status == 201 || status == 503 || status == 504));
+  }
+  CHECK(callback.wait_for(accepted.size(), 60000));
+  dq::test::sleep_ms(1500);
+  auto by_id = dq::test::deliveries_by_id(callback);
+  size_t lost = 0;
+  size_t twice = 0;
+  for (const auto& id : accepted) {
+    auto found = by_id.find(id);
+    lost += found == by_id.end();
+    twice += found != by_id.end() && found->second > 1;
+  }
+  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
+  CHECK(lost == 0);
+}

@@ -22,7 +22,7 @@ struct ShardAddress {
   // number and the nodes to discover the cluster from. host:port is then the
   // first seed, and the connection goes to whichever node owns its tag.
   int virtual_shard = -1;
-  std::vector<ClusterSeed> cluster_seeds;
+  std::vector<ClusterSeed> cluster_seeds{};
 
   bool cluster() const { return virtual_shard >= 0; }
   // The hash tag every key of this shard starts with: "{dq}", or "{dq:3}"

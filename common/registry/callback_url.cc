@@ -244,6 +244,9 @@ CallbackPolicy CallbackPolicy::from_config(const Config& config) {
   CallbackPolicy policy;
   for (const auto& shard : config.shards) {
     policy.forbid(shard.host, shard.port, "Redis shard " + shard.name());
+    for (const auto& seed : shard.cluster_seeds) {
+      policy.forbid(seed.host, seed.port, "Redis Cluster node of " + shard.name());
+    }
   }
   std::string host;
   int port = 0;
