@@ -4,8 +4,12 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/core/cluster_shards.h"
@@ -199,7 +203,15 @@ TEST_CASE(
   int64_t killed = dq::test::wall_ms();
   // Adds go on until the replica was promoted and every virtual shard takes
   // adds again (the old primary, back as a replica, answers WAIT).
-  add_for(3000);
+  // The cluster promotes the victim's replica (cluster-node-timeout 2 s).
+  bool promoted = wait_until(30000, [&] {
+    add_for(100);
+    return cluster.primaries().size() == 3;
+  });
+  MESSAGE("replica promoted ", dq::test::wall_ms() - killed, " ms after the kill");
+  REQUIRE(promoted);
+  add_for(2000);
+  // Back as a replica of the promoted one, so its shards' WAIT 1 can answer.
   victim->start();
   int streak = 0;
   bool recovered = wait_until(60000, [&] {
@@ -214,8 +226,10 @@ TEST_CASE(
     streak = answer.status == 201 ? streak + 1 : 0;
     return streak >= 40;
   });
-  MESSAGE("adds take again ", dq::test::wall_ms() - killed, " ms after the kill");
+  MESSAGE("every shard takes adds again ", dq::test::wall_ms() - killed, " ms after the kill");
   CHECK(recovered);
+  auto primaries_now = cluster.primaries();
+  CHECK(std::find(primaries_now.begin(), primaries_now.end(), victim) == primaries_now.end());
   add_for(1000);
   for (const auto& [status, count] : answers) {
     MESSAGE("answer ", status, ": ", count);
@@ -233,4 +247,103 @@ TEST_CASE(
   }
   MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
   CHECK(lost == 0);
+}
+
+TEST_CASE("redis-cli --cluster reshard moves 1000 slots during adds and deliveries") {
+  TestCluster cluster;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  DqdProcess dqd(options);
+  register_topic(dqd, "r", callback.url());
+  dqd.start();
+
+  auto primaries = cluster.primaries();
+  REQUIRE(primaries.size() == 3);
+  auto id_of = [](TestRedis* node) {
+    dq::ReplyPtr id = node->command({"CLUSTER", "MYID"});
+    return std::string(id->str, id->len);
+  };
+
+  // Where the 16 tags live before: the moved slots must carry some of them.
+  auto tag_owners = [&] {
+    dq::ReplyPtr slots = cluster.nodes()[0]->command({"CLUSTER", "SLOTS"});
+    std::vector<int> owners;
+    for (int i = 0; i < dq::kClusterVirtualShards; ++i) {
+      auto owner = dq::slot_owner(slots.get(), dq::key_slot("{dq:" + std::to_string(i) + "}"));
+      owners.push_back(owner ? owner->port : 0);
+    }
+    return owners;
+  };
+  std::vector<int> before = tag_owners();
+
+  std::atomic<bool> adding{true};
+  std::mutex mutex;
+  std::vector<std::string> accepted;
+  std::map<long, int> answers;
+  std::thread producer([&] {
+    HttpClient http;
+    for (int batch = 0; adding; ++batch) {
+      Json jobs = Json::array();
+      for (int i = 0; i < 50; ++i) {
+        jobs.push_back(Json{{"id", "r" + std::to_string(batch) + "-" + std::to_string(i)},
+                            {"body", Json{{"i", i}}},
+                            {"delay", 1}});
+      }
+      auto answer =
+          http.request("POST", dqd.jobs_url("r") + "/batch", Json{{"jobs", jobs}}.dump(), 30000);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (answer.status != 200) {
+        ++answers[answer.status];
+        continue;
+      }
+      Json parsed = answer.json();
+      for (const auto& result : parsed["results"]) {
+        long status = result["status"].get<long>();
+        ++answers[status];
+        if (status == 201) {
+          accepted.push_back(result["id"].get<std::string>());
+        }
+      }
+    }
+  });
+  dq::test::sleep_ms(1500);
+  std::string output;
+  int64_t started = dq::test::wall_ms();
+  int status =
+      dq::test::run_command({"/usr/bin/redis-cli", "--cluster", "reshard", primaries[0]->address(),
+                             "--cluster-from", id_of(primaries[0]), "--cluster-to",
+                             id_of(primaries[1]), "--cluster-slots", "3000", "--cluster-yes"},
+                            &output);
+  MESSAGE("reshard took ", dq::test::wall_ms() - started, " ms");
+  CHECK_MESSAGE(status == 0, output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
+  std::vector<int> after = tag_owners();
+  int moved = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    moved += before[i] != after[i];
+  }
+  MESSAGE(moved, " of the 16 virtual shards moved to another primary");
+  CHECK(moved > 0);
+  dq::test::sleep_ms(1500);
+  adding = false;
+  producer.join();
+  for (const auto& [code, count] : answers) {
+    MESSAGE("answer ", code, ": ", count);
+  }
+  CHECK(callback.wait_for(accepted.size(), 60000));
+  dq::test::sleep_ms(1500);
+  auto by_id = dq::test::deliveries_by_id(callback);
+  size_t lost = 0;
+  size_t twice = 0;
+  for (const auto& id : accepted) {
+    auto found = by_id.find(id);
+    lost += found == by_id.end();
+    twice += found != by_id.end() && found->second > 1;
+  }
+  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
+  CHECK(!accepted.empty());
+  CHECK(lost == 0);
+  CHECK(twice == 0);
 }
