@@ -34,6 +34,20 @@ using dq::test::wait_until;
 
 namespace {
 
+// Waits until done() or timeout_ms of wall time (done() may itself take a
+// while); returns done().
+template <typename Done>
+bool within(int64_t timeout_ms, Done done) {
+  int64_t end = dq::test::wall_ms() + timeout_ms;
+  while (dq::test::wall_ms() < end) {
+    if (done()) {
+      return true;
+    }
+    dq::test::sleep_ms(20);
+  }
+  return done();
+}
+
 // Keys of dq's virtual shards on one node.
 long long dq_keys_on(TestRedis& node) {
   long long count = 0;
@@ -204,17 +218,28 @@ TEST_CASE(
   // Adds go on until the replica was promoted and every virtual shard takes
   // adds again (the old primary, back as a replica, answers WAIT).
   // The cluster promotes the victim's replica (cluster-node-timeout 2 s).
-  bool promoted = wait_until(30000, [&] {
-    add_for(100);
-    return cluster.primaries().size() == 3;
-  });
+  bool promoted = within(30000, [&] { return cluster.primaries().size() == 3; });
   MESSAGE("replica promoted ", dq::test::wall_ms() - killed, " ms after the kill");
+  if (!promoted) {
+    for (TestRedis* node : cluster.nodes()) {
+      if (node != victim) {
+        dq::ReplyPtr nodes = node->command({"CLUSTER", "NODES"});
+        MESSAGE(node->address(), " sees:\n", std::string(nodes->str, nodes->len));
+        break;
+      }
+    }
+    for (TestRedis* node : cluster.nodes()) {
+      std::string out;
+      dq::test::run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
+      MESSAGE(node->address(), " log:\n", out);
+    }
+  }
   REQUIRE(promoted);
   add_for(2000);
   // Back as a replica of the promoted one, so its shards' WAIT 1 can answer.
   victim->start();
   int streak = 0;
-  bool recovered = wait_until(60000, [&] {
+  bool recovered = within(60000, [&] {
     std::string id = "k" + std::to_string(n++);
     auto answer =
         http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);

@@ -9,9 +9,9 @@ namespace dq::test {
 
 TestCluster::TestCluster() {
   for (int i = 0; i < 6; ++i) {
-    nodes_.push_back(std::make_unique<TestRedis>(
-        std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                 "--cluster-node-timeout", "2000"}));
+    nodes_.push_back(std::make_unique<TestRedis>(std::vector<std::string>{
+        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+        "2000", "--repl-diskless-sync-delay", "0"}));
   }
   std::vector<std::string> create = {"/usr/bin/redis-cli", "--cluster", "create"};
   for (const auto& node : nodes_) {
@@ -21,7 +21,10 @@ TestCluster::TestCluster() {
   std::string output;
   int status = run_command(create, &output);
   REQUIRE_MESSAGE(status == 0, output);
-  REQUIRE_MESSAGE(wait_until(60000, [this] { return state_ok(); }), "cluster never became ok");
+  // A replica that never finished its first sync never takes over: wait for
+  // every link too.
+  REQUIRE_MESSAGE(wait_until(60000, [this] { return state_ok() && replicas_synced(); }),
+                  "cluster never became ok");
 }
 
 std::string TestCluster::shard_entry() const {
@@ -56,6 +59,28 @@ std::vector<TestRedis*> TestCluster::primaries() {
 }
 
 long long TestCluster::dbsize(TestRedis& node) { return node.command({"DBSIZE"})->integer; }
+
+bool TestCluster::replicas_synced() {
+  int synced = 0;
+  for (auto& node : nodes_) {
+    if (!node->running()) {
+      continue;
+    }
+    RedisConnection connection(node->shard(), 500, 2000);
+    auto info = connection.command({"INFO", "replication"});
+    if (!info.is_ok() || (*info)->type != REDIS_REPLY_STRING) {
+      return false;
+    }
+    std::string text((*info)->str, (*info)->len);
+    if (text.find("role:slave") != std::string::npos) {
+      if (text.find("master_link_status:up") == std::string::npos) {
+        return false;
+      }
+      ++synced;
+    }
+  }
+  return synced > 0;
+}
 
 bool TestCluster::state_ok() {
   for (auto& node : nodes_) {

@@ -28,6 +28,8 @@ class TestCluster {
   long long dbsize(TestRedis& node);
   // cluster_state:ok on every running node.
   bool state_ok();
+  // Every running replica's link to its primary is up (its first sync done).
+  bool replicas_synced();
 
  private:
   std::vector<std::unique_ptr<TestRedis>> nodes_;
