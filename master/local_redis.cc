@@ -108,8 +108,8 @@ void LocalRedis::ensure_started(const Config& config) {
     return;
   }
   for (const auto& shard : config.shards) {
-    if (!is_loopback(shard.host)) {
-      continue;
+    if (shard.cluster() || !is_loopback(shard.host)) {
+      continue;  // a cluster's nodes are never started by dq
     }
     bool ours = false;
     for (const auto& instance : instances_) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/core/cluster_shards.h"
 #include "common/core/config.h"
 #include "common/core/sentinel_entry.h"
 #include "common/core/text_list.h"
@@ -34,6 +35,9 @@ Result<ShardAddress> parse_plain_shard(const std::string& item) {
 }  // namespace
 
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
+  if (is_cluster_entry(text)) {
+    return parse_cluster_entry(text);
+  }
   std::vector<ShardAddress> shards;
   std::vector<std::string> items = split_list(text);
   for (size_t i = 0; i < items.size(); ++i) {
@@ -55,6 +59,9 @@ Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text) {
 std::vector<HostPort> configured_endpoints(const ShardAddress& shard) {
   if (shard.is_sentinel()) {
     return shard.sentinels;
+  }
+  if (shard.cluster()) {
+    return shard.cluster_seeds;
   }
   return {HostPort{shard.host, shard.port}};
 }

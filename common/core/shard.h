@@ -16,6 +16,8 @@ struct HostPort {
 
   std::string text() const { return host + ":" + std::to_string(port); }
 };
+// A node to discover a Redis Cluster from.
+using ClusterSeed = HostPort;
 
 struct ShardAddress {
   ShardAddress() = default;
@@ -31,17 +33,32 @@ struct ShardAddress {
   // master name the sentinels know it by, and the sentinels to ask.
   std::string sentinel_master;
   std::vector<HostPort> sentinels;
+  // A virtual shard of a Redis Cluster (common/core/cluster_shards.h): its
+  // number and the nodes to discover the cluster from. host:port is then the
+  // first seed, and the connection goes to whichever node owns its tag.
+  int virtual_shard = -1;
+  std::vector<ClusterSeed> cluster_seeds{};
 
   bool is_sentinel() const { return !sentinel_master.empty(); }
+  bool cluster() const { return virtual_shard >= 0; }
+  // The hash tag every key of this shard starts with: "{dq}", or "{dq:3}"
+  // for virtual shard 3 of a cluster.
+  std::string key_tag() const {
+    return cluster() ? "{dq:" + std::to_string(virtual_shard) + "}" : "{dq}";
+  }
   // The shard's identity (placement, metrics, logs): stable across
-  // failovers, so a Sentinel-managed shard is named by its master name.
+  // failovers and moves, so a Sentinel-managed shard is named by its master
+  // name and a cluster's virtual shard by its number.
   std::string name() const {
-    return is_sentinel() ? "sentinel://" + sentinel_master : host + ":" + std::to_string(port);
+    if (is_sentinel()) return "sentinel://" + sentinel_master;
+    if (cluster()) return "cluster." + std::to_string(virtual_shard);
+    return host + ":" + std::to_string(port);
   }
 };
 
-// The addresses a shard's config names: its host:port, or a Sentinel-managed
-// shard's sentinels (its nodes are known only by asking them).
+// The addresses a shard's config names: its host:port, a Sentinel-managed
+// shard's sentinels or a cluster's seeds (their nodes are known only by
+// asking them).
 std::vector<HostPort> configured_endpoints(const ShardAddress& shard);
 
 // Parses "host:port[:password],host:port..." (spaces allowed around commas);

@@ -12,6 +12,7 @@
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
+#include "common/redis/cluster_slot.h"
 #include "common/redis/redis_argv.h"
 #include "common/redis/redis_loop.h"
 #include "common/redis/redis_refusal.h"
@@ -24,6 +25,11 @@ struct AsyncShard::Pending {
   ReplyCallback callback;
   std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
   int timeout_ms = 0;                // 0: the command timeout
+  // Cluster only: the command as dq wrote it (untagged), to send again after
+  // a redirect, and until when it may wait for that.
+  std::vector<std::string> argv{};
+  int64_t give_up_ms = 0;
+  int64_t resend_at_ms = 0;
 };
 
 AsyncShard::AsyncShard(event_base* base, ShardAddress address, int connect_timeout_ms,
@@ -43,6 +49,11 @@ void AsyncShard::stop() {
   stopping_ = true;
   tick_.reset();
   sentinel_ask_.reset();
+  std::deque<std::unique_ptr<Pending>> parked;
+  parked.swap(parked_);
+  for (auto& pending : parked) {
+    pending->callback(Status(Code::kUnavailable, "redis shard " + address_.name() + " stopped"));
+  }
   if (context_ != nullptr) {
     redisAsyncContext* context = context_;
     context_ = nullptr;
@@ -68,7 +79,12 @@ void AsyncShard::connect() {
     resolve_then_connect();
     return;
   }
-  redisAsyncContext* context = redisAsyncConnect(address_.host.c_str(), address_.port);
+  if (address_.cluster() && target_host_.empty()) {
+    next_candidate();
+  }
+  const std::string& host = address_.cluster() ? target_host_ : address_.host;
+  int port = address_.cluster() ? target_port_ : address_.port;
+  redisAsyncContext* context = redisAsyncConnect(host.c_str(), port);
   if (context == nullptr || context->err) {
     last_error_ = context ? context->errstr : "out of memory";
     first_connect_ended_ = true;
@@ -108,7 +124,7 @@ void AsyncShard::resolve_then_connect() {
 
 void AsyncShard::check_role_then_up() {
   if (!address_.is_sentinel()) {
-    mark_up();
+    check_slot_owner();  // up at once unless a cluster's virtual shard
     return;
   }
   // A stale sentinel may name a replica (or a node not yet promoted): up only
@@ -143,6 +159,9 @@ void AsyncShard::on_connect(const redisAsyncContext* context, int status) {
   if (status != REDIS_OK) {
     // hiredis frees the context after this callback.
     self->context_ = nullptr;
+    if (self->address_.cluster()) {
+      self->target_host_.clear();  // gone or moved: try the next node
+    }
     self->mark_down(context->errstr);
     return;
   }
@@ -174,6 +193,92 @@ void AsyncShard::mark_up() {
   first_connect_ended_ = true;
   err_log().info("redis shard {} is up", address_.name());
   last_error_.clear();
+  resend_parked(false);
+}
+
+void AsyncShard::next_candidate() {
+  // The seeds, then every node the cluster named, in turn.
+  std::vector<std::pair<std::string, int>> all;
+  for (const auto& seed : address_.cluster_seeds) {
+    all.emplace_back(seed.host, seed.port);
+  }
+  all.insert(all.end(), known_nodes_.begin(), known_nodes_.end());
+  const auto& next = all[next_known_++ % all.size()];
+  target_host_ = next.first;
+  target_port_ = next.second;
+}
+
+void AsyncShard::check_slot_owner() {
+  if (!address_.cluster()) {
+    mark_up();
+    return;
+  }
+  auto pending = std::make_unique<Pending>(Pending{
+      this,
+      [this](const Result<const redisReply*>& reply) {
+        if (!reply.is_ok() || context_ == nullptr) {
+          if (reply.is_ok() || reply.status().code() != Code::kUnknown) {
+            move_to("", 0, "CLUSTER SLOTS failed");
+          }
+          return;
+        }
+        std::vector<ClusterNode> nodes;
+        auto owner = slot_owner(*reply, key_slot(address_.key_tag()), &nodes);
+        known_nodes_.clear();
+        for (const auto& node : nodes) {
+          known_nodes_.emplace_back(node.host.empty() ? target_host_ : node.host, node.port);
+        }
+        if (!owner) {
+          move_to("", 0, "no cluster node serves slot of " + address_.key_tag());
+        } else if ((owner->host.empty() || owner->host == target_host_) &&
+                   owner->port == target_port_) {
+          mark_up();
+        } else {
+          move_to(owner->host, owner->port, "slot owned by another node");
+        }
+      },
+      std::nullopt});
+  send({"CLUSTER", "SLOTS"}, std::move(pending), /*before_up=*/true);
+}
+
+// Closes the connection (replies already sent for still arrive) and connects
+// to host:port, or to the next candidate when host is empty.
+void AsyncShard::move_to(const std::string& host, int port, const std::string& why) {
+  if (host.empty()) {
+    target_host_.clear();
+  } else {
+    target_host_ = host;
+    target_port_ = port;
+  }
+  if (context_ != nullptr) {
+    up_ = false;
+    last_error_ = why;
+    redisAsyncDisconnect(context_);
+  }
+  connect_started_ms_ = 0;  // reconnect at the next tick
+}
+
+void AsyncShard::park(std::unique_ptr<Pending> pending, int64_t resend_at_ms) {
+  pending->resend_at_ms = resend_at_ms;
+  parked_.push_back(std::move(pending));
+}
+
+void AsyncShard::resend_parked(bool give_up_only) {
+  int64_t now = monotonic_ms();
+  std::deque<std::unique_ptr<Pending>> parked;
+  parked.swap(parked_);
+  for (auto& pending : parked) {
+    if (now > pending->give_up_ms) {
+      count_redis_command_error(address_.name());
+      pending->callback(Status(Code::kUnavailable, "redis shard " + address_.name() +
+                                                       ": cluster redirects did not settle"));
+    } else if (give_up_only || !up_ || pending->resend_at_ms > now) {
+      parked_.push_back(std::move(pending));
+    } else {
+      std::vector<std::string> argv = pending->argv;
+      send(argv, std::move(pending));
+    }
+  }
 }
 
 void AsyncShard::on_disconnect(const redisAsyncContext* context, int /*status*/) {
@@ -205,6 +310,9 @@ void AsyncShard::mark_down(const std::string& why) {
 void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   auto* self = static_cast<AsyncShard*>(arg);
   int64_t now = monotonic_ms();
+  if (!self->parked_.empty()) {
+    self->resend_parked(false);
+  }
   if (self->context_ == nullptr) {
     // Reconnect at most every 500 ms.
     if (now - self->connect_started_ms_ >= 500) {
@@ -294,13 +402,24 @@ void AsyncShard::write_now() {
 
 void AsyncShard::send(const std::vector<std::string>& argv, std::unique_ptr<Pending> pending,
                       bool before_up) {
+  if (address_.cluster() && !before_up && pending->argv.empty()) {
+    pending->argv = argv;
+    pending->give_up_ms = monotonic_ms() + pending_timeout_ms(pending.get());
+  }
+  if (address_.cluster() && !before_up && (!up_ || context_ == nullptr) && !parked_.empty() &&
+      monotonic_ms() <= pending->give_up_ms) {
+    // Moving to another node with commands parked: wait with them.
+    return park(std::move(pending), 0);
+  }
   if ((!up_ && !before_up) || context_ == nullptr) {
     count_redis_command_error(address_.name());
     pending->callback(
         Status(Code::kUnavailable, "redis shard " + address_.name() + " is down: " + last_error_));
     return;
   }
-  std::string command = resp_command(argv);
+  std::string command = address_.cluster() && !before_up
+                            ? resp_command(retag_command(argv, address_.key_tag()))
+                            : resp_command(argv);
   Pending* raw = pending.release();
   if (redisAsyncFormattedCommand(context_, &AsyncShard::on_reply, raw, command.data(),
                                  command.size()) != REDIS_OK) {
@@ -332,11 +451,35 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
                             "; outcome unknown"));
     return;
   }
+  if (reply->type == REDIS_REPLY_ERROR && !pending->argv.empty()) {
+    std::string text(reply->str, reply->len);
+    auto redirect = parse_redirect(text);
+    if (redirect && !redirect->ask) {
+      // The slot has a new owner: this and what follows go there.
+      std::string host = redirect->host.empty() ? self->target_host_ : redirect->host;
+      if (host != self->target_host_ || redirect->port != self->target_port_) {
+        self->move_to(host, redirect->port,
+                      "slot moved to " + host + ":" + std::to_string(redirect->port));
+      }
+      return self->park(std::move(pending), 0);
+    }
+    if (redirect || is_cluster_retry(text)) {
+      // A slot migrating (ASK, TRYAGAIN) or a failover (CLUSTERDOWN): not
+      // run; again shortly, on the same node, until the migration ends.
+      return self->park(std::move(pending), monotonic_ms() + 50);
+    }
+  }
+  if (reply->type == REDIS_REPLY_STRING || reply->type == REDIS_REPLY_ARRAY) {
+    if (pending->argv.size() > 0 && is_scan(pending->argv)) {
+      untag_scan_reply(reply, self->address_.key_tag());
+    }
+  }
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string text(reply->str, reply->len);
     if (pending->script && text.rfind("NOSCRIPT", 0) == 0) {
       std::vector<std::string> argv = pending->script->eval_argv();
       pending->script.reset();
+      pending->argv = argv;
       self->send(argv, std::move(pending));
       return;
     }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/core/event_handles.h"
@@ -81,6 +82,15 @@ class AsyncShard {
             bool before_up = false);
   int pending_timeout_ms(const Pending* pending) const;
   void mark_up();
+  // After connect and AUTH: a cluster's virtual shard first asks CLUSTER
+  // SLOTS whether this node owns its slot, and goes to the owner if not.
+  void check_slot_owner();
+  void move_to(const std::string& host, int port, const std::string& why);
+  // A command a cluster answered with MOVED, ASK, TRYAGAIN or CLUSTERDOWN: it
+  // did not run; it is sent again once the connection is to the owner.
+  void park(std::unique_ptr<Pending> pending, int64_t resend_at_ms);
+  void resend_parked(bool give_up_only);
+  void next_candidate();
   void mark_down(const std::string& why);
   void schedule_reconnect();
   static void on_reply(redisAsyncContext* context, void* reply, void* privdata);
@@ -99,7 +109,15 @@ class AsyncShard {
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;
   int64_t connect_started_ms_ = 0;
-  std::deque<int64_t> deadlines_ms_;           // of commands awaiting replies, oldest first
+  std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
+  // Cluster only (address_.cluster()): the node believed to own the slot,
+  // every node seen in CLUSTER SLOTS (to try when it is gone) and parked
+  // commands.
+  std::string target_host_;
+  int target_port_ = 0;
+  std::vector<std::pair<std::string, int>> known_nodes_;
+  size_t next_known_ = 0;
+  std::deque<std::unique_ptr<Pending>> parked_;
   UniqueEvent tick_;                           // reconnects and timeout checks
   std::unique_ptr<SentinelAsk> sentinel_ask_;  // set for a Sentinel-managed shard
   bool resolved_ = false;      // host/port came from the sentinels since the last drop

@@ -4,11 +4,13 @@
 #include "common/redis/redis_sync.h"
 
 #include <sys/time.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <utility>
 
 #include "common/core/shared_metrics.h"
+#include "common/redis/cluster_slot.h"
 #include "common/redis/redis_argv.h"
 #include "common/redis/redis_refusal.h"
 #include "common/redis/sentinel_lookup.h"
@@ -48,12 +50,24 @@ Status RedisConnection::ensure_connected() {
     address_.host = primary->host;
     address_.port = primary->port;
   }
-  ContextPtr context(redisConnectWithTimeout(address_.host.c_str(), address_.port,
-                                             to_timeval(connect_timeout_ms_)));
+  std::string host = address_.host;
+  int port = address_.port;
+  if (address_.cluster()) {
+    if (target_host_.empty()) {
+      Status found = find_slot_owner();
+      if (!found.is_ok()) {
+        return found;
+      }
+    }
+    host = target_host_;
+    port = target_port_;
+  }
+  ContextPtr context(redisConnectWithTimeout(host.c_str(), port, to_timeval(connect_timeout_ms_)));
   if (!context) {
     return Status(Code::kUnavailable, "Redis shard " + address_.name() + ": out of memory");
   }
   if (context->err) {
+    target_host_.clear();  // a cluster node gone: ask the seeds again
     return Status(Code::kUnavailable,
                   "Redis shard " + address_.name() + " is unreachable: " + context->errstr);
   }
@@ -73,7 +87,81 @@ Status RedisConnection::ensure_connected() {
   return Status::ok();
 }
 
+Status RedisConnection::find_slot_owner() {
+  int slot = key_slot(address_.key_tag());
+  std::vector<ClusterNode> candidates;
+  for (const auto& seed : address_.cluster_seeds) {
+    candidates.push_back({seed.host, seed.port});
+  }
+  std::string last_error = "no seed answered";
+  for (const auto& node : candidates) {
+    ContextPtr context(
+        redisConnectWithTimeout(node.host.c_str(), node.port, to_timeval(connect_timeout_ms_)));
+    if (!context || context->err) {
+      last_error = context ? context->errstr : "out of memory";
+      continue;
+    }
+    redisSetTimeout(context.get(), to_timeval(command_timeout_ms_));
+    if (!address_.password.empty()) {
+      ReplyPtr auth(static_cast<redisReply*>(redisCommand(
+          context.get(), "AUTH %b", address_.password.data(), address_.password.size())));
+      if (!auth || auth->type == REDIS_REPLY_ERROR) {
+        last_error = "AUTH failed";
+        continue;
+      }
+    }
+    ReplyPtr slots(static_cast<redisReply*>(redisCommand(context.get(), "CLUSTER SLOTS")));
+    if (!slots) {
+      last_error = context->errstr;
+      continue;
+    }
+    if (auto owner = slot_owner(slots.get(), slot)) {
+      target_host_ = owner->host.empty() ? node.host : owner->host;
+      target_port_ = owner->port;
+      return Status::ok();
+    }
+    last_error = "no node serves slot " + std::to_string(slot);
+  }
+  return Status(Code::kUnavailable,
+                "Redis shard " + address_.name() + ": cluster unreachable: " + last_error);
+}
+
+// A cluster answer that moves or delays a command ran nothing: follow MOVED
+// (the map changed: reconnect to the new owner), wait out ASK, TRYAGAIN and
+// CLUSTERDOWN (a slot migrating or a failover) for up to ~3 s, then retry.
 Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, int timeout_ms) {
+  if (!address_.cluster()) {
+    return send_once(argv, timeout_ms);
+  }
+  std::vector<std::string> sent = retag_command(argv, address_.key_tag());
+  Result<ReplyPtr> reply = send_once(sent, timeout_ms);
+  for (int attempt = 0; attempt < 60 && !reply.is_ok(); ++attempt) {
+    const std::string& message = reply.status().message();
+    size_t at = message.find(": ");
+    std::string error = at == std::string::npos ? message : message.substr(at + 2);
+    auto redirect = parse_redirect(error);
+    if (redirect && !redirect->ask) {
+      target_host_ = redirect->host.empty() ? target_host_ : redirect->host;
+      target_port_ = redirect->port;
+      context_.reset();
+    } else if (redirect || is_cluster_retry(error) || reply.status().code() == Code::kUnavailable) {
+      if (reply.status().code() == Code::kUnavailable && !redirect && !is_cluster_retry(error) &&
+          attempt >= 3) {
+        break;  // a node down for good, or refusing: as outside a cluster
+      }
+      usleep(50000);
+    } else {
+      break;
+    }
+    reply = send_once(sent, timeout_ms);
+  }
+  if (reply.is_ok() && is_scan(argv)) {
+    untag_scan_reply(reply->get(), address_.key_tag());
+  }
+  return reply;
+}
+
+Result<ReplyPtr> RedisConnection::send_once(const std::vector<std::string>& argv, int timeout_ms) {
   Status connected = ensure_connected();
   if (!connected.is_ok()) {
     count_redis_command_error(address_.name());
@@ -92,6 +180,7 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
     // The command may have reached Redis and run: only the answer is missing.
     std::string error = context_->errstr;
     context_.reset();
+    target_host_.clear();
     count_redis_command_error(address_.name());
     return Status(Code::kUnknown, "Redis shard " + address_.name() + ": " +
                                       (error.empty() ? "connection lost" : error) +
@@ -112,6 +201,38 @@ Result<ReplyPtr> RedisConnection::command(const std::vector<std::string>& argv, 
 }
 
 std::vector<Result<ReplyPtr>> RedisConnection::command_all(
+    const std::vector<std::vector<std::string>>& commands) {
+  std::vector<Result<ReplyPtr>> results;
+  results.reserve(commands.size());
+  if (address_.cluster()) {
+    // Pipelined too, but each retagged, and any redirected command again on
+    // its own (command() follows it).
+    std::vector<std::vector<std::string>> sent;
+    for (const auto& argv : commands) {
+      sent.push_back(retag_command(argv, address_.key_tag()));
+    }
+    std::vector<Result<ReplyPtr>> first = pipeline(sent);
+    for (size_t i = 0; i < first.size(); ++i) {
+      const std::string& message = first[i].is_ok() ? std::string() : first[i].status().message();
+      bool moved = message.find(": MOVED ") != std::string::npos ||
+                   message.find(": ASK ") != std::string::npos ||
+                   message.find(": TRYAGAIN") != std::string::npos ||
+                   message.find(": CLUSTERDOWN") != std::string::npos;
+      if (moved) {
+        results.push_back(command(commands[i]));
+      } else {
+        if (first[i].is_ok() && is_scan(commands[i])) {
+          untag_scan_reply(first[i]->get(), address_.key_tag());
+        }
+        results.push_back(std::move(first[i]));
+      }
+    }
+    return results;
+  }
+  return pipeline(commands);
+}
+
+std::vector<Result<ReplyPtr>> RedisConnection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
   std::vector<Result<ReplyPtr>> results;
   results.reserve(commands.size());

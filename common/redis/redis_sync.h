@@ -64,11 +64,19 @@ class RedisConnection {
   // A Redis NOSCRIPT error reply, as command() reports it.
   bool is_noscript(const Status& status) const;
 
+  // A virtual shard of a Redis Cluster: the node owning its tag's slot, found
+  // with CLUSTER SLOTS on the seeds (common/redis/cluster_slot.h).
+  Status find_slot_owner();
+  Result<ReplyPtr> send_once(const std::vector<std::string>& argv, int timeout_ms);
+  std::vector<Result<ReplyPtr>> pipeline(const std::vector<std::vector<std::string>>& commands);
+
   ShardAddress address_;
   int connect_timeout_ms_;
   int command_timeout_ms_;
   ContextPtr context_;
   bool drop_after_reply_ = false;
+  std::string target_host_;  // cluster only: where the connection goes
+  int target_port_ = 0;
 };
 
 }  // namespace dq

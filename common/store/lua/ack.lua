@@ -47,7 +47,7 @@ for n, key in ipairs(keys) do
     if j.state == 'w' then
       working[#working + 1] = key
     else  -- ready, retrying or dead: rare (acked after its lease expired), one call each
-      unlink_job(key, j, ARGV[1] .. topic, KEYS[3], ARGV[2] .. topic, {}, from, bucket)
+      unlink_job(key, j, tagged(ARGV[1]) .. topic, KEYS[3], tagged(ARGV[2]) .. topic, {}, from, bucket)
     end
     if from == 'flat' then
       flat_gone[#flat_gone + 1] = key

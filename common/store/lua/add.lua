@@ -143,8 +143,8 @@ for i = 1, jobs do
         end
         counted_d[topic] = (counted_d[topic] or 0) + 1
       else
-        for name in pairs(verify) do redis.call('ZADD', ARGV[1] .. name, due, key) end
-        if also_hold then redis.call('ZADD', ARGV[1] .. also_hold, due, key) end
+        for name in pairs(verify) do redis.call('ZADD', tagged(ARGV[1]) .. name, due, key) end
+        if also_hold then redis.call('ZADD', tagged(ARGV[1]) .. also_hold, due, key) end
         counted_h[topic] = (counted_h[topic] or 0) + 1
       end
       added[topic] = (added[topic] or 0) + 1

@@ -5,6 +5,6 @@
 local out = {}
 for _, receiver in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   out[#out + 1] = receiver
-  out[#out + 1] = redis.call('HGETALL', ARGV[1] .. receiver)
+  out[#out + 1] = redis.call('HGETALL', tagged(ARGV[1]) .. receiver)
 end
 return out

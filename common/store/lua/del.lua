@@ -15,7 +15,7 @@ if not j then
 end
 local held = {}
 if j.state == 'h' then
-  for name in string.gmatch(ARGV[5], '[^,]+') do held[#held + 1] = ARGV[4] .. name end
+  for name in string.gmatch(ARGV[5], '[^,]+') do held[#held + 1] = tagged(ARGV[4]) .. name end
 end
 unlink_job(key, j, KEYS[5], KEYS[4], KEYS[6], held, from, bucket)
 record_del(key, from, bucket)

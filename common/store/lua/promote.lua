@@ -87,7 +87,7 @@ for _, topic in ipairs(topics) do
   if entry.d > 0 then count(KEYS[4], topic, 'd', -entry.d) end
   if entry.y > 0 then count(KEYS[4], topic, 'y', -entry.y) end
   count(KEYS[4], topic, 'r', #entry.keys)
-  bulk_write('RPUSH', ARGV[2] .. topic, entry.keys)
+  bulk_write('RPUSH', tagged(ARGV[2]) .. topic, entry.keys)
 end
 if moved > 0 then
   -- One token per job (at most 64) wakes that many blocked consumers.

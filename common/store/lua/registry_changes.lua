@@ -14,7 +14,7 @@ for i = 1, #changed, 2 do
   local kind, name = string.sub(member, 1, cut - 1), string.sub(member, cut + 1)
   out[#out + 1] = member
   out[#out + 1] = changed[i + 1]
-  out[#out + 1] = redis.call('HGET', ARGV[3] .. kind, name) or '0'
-  out[#out + 1] = redis.call('HGET', ARGV[4] .. kind, name) or ''
+  out[#out + 1] = redis.call('HGET', tagged(ARGV[3]) .. kind, name) or '0'
+  out[#out + 1] = redis.call('HGET', tagged(ARGV[4]) .. kind, name) or ''
 end
 return out

@@ -22,7 +22,7 @@ for i = #keys, 1, -1 do  -- backwards, so LPUSH restores their order
     j.max = ''
     record_set(key, record_text(j), from)
     local topic = topic_of(key)
-    redis.call('LPUSH', ARGV[2] .. topic, key)
+    redis.call('LPUSH', tagged(ARGV[2]) .. topic, key)
     count(KEYS[3], topic, 'w', -1)
     count(KEYS[3], topic, 'r', 1)
     moved = moved + 1

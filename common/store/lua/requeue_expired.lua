@@ -30,7 +30,7 @@ for _, key in ipairs(expired) do
     if max and j.attempts >= max then
       j.state = 'x'
       record_set(key, record_text(j), from)
-      redis.call('ZADD', ARGV[3] .. topic, now, key)
+      redis.call('ZADD', tagged(ARGV[3]) .. topic, now, key)
       count(KEYS[5], topic, 'x', 1)
       stat(KEYS[4], topic, 'failed', 1, now)
       stat(KEYS[4], topic, 'dead', 1, now)
@@ -43,7 +43,7 @@ for _, key in ipairs(expired) do
     else
       j.state = 'r'
       record_set(key, record_text(j), from)
-      redis.call('RPUSH', ARGV[2] .. topic, key)
+      redis.call('RPUSH', tagged(ARGV[2]) .. topic, key)
       count(KEYS[5], topic, 'r', 1)
       moved = moved + 1
     end

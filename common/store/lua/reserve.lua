@@ -38,7 +38,7 @@ local metas_out, working_out, lease_out, seen = {}, {'+inf', kWorkingAnchor}, {}
 
 -- Takes up to `want` jobs from the front of t's ready list.
 local function take(t, want)
-  local ready = ARGV[2] .. t.name
+  local ready = tagged(ARGV[2]) .. t.name
   local popped = redis.call('LPOP', ready, want)
   if not popped then
     t.empty = true
@@ -134,7 +134,7 @@ for _, t in ipairs(topics) do
     count(KEYS[3], t.name, 'r', -t.taken)
     count(KEYS[3], t.name, 'w', t.taken)
   end
-  left = left + redis.call('LLEN', ARGV[2] .. t.name)
+  left = left + redis.call('LLEN', tagged(ARGV[2]) .. t.name)
 end
 if taken_total > 0 then
   redis.call('PEXPIRE', KEYS[4], ms_text(longest + tonumber(ARGV[5])))

@@ -11,11 +11,11 @@ local key, topic = ARGV[1], ARGV[2]
 local record, from = record_get(key)
 local j = parse_record(record)
 if not j or j.state ~= 'h' or j.inc ~= ARGV[3] then
-  redis.call('ZREM', ARGV[6] .. ARGV[5], key)
+  redis.call('ZREM', tagged(ARGV[6]) .. ARGV[5], key)
   return 0
 end
 if ARGV[4] == 'dup' then
-  for name in string.gmatch(ARGV[7], '[^,]+') do redis.call('ZREM', ARGV[6] .. name, key) end
+  for name in string.gmatch(ARGV[7], '[^,]+') do redis.call('ZREM', tagged(ARGV[6]) .. name, key) end
   record_del(key, from)
   if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart
   redis.call('HDEL', KEYS[4], key)
@@ -23,9 +23,9 @@ if ARGV[4] == 'dup' then
   stat(KEYS[5], topic, 'duplicate', 1)
   return 2
 end
-redis.call('ZREM', ARGV[6] .. ARGV[5], key)
+redis.call('ZREM', tagged(ARGV[6]) .. ARGV[5], key)
 for name in string.gmatch(ARGV[7], '[^,]+') do
-  if redis.call('ZSCORE', ARGV[6] .. name, key) then return 3 end
+  if redis.call('ZSCORE', tagged(ARGV[6]) .. name, key) then return 3 end
 end
 j.state = 'd'
 local bucket = bucket_of(key)

@@ -36,10 +36,19 @@
 -- store_upgrade.lua, run once per shard before its first promote, moves them
 -- into buckets, due ones first.
 local kInlineBody = 256
-local kRecordsPrefix = '{dq}:jobs:'
-local kDueIndex = '{dq}:due'
-local kDuePrefix = '{dq}:due:'
-local kFlatRecords, kFlatDelayed = '{dq}:jobs', '{dq}:delayed'
+-- The shard's hash tag, from KEYS[1]: "{dq}", or "{dq:N}" for virtual shard
+-- N of a Redis Cluster. Every key a script touches starts with it, so each
+-- script stays in one slot; the caller passes key prefixes in ARGV with the
+-- "{dq}" tag, and tagged() moves them under the script's own.
+local kTag = string.match(KEYS[1] or '', '^{[^}]*}') or '{dq}'
+local function tagged(prefix)
+  if kTag == '{dq}' then return prefix end
+  return kTag .. string.sub(prefix, 5)
+end
+local kRecordsPrefix = kTag .. ':jobs:'
+local kDueIndex = kTag .. ':due'
+local kDuePrefix = kTag .. ':due:'
+local kFlatRecords, kFlatDelayed = kTag .. ':jobs', kTag .. ':delayed'
 local kByteD, kByteY = string.byte('d'), string.byte('y')
 local kBuckets = 49157
 -- A member of {dq}:working that is never a job: scored +inf (no lease ever
@@ -223,8 +232,8 @@ local function stat(stats_key, topic, what, n, now)
   if redis.call('HINCRBY', stats_key, field, n) == n then
     redis.call('EXPIRE', stats_key, 3456000)
   end
-  redis.call('HINCRBY', '{dq}:totals', field, n)
-  local minute = '{dq}:minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
+  redis.call('HINCRBY', kTag .. ':totals', field, n)
+  local minute = kTag .. ':minute:' .. string.format('%d', math.floor((now or redis_now()) / 60000))
   if redis.call('HINCRBY', minute, field, n) == n then redis.call('EXPIRE', minute, 7500) end
 end
 
@@ -279,15 +288,15 @@ local function bulk_read(cmd, key, items)
 end
 
 -- The dead-letter callback outbox (common/store/dead_callbacks.h): the zset
--- {dq}:deadcb (entry number -> when it is next to be sent, Redis ms) and a
--- hash {dq}:deadcb:<n> per entry: topic, id, body, attempts, error, died_at,
+-- <tag>:deadcb (entry number -> when it is next to be sent, Redis ms) and a
+-- hash <tag>:deadcb:<n> per entry: topic, id, body, attempts, error, died_at,
 -- created, inc (the dead job's), tries (sends that failed so far). Written by
 -- the script that dead-letters the job, so no crash separates the two.
-local kDeadCallbacks = '{dq}:deadcb'
+local kDeadCallbacks = kTag .. ':deadcb'
 local function dead_callback_add(key, j, error_text, now)
   local n = ms_text(redis.call('INCR', kDeadCallbacks .. ':seq'))
   local topic, id = string.match(key, '^([^:]+):(.*)$')
-  local body = body_of(j, key, '{dq}:bodies') or ''
+  local body = body_of(j, key, kTag .. ':bodies') or ''
   redis.call('HSET', kDeadCallbacks .. ':' .. n, 'topic', topic, 'id', id, 'body', body,
              'attempts', string.format('%d', j.attempts), 'error', error_text,
              'died_at', ms_text(now), 'created', j.created, 'inc', j.inc, 'tries', '0')

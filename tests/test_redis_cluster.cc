@@ -1,0 +1,385 @@
+// Redis Cluster as dq's shards: slot computation and redirect parsing
+// against a real cluster, and dqd on a real 3-primary + 3-replica cluster
+// (virtual shards "{dq:N}" routed to the node owning each tag's slot).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/core/cluster_shards.h"
+#include "common/core/json.h"
+#include "common/core/shard.h"
+#include "common/redis/cluster_slot.h"
+#include "tests/support/callback_server.h"
+#include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
+#include "tests/support/http_client.h"
+#include "tests/support/redis_cluster.h"
+
+using dq::Json;
+using dq::test::CallbackServer;
+using dq::test::DqdOptions;
+using dq::test::DqdProcess;
+using dq::test::HttpClient;
+using dq::test::register_topic;
+using dq::test::TestCluster;
+using dq::test::TestRedis;
+using dq::test::wait_until;
+
+namespace {
+
+// Waits until done() or timeout_ms of wall time (done() may itself take a
+// while); returns done().
+template <typename Done>
+bool within(int64_t timeout_ms, Done done) {
+  int64_t end = dq::test::wall_ms() + timeout_ms;
+  while (dq::test::wall_ms() < end) {
+    if (done()) {
+      return true;
+    }
+    dq::test::sleep_ms(20);
+  }
+  return done();
+}
+
+// Keys of dq's virtual shards on one node.
+long long dq_keys_on(TestRedis& node) {
+  long long count = 0;
+  std::string cursor = "0";
+  do {
+    dq::ReplyPtr page = node.command({"SCAN", cursor, "MATCH", "{dq:*", "COUNT", "1000"});
+    cursor = std::string(page->element[0]->str, page->element[0]->len);
+    count += static_cast<long long>(page->element[1]->elements);
+  } while (cursor != "0");
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("cluster entries parse into 16 virtual shards with their own tags") {
+  auto shards = dq::parse_shard_list("cluster://127.0.0.1:7000, 127.0.0.1:7001");
+  REQUIRE(shards.is_ok());
+  REQUIRE(shards->size() == static_cast<size_t>(dq::kClusterVirtualShards));
+  CHECK((*shards)[0].key_tag() == "{dq:0}");
+  CHECK((*shards)[15].key_tag() == "{dq:15}");
+  CHECK((*shards)[3].name() == "cluster.3");
+  CHECK((*shards)[3].cluster_seeds.size() == 2);
+  CHECK(dq::parse_shard_list("127.0.0.1:7000")->at(0).key_tag() == "{dq}");
+  CHECK_FALSE(dq::parse_shard_list("127.0.0.1:6379,cluster://127.0.0.1:7000").is_ok());
+  CHECK_FALSE(dq::parse_shard_list("cluster://").is_ok());
+  CHECK_FALSE(dq::parse_shard_list("cluster://nohost").is_ok());
+}
+
+TEST_CASE("redirects and retagging") {
+  auto moved = dq::parse_redirect("MOVED 3999 127.0.0.1:6381");
+  REQUIRE(moved);
+  CHECK_FALSE(moved->ask);
+  CHECK(moved->slot == 3999);
+  CHECK(moved->host == "127.0.0.1");
+  CHECK(moved->port == 6381);
+  auto ask = dq::parse_redirect("ASK 12 :7002");
+  REQUIRE(ask);
+  CHECK(ask->ask);
+  CHECK(ask->host.empty());
+  CHECK_FALSE(dq::parse_redirect("ERR wrong"));
+  CHECK_FALSE(dq::parse_redirect("MOVED x 1:2"));
+  CHECK(dq::is_cluster_retry("TRYAGAIN Multiple keys request during rehashing of slot"));
+
+  // Scripts: only KEYS move; an ARGV (a body) that looks like a key stays.
+  auto script =
+      dq::retag_command({"EVALSHA", "abc", "2", "{dq}:jobs:", "{dq}:due", "{dq}:x"}, "{dq:7}");
+  CHECK(script ==
+        std::vector<std::string>{"EVALSHA", "abc", "2", "{dq:7}:jobs:", "{dq:7}:due", "{dq}:x"});
+  auto plain = dq::retag_command({"SCAN", "0", "MATCH", "{dq}:jobs:*"}, "{dq:7}");
+  CHECK(plain[3] == "{dq:7}:jobs:*");
+  CHECK(dq::retag_command({"GET", "{dq}:a"}, "{dq}")[1] == "{dq}:a");
+  CHECK(dq::retag_command({"GET", "{dqx}:a"}, "{dq:1}")[1] == "{dqx}:a");
+}
+
+TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each delivered once") {
+  TestCluster cluster;
+  TestRedis& any = *cluster.nodes()[0];
+
+  // The slot function agrees with Redis's own.
+  for (std::string key : {"foo", "{dq}:jobs", "{dq:0}:due", "{dq:15}:x", "a{}b", "{}{x}",
+                          "{user1000}.following", "x{y", ""}) {
+    CAPTURE(key);
+    CHECK(dq::key_slot(key) == any.command({"CLUSTER", "KEYSLOT", key})->integer);
+  }
+
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  DqdProcess dqd(options);
+  register_topic(dqd, "c", callback.url());
+  dqd.start();
+
+  HttpClient http;
+  const int jobs = 10000;
+  int accepted = 0;
+  for (int start = 0; start < jobs; start += 500) {
+    Json batch = Json::array();
+    for (int i = start; i < start + 500; ++i) {
+      batch.push_back(
+          Json{{"id", "j" + std::to_string(i)}, {"body", Json{{"i", i}}}, {"delay", 4}});
+    }
+    auto answer =
+        http.request("POST", dqd.jobs_url("c") + "/batch", Json{{"jobs", batch}}.dump(), 30000);
+    REQUIRE_MESSAGE(answer.status == 200, answer.body);
+    Json parsed = answer.json();
+    for (const auto& result : parsed["results"]) {
+      if (result["status"] == 201) {
+        ++accepted;
+      }
+    }
+  }
+  CHECK(accepted == jobs);
+
+  // Every primary holds dq keys (5, 6 and 5 of the 16 tags by slot).
+  auto primaries = cluster.primaries();
+  REQUIRE(primaries.size() == 3);
+  for (TestRedis* primary : primaries) {
+    long long keys = dq_keys_on(*primary);
+    MESSAGE("primary ", primary->address(), ": ", keys, " dq keys");
+    CHECK(keys > 100);
+  }
+
+  CHECK(callback.wait_for(jobs, 90000));
+  dq::test::sleep_ms(1500);  // a duplicate would come now
+  auto by_id = dq::test::deliveries_by_id(callback);
+  int once = 0;
+  int twice = 0;
+  for (const auto& [id, count] : by_id) {
+    once += count == 1;
+    twice += count > 1;
+  }
+  MESSAGE("accepted ", accepted, ", delivered once ", once, ", more than once ", twice,
+          ", callbacks ", callback.count());
+  CHECK(once == jobs);
+  CHECK(twice == 0);
+  CHECK(callback.count() == static_cast<size_t>(jobs));
+}
+
+TEST_CASE(
+    "a primary killed during adds with wait_replicas = 1: its replica takes over, no 201 lost") {
+  TestCluster cluster;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = "[redis]\nwait_replicas = 1\nwait_timeout_ms = 1000\n";
+  DqdProcess dqd(options);
+  register_topic(dqd, "k", callback.url());
+  dqd.start();
+
+  // The primary that owns {dq:0}'s slot goes.
+  TestRedis* victim = nullptr;
+  std::string owner_port;
+  {
+    dq::ReplyPtr slots = cluster.nodes()[0]->command({"CLUSTER", "SLOTS"});
+    auto owner = dq::slot_owner(slots.get(), dq::key_slot("{dq:0}"));
+    REQUIRE(owner);
+    for (TestRedis* node : cluster.nodes()) {
+      if (node->port() == owner->port) {
+        victim = node;
+      }
+    }
+  }
+  REQUIRE(victim != nullptr);
+
+  HttpClient http;
+  std::map<long, int> answers;
+  std::vector<std::string> accepted;
+  int n = 0;
+  auto add_for = [&](int64_t ms) {
+    int64_t until = dq::test::wall_ms() + ms;
+    while (dq::test::wall_ms() < until) {
+      std::string id = "k" + std::to_string(n++);
+      auto answer =
+          http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
+      ++answers[answer.status];
+      if (answer.status == 201) {
+        accepted.push_back(id);
+      }
+    }
+  };
+  add_for(2000);
+  victim->kill9();
+  int64_t killed = dq::test::wall_ms();
+  // Adds go on until the replica was promoted and every virtual shard takes
+  // adds again (the old primary, back as a replica, answers WAIT).
+  // The cluster promotes the victim's replica (cluster-node-timeout 2 s).
+  bool promoted = within(30000, [&] { return cluster.primaries().size() == 3; });
+  MESSAGE("replica promoted ", dq::test::wall_ms() - killed, " ms after the kill");
+  if (!promoted) {
+    for (TestRedis* node : cluster.nodes()) {
+      if (node != victim) {
+        dq::ReplyPtr nodes = node->command({"CLUSTER", "NODES"});
+        MESSAGE(node->address(), " sees:\n", std::string(nodes->str, nodes->len));
+        break;
+      }
+    }
+    for (TestRedis* node : cluster.nodes()) {
+      std::string out;
+      dq::test::run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
+      MESSAGE(node->address(), " log:\n", out);
+    }
+  }
+  REQUIRE(promoted);
+  add_for(2000);
+  // Back as a replica of the promoted one, so its shards' WAIT 1 can answer.
+  victim->start();
+  int streak = 0;
+  bool recovered = within(60000, [&] {
+    std::string id = "k" + std::to_string(n++);
+    auto answer =
+        http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
+    ++answers[answer.status];
+    if (answer.status == 201) {
+      accepted.push_back(id);
+    }
+    // 40 successes in a row: every virtual shard took some, most likely.
+    streak = answer.status == 201 ? streak + 1 : 0;
+    return streak >= 40;
+  });
+  MESSAGE("every shard takes adds again ", dq::test::wall_ms() - killed, " ms after the kill");
+  CHECK(recovered);
+  auto primaries_now = cluster.primaries();
+  CHECK(std::find(primaries_now.begin(), primaries_now.end(), victim) == primaries_now.end());
+  add_for(1000);
+  for (const auto& [status, count] : answers) {
+    MESSAGE("answer ", status, ": ", count);
+    CHECK((status == 201 || status == 503 || status == 504));
+  }
+  CHECK(callback.wait_for(accepted.size(), 60000));
+  dq::test::sleep_ms(1500);
+  auto by_id = dq::test::deliveries_by_id(callback);
+  size_t lost = 0;
+  size_t twice = 0;
+  for (const auto& id : accepted) {
+    auto found = by_id.find(id);
+    lost += found == by_id.end();
+    twice += found != by_id.end() && found->second > 1;
+  }
+  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
+  CHECK(lost == 0);
+}
+
+TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliveries") {
+  TestCluster cluster;
+  CallbackServer callback;
+  DqdOptions options;
+  options.shards = {cluster.shard_entry()};
+  options.timers = 1;
+  options.consumers = 1;
+  DqdProcess dqd(options);
+  register_topic(dqd, "r", callback.url());
+  dqd.start();
+
+  auto primaries = cluster.primaries();
+  REQUIRE(primaries.size() == 3);
+  auto id_of = [](TestRedis* node) {
+    dq::ReplyPtr id = node->command({"CLUSTER", "MYID"});
+    return std::string(id->str, id->len);
+  };
+
+  // Where the 16 tags live before: the moved slots must carry some of them.
+  auto tag_owners = [&] {
+    dq::ReplyPtr slots = cluster.nodes()[0]->command({"CLUSTER", "SLOTS"});
+    std::vector<int> owners;
+    for (int i = 0; i < dq::kClusterVirtualShards; ++i) {
+      auto owner = dq::slot_owner(slots.get(), dq::key_slot("{dq:" + std::to_string(i) + "}"));
+      owners.push_back(owner ? owner->port : 0);
+    }
+    return owners;
+  };
+  std::vector<int> before = tag_owners();
+  // From the owner of slot 0: its first 300 slots hold {dq:2} (84) and
+  // {dq:6} (208); redis-cli moves a node's lowest slots first.
+  TestRedis* source = nullptr;
+  {
+    dq::ReplyPtr slots = cluster.nodes()[0]->command({"CLUSTER", "SLOTS"});
+    auto owner = dq::slot_owner(slots.get(), 0);
+    REQUIRE(owner);
+    for (TestRedis* node : primaries) {
+      source = node->port() == owner->port ? node : source;
+    }
+  }
+  REQUIRE(source != nullptr);
+  TestRedis* target = primaries[0] == source ? primaries[1] : primaries[0];
+
+  std::atomic<bool> adding{true};
+  std::mutex mutex;
+  std::vector<std::string> accepted;
+  std::map<long, int> answers;
+  std::thread producer([&] {
+    HttpClient http;
+    for (int batch = 0; adding; ++batch) {
+      Json jobs = Json::array();
+      for (int i = 0; i < 50; ++i) {
+        jobs.push_back(Json{{"id", "r" + std::to_string(batch) + "-" + std::to_string(i)},
+                            {"body", Json{{"i", i}}},
+                            {"delay", 1}});
+      }
+      auto answer =
+          http.request("POST", dqd.jobs_url("r") + "/batch", Json{{"jobs", jobs}}.dump(), 30000);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (answer.status != 200) {
+        ++answers[answer.status];
+        continue;
+      }
+      Json parsed = answer.json();
+      for (const auto& result : parsed["results"]) {
+        long status = result["status"].get<long>();
+        ++answers[status];
+        if (status == 201) {
+          accepted.push_back(result["id"].get<std::string>());
+        }
+      }
+    }
+  });
+  dq::test::sleep_ms(1500);
+  std::string output;
+  int64_t started = dq::test::wall_ms();
+  int status = dq::test::run_command(
+      {"/usr/bin/redis-cli", "--cluster", "reshard", source->address(), "--cluster-from",
+       id_of(source), "--cluster-to", id_of(target), "--cluster-slots", "300", "--cluster-yes"},
+      &output);
+  MESSAGE("reshard took ", dq::test::wall_ms() - started, " ms");
+  CHECK_MESSAGE(status == 0, output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
+  std::vector<int> after = tag_owners();
+  int moved = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    moved += before[i] != after[i];
+  }
+  MESSAGE(moved, " of the 16 virtual shards moved to another primary");
+  CHECK(moved > 0);
+  dq::test::sleep_ms(1500);
+  adding = false;
+  producer.join();
+  for (const auto& [code, count] : answers) {
+    MESSAGE("answer ", code, ": ", count);
+  }
+  CHECK(callback.wait_for(accepted.size(), 60000));
+  dq::test::sleep_ms(1500);
+  auto by_id = dq::test::deliveries_by_id(callback);
+  size_t lost = 0;
+  size_t twice = 0;
+  for (const auto& id : accepted) {
+    auto found = by_id.find(id);
+    lost += found == by_id.end();
+    twice += found != by_id.end() && found->second > 1;
+  }
+  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
+  CHECK(!accepted.empty());
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+}
