@@ -86,7 +86,15 @@ void DeadCallbackLoop::run() {
   while (!stop_requested()) {
     topics_.refresh_if_older(config_.registry_refresh_ms);
     int handled = 0;
-    for (size_t shard = 0; shard < shards_.size() && !stop_requested(); ++shard) {
+    // Entries exist only for topics with a dead_callback (the scripts write
+    // none otherwise): without one, no Redis call at all. Entries of a
+    // callback removed since are still sent (or given up) while any is set.
+    bool any_dead_callback = false;
+    for (const auto& [name, topic] : topics_.all()) {
+      any_dead_callback = any_dead_callback || !topic.dead_callback.empty();
+    }
+    for (size_t shard = 0; any_dead_callback && shard < shards_.size() && !stop_requested();
+         ++shard) {
       handled += turn(shard);
     }
     if (handled > 0) {

@@ -30,9 +30,10 @@ started=$SECONDS
 cmake --build "$build" --parallel "$(($(nproc) + 1))"
 echo "run-all: build took $((SECONDS - started)) s"
 started=$SECONDS
-# Four at a time on two cores: most suites wait on timers, callbacks and
-# restarts rather than on the CPU (DQ_TEST_JOBS to change it).
-ctest --test-dir "$build" --output-on-failure -j"${DQ_TEST_JOBS:-4}"
+# Two at a time (DQ_TEST_JOBS to change it): at four on two cores with the
+# sanitizers, suites with 20 s waits (test_promise) and the 6-node cluster
+# missed them; their waits are to be made load-proof before raising it.
+ctest --test-dir "$build" --output-on-failure -j"${DQ_TEST_JOBS:-2}"
 echo "run-all: ctest took $((SECONDS - started)) s"
 # The fault suite's counts, one row per scenario (tests/fault/).
 cat "$build/tests/fault/fault_table.txt" 2>/dev/null || true
