@@ -43,18 +43,11 @@ Result<NewSession> SessionStore::create(const std::string& user) {
   created.session.csrf_token = random_hex(kTokenBytes);
   int64_t now = now_ms();
   created.session.expires_at_ms = now + ttl_ms_;
-  auto stmt = Statement::prepare(db_,
-                                 "INSERT INTO admin_sessions (token_hash, user, csrf_token, "
-                                 "created_at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, token_hash(created.token))
-      .bind(2, user)
-      .bind(3, created.session.csrf_token)
-      .bind(4, now)
-      .bind(5, created.session.expires_at_ms);
-  Status status = stmt->run();
+  Status status = run_sql(db_,
+                          "INSERT INTO admin_sessions (token_hash, user, csrf_token, "
+                          "created_at_ms, expires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
+                          token_hash(created.token), user, created.session.csrf_token, now,
+                          created.session.expires_at_ms);
   if (!status.is_ok()) {
     return status;
   }
@@ -77,11 +70,11 @@ Result<std::optional<Session>> SessionStore::find(const std::string& token) {
     auto stmt = Statement::prepare(
         db_,
         "SELECT s.user, s.csrf_token FROM admin_sessions s JOIN admin_users u ON u.name = s.user "
-        "WHERE s.token_hash = ?1 AND s.expires_at_ms > ?2");
+        "WHERE s.token_hash = ?1 AND s.expires_at_ms > ?2",
+        hash, now);
     if (!stmt.is_ok()) {
       return stmt.status();
     }
-    stmt->bind(1, hash).bind(2, now);
     auto row = stmt->step();
     if (!row.is_ok()) {
       return row.status();
@@ -91,13 +84,9 @@ Result<std::optional<Session>> SessionStore::find(const std::string& token) {
     }
     session = Session{stmt->column_text(0), stmt->column_text(1), now + ttl_ms_};
   }
-  auto touch =
-      Statement::prepare(db_, "UPDATE admin_sessions SET expires_at_ms = ?2 WHERE token_hash = ?1");
-  if (!touch.is_ok()) {
-    return touch.status();
-  }
-  touch->bind(1, hash).bind(2, session.expires_at_ms);
-  Status touched = touch->run();
+  Status touched =
+      run_sql(db_, "UPDATE admin_sessions SET expires_at_ms = ?2 WHERE token_hash = ?1", hash,
+              session.expires_at_ms);
   if (!touched.is_ok()) {
     return touched;
   }
@@ -105,21 +94,11 @@ Result<std::optional<Session>> SessionStore::find(const std::string& token) {
 }
 
 Status SessionStore::end(const std::string& token) {
-  auto stmt = Statement::prepare(db_, "DELETE FROM admin_sessions WHERE token_hash = ?1");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, token_hash(token));
-  return stmt->run();
+  return run_sql(db_, "DELETE FROM admin_sessions WHERE token_hash = ?1", token_hash(token));
 }
 
 Result<int64_t> SessionStore::sweep() {
-  auto stmt = Statement::prepare(db_, "DELETE FROM admin_sessions WHERE expires_at_ms <= ?1");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, now_ms());
-  Status status = stmt->run();
+  Status status = run_sql(db_, "DELETE FROM admin_sessions WHERE expires_at_ms <= ?1", now_ms());
   if (!status.is_ok()) {
     return status;
   }

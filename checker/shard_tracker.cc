@@ -18,11 +18,7 @@ std::optional<ShardChange> ShardTracker::record_ok(int64_t now_ms) {
   if (health_.up || successes_ < up_after_) {
     return std::nullopt;
   }
-  ShardChange change;
-  change.up = true;
-  change.reason = health_.reason;
-  change.at_ms = now_ms;
-  change.down_since_ms = health_.since_ms;
+  ShardChange change{true, health_.reason, now_ms, health_.since_ms};
   health_.up = true;
   health_.since_ms = now_ms;
   health_.reason.clear();
@@ -43,11 +39,7 @@ std::optional<ShardChange> ShardTracker::record_failure(const std::string& reaso
   if (health_.failures < down_after_) {
     return std::nullopt;
   }
-  ShardChange change;
-  change.up = false;
-  change.reason = reason;
-  change.at_ms = now_ms;
-  change.down_since_ms = first_failure_ms_;
+  ShardChange change{false, reason, now_ms, first_failure_ms_};
   health_.up = false;
   health_.since_ms = first_failure_ms_;
   health_.reason = reason;

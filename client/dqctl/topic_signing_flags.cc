@@ -1,6 +1,5 @@
-// Implements client/dqctl/topic_signing_flags.h.
-#include "client/dqctl/topic_signing_flags.h"
-
+// Implements the signing flags of client/dqctl/topic_options.h.
+#include "client/dqctl/topic_options.h"
 #include "common/registry/topic_json.h"
 
 namespace dq::ctl {

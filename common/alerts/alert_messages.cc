@@ -26,34 +26,23 @@ Result<int64_t> AlertMessages::add(const AlertMessage& message,
   if (!transaction.is_ok()) {
     return transaction.status();
   }
-  auto insert = Statement::prepare(
+  Status status = run_sql(
       db_.get(),
       "INSERT INTO alert_messages (kind, subject, text, recipients, payload, mail_state, "
-      "webhook_state, next_attempt_at_ms, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!insert.is_ok()) {
-    return insert.status();
-  }
-  insert->bind(1, message.kind)
-      .bind(2, message.subject)
-      .bind(3, message.text)
-      .bind(4, message.recipients)
-      .bind(5, message.payload.dump())
-      .bind(6, message.mail_state)
-      .bind(7, message.webhook_state)
-      .bind(8, message.next_attempt_at_ms)
-      .bind(9, message.created_at_ms);
-  Status status = insert->run();
+      "webhook_state, next_attempt_at_ms, created_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      message.kind, message.subject, message.text, message.recipients, message.payload.dump(),
+      message.mail_state, message.webhook_state, message.next_attempt_at_ms, message.created_at_ms);
   if (!status.is_ok()) {
     return status;
   }
   int64_t id = sqlite3_last_insert_rowid(db_.get());
   for (int64_t event : event_ids) {
     auto stamp = Statement::prepare(
-        db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ? AND sent_at_ms IS NULL");
+        db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ? AND sent_at_ms IS NULL",
+        message.created_at_ms, event);
     if (!stamp.is_ok()) {
       return stamp.status();
     }
-    stamp->bind(1, message.created_at_ms).bind(2, event);
     status = stamp->run();
     if (!status.is_ok()) {
       return status;
@@ -71,30 +60,20 @@ Result<int64_t> AlertMessages::add(const AlertMessage& message,
 
 Result<std::vector<AlertMessage>> AlertMessages::select(const char* sql, int64_t first,
                                                         int64_t limit) {
-  auto statement = Statement::prepare(db_.get(), sql);
+  auto statement = Statement::prepare(db_.get(), sql, first, limit);
   if (!statement.is_ok()) {
     return statement.status();
   }
-  statement->bind(1, first).bind(2, limit);
   return statement->rows([](const Statement& row) {
     AlertMessage message;
-    message.id = row.column_int(0);
-    message.kind = row.column_text(1);
-    message.subject = row.column_text(2);
-    message.text = row.column_text(3);
-    message.recipients = row.column_text(4);
-    message.payload = Json::parse(row.column_text(5), nullptr, false);
+    std::string payload;
+    row.read(&message.id, &message.kind, &message.subject, &message.text, &message.recipients,
+             &payload, &message.mail_state, &message.webhook_state, &message.attempts,
+             &message.next_attempt_at_ms, &message.last_error, &message.created_at_ms,
+             &message.sent_at_ms);
+    message.payload = Json::parse(payload, nullptr, false);
     if (message.payload.is_discarded()) {
       message.payload = Json::object();
-    }
-    message.mail_state = row.column_text(6);
-    message.webhook_state = row.column_text(7);
-    message.attempts = static_cast<int>(row.column_int(8));
-    message.next_attempt_at_ms = row.column_int(9);
-    message.last_error = row.column_text(10);
-    message.created_at_ms = row.column_int(11);
-    if (!row.column_text(12).empty()) {
-      message.sent_at_ms = row.column_int(12);
     }
     return message;
   });
@@ -114,15 +93,11 @@ Result<std::vector<AlertMessage>> AlertMessages::recent(size_t limit) {
 }
 
 Result<bool> AlertMessages::claim(const AlertMessage& message, int64_t until_ms) {
-  auto statement = Statement::prepare(
+  Status status = run_sql(
       db_.get(),
       "UPDATE alert_messages SET next_attempt_at_ms = ? WHERE id = ? AND next_attempt_at_ms = ? "
-      "AND sent_at_ms IS NULL");
-  if (!statement.is_ok()) {
-    return statement.status();
-  }
-  statement->bind(1, until_ms).bind(2, message.id).bind(3, message.next_attempt_at_ms);
-  Status status = statement->run();
+      "AND sent_at_ms IS NULL",
+      until_ms, message.id, message.next_attempt_at_ms);
   if (!status.is_ok()) {
     return status;
   }
@@ -130,20 +105,12 @@ Result<bool> AlertMessages::claim(const AlertMessage& message, int64_t until_ms)
 }
 
 Status AlertMessages::update(const AlertMessage& message) {
-  auto statement = Statement::prepare(
-      db_.get(),
-      "UPDATE alert_messages SET mail_state = ?, webhook_state = ?, attempts = ?, "
-      "next_attempt_at_ms = ?, last_error = ?, sent_at_ms = NULLIF(?, -1) WHERE id = ?");
-  if (!statement.is_ok()) {
-    return statement.status();
-  }
-  statement->bind(1, message.mail_state)
-      .bind(2, message.webhook_state)
-      .bind(3, int64_t{message.attempts})
-      .bind(4, message.next_attempt_at_ms)
-      .bind(5, message.last_error);
-  statement->bind(6, message.sent_at_ms.value_or(int64_t{-1})).bind(7, message.id);
-  return statement->run();
+  return run_sql(db_.get(),
+                 "UPDATE alert_messages SET mail_state = ?, webhook_state = ?, attempts = ?, "
+                 "next_attempt_at_ms = ?, last_error = ?, sent_at_ms = NULLIF(?, -1) WHERE id = ?",
+                 message.mail_state, message.webhook_state, message.attempts,
+                 message.next_attempt_at_ms, message.last_error,
+                 message.sent_at_ms.value_or(int64_t{-1}), message.id);
 }
 
 }  // namespace dq

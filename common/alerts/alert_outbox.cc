@@ -48,23 +48,12 @@ Result<std::unique_ptr<AlertOutbox>> AlertOutbox::open(const std::string& sqlite
 }
 
 Result<int64_t> AlertOutbox::queue(const AlertMail& mail) {
-  auto statement = Statement::prepare(
+  Status status = run_sql(
       db_.get(),
       "INSERT INTO alert_outbox (topic, job_id, recipients, subject, text, created_at_ms, kind, "
-      "attempts, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  if (!statement.is_ok()) {
-    return statement.status();
-  }
-  statement->bind(1, mail.topic)
-      .bind(2, mail.job_id)
-      .bind(3, mail.recipients)
-      .bind(4, mail.subject)
-      .bind(5, mail.text)
-      .bind(6, mail.created_at_ms)
-      .bind(7, mail.kind)
-      .bind(8, int64_t{mail.attempts})
-      .bind(9, mail.error);
-  Status status = statement->run();
+      "attempts, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      mail.topic, mail.job_id, mail.recipients, mail.subject, mail.text, mail.created_at_ms,
+      mail.kind, int64_t{mail.attempts}, mail.error);
   if (!status.is_ok()) {
     return status;
   }
@@ -72,26 +61,14 @@ Result<int64_t> AlertOutbox::queue(const AlertMail& mail) {
 }
 
 Result<std::vector<AlertMail>> AlertOutbox::select(const char* sql, size_t limit) {
-  auto statement = Statement::prepare(db_.get(), sql);
+  auto statement = Statement::prepare(db_.get(), sql, static_cast<int64_t>(limit));
   if (!statement.is_ok()) {
     return statement.status();
   }
-  statement->bind(1, static_cast<int64_t>(limit));
   return statement->rows([](const Statement& row) {
     AlertMail mail;
-    mail.id = row.column_int(0);
-    mail.topic = row.column_text(1);
-    mail.job_id = row.column_text(2);
-    mail.recipients = row.column_text(3);
-    mail.subject = row.column_text(4);
-    mail.text = row.column_text(5);
-    mail.created_at_ms = row.column_int(6);
-    if (!row.column_text(7).empty()) {
-      mail.sent_at_ms = row.column_int(7);
-    }
-    mail.kind = row.column_text(8);
-    mail.attempts = static_cast<int>(row.column_int(9));
-    mail.error = row.column_text(10);
+    row.read(&mail.id, &mail.topic, &mail.job_id, &mail.recipients, &mail.subject, &mail.text,
+             &mail.created_at_ms, &mail.sent_at_ms, &mail.kind, &mail.attempts, &mail.error);
     return mail;
   });
 }
@@ -111,13 +88,7 @@ Result<std::vector<AlertMail>> AlertOutbox::recent(size_t limit) {
 }
 
 Status AlertOutbox::mark_sent(int64_t id, int64_t sent_at_ms) {
-  auto statement =
-      Statement::prepare(db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ?");
-  if (!statement.is_ok()) {
-    return statement.status();
-  }
-  statement->bind(1, sent_at_ms).bind(2, id);
-  return statement->run();
+  return run_sql(db_.get(), "UPDATE alert_outbox SET sent_at_ms = ? WHERE id = ?", sent_at_ms, id);
 }
 
 }  // namespace dq

@@ -9,12 +9,9 @@
 
 namespace dq {
 
-using CurlEasy = UniqueHandle<CURL, curl_easy_cleanup>;
-using CurlMulti = UniqueHandle<CURLM, curl_multi_cleanup>;
+// A header list, and the one way dq appends to it: keeps the list unchanged
+// when curl runs out of memory.
 using CurlSlist = UniqueHandle<curl_slist, curl_slist_free_all>;
-using CurlUrl = UniqueHandle<CURLU, curl_url_cleanup>;
-
-// Appends a header line; keeps the list unchanged when curl runs out of memory.
 inline void append_header(CurlSlist& list, const char* line) {
   curl_slist* grown = curl_slist_append(list.get(), line);
   if (grown) {
@@ -24,5 +21,9 @@ inline void append_header(CurlSlist& list, const char* line) {
     list.reset(grown);
   }
 }
+
+using CurlEasy = UniqueHandle<CURL, curl_easy_cleanup>;
+using CurlMulti = UniqueHandle<CURLM, curl_multi_cleanup>;
+using CurlUrl = UniqueHandle<CURLU, curl_url_cleanup>;
 
 }  // namespace dq

@@ -118,14 +118,9 @@ Status AdminUsers::add(const std::string& name, const std::string& password) {
   if (!hashed.is_ok()) {
     return hashed.status();
   }
-  auto stmt = Statement::prepare(
-      db_.get(),
-      "INSERT INTO admin_users (name, password_hash, created_at_ms) VALUES (?1, ?2, ?3)");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, name).bind(2, *hashed).bind(3, now_ms());
-  Status status = stmt->run();
+  Status status = run_sql(
+      db_.get(), "INSERT INTO admin_users (name, password_hash, created_at_ms) VALUES (?1, ?2, ?3)",
+      name, *hashed, now_ms());
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "user '" + name + "' exists already");
   }
@@ -137,20 +132,18 @@ Status AdminUsers::remove(const std::string& name) {
   if (!transaction.is_ok()) {
     return transaction.status();
   }
-  auto users = Statement::prepare(db_.get(), "DELETE FROM admin_users WHERE name = ?1");
+  auto users = Statement::prepare(db_.get(), "DELETE FROM admin_users WHERE name = ?1", name);
   if (!users.is_ok()) {
     return users.status();
   }
-  users->bind(1, name);
   Status status = users->run_changing("user '" + name + "' does not exist");
   if (!status.is_ok()) {
     return status;
   }
-  auto sessions = Statement::prepare(db_.get(), "DELETE FROM admin_sessions WHERE user = ?1");
+  auto sessions = Statement::prepare(db_.get(), "DELETE FROM admin_sessions WHERE user = ?1", name);
   if (!sessions.is_ok()) {
     return sessions.status();
   }
-  sessions->bind(1, name);
   status = sessions->run();
   if (!status.is_ok()) {
     return status;

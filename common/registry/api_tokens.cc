@@ -98,14 +98,10 @@ Result<std::string> ApiTokens::create(const std::string& name, const TokenScope&
     return Status(Code::kInvalid, "topics: give \"*\" or at least one topic");
   }
   std::string secret = new_secret();
-  auto stmt = Statement::prepare(db_.get(),
-                                 "INSERT INTO api_tokens (name, token_hash, topics, created_at_ms) "
-                                 "VALUES (?1, ?2, ?3, ?4)");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, name).bind(2, api_token_hash(secret)).bind(3, scope.text()).bind(4, now_ms());
-  Status status = stmt->run();
+  Status status = run_sql(db_.get(),
+                          "INSERT INTO api_tokens (name, token_hash, topics, created_at_ms) "
+                          "VALUES (?1, ?2, ?3, ?4)",
+                          name, api_token_hash(secret), scope.text(), now_ms());
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "token '" + name + "' exists already");
   }
@@ -116,11 +112,10 @@ Result<std::string> ApiTokens::create(const std::string& name, const TokenScope&
 }
 
 Status ApiTokens::remove(const std::string& name) {
-  auto stmt = Statement::prepare(db_.get(), "DELETE FROM api_tokens WHERE name = ?1");
+  auto stmt = Statement::prepare(db_.get(), "DELETE FROM api_tokens WHERE name = ?1", name);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, name);
   return stmt->run_changing("token '" + name + "' does not exist");
 }
 

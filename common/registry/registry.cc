@@ -39,31 +39,15 @@ constexpr const char* kTopicColumns =
 
 Topic read_topic(const Statement& row) {
   Topic topic;
-  topic.name = row.column_text(0);
-  topic.callback_url = row.column_text(1);
-  topic.method = row.column_text(2);
-  topic.timeout_ms = static_cast<int>(row.column_int(3));
-  topic.default_delay_s = row.column_int(4);
-  topic.max_attempts = static_cast<int>(row.column_int(5));
-  topic.priority = static_cast<int>(row.column_int(6));
-  topic.retry_ms = row.column_text(7);
-  topic.alert_emails = row.column_text(8);
-  topic.creator = row.column_text(9);
-  topic.online = row.column_text(10) == "online";
-  topic.created_at_ms = row.column_int(11);
-  topic.updated_at_ms = row.column_int(12);
-  topic.callback_format = row.column_text(13);
-  topic.success_json = row.column_text(14);
-  topic.max_deferrals = static_cast<int>(row.column_int(15));
-  topic.dead_on = row.column_text(16);
-  topic.retry_jitter = static_cast<int>(row.column_int(17));
-  topic.circuit_breaker = row.column_int(18) != 0;
-  topic.circuit_failures = static_cast<int>(row.column_int(19));
-  topic.circuit_open_ms = static_cast<int>(row.column_int(20));
-  topic.max_in_flight = static_cast<int>(row.column_int(21));
-  topic.max_rate = static_cast<int>(row.column_int(22));
-  topic.max_burst = static_cast<int>(row.column_int(23));
-  topic.dead_callback = row.column_text(24);
+  std::string status;
+  row.read(&topic.name, &topic.callback_url, &topic.method, &topic.timeout_ms,
+           &topic.default_delay_s, &topic.max_attempts, &topic.priority, &topic.retry_ms,
+           &topic.alert_emails, &topic.creator, &status, &topic.created_at_ms, &topic.updated_at_ms,
+           &topic.callback_format, &topic.success_json, &topic.max_deferrals, &topic.dead_on,
+           &topic.retry_jitter, &topic.circuit_breaker, &topic.circuit_failures,
+           &topic.circuit_open_ms, &topic.max_in_flight, &topic.max_rate, &topic.max_burst,
+           &topic.dead_callback);
+  topic.online = status == "online";
   return topic;
 }
 
@@ -316,11 +300,10 @@ Status Registry::delete_topic(const std::string& name) {
   if (!transaction.is_ok()) {
     return transaction.status();
   }
-  auto stmt = Statement::prepare(db_, "DELETE FROM topics WHERE name = ?1");
+  auto stmt = Statement::prepare(db_, "DELETE FROM topics WHERE name = ?1", name);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, name);
   Status status = stmt->run_changing("topic '" + name + "' does not exist");
   if (status.is_ok()) {
     status = delete_signing_keys(db_, name);  // a topic re-added later starts unsigned
@@ -351,13 +334,9 @@ Status Registry::add_extra_shard(const std::string& address, const std::string& 
   if (password.find_first_of(",\r\n") != std::string::npos) {
     return bad_field("password", "must not contain a comma or a line break");
   }
-  auto stmt = Statement::prepare(
-      db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, address).bind(2, password).bind(3, now_ms());
-  Status status = stmt->run();
+  Status status = run_sql(
+      db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)",
+      address, password, now_ms());
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "shard " + address + " is listed already");
   }
@@ -365,11 +344,10 @@ Status Registry::add_extra_shard(const std::string& address, const std::string& 
 }
 
 Status Registry::remove_extra_shard(const std::string& address) {
-  auto stmt = Statement::prepare(db_, "DELETE FROM shards WHERE address = ?1");
+  auto stmt = Statement::prepare(db_, "DELETE FROM shards WHERE address = ?1", address);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, address);
   return stmt->run_changing("shard '" + address + "' is not in the registry");
 }
 
@@ -390,14 +368,10 @@ Status Registry::set_alert_setting(const std::string& key, const std::string& va
   if (key.empty()) {
     return bad_field("key", "must not be empty");
   }
-  auto stmt = Statement::prepare(db_,
-                                 "INSERT INTO alert_settings (key, value) VALUES (?1, ?2) "
-                                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, key).bind(2, value);
-  return stmt->run();
+  return run_sql(db_,
+                 "INSERT INTO alert_settings (key, value) VALUES (?1, ?2) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 key, value);
 }
 
 }  // namespace dq

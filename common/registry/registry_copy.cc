@@ -11,11 +11,11 @@ std::string version_conflict_message(const std::string& kind, const std::string&
 
 Result<LocalVersion> local_version(sqlite3* db, const std::string& kind, const std::string& name) {
   auto stmt = Statement::prepare(
-      db, "SELECT version, row_hash FROM registry_versions WHERE kind = ?1 AND name = ?2");
+      db, "SELECT version, row_hash FROM registry_versions WHERE kind = ?1 AND name = ?2", kind,
+      name);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, kind).bind(2, name);
   auto row = stmt->step();
   if (!row.is_ok()) {
     return row.status();
@@ -30,11 +30,10 @@ Result<LocalVersion> local_version(sqlite3* db, const std::string& kind, const s
 
 Result<std::map<std::string, LocalVersion>> local_versions(sqlite3* db, const std::string& kind) {
   auto stmt = Statement::prepare(
-      db, "SELECT name, version, row_hash FROM registry_versions WHERE kind = ?1");
+      db, "SELECT name, version, row_hash FROM registry_versions WHERE kind = ?1", kind);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, kind);
   auto rows = stmt->rows([](const Statement& row) {
     return std::make_pair(row.column_text(0), LocalVersion{row.column_int(1), row.column_text(2)});
   });
@@ -46,25 +45,16 @@ Result<std::map<std::string, LocalVersion>> local_versions(sqlite3* db, const st
 
 Status set_local_version(sqlite3* db, const std::string& kind, const std::string& name,
                          const LocalVersion& version) {
-  auto stmt = Statement::prepare(
+  return run_sql(
       db,
       "INSERT INTO registry_versions (kind, name, version, row_hash) VALUES (?1, ?2, ?3, ?4) "
       "ON CONFLICT(kind, name) DO UPDATE SET version = excluded.version, "
-      "row_hash = excluded.row_hash");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, kind).bind(2, name).bind(3, version.version).bind(4, version.row_hash);
-  return stmt->run();
+      "row_hash = excluded.row_hash",
+      kind, name, version.version, version.row_hash);
 }
 
 Status forget_version(sqlite3* db, const std::string& kind, const std::string& name) {
-  auto stmt = Statement::prepare(db, "DELETE FROM registry_versions WHERE kind = ?1 AND name = ?2");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, kind).bind(2, name);
-  return stmt->run();
+  return run_sql(db, "DELETE FROM registry_versions WHERE kind = ?1 AND name = ?2", kind, name);
 }
 
 Result<int64_t> seen_change(sqlite3* db) {
@@ -80,15 +70,10 @@ Result<int64_t> seen_change(sqlite3* db) {
 }
 
 Status set_seen_change(sqlite3* db, int64_t change) {
-  auto stmt =
-      Statement::prepare(db,
-                         "INSERT INTO registry_sync (key, value) VALUES ('seen_change', ?1) "
-                         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, std::to_string(change));
-  return stmt->run();
+  return run_sql(db,
+                 "INSERT INTO registry_sync (key, value) VALUES ('seen_change', ?1) "
+                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                 std::to_string(change));
 }
 
 Status forget_versions(sqlite3* db) {

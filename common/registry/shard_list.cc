@@ -23,10 +23,7 @@ Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db) {
   }
   return stmt->rows([](const Statement& row) {
     RegistryShard shard;
-    shard.address = row.column_text(0);
-    shard.password = row.column_text(1);
-    shard.state = row.column_text(2);
-    shard.created_at_ms = row.column_int(3);
+    row.read(&shard.address, &shard.password, &shard.state, &shard.created_at_ms);
     return shard;
   });
 }
@@ -118,11 +115,11 @@ Status set_registry_shard_state(sqlite3* db, const std::string& address, const s
   if (state != "active" && state != "draining") {
     return Status(Code::kInvalid, "state: active or draining");
   }
-  auto stmt = Statement::prepare(db, "UPDATE shards SET state = ?2 WHERE address = ?1");
+  auto stmt =
+      Statement::prepare(db, "UPDATE shards SET state = ?2 WHERE address = ?1", address, state);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, address).bind(2, state);
   return stmt->run_changing("shard " + address + " is not in the registry");
 }
 

@@ -40,11 +40,11 @@ Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_
       db,
       "SELECT topic, key_id, kind, secret, public_key, created_at_ms, retires_at_ms "
       "FROM topic_signing_keys WHERE retires_at_ms = 0 OR retires_at_ms > ?1 "
-      "ORDER BY created_at_ms, rowid");
+      "ORDER BY created_at_ms, rowid",
+      now_ms);
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  stmt->bind(1, now_ms);
   std::map<std::string, Topic*> by_name;
   for (Topic& topic : *topics) {
     topic.signing_keys.clear();
@@ -58,17 +58,14 @@ Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_
     if (!*row) {
       return Status::ok();
     }
-    auto owner = by_name.find(stmt->column_text(0));
+    SigningKey key;
+    std::string topic;
+    stmt->read(&topic, &key.key_id, &key.kind, &key.secret, &key.public_key, &key.created_at_ms,
+               &key.retires_at_ms);
+    auto owner = by_name.find(topic);
     if (owner == by_name.end()) {
       continue;
     }
-    SigningKey key;
-    key.key_id = stmt->column_text(1);
-    key.kind = stmt->column_text(2);
-    key.secret = stmt->column_text(3);
-    key.public_key = stmt->column_text(4);
-    key.created_at_ms = stmt->column_int(5);
-    key.retires_at_ms = stmt->column_int(6);
     Status decoded = decode_signing_key(&key);
     if (!decoded.is_ok()) {
       err_log().warn("topic {}: {}", owner->first, decoded.message());
@@ -79,12 +76,7 @@ Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_
 }
 
 Status delete_signing_keys(sqlite3* db, const std::string& topic) {
-  auto stmt = Statement::prepare(db, "DELETE FROM topic_signing_keys WHERE topic = ?1");
-  if (!stmt.is_ok()) {
-    return stmt.status();
-  }
-  stmt->bind(1, topic);
-  return stmt->run();
+  return run_sql(db, "DELETE FROM topic_signing_keys WHERE topic = ?1", topic);
 }
 
 Status store_signing_keys(sqlite3* db, const Topic& topic) {
@@ -96,17 +88,12 @@ Status store_signing_keys(sqlite3* db, const Topic& topic) {
     auto stmt = Statement::prepare(
         db,
         "INSERT INTO topic_signing_keys (topic, key_id, kind, secret, public_key, "
-        "created_at_ms, retires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        "created_at_ms, retires_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        topic.name, key.key_id, key.kind, key.secret, key.public_key, key.created_at_ms,
+        key.retires_at_ms);
     if (!stmt.is_ok()) {
       return stmt.status();
     }
-    stmt->bind(1, topic.name)
-        .bind(2, key.key_id)
-        .bind(3, key.kind)
-        .bind(4, key.secret)
-        .bind(5, key.public_key)
-        .bind(6, key.created_at_ms)
-        .bind(7, key.retires_at_ms);
     status = stmt->run();
   }
   return status;

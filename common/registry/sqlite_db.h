@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/core/status.h"
@@ -39,6 +40,10 @@ Result<int64_t> pragma_int(sqlite3* db, const char* pragma);
 class Statement {
  public:
   static Result<Statement> prepare(sqlite3* db, const char* sql);
+  // Prepares `sql` with `values` bound to ?1, ?2, ... in order (text as
+  // std::string or const char*, any integer as int64_t).
+  template <typename... Values>
+  static Result<Statement> prepare(sqlite3* db, const char* sql, const Values&... values);
   // Prepares `sql`, binds `key` to ?1 and steps once: the statement standing
   // on its first row, or nullopt when there is none.
   static Result<std::optional<Statement>> first_row(sqlite3* db, const std::string& sql,
@@ -60,13 +65,62 @@ class Statement {
 
   int64_t column_int(int column) const;
   std::string column_text(int column) const;
+  // Reads columns 0, 1, ... of the current row into `fields`, in order: text
+  // into std::string, integers into int64_t or int, 0/1 into bool, an integer
+  // or NULL into std::optional<int64_t>.
+  template <typename... Fields>
+  void read(Fields*... fields) const;
 
  private:
   Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  template <typename Value>
+  void bind_value(int index, const Value& value);
+  void read_column(int column, std::string* field) const { *field = column_text(column); }
+  void read_column(int column, int64_t* field) const { *field = column_int(column); }
+  void read_column(int column, int* field) const { *field = static_cast<int>(column_int(column)); }
+  void read_column(int column, bool* field) const { *field = column_int(column) != 0; }
+  void read_column(int column, std::optional<int64_t>* field) const {
+    *field = sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL
+                 ? std::nullopt
+                 : std::optional<int64_t>(column_int(column));
+  }
   sqlite3* db_;
   SqliteStmtHandle stmt_;
   int bind_rc_ = SQLITE_OK;
 };
+
+template <typename Value>
+void Statement::bind_value(int index, const Value& value) {
+  if constexpr (std::is_integral_v<Value>) {
+    bind(index, static_cast<int64_t>(value));
+  } else {
+    bind(index, std::string(value));
+  }
+}
+
+template <typename... Values>
+Result<Statement> Statement::prepare(sqlite3* db, const char* sql, const Values&... values) {
+  auto stmt = prepare(db, sql);
+  if (stmt.is_ok()) {
+    int index = 0;
+    (stmt->bind_value(++index, values), ...);
+  }
+  return stmt;
+}
+
+template <typename... Fields>
+void Statement::read(Fields*... fields) const {
+  int column = 0;
+  (read_column(column++, fields), ...);
+}
+
+// Runs one statement that answers no rows (INSERT/UPDATE/DELETE) with
+// `values` bound to ?1, ?2, ...
+template <typename... Values>
+Status run_sql(sqlite3* db, const char* sql, const Values&... values) {
+  auto stmt = Statement::prepare(db, sql, values...);
+  return stmt.is_ok() ? stmt->run() : stmt.status();
+}
 
 template <typename ReadRow>
 auto Statement::rows(ReadRow read_row) -> Result<std::vector<decltype(read_row(*this))>> {
