@@ -24,14 +24,7 @@
 #include "tests/support/redis_cluster.h"
 
 using dq::Json;
-using dq::test::CallbackServer;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::HttpClient;
-using dq::test::register_topic;
-using dq::test::TestCluster;
-using dq::test::TestRedis;
-using dq::test::wait_until;
+using namespace dq::test;
 
 namespace {
 
@@ -44,8 +37,7 @@ constexpr int kGenerousMs = 120000;
 // calling back a real callback server.
 struct ClusterWorld {
   explicit ClusterWorld(const std::string& topic, const std::string& extra_ini = "") {
-    dqd = std::make_unique<DqdProcess>(
-        dq::test::one_timer_one_consumer({cluster.shard_entry()}, extra_ini));
+    dqd = std::make_unique<DqdProcess>(one_timer_one_consumer({cluster.shard_entry()}, extra_ini));
     register_topic(*dqd, topic, callback.url());
     dqd->start();
   }
@@ -64,8 +56,8 @@ struct Tally {
 // little longer (a duplicate would come then); counts the accepted ones.
 Tally tally_deliveries(const CallbackServer& callback, const std::vector<std::string>& accepted) {
   CHECK(callback.wait_for(accepted.size(), kGenerousMs));
-  dq::test::sleep_ms(1500);
-  auto by_id = dq::test::deliveries_by_id(callback);
+  sleep_ms(1500);
+  auto by_id = deliveries_by_id(callback);
   Tally tally;
   for (const auto& id : accepted) {
     auto found = by_id.find(id);
@@ -199,8 +191,8 @@ TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each del
   }
 
   CHECK(callback.wait_for(jobs, kGenerousMs));
-  dq::test::sleep_ms(1500);  // a duplicate would come now
-  auto by_id = dq::test::deliveries_by_id(callback);
+  sleep_ms(1500);  // a duplicate would come now
+  auto by_id = deliveries_by_id(callback);
   int once = 0;
   int twice = 0;
   for (const auto& [id, count] : by_id) {
@@ -239,27 +231,30 @@ TEST_CASE(
   std::map<long, int> answers;
   std::vector<std::string> accepted;
   int n = 0;
+  // One add, counted; its answer's status.
+  auto add_one = [&] {
+    std::string id = "k" + std::to_string(n++);
+    auto answer = http.request("POST", dqd.jobs_url("k"), job_doc(id, Json{{"n", n}}, 2), 10000);
+    ++answers[answer.status];
+    if (answer.status == 201) {
+      accepted.push_back(id);
+    }
+    return answer.status;
+  };
   auto add_for = [&](int64_t ms) {
-    int64_t until = dq::test::wall_ms() + ms;
-    while (dq::test::wall_ms() < until) {
-      std::string id = "k" + std::to_string(n++);
-      auto answer =
-          http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
-      ++answers[answer.status];
-      if (answer.status == 201) {
-        accepted.push_back(id);
-      }
+    int64_t until = wall_ms() + ms;
+    while (wall_ms() < until) {
+      add_one();
     }
   };
   add_for(2000);
   victim->kill9();
-  int64_t killed = dq::test::wall_ms();
+  int64_t killed = wall_ms();
   // Adds go on until the replica was promoted and every virtual shard takes
   // adds again (the old primary, back as a replica, answers WAIT).
   // The cluster promotes the victim's replica (cluster-node-timeout 2 s).
-  bool promoted =
-      dq::test::wait_within(kGenerousMs, [&] { return cluster.primaries().size() == 3; });
-  MESSAGE("replica promoted ", dq::test::wall_ms() - killed, " ms after the kill");
+  bool promoted = wait_within(kGenerousMs, [&] { return cluster.primaries().size() == 3; });
+  MESSAGE("replica promoted ", wall_ms() - killed, " ms after the kill");
   if (!promoted) {
     for (TestRedis* node : cluster.nodes()) {
       if (node != victim) {
@@ -270,7 +265,7 @@ TEST_CASE(
     }
     for (TestRedis* node : cluster.nodes()) {
       std::string out;
-      dq::test::run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
+      run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
       MESSAGE(node->address(), " log:\n", out);
     }
   }
@@ -279,26 +274,19 @@ TEST_CASE(
   // Back as a replica of the promoted one, so its shards' WAIT 1 can answer.
   victim->start();
   int streak = 0;
-  bool recovered = dq::test::wait_within(kGenerousMs, [&] {
-    std::string id = "k" + std::to_string(n++);
-    auto answer =
-        http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
-    ++answers[answer.status];
-    if (answer.status == 201) {
-      accepted.push_back(id);
-    }
+  bool recovered = wait_within(kGenerousMs, [&] {
     // 40 successes in a row: every virtual shard took some, most likely.
-    streak = answer.status == 201 ? streak + 1 : 0;
+    streak = add_one() == 201 ? streak + 1 : 0;
     return streak >= 40;
   });
-  MESSAGE("every shard takes adds again ", dq::test::wall_ms() - killed, " ms after the kill");
+  MESSAGE("every shard takes adds again ", wall_ms() - killed, " ms after the kill");
   CHECK(recovered);
   // Restarted, it names itself primary until the others tell it otherwise.
   auto victim_demoted = [&] {
     auto primaries_now = cluster.primaries();
     return std::find(primaries_now.begin(), primaries_now.end(), victim) == primaries_now.end();
   };
-  dq::test::wait_within(kGenerousMs, victim_demoted);
+  wait_within(kGenerousMs, victim_demoted);
   CHECK(victim_demoted());
   add_for(1000);
   for (const auto& [status, count] : answers) {
@@ -377,18 +365,18 @@ TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliverie
     }
   });
   // Adds and deliveries are under way when the reshard starts.
-  dq::test::sleep_ms(1500);
-  dq::test::wait_within(kGenerousMs, [&] {
+  sleep_ms(1500);
+  wait_within(kGenerousMs, [&] {
     std::lock_guard<std::mutex> lock(mutex);
     return !accepted.empty();
   });
   std::string output;
-  int64_t started = dq::test::wall_ms();
-  int status = dq::test::run_command(
+  int64_t started = wall_ms();
+  int status = run_command(
       {"/usr/bin/redis-cli", "--cluster", "reshard", source->address(), "--cluster-from",
        id_of(source), "--cluster-to", id_of(target), "--cluster-slots", "300", "--cluster-yes"},
       &output);
-  MESSAGE("reshard took ", dq::test::wall_ms() - started, " ms");
+  MESSAGE("reshard took ", wall_ms() - started, " ms");
   CHECK_MESSAGE(status == 0, output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
   std::vector<int> after = tag_owners();
   int moved = 0;
@@ -397,7 +385,7 @@ TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliverie
   }
   MESSAGE(moved, " of the 16 virtual shards moved to another primary");
   CHECK(moved > 0);
-  dq::test::sleep_ms(1500);
+  sleep_ms(1500);
   adding = false;
   producer.join();
   for (const auto& [code, count] : answers) {

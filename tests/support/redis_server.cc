@@ -8,7 +8,6 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -156,13 +155,7 @@ bool TestRedis::launch() {
 }
 
 void TestRedis::reap(int timeout_ms) {
-  for (int waited = 0; pid_ > 0 && waited <= timeout_ms; waited += 10) {
-    int status = 0;
-    pid_t done = waitpid(pid_, &status, WNOHANG);
-    if (done == pid_ || done < 0) {
-      pid_ = -1;
-      return;
-    }
+  for (int waited = 0; waited <= timeout_ms && !child_exited(&pid_); waited += 10) {
     sleep_ms(10);
   }
 }
