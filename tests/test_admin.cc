@@ -12,6 +12,7 @@
 
 #include "common/core/json.h"
 #include "common/registry/admin_users.h"
+#include "tests/support/admin_client.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
@@ -24,16 +25,9 @@ namespace {
 
 constexpr const char* kPassword = "correct horse battery";
 
-struct Answer {
-  long status = 0;
-  std::string body;
-  std::map<std::string, std::string> headers;  // lower-case names
-  Json json() const { return Json::parse(body, nullptr, false); }
-  std::string header(const std::string& name) const {
-    auto it = headers.find(name);
-    return it == headers.end() ? "" : it->second;
-  }
-};
+// The browser-like client of tests/support/admin_client.h.
+using Browser = AdminClient;
+using Answer = AdminAnswer;
 
 std::string url_escape(const std::string& text) {
   char* escaped = curl_easy_escape(nullptr, text.c_str(), static_cast<int>(text.size()));
@@ -41,85 +35,6 @@ std::string url_escape(const std::string& text) {
   curl_free(escaped);
   return out;
 }
-
-size_t keep_body(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-size_t keep_header(char* data, size_t size, size_t count, void* user) {
-  std::string line(data, size * count);
-  size_t colon = line.find(':');
-  if (colon != std::string::npos) {
-    std::string name = line.substr(0, colon);
-    for (char& c : name) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(' '));
-    value.erase(value.find_last_not_of("\r\n") + 1);
-    (*static_cast<std::map<std::string, std::string>*>(user))[name] = value;
-  }
-  return size * count;
-}
-
-// A browser-like client: keeps the session cookie it is given, sends the
-// CSRF token when it has one and is told to.
-class Browser {
- public:
-  explicit Browser(std::string base) : base_(std::move(base)) {}
-
-  Answer call(const std::string& method, const std::string& path, const std::string& body = "",
-              bool with_csrf = true) {
-    dq::CurlEasy easy(curl_easy_init());
-    CURL* curl = easy.get();
-    Answer answer;
-    dq::CurlSlist headers;
-    dq::append_header(headers, "Content-Type: application/json");
-    if (!cookie_.empty()) {
-      dq::append_header(headers, ("Cookie: " + cookie_).c_str());
-    }
-    if (with_csrf && !csrf_.empty()) {
-      dq::append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
-    }
-    curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    if (!body.empty() || method == "POST" || method == "PUT") {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-    }
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_body);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
-    if (curl_easy_perform(curl) == CURLE_OK) {
-      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
-    }
-    return answer;
-  }
-
-  Answer login(const std::string& user, const std::string& password) {
-    Answer answer =
-        call("POST", "/api/login", Json{{"user", user}, {"password", password}}.dump(), false);
-    if (answer.status == 200) {
-      std::string set = answer.header("set-cookie");
-      cookie_ = set.substr(0, set.find(';'));
-      csrf_ = answer.json()["csrf"].get<std::string>();
-    }
-    return answer;
-  }
-
-  void forget_csrf() { csrf_.clear(); }
-  void set_csrf(const std::string& csrf) { csrf_ = csrf; }
-  const std::string& cookie() const { return cookie_; }
-
- private:
-  std::string base_;
-  std::string cookie_;
-  std::string csrf_;
-};
 
 // One dqd with the admin page and a first user from [admin] user and
 // password_file.

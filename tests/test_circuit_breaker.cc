@@ -33,16 +33,7 @@
 #include "tests/support/redis_server.h"
 
 using dq::Json;
-using dq::test::CallbackAnswer;
-using dq::test::CallbackServer;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::HttpClient;
-using dq::test::RecordedRequest;
-using dq::test::sleep_ms;
-using dq::test::TestRedis;
-using dq::test::wait_until;
-using dq::test::wall_ms;
+using namespace dq::test;
 
 namespace {
 

@@ -22,18 +22,7 @@
 #include "tests/support/redis_server.h"
 
 using dq::Json;
-using dq::test::CallbackAnswer;
-using dq::test::CallbackServer;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::HttpClient;
-using dq::test::job_doc;
-using dq::test::percentile;
-using dq::test::RecordedRequest;
-using dq::test::register_topic;
-using dq::test::sleep_ms;
-using dq::test::TestRedis;
-using dq::test::wait_until;
+using namespace dq::test;
 
 namespace {
 
@@ -64,11 +53,7 @@ void add_batch(HttpClient& http, const DqdProcess& dqd, const std::string& topic
 TEST_CASE("four topics online, 2,000 jobs of one topic due at once: all delivered in under 5 s") {
   TestRedis redis;
   CallbackServer callback;
-  DqdOptions options;
-  options.shards = {redis.address()};
-  options.timers = 1;
-  options.consumers = 1;
-  DqdProcess dqd(options);
+  DqdProcess dqd(one_timer_one_consumer({redis.address()}));
   for (const char* topic : {"a", "b", "c", "d"}) {
     register_topic(dqd, topic, callback.url());
   }
@@ -104,12 +89,9 @@ TEST_CASE("one shard of two stalled for 15 s: the other's jobs stay on time, non
     }
     return answer;
   });
-  DqdOptions options;
-  options.shards = {stalled.address(), healthy.address()};
-  options.timers = 1;
-  options.consumers = 1;
+  DqdOptions options = one_timer_one_consumer({stalled.address(), healthy.address()},
+                                              "[redis]\ncommand_timeout_ms = 1000\n");
   options.backoff_unit_ms = 200;
-  options.extra_ini = "[redis]\ncommand_timeout_ms = 1000\n";
   DqdProcess dqd(options);
   register_topic(dqd, "ok", callback.url("/ok"));
   register_topic(dqd, "failing", callback.url("/failing"), 1000, 100);
@@ -190,10 +172,7 @@ TEST_CASE("20 jobs at the largest allowed body are delivered while small adds ke
   TestRedis redis;
   CallbackServer callback;
   const size_t kLargest = dq::kMaxBodyBytesLimit;
-  DqdOptions options;
-  options.shards = {redis.address()};
-  options.timers = 1;
-  options.consumers = 1;
+  DqdOptions options = one_timer_one_consumer({redis.address()});
   // The production default for Redis commands (2 s), not the harness's 1 s:
   // under a loaded sanitizer build a 4 MiB add.lua can hold Redis for most of
   // a second, and this case is about small adds not starving, not timeouts.

@@ -1,6 +1,7 @@
 // The promise, end to end: an accepted job is delivered at least
 // once, never twice while nothing fails, and never early. Real redis-servers,
 // real dqd processes, a real callback server; every job is counted.
+#include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,8 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
-
 #include "common/core/json.h"
 #include "common/store/keys.h"
 #include "tests/support/callback_server.h"
@@ -26,19 +25,13 @@
 #include "tests/support/redis_server.h"
 
 using dq::Json;
-using dq::test::CallbackAnswer;
-using dq::test::CallbackServer;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::HttpClient;
-using dq::test::RecordedRequest;
-using dq::test::TestRedis;
-
-using dq::test::register_topic;
-using dq::test::sleep_ms;
-using dq::test::wait_until;
+using namespace dq::test;
 
 namespace {
+
+// A deadline to wait on, not a promise: CI runs two suites at once under
+// AddressSanitizer. Waits end as soon as their condition holds.
+constexpr int kGenerousMs = 60000;
 
 std::string job(const std::string& id, const Json& body, double delay) {
   return dq::test::job_doc(id, body, delay);
@@ -48,36 +41,50 @@ std::map<std::string, int> deliveries(const CallbackServer& callback) {
   return dq::test::deliveries_by_id(callback);
 }
 
-// One timer and one consumer on these shards: every job of a case goes
-// through the same two processes, so a duplicate or a loss points at them.
-DqdOptions one_timer_one_consumer(std::vector<std::string> shards, std::string extra_ini = "") {
-  DqdOptions options;
-  options.shards = std::move(shards);
-  options.timers = 1;
-  options.consumers = 1;
-  options.extra_ini = std::move(extra_ini);
-  return options;
+// Every write of the AOF buffer is in the file and fsynced (INFO persistence).
+bool aof_flushed(TestRedis& redis) {
+  dq::ReplyPtr info = redis.command({"INFO", "persistence"});
+  std::string text(info->str, info->len);
+  return text.find("aof_buffer_length:0\r\n") != std::string::npos &&
+         text.find("aof_pending_bio_fsync:0\r\n") != std::string::npos;
 }
+
+// Two shards with short Redis timeouts (one killed or hung is seen at once)
+// and a started dqd with one timer and one consumer on them; topic "orders".
+struct TwoShardWorld {
+  TwoShardWorld()
+      : dqd(one_timer_one_consumer({first.address(), second.address()},
+                                   "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n")) {
+    register_topic(dqd, "orders", callback.url());
+    dqd.start();
+  }
+
+  TestRedis first;
+  TestRedis second;
+  CallbackServer callback;
+  DqdProcess dqd;
+};
 
 }  // namespace
 
 TEST_CASE("a job deleted and re-added while its callback runs is delivered again, never lost") {
   TestRedis redis;
   CallbackServer callback;
-  // First deliveries hang 4 s (under the 5 s callback timeout), so every
-  // re-add happens while they run (with 1.5 s, 100 deletes and re-adds under
-  // ASan on a loaded CI machine were still going when the first answered).
+  // First deliveries hang 10 s (under the topic's 15 s callback timeout), so
+  // every re-add happens while they run (with 1.5 s, and then with 4 s, 100
+  // deletes and re-adds under ASan on a loaded CI machine could still be
+  // going when the first answered).
   callback.set_responder([](const RecordedRequest& request, size_t) {
     CallbackAnswer answer;
     if (request.body.find("\"v\":1") != std::string::npos) {
-      answer.delay_ms = 4000;
+      answer.delay_ms = 10000;
     }
     return answer;
   });
   DqdOptions options = one_timer_one_consumer({redis.address()});
   options.consumer_concurrency = 128;
   DqdProcess dqd(options);
-  register_topic(dqd, "remind", callback.url());
+  register_topic(dqd, "remind", callback.url(), /*timeout_ms=*/15000);
   dqd.start();
   HttpClient http;
   const int kJobs = 100;
@@ -86,7 +93,7 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
         http.post(dqd.jobs_url("remind"), job("r" + std::to_string(i), Json{{"v", 1}}, 0)).status ==
         201);
   }
-  REQUIRE(callback.wait_for(kJobs, 10000));
+  REQUIRE(callback.wait_for(kJobs, kGenerousMs));
   // Every first callback is in flight now: reschedule each job. The delete
   // says so (202, delivery_in_flight): that call is not stopped.
   int in_flight = 0;
@@ -101,7 +108,7 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
   MESSAGE("deletes answered 202 delivery_in_flight: ", in_flight, " of ", kJobs);
   CHECK(in_flight == kJobs);
   // The old callbacks answer 200 now; their acks must leave the new jobs alone.
-  REQUIRE(wait_until(25000, [&] { return callback.count() >= size_t{2} * kJobs; }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return callback.count() >= size_t{2} * kJobs; }));
   sleep_ms(1000);  // anything extra would show up by now
   int second = 0;
   for (const auto& request : callback.requests()) {
@@ -115,37 +122,31 @@ TEST_CASE("a job deleted and re-added while its callback runs is delivered again
 }
 
 TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each delivered once") {
-  TestRedis first;
-  TestRedis second;
-  CallbackServer callback;
-  DqdOptions options =
-      one_timer_one_consumer({first.address(), second.address()},
-                             "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n");
-  DqdProcess dqd(options);
-  register_topic(dqd, "orders", callback.url());
-  dqd.start();
+  TwoShardWorld world;
   HttpClient http;
   const int kJobs = 60;
   for (int i = 0; i < kJobs; ++i) {
-    REQUIRE(
-        http.post(dqd.jobs_url("orders"), job("o" + std::to_string(i), Json{{"n", i}}, 6)).status ==
-        201);
+    REQUIRE(http.post(world.dqd.jobs_url("orders"), job("o" + std::to_string(i), Json{{"n", i}}, 6))
+                .status == 201);
   }
-  sleep_ms(1200);  // AOF everysec: the adds are on disk
-  first.kill9();
+  // AOF everysec: the adds are in the file (written, and the fsync done)
+  // before the kill; a loaded machine can hold a write back for a while.
+  sleep_ms(1200);
+  REQUIRE(wait_until(kGenerousMs, [&] { return aof_flushed(world.first); }));
+  world.first.kill9();
   // Re-add every id (same body: a retry), with another body, and delete some.
   std::set<std::string> deleted;
   int held = 0;
   for (int i = 0; i < kJobs; ++i) {
     std::string id = "o" + std::to_string(i);
-    auto again = http.post(dqd.jobs_url("orders"), job(id, Json{{"n", i}}, 6));
+    auto again = http.post(world.dqd.jobs_url("orders"), job(id, Json{{"n", i}}, 6));
     // 504: kept held until the home is asked (a held copy is never a 2xx).
     CHECK((again.status == 200 || again.status == 504));
     held += again.status == 504;
-    auto other = http.post(dqd.jobs_url("orders"), job(id, Json{{"n", i + 1000}}, 6));
+    auto other = http.post(world.dqd.jobs_url("orders"), job(id, Json{{"n", i + 1000}}, 6));
     CHECK((other.status == 409 || other.status == 504));
     if (i % 3 == 0) {
-      auto removed = http.del(dqd.jobs_url("orders") + "/" + id);
+      auto removed = http.del(world.dqd.jobs_url("orders") + "/" + id);
       CHECK((removed.status == 204 || removed.status == 503));
       if (removed.status == 204) {
         deleted.insert(id);
@@ -155,13 +156,13 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
   MESSAGE("re-adds held while the home shard was down: ", held,
           "; deletes answered 204: ", deleted.size());
   CHECK(held > 0);
-  first.start();
+  world.first.start();
   // Every job is due 6 s after its add; give them time to arrive.
-  REQUIRE(wait_until(20000, [&] {
-    return deliveries(callback).size() + deleted.size() >= static_cast<size_t>(kJobs);
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return deliveries(world.callback).size() + deleted.size() >= static_cast<size_t>(kJobs);
   }));
   sleep_ms(1500);
-  auto count = deliveries(callback);
+  auto count = deliveries(world.callback);
   for (int i = 0; i < kJobs; ++i) {
     std::string id = "o" + std::to_string(i);
     CAPTURE(id);
@@ -183,15 +184,7 @@ static int home_of(TestRedis& first, TestRedis& second, const std::string& topic
 }
 
 TEST_CASE("another body for a pending id while its home is hung: never a 2xx that is dropped") {
-  TestRedis first;
-  TestRedis second;
-  CallbackServer callback;
-  DqdOptions options =
-      one_timer_one_consumer({first.address(), second.address()},
-                             "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n");
-  DqdProcess dqd(options);
-  register_topic(dqd, "orders", callback.url());
-  dqd.start();
+  TwoShardWorld world;
   HttpClient http;
   const Json kA = Json{{"v", "A"}};
   const Json kB = Json{{"v", "B"}};
@@ -199,17 +192,18 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   const int kPending = 16;
   std::map<std::string, int64_t> due;  // id -> the earliest due time a producer was told
   for (int i = 0; i < kPending; ++i) {
-    auto added = http.post(dqd.jobs_url("orders"), job("p" + std::to_string(i), kA, 8));
+    auto added = http.post(world.dqd.jobs_url("orders"), job("p" + std::to_string(i), kA, 8));
     REQUIRE(added.status == 201);
     due["p" + std::to_string(i)] = added.json()["due_at_ms"].get<int64_t>();
   }
   int on_first = 0;
-  for (const auto& entry : due) on_first += home_of(first, second, "orders", entry.first) == 0;
-  TestRedis& hung = on_first * 2 >= kPending ? first : second;
-  const int hung_index = &hung == &first ? 0 : 1;
+  for (const auto& entry : due)
+    on_first += home_of(world.first, world.second, "orders", entry.first) == 0;
+  TestRedis& hung = on_first * 2 >= kPending ? world.first : world.second;
+  const int hung_index = &hung == &world.first ? 0 : 1;
   std::set<std::string> homed_on_hung;
   for (const auto& entry : due) {
-    if (home_of(first, second, "orders", entry.first) == hung_index) {
+    if (home_of(world.first, world.second, "orders", entry.first) == hung_index) {
       homed_on_hung.insert(entry.first);
     }
   }
@@ -222,7 +216,7 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   int b_2xx = 0;
   for (const auto& entry : due) {
     for (int attempt = 0; attempt < 2; ++attempt) {
-      long status = http.post(dqd.jobs_url("orders"), job(entry.first, kB, 60)).status;
+      long status = http.post(world.dqd.jobs_url("orders"), job(entry.first, kB, 60)).status;
       ++b_answers[status];
       b_2xx += status / 100 == 2;
     }
@@ -232,7 +226,7 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   for (int i = 0; i < kFresh; ++i) {
     std::string id = "n" + std::to_string(i);
     int64_t sent = dq::test::wall_ms();
-    auto first_add = http.post(dqd.jobs_url("orders"), job(id, kA, 3));
+    auto first_add = http.post(world.dqd.jobs_url("orders"), job(id, kA, 3));
     ++fresh_answers[first_add.status];
     if (first_add.status / 100 == 2) {
       due[id] = first_add.json()["due_at_ms"].get<int64_t>();
@@ -242,7 +236,7 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
       continue;  // 503: nothing written, and a B could rightly be the job
     }
     for (int attempt = 0; attempt < 2; ++attempt) {
-      long status = http.post(dqd.jobs_url("orders"), job(id, kB, 60)).status;
+      long status = http.post(world.dqd.jobs_url("orders"), job(id, kB, 60)).status;
       ++b_answers[status];
       b_2xx += status / 100 == 2;
     }
@@ -259,15 +253,16 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   REQUIRE(kill(hung.pid(), SIGCONT) == 0);
 
   // Once the home answered, retries of B are refused and A is the job.
-  REQUIRE(wait_until(20000, [&] {
+  REQUIRE(wait_until(kGenerousMs, [&] {
     for (const auto& entry : due) {
-      if (http.post(dqd.jobs_url("orders"), job(entry.first, kB, 60)).status != 409) return false;
+      if (http.post(world.dqd.jobs_url("orders"), job(entry.first, kB, 60)).status != 409)
+        return false;
     }
     return true;
   }));
   int a_existing = 0;
   for (auto& [id, when] : due) {
-    auto again = http.post(dqd.jobs_url("orders"), job(id, kA, id[0] == 'p' ? 8 : 3));
+    auto again = http.post(world.dqd.jobs_url("orders"), job(id, kA, id[0] == 'p' ? 8 : 3));
     CAPTURE(id);
     CHECK((again.status == 200 || again.status == 201));
     a_existing += again.status == 200;
@@ -275,11 +270,11 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
       when = std::min(when, again.json()["due_at_ms"].get<int64_t>());
     }
   }
-  REQUIRE(wait_until(30000, [&] { return deliveries(callback).size() >= due.size(); }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return deliveries(world.callback).size() >= due.size(); }));
   sleep_ms(1500);  // anything extra would show up by now
   size_t delivered = 0, duplicated = 0, early = 0, wrong_body = 0;
   std::map<std::string, int> count;
-  for (const auto& request : callback.requests()) {
+  for (const auto& request : world.callback.requests()) {
     std::string id = request.header("x-dq-id");
     if (++count[id] == 1) {
       ++delivered;
@@ -334,7 +329,7 @@ TEST_CASE("jobs held for a shard that was then removed from the config are deliv
   DqdProcess dqd(options);
   register_topic(dqd, "orders", callback.url());
   dqd.start();
-  REQUIRE(wait_until(20000, [&] { return deliveries(callback).size() >= size_t{kJobs}; }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return deliveries(callback).size() >= size_t{kJobs}; }));
   sleep_ms(1000);  // anything extra would show up by now
   auto count = deliveries(callback);
   for (int i = 0; i < kJobs; ++i) {
@@ -355,19 +350,31 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
 
   std::map<std::string, long> answers;
   std::atomic<bool> adding{true};
+  std::atomic<int> sent{0};       // adds answered so far
+  std::atomic<int> not_added{0};  // of them, not 201
   std::thread producer([&] {
     HttpClient http;
     for (int i = 0; adding.load() && i < 5000; ++i) {
       std::string id = "p" + std::to_string(i);
-      answers[id] =
+      long status =
           http.request("POST", dqd.jobs_url("pay"), job(id, Json{{"i", i}}, 2), 3000).status;
+      answers[id] = status;
+      not_added += status != 201;
+      ++sent;
     }
   });
+  // Adds before, during (at least 2 s, and until one of them met the stall)
+  // and after the stall, however slow the machine is (not REQUIREd with the
+  // producer running: the counts are checked below).
   sleep_ms(300);
+  wait_until(kGenerousMs, [&] { return sent >= 10; });
   REQUIRE(kill(redis.pid(), SIGSTOP) == 0);
   sleep_ms(2000);
+  wait_until(kGenerousMs, [&] { return not_added > 0 || sent >= 5000; });
   REQUIRE(kill(redis.pid(), SIGCONT) == 0);
+  const int sent_at_resume = sent;
   sleep_ms(800);
+  wait_until(kGenerousMs, [&] { return sent >= sent_at_resume + 10 || sent >= 5000; });
   adding.store(false);
   producer.join();
 
@@ -375,7 +382,7 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
   int unknown = 0;
   HttpClient http;
   // Wait until the shard is up again for the checks.
-  REQUIRE(wait_until(5000, [&] {
+  REQUIRE(wait_until(kGenerousMs, [&] {
     return http.get(dqd.base_url() + "/healthz").json()["shards"][0]["up"] == true;
   }));
   for (const auto& entry : answers) {
@@ -417,7 +424,7 @@ TEST_CASE("Redis stalled during adds: a 503 created nothing, a 504 is safe to re
   for (const auto& [id, status] : answers) {
     expected += status != 503;
   }
-  REQUIRE(wait_until(20000, [&] { return deliveries(callback).size() >= expected; }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return deliveries(callback).size() >= expected; }));
   sleep_ms(1000);
   for (const auto& entry : deliveries(callback)) {
     const auto& id = entry.first;
@@ -453,7 +460,7 @@ TEST_CASE("a dqd whose clock is 10 s ahead never delivers early, nor twice") {
     REQUIRE(added.status == 201);
     due[id] = added.json()["due_at_ms"].get<int64_t>();
   }
-  REQUIRE(wait_until(20000, [&] { return callback.count() >= static_cast<size_t>(kJobs); }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return callback.count() >= static_cast<size_t>(kJobs); }));
   sleep_ms(1000);
   std::map<std::string, int> count;
   int early = 0;
@@ -492,12 +499,12 @@ TEST_CASE("a job whose consumer is killed during every attempt ends dead after i
   REQUIRE(http.post(dqd.jobs_url("hang"), job("h1", Json{{"x", 1}}, 0)).status == 201);
   for (size_t attempt = 1; attempt <= 3; ++attempt) {
     CAPTURE(attempt);
-    REQUIRE(callback.wait_for(attempt, 10000));
+    REQUIRE(callback.wait_for(attempt, kGenerousMs));
     std::vector<pid_t> consumers = dq::test::children_titled(dqd.pid(), "dq-consume_");
     REQUIRE(consumers.size() == 1);
     kill(consumers[0], SIGKILL);  // mid-delivery: the lease expires, the attempt counts
   }
-  REQUIRE(wait_until(10000, [&] {
+  REQUIRE(wait_until(kGenerousMs, [&] {
     auto got = http.get(dqd.jobs_url("hang") + "/h1");
     return got.status == 200 && got.json()["state"] == "dead";
   }));

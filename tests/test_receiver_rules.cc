@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/core/json.h"
-#include "common/http/curl_handle.h"
+#include "tests/support/admin_client.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -305,69 +305,21 @@ TEST_CASE("retry_jitter spreads jobs that failed together; without it they retur
 
 namespace {
 
-size_t keep_text(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+// A logged-in admin session (tests/support/admin_client.h).
+AdminClient admin_session(const std::string& base) {
+  REQUIRE(wait_until(10000, [&] { return http_request("GET", base + "/login").status == 200; }));
+  AdminClient admin(base);
+  auto answer = admin.login("admin", "correct horse battery");
+  REQUIRE(answer.status == 200);
+  REQUIRE(!answer.header("set-cookie").empty());
+  return admin;
 }
-
-// The admin API as its page calls it: a session cookie and the CSRF token.
-class AdminSession {
- public:
-  explicit AdminSession(std::string base) : base_(std::move(base)) {
-    REQUIRE(wait_until(10000, [&] { return http_request("GET", base_ + "/login").status == 200; }));
-    std::string headers;
-    auto answer =
-        call("POST", "/api/login",
-             Json{{"user", "admin"}, {"password", "correct horse battery"}}.dump(), &headers);
-    REQUIRE(answer.status == 200);
-    size_t at = headers.find("Set-Cookie: ");
-    if (at == std::string::npos) at = headers.find("set-cookie: ");
-    REQUIRE(at != std::string::npos);
-    std::string cookie = headers.substr(at + 12);
-    cookie_ = cookie.substr(0, cookie.find(';'));
-    csrf_ = answer.json()["csrf"].get<std::string>();
-  }
-
-  HttpResult call(const std::string& method, const std::string& path, const std::string& body,
-                  std::string* headers_out = nullptr) {
-    dq::CurlEasy easy(curl_easy_init());
-    CURL* curl = easy.get();
-    dq::CurlSlist headers;
-    dq::append_header(headers, "Content-Type: application/json");
-    if (!cookie_.empty()) dq::append_header(headers, ("Cookie: " + cookie_).c_str());
-    if (!csrf_.empty()) dq::append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
-    HttpResult result;
-    std::string head;
-    curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    if (method != "GET") {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-    }
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_text);
-    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &result.body);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_text);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &head);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
-    if (curl_easy_perform(curl) == CURLE_OK) {
-      curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.status);
-    }
-    if (headers_out) *headers_out = head;
-    return result;
-  }
-
- private:
-  std::string base_;
-  std::string cookie_;
-  std::string csrf_;
-};
 
 }  // namespace
 
 TEST_CASE("bad max_deferrals, dead_on and retry_jitter get a 400 JSON error and change nothing") {
   World world(/*admin=*/true);
-  AdminSession admin(world.dqd->admin_url());
+  AdminClient admin = admin_session(world.dqd->admin_url());
   Json created{{"name", "rules"},
                {"callback_url", world.callback.url("/rules")},
                {"max_deferrals", 3},

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -23,29 +24,48 @@
 #include "tests/support/redis_cluster.h"
 
 using dq::Json;
-using dq::test::CallbackServer;
-using dq::test::DqdOptions;
-using dq::test::DqdProcess;
-using dq::test::HttpClient;
-using dq::test::register_topic;
-using dq::test::TestCluster;
-using dq::test::TestRedis;
-using dq::test::wait_until;
+using namespace dq::test;
 
 namespace {
 
-// Waits until done() or timeout_ms of wall time (done() may itself take a
-// while); returns done().
-template <typename Done>
-bool within(int64_t timeout_ms, Done done) {
-  int64_t end = dq::test::wall_ms() + timeout_ms;
-  while (dq::test::wall_ms() < end) {
-    if (done()) {
-      return true;
-    }
-    dq::test::sleep_ms(20);
+// A deadline to wait on, not a promise: CI runs two suites at once under
+// AddressSanitizer, where a failover or a reshard can take many seconds.
+// Waits end as soon as their condition holds.
+constexpr int kGenerousMs = 120000;
+
+// A real cluster and a dqd (one timer, one consumer) on it, with one topic
+// calling back a real callback server.
+struct ClusterWorld {
+  explicit ClusterWorld(const std::string& topic, const std::string& extra_ini = "") {
+    dqd = std::make_unique<DqdProcess>(one_timer_one_consumer({cluster.shard_entry()}, extra_ini));
+    register_topic(*dqd, topic, callback.url());
+    dqd->start();
   }
-  return done();
+
+  TestCluster cluster;
+  CallbackServer callback;
+  std::unique_ptr<DqdProcess> dqd;
+};
+
+struct Tally {
+  size_t lost = 0;   // accepted, never delivered
+  size_t twice = 0;  // accepted, delivered more than once
+};
+
+// Waits until the callback had as many calls as jobs were accepted, and a
+// little longer (a duplicate would come then); counts the accepted ones.
+Tally tally_deliveries(const CallbackServer& callback, const std::vector<std::string>& accepted) {
+  CHECK(callback.wait_for(accepted.size(), kGenerousMs));
+  sleep_ms(1500);
+  auto by_id = deliveries_by_id(callback);
+  Tally tally;
+  for (const auto& id : accepted) {
+    auto found = by_id.find(id);
+    tally.lost += found == by_id.end();
+    tally.twice += found != by_id.end() && found->second > 1;
+  }
+  MESSAGE("accepted ", accepted.size(), ", lost ", tally.lost, ", delivered twice ", tally.twice);
+  return tally;
 }
 
 // Keys of dq's virtual shards on one node.
@@ -103,8 +123,8 @@ TEST_CASE("redirects and retagging") {
 }
 
 TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each delivered once") {
-  TestCluster cluster;
-  TestRedis& any = *cluster.nodes()[0];
+  ClusterWorld world("c");
+  TestRedis& any = *world.cluster.nodes()[0];
 
   // The slot function agrees with Redis's own.
   for (std::string key : {"foo", "{dq}:jobs", "{dq:0}:due", "{dq:15}:x", "a{}b", "{}{x}",
@@ -113,15 +133,9 @@ TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each del
     CHECK(dq::key_slot(key) == any.command({"CLUSTER", "KEYSLOT", key})->integer);
   }
 
-  CallbackServer callback;
-  DqdOptions options;
-  options.shards = {cluster.shard_entry()};
-  options.timers = 1;
-  options.consumers = 1;
-  DqdProcess dqd(options);
-  register_topic(dqd, "c", callback.url());
-  dqd.start();
-
+  TestCluster& cluster = world.cluster;
+  CallbackServer& callback = world.callback;
+  DqdProcess& dqd = *world.dqd;
   HttpClient http;
   const int jobs = 10000;
   int accepted = 0;
@@ -176,9 +190,9 @@ TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each del
     CHECK(keys > 100);
   }
 
-  CHECK(callback.wait_for(jobs, 90000));
-  dq::test::sleep_ms(1500);  // a duplicate would come now
-  auto by_id = dq::test::deliveries_by_id(callback);
+  CHECK(callback.wait_for(jobs, kGenerousMs));
+  sleep_ms(1500);  // a duplicate would come now
+  auto by_id = deliveries_by_id(callback);
   int once = 0;
   int twice = 0;
   for (const auto& [id, count] : by_id) {
@@ -194,16 +208,9 @@ TEST_CASE("3 primaries + 3 replicas: 10,000 jobs land on every primary, each del
 
 TEST_CASE(
     "a primary killed during adds with wait_replicas = 1: its replica takes over, no 201 lost") {
-  TestCluster cluster;
-  CallbackServer callback;
-  DqdOptions options;
-  options.shards = {cluster.shard_entry()};
-  options.timers = 1;
-  options.consumers = 1;
-  options.extra_ini = "[redis]\nwait_replicas = 1\nwait_timeout_ms = 1000\n";
-  DqdProcess dqd(options);
-  register_topic(dqd, "k", callback.url());
-  dqd.start();
+  ClusterWorld world("k", "[redis]\nwait_replicas = 1\nwait_timeout_ms = 1000\n");
+  TestCluster& cluster = world.cluster;
+  DqdProcess& dqd = *world.dqd;
 
   // The primary that owns {dq:0}'s slot goes.
   TestRedis* victim = nullptr;
@@ -224,26 +231,30 @@ TEST_CASE(
   std::map<long, int> answers;
   std::vector<std::string> accepted;
   int n = 0;
+  // One add, counted; its answer's status.
+  auto add_one = [&] {
+    std::string id = "k" + std::to_string(n++);
+    auto answer = http.request("POST", dqd.jobs_url("k"), job_doc(id, Json{{"n", n}}, 2), 10000);
+    ++answers[answer.status];
+    if (answer.status == 201) {
+      accepted.push_back(id);
+    }
+    return answer.status;
+  };
   auto add_for = [&](int64_t ms) {
-    int64_t until = dq::test::wall_ms() + ms;
-    while (dq::test::wall_ms() < until) {
-      std::string id = "k" + std::to_string(n++);
-      auto answer =
-          http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
-      ++answers[answer.status];
-      if (answer.status == 201) {
-        accepted.push_back(id);
-      }
+    int64_t until = wall_ms() + ms;
+    while (wall_ms() < until) {
+      add_one();
     }
   };
   add_for(2000);
   victim->kill9();
-  int64_t killed = dq::test::wall_ms();
+  int64_t killed = wall_ms();
   // Adds go on until the replica was promoted and every virtual shard takes
   // adds again (the old primary, back as a replica, answers WAIT).
   // The cluster promotes the victim's replica (cluster-node-timeout 2 s).
-  bool promoted = within(30000, [&] { return cluster.primaries().size() == 3; });
-  MESSAGE("replica promoted ", dq::test::wall_ms() - killed, " ms after the kill");
+  bool promoted = wait_within(kGenerousMs, [&] { return cluster.primaries().size() == 3; });
+  MESSAGE("replica promoted ", wall_ms() - killed, " ms after the kill");
   if (!promoted) {
     for (TestRedis* node : cluster.nodes()) {
       if (node != victim) {
@@ -254,7 +265,7 @@ TEST_CASE(
     }
     for (TestRedis* node : cluster.nodes()) {
       std::string out;
-      dq::test::run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
+      run_command({"/usr/bin/tail", "-n", "12", node->dir() + "/redis.log"}, &out);
       MESSAGE(node->address(), " log:\n", out);
     }
   }
@@ -263,51 +274,33 @@ TEST_CASE(
   // Back as a replica of the promoted one, so its shards' WAIT 1 can answer.
   victim->start();
   int streak = 0;
-  bool recovered = within(60000, [&] {
-    std::string id = "k" + std::to_string(n++);
-    auto answer =
-        http.request("POST", dqd.jobs_url("k"), dq::test::job_doc(id, Json{{"n", n}}, 2), 10000);
-    ++answers[answer.status];
-    if (answer.status == 201) {
-      accepted.push_back(id);
-    }
+  bool recovered = wait_within(kGenerousMs, [&] {
     // 40 successes in a row: every virtual shard took some, most likely.
-    streak = answer.status == 201 ? streak + 1 : 0;
+    streak = add_one() == 201 ? streak + 1 : 0;
     return streak >= 40;
   });
-  MESSAGE("every shard takes adds again ", dq::test::wall_ms() - killed, " ms after the kill");
+  MESSAGE("every shard takes adds again ", wall_ms() - killed, " ms after the kill");
   CHECK(recovered);
-  auto primaries_now = cluster.primaries();
-  CHECK(std::find(primaries_now.begin(), primaries_now.end(), victim) == primaries_now.end());
+  // Restarted, it names itself primary until the others tell it otherwise.
+  auto victim_demoted = [&] {
+    auto primaries_now = cluster.primaries();
+    return std::find(primaries_now.begin(), primaries_now.end(), victim) == primaries_now.end();
+  };
+  wait_within(kGenerousMs, victim_demoted);
+  CHECK(victim_demoted());
   add_for(1000);
   for (const auto& [status, count] : answers) {
     MESSAGE("answer ", status, ": ", count);
     CHECK((status == 201 || status == 503 || status == 504));
   }
-  CHECK(callback.wait_for(accepted.size(), 60000));
-  dq::test::sleep_ms(1500);
-  auto by_id = dq::test::deliveries_by_id(callback);
-  size_t lost = 0;
-  size_t twice = 0;
-  for (const auto& id : accepted) {
-    auto found = by_id.find(id);
-    lost += found == by_id.end();
-    twice += found != by_id.end() && found->second > 1;
-  }
-  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
-  CHECK(lost == 0);
+  Tally tally = tally_deliveries(world.callback, accepted);
+  CHECK(tally.lost == 0);
 }
 
 TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliveries") {
-  TestCluster cluster;
-  CallbackServer callback;
-  DqdOptions options;
-  options.shards = {cluster.shard_entry()};
-  options.timers = 1;
-  options.consumers = 1;
-  DqdProcess dqd(options);
-  register_topic(dqd, "r", callback.url());
-  dqd.start();
+  ClusterWorld world("r");
+  TestCluster& cluster = world.cluster;
+  DqdProcess& dqd = *world.dqd;
 
   auto primaries = cluster.primaries();
   REQUIRE(primaries.size() == 3);
@@ -371,14 +364,19 @@ TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliverie
       }
     }
   });
-  dq::test::sleep_ms(1500);
+  // Adds and deliveries are under way when the reshard starts.
+  sleep_ms(1500);
+  wait_within(kGenerousMs, [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    return !accepted.empty();
+  });
   std::string output;
-  int64_t started = dq::test::wall_ms();
-  int status = dq::test::run_command(
+  int64_t started = wall_ms();
+  int status = run_command(
       {"/usr/bin/redis-cli", "--cluster", "reshard", source->address(), "--cluster-from",
        id_of(source), "--cluster-to", id_of(target), "--cluster-slots", "300", "--cluster-yes"},
       &output);
-  MESSAGE("reshard took ", dq::test::wall_ms() - started, " ms");
+  MESSAGE("reshard took ", wall_ms() - started, " ms");
   CHECK_MESSAGE(status == 0, output.substr(output.size() > 2000 ? output.size() - 2000 : 0));
   std::vector<int> after = tag_owners();
   int moved = 0;
@@ -387,24 +385,14 @@ TEST_CASE("redis-cli --cluster reshard moves 300 slots during adds and deliverie
   }
   MESSAGE(moved, " of the 16 virtual shards moved to another primary");
   CHECK(moved > 0);
-  dq::test::sleep_ms(1500);
+  sleep_ms(1500);
   adding = false;
   producer.join();
   for (const auto& [code, count] : answers) {
     MESSAGE("answer ", code, ": ", count);
   }
-  CHECK(callback.wait_for(accepted.size(), 60000));
-  dq::test::sleep_ms(1500);
-  auto by_id = dq::test::deliveries_by_id(callback);
-  size_t lost = 0;
-  size_t twice = 0;
-  for (const auto& id : accepted) {
-    auto found = by_id.find(id);
-    lost += found == by_id.end();
-    twice += found != by_id.end() && found->second > 1;
-  }
-  MESSAGE("accepted ", accepted.size(), ", lost ", lost, ", delivered twice ", twice);
+  Tally tally = tally_deliveries(world.callback, accepted);
   CHECK(!accepted.empty());
-  CHECK(lost == 0);
-  CHECK(twice == 0);
+  CHECK(tally.lost == 0);
+  CHECK(tally.twice == 0);
 }

@@ -22,6 +22,7 @@
 #include "common/store/job.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
@@ -38,14 +39,7 @@ namespace {
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 bool wait_until(const std::function<bool()>& done, int timeout_ms) {
-  int64_t deadline = dq::monotonic_ms() + timeout_ms;
-  while (dq::monotonic_ms() < deadline) {
-    if (done()) {
-      return true;
-    }
-    sleep_ms(20);
-  }
-  return done();
+  return dq::test::wait_within(timeout_ms, done);
 }
 
 bool has(const std::string& text, const std::string& part) {

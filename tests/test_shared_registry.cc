@@ -7,7 +7,6 @@
 // host restarted with the registry's shard down serves with its last copy,
 // a host with an empty SQLite file imports everything, and a host that kept
 // its own registry publishes it when it starts sharing.
-#include <curl/curl.h>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -20,9 +19,9 @@
 
 #include "common/core/clock.h"
 #include "common/core/json.h"
-#include "common/http/curl_handle.h"
 #include "common/http/webhook_signature.h"
 #include "common/registry/signing_keys.h"
+#include "tests/support/admin_client.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -35,65 +34,6 @@ namespace {
 
 constexpr const char* kPassword = "correct horse battery";
 constexpr int kGenerousMs = 15000;  // a deadline to wait on, not a promise
-
-size_t keep_text(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-// The admin API as the page uses it: a session cookie and its CSRF token.
-class Admin {
- public:
-  explicit Admin(std::string base) : base_(std::move(base)) {}
-
-  HttpResult call(const std::string& method, const std::string& path, const Json& body = nullptr,
-                  const std::string& extra_header = "") {
-    CurlEasy easy(curl_easy_init());
-    CurlSlist headers;
-    append_header(headers, "Content-Type: application/json");
-    if (!cookie_.empty()) append_header(headers, ("Cookie: " + cookie_).c_str());
-    if (!csrf_.empty()) append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
-    if (!extra_header.empty()) append_header(headers, extra_header.c_str());
-    std::string text = body.is_null() ? "" : body.dump();
-    HttpResult result;
-    std::string head;
-    curl_easy_setopt(easy.get(), CURLOPT_URL, (base_ + path).c_str());
-    curl_easy_setopt(easy.get(), CURLOPT_CUSTOMREQUEST, method.c_str());
-    if (!text.empty()) {
-      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDS, text.c_str());
-      curl_easy_setopt(easy.get(), CURLOPT_POSTFIELDSIZE, static_cast<long>(text.size()));
-    }
-    curl_easy_setopt(easy.get(), CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, keep_text);
-    curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, &result.body);
-    curl_easy_setopt(easy.get(), CURLOPT_HEADERFUNCTION, keep_text);
-    curl_easy_setopt(easy.get(), CURLOPT_HEADERDATA, &head);
-    curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, 10000L);
-    if (curl_easy_perform(easy.get()) == CURLE_OK) {
-      curl_easy_getinfo(easy.get(), CURLINFO_RESPONSE_CODE, &result.status);
-    }
-    size_t cookie = head.find("Set-Cookie: ");
-    if (cookie == std::string::npos) cookie = head.find("set-cookie: ");
-    if (cookie != std::string::npos) {
-      std::string line = head.substr(cookie + 12);
-      cookie_ = line.substr(0, line.find_first_of(";\r\n"));
-    }
-    return result;
-  }
-
-  long login(const std::string& user, const std::string& password) {
-    cookie_.clear();
-    csrf_.clear();
-    HttpResult answer = call("POST", "/api/login", Json{{"user", user}, {"password", password}});
-    if (answer.status == 200) csrf_ = answer.json()["csrf"].get<std::string>();
-    return answer.status;
-  }
-
- private:
-  std::string base_;
-  std::string cookie_;
-  std::string csrf_;
-};
 
 DqdOptions host_options(const std::vector<std::string>& shards) {
   DqdOptions options;
@@ -199,10 +139,10 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   for (const auto& [id, count] : by_id) CHECK_MESSAGE(count == 1, id);
 
   // Two edits of the version both read: one wins, one is refused with 409.
-  Admin on_a(a->admin_url());
-  Admin on_b(b->admin_url());
-  REQUIRE(wait_until(kGenerousMs, [&] { return on_a.login("admin", kPassword) == 200; }));
-  REQUIRE(wait_until(kGenerousMs, [&] { return on_b.login("admin", kPassword) == 200; }));
+  AdminClient on_a(a->admin_url());
+  AdminClient on_b(b->admin_url());
+  REQUIRE(wait_until(kGenerousMs, [&] { return on_a.login("admin", kPassword).status == 200; }));
+  REQUIRE(wait_until(kGenerousMs, [&] { return on_b.login("admin", kPassword).status == 200; }));
   REQUIRE(wait_until(kGenerousMs, [&] {
     return on_b.call("GET", "/api/topics/orders").json()["callback_url"] == callback.url("/b");
   }));
@@ -213,10 +153,11 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   HttpResult first;
   HttpResult second;
   std::thread edit_a([&] {
-    first = on_a.call("PUT", "/api/topics/orders", {{"timeout_ms", 3000}, {"version", version}});
+    first = on_a.call("PUT", "/api/topics/orders",
+                      Json{{"timeout_ms", 3000}, {"version", version}}.dump());
   });
   std::thread edit_b([&] {
-    second = on_b.call("PUT", "/api/topics/orders", {{"timeout_ms", 4000}},
+    second = on_b.call("PUT", "/api/topics/orders", Json{{"timeout_ms", 4000}}.dump(), true,
                        "If-Match: \"" + std::to_string(version) + "\"");
   });
   edit_a.join();
@@ -234,16 +175,17 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   CHECK(topic_on(*b, "orders")["version"] == version + 1);
   // A stale version is refused again, and changes nothing.
   HttpResult stale =
-      on_b.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version}});
+      on_b.call("PUT", "/api/topics/orders", Json{{"priority", 1}, {"version", version}}.dump());
   CHECK(stale.status == 409);
   CHECK(topic_on(*a, "orders")["priority"] == 2);
 
   // An admin user made on A logs in on B.
   RunResult user = dqctl(*a, {"admin", "user", "add", "ops"}, "ops password 1\n");
   REQUIRE_MESSAGE(user.exit_code == 0, user.err);
-  Admin ops_on_b(b->admin_url());
+  AdminClient ops_on_b(b->admin_url());
   int64_t user_at = monotonic_ms();
-  CHECK(wait_until(kGenerousMs, [&] { return ops_on_b.login("ops", "ops password 1") == 200; }));
+  CHECK(wait_until(kGenerousMs,
+                   [&] { return ops_on_b.login("ops", "ops password 1").status == 200; }));
   MESSAGE("an admin user made on A logged in on B after " << monotonic_ms() - user_at << " ms");
 
   // Deleted on B: gone on A too (no job is left, so no --purge is needed).
@@ -255,8 +197,8 @@ TEST_CASE("two hosts on the same shards share topics, tokens and admin users") {
   CHECK(dqctl(*a, {"topic", "show", "orders"}).exit_code == 1);
   // A stale edit cannot bring it back.
   CHECK(
-      on_a.call("PUT", "/api/topics/orders", {{"priority", 1}, {"version", version + 1}}).status ==
-      404);
+      on_a.call("PUT", "/api/topics/orders", Json{{"priority", 1}, {"version", version + 1}}.dump())
+          .status == 404);
 }
 
 TEST_CASE(
@@ -300,8 +242,9 @@ TEST_CASE(
   CHECK(took >= 0);
   CHECK(topic_on(*c, "also-kept")["callback_url"] == callback.url("/kept"));
   CHECK(topic_on(*c, "kept")["version"] == topic_on(*a, "kept")["version"]);
-  Admin admin_on_c(c->admin_url());
-  CHECK(wait_until(kGenerousMs, [&] { return admin_on_c.login("admin", kPassword) == 200; }));
+  AdminClient admin_on_c(c->admin_url());
+  CHECK(
+      wait_until(kGenerousMs, [&] { return admin_on_c.login("admin", kPassword).status == 200; }));
 }
 
 TEST_CASE(

@@ -1,9 +1,7 @@
 #include "tests/support/dqd_process.h"
 
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/support/child_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
 
@@ -110,34 +109,15 @@ void DqdProcess::start() {
   REQUIRE(pid_ < 0);
   std::string binary = std::string(DQ_BUILD_DIR) + "/dqd";
   std::string log = dir_ + "/dqd.out";
-  pid_ = fork();
-  REQUIRE(pid_ >= 0);
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-      close(fd);
-    }
-    std::vector<std::string> args = options_.wrapper;
-    args.insert(args.end(), {binary, "-c", config_path_});
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (auto& arg : args) {
-      argv.push_back(arg.data());
-    }
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
+  std::vector<std::string> args = options_.wrapper;
+  args.insert(args.end(), {binary, "-c", config_path_});
+  std::string program = args[0];
+  pid_ = spawn_logged({program}, std::move(args), log);
   for (int waited = 0; waited < 10000; waited += 50) {
     if (http_request("GET", base_url() + "/healthz", "", 500).status != 0) {
       return;
     }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
+    if (child_exited(&pid_)) {
       std::ifstream in(log);
       std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
       FAIL("dqd exited at start: " << text);
@@ -163,27 +143,9 @@ int DqdProcess::stop(int timeout_ms) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-void DqdProcess::kill9() {
-  if (pid_ < 0) {
-    return;
-  }
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
+void DqdProcess::kill9() { kill_child(&pid_); }
 
-bool DqdProcess::running() {
-  if (pid_ < 0) {
-    return false;
-  }
-  int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == pid_) {
-    pid_ = -1;
-    return false;
-  }
-  return true;
-}
+bool DqdProcess::running() { return !child_exited(&pid_); }
 
 Registry& DqdProcess::registry() {
   if (!registry_) {

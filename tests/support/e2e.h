@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/core/json.h"
@@ -52,10 +53,34 @@ inline void register_topic(DqdProcess& dqd, const std::string& name, const std::
   REQUIRE_MESSAGE(added.is_ok(), added.message());
 }
 
+// One timer and one consumer on these shards: every job of a case goes
+// through the same two processes, so a duplicate or a loss points at them.
+inline DqdOptions one_timer_one_consumer(std::vector<std::string> shards,
+                                         std::string extra_ini = "") {
+  DqdOptions options;
+  options.shards = std::move(shards);
+  options.timers = 1;
+  options.consumers = 1;
+  options.extra_ini = std::move(extra_ini);
+  return options;
+}
+
 // Waits until done() or timeout_ms; returns done().
 template <typename Done>
 bool wait_until(int timeout_ms, Done done) {
   for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (done()) return true;
+    sleep_ms(20);
+  }
+  return done();
+}
+
+// Waits until done() or timeout_ms of real time (done() may itself take a
+// while: a request, a program run); returns done().
+template <typename Done>
+bool wait_within(int64_t timeout_ms, Done done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (std::chrono::steady_clock::now() < end) {
     if (done()) return true;
     sleep_ms(20);
   }

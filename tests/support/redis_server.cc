@@ -5,12 +5,9 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +18,8 @@
 #include <sstream>
 #include <thread>
 #include <utility>
+
+#include "tests/support/child_process.h"
 
 namespace dq::test {
 namespace {
@@ -123,46 +122,12 @@ ShardAddress TestRedis::shard() const {
   return shard;
 }
 
-bool TestRedis::launch() {
-  std::string port = std::to_string(port_);
-  std::string log = dir_ + "/redis.log";
-  std::vector<std::string> args = {
-      "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir_, "--appendonly", "yes",
-      "--save", "", "--daemonize", "no", "--logfile", "", "--protected-mode", "no",
-      // What dq asks of a shard for compact job records (common/redis/shard_safety.h).
-      "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512",
-      "--zset-max-listpack-entries", "256"};
-  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  std::vector<char*> argv;
-  argv.reserve(args.size() + 1);
-  for (auto& arg : args) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) {
-      _exit(126);  // the test died before prctl took effect
-    }
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    execvp("redis-server", argv.data());
-    execv("/usr/bin/redis-server", argv.data());
-    _exit(127);
-  }
-  pid_ = pid;
-
-  ShardAddress address = shard();
-  for (int waited = 0; waited < 5000; waited += 20) {
-    if (!running()) {
+bool answers_ping(pid_t* pid, int port, int timeout_ms) {
+  ShardAddress address;
+  address.host = "127.0.0.1";
+  address.port = port;
+  for (int waited = 0; waited < timeout_ms; waited += 20) {
+    if (child_exited(pid)) {
       return false;  // exited: port taken, bad args...
     }
     RedisConnection connection(address, 200, 500);
@@ -172,18 +137,25 @@ bool TestRedis::launch() {
     }
     sleep_ms(20);
   }
-  kill9();
+  kill_child(pid);
   return false;
 }
 
+bool TestRedis::launch() {
+  std::string port = std::to_string(port_);
+  std::vector<std::string> args = {
+      "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir_, "--appendonly", "yes",
+      "--save", "", "--daemonize", "no", "--logfile", "", "--protected-mode", "no",
+      // What dq asks of a shard for compact job records (common/redis/shard_safety.h).
+      "--hash-max-listpack-entries", "128", "--hash-max-listpack-value", "512",
+      "--zset-max-listpack-entries", "256"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  pid_ = spawn_logged(kRedisServer, std::move(args), dir_ + "/redis.log");
+  return answers_ping(&pid_, port_);
+}
+
 void TestRedis::reap(int timeout_ms) {
-  for (int waited = 0; pid_ > 0 && waited <= timeout_ms; waited += 10) {
-    int status = 0;
-    pid_t done = waitpid(pid_, &status, WNOHANG);
-    if (done == pid_ || done < 0) {
-      pid_ = -1;
-      return;
-    }
+  for (int waited = 0; waited <= timeout_ms && !child_exited(&pid_); waited += 10) {
     sleep_ms(10);
   }
 }
@@ -208,28 +180,9 @@ void TestRedis::start() {
   }
 }
 
-void TestRedis::kill9() {
-  if (pid_ <= 0) {
-    return;
-  }
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-}
+void TestRedis::kill9() { kill_child(&pid_); }
 
-bool TestRedis::running() const {
-  if (pid_ <= 0) {
-    return false;
-  }
-  int status = 0;
-  pid_t done = waitpid(pid_, &status, WNOHANG);
-  if (done == pid_ || done < 0) {
-    pid_ = -1;
-    return false;
-  }
-  return true;
-}
+bool TestRedis::running() const { return !child_exited(&pid_); }
 
 ReplyPtr TestRedis::command(const std::vector<std::string>& argv) {
   // 30 s: a test's setup EVAL of 100,000+ writes took over 5 s under ASan

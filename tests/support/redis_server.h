@@ -17,6 +17,14 @@ int free_port();                                       // a TCP port free on 127
 std::string make_temp_dir(const std::string& prefix);  // mkdtemp under /tmp
 void remove_dir(const std::string& dir);
 
+// The redis-server program: on PATH, else Debian's.
+inline const std::vector<std::string> kRedisServer = {"redis-server", "/usr/bin/redis-server"};
+
+// Waits (at most timeout_ms) until the child *pid (a redis-server or a
+// sentinel) answers PING on 127.0.0.1:port. False when it exited first or
+// never answered (then it is killed); *pid is -1 then.
+bool answers_ping(pid_t* pid, int port, int timeout_ms = 5000);
+
 class TestRedis {
  public:
   // Starts redis-server (--appendonly yes --save "", then extra_args, e.g.

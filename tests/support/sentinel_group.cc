@@ -1,14 +1,9 @@
 // Implements tests/support/sentinel_group.h: sentinels are redis-server in
-// sentinel mode (`redis-server <conf> --sentinel`), started with fork+execvp
-// like TestRedis, output to <dir>/sentinel.log.
+// sentinel mode (`redis-server <conf> --sentinel`), started like TestRedis
+// (tests/support/child_process.h), output to <dir>/sentinel.log.
 #include "tests/support/sentinel_group.h"
 
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
@@ -16,6 +11,7 @@
 #include <thread>
 
 #include "common/redis/redis_sync.h"
+#include "tests/support/child_process.h"
 
 namespace dq::test {
 namespace {
@@ -83,11 +79,7 @@ TestSentinel::TestSentinel(const std::string& master_name, int primary_port)
 }
 
 TestSentinel::~TestSentinel() {
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-  }
+  kill_child(&pid_);
   remove_dir(dir_);
 }
 
@@ -102,48 +94,8 @@ bool TestSentinel::launch(const std::string& master_name, int primary_port) {
         << "sentinel failover-timeout " << master_name << " 4000\n"
         << "sentinel parallel-syncs " << master_name << " 1\n";
   }
-  std::string log = dir_ + "/sentinel.log";
-  std::vector<std::string> args = {"redis-server", conf, "--sentinel"};
-  std::vector<char*> argv;
-  for (auto& arg : args) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) {
-      _exit(126);
-    }
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    execvp("redis-server", argv.data());
-    execv("/usr/bin/redis-server", argv.data());
-    _exit(127);
-  }
-  pid_ = pid;
-  for (int waited = 0; waited < 5000; waited += 20) {
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return false;
-    }
-    if (ask(port_, {"PING"})) {
-      return true;
-    }
-    pause_ms(20);
-  }
-  kill(pid_, SIGKILL);
-  int status = 0;
-  waitpid(pid_, &status, 0);
-  pid_ = -1;
-  return false;
+  pid_ = spawn_logged(kRedisServer, {"redis-server", conf, "--sentinel"}, dir_ + "/sentinel.log");
+  return answers_ping(&pid_, port_);
 }
 
 std::string TestSentinel::master_field(const std::string& field) {

@@ -4,12 +4,9 @@
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/child_process.h"
 #include "tests/support/redis_server.h"
 
 namespace dq::test {
@@ -66,10 +64,7 @@ TestSmtp::TestSmtp() {
 }
 
 TestSmtp::~TestSmtp() {
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  kill_child(&pid_);
   remove_dir(dir_);
 }
 
@@ -77,33 +72,13 @@ void TestSmtp::launch() {
   std::string script = std::string(DQ_SOURCE_DIR) + "/tests/support/smtp_sink.py";
   std::string port = std::to_string(port_);
   std::string log = dir_ + "/sink.log";
-  pid_t parent = getpid();
-  pid_ = fork();
-  REQUIRE(pid_ >= 0);
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) {
-      _exit(126);
-    }
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, STDOUT_FILENO);
-      dup2(fd, STDERR_FILENO);
-      close(fd);
-    }
-    // Debian's python3 has aiosmtpd; a python3 earlier in PATH may not.
-    execl("/usr/bin/python3", "python3", script.c_str(), port.c_str(), dir_.c_str(),
-          static_cast<char*>(nullptr));
-    execlp("python3", "python3", script.c_str(), port.c_str(), dir_.c_str(),
-           static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  // Debian's python3 has aiosmtpd; a python3 earlier in PATH may not.
+  pid_ = spawn_logged({"/usr/bin/python3", "python3"}, {"python3", script, port, dir_}, log);
   for (int waited = 0; waited < 10000; waited += 50) {
     if (accepts(port_)) {
       return;
     }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    if (child_exited(&pid_)) {
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -118,19 +93,10 @@ void TestSmtp::stop() {
     return;
   }
   kill(pid_, SIGTERM);
-  int status = 0;
-  for (int waited = 0; waited < 5000; waited += 20) {
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      break;
-    }
+  for (int waited = 0; waited < 5000 && !child_exited(&pid_); waited += 20) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
+  kill_child(&pid_);
   REQUIRE_FALSE(accepts(port_));
 }
 

@@ -1,0 +1,90 @@
+// Implements tests/support/admin_client.h with libcurl.
+#include "tests/support/admin_client.h"
+
+#include <curl/curl.h>
+
+#include <cctype>
+
+#include "common/http/curl_handle.h"
+
+namespace dq::test {
+namespace {
+
+size_t keep_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+size_t keep_header(char* data, size_t size, size_t count, void* user) {
+  std::string line(data, size * count);
+  size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon);
+    for (char& c : name) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    std::string value = line.substr(colon + 1);
+    value.erase(0, value.find_first_not_of(' '));
+    value.erase(value.find_last_not_of("\r\n") + 1);
+    (*static_cast<std::map<std::string, std::string>*>(user))[name] = value;
+  }
+  return size * count;
+}
+
+}  // namespace
+
+std::string AdminAnswer::header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? "" : it->second;
+}
+
+AdminAnswer AdminClient::call(const std::string& method, const std::string& path,
+                              const std::string& body, bool with_csrf,
+                              const std::string& extra_header) {
+  CurlEasy easy(curl_easy_init());
+  CURL* curl = easy.get();
+  AdminAnswer answer;
+  CurlSlist headers;
+  append_header(headers, "Content-Type: application/json");
+  if (!cookie_.empty()) {
+    append_header(headers, ("Cookie: " + cookie_).c_str());
+  }
+  if (with_csrf && !csrf_.empty()) {
+    append_header(headers, ("X-CSRF-Token: " + csrf_).c_str());
+  }
+  if (!extra_header.empty()) {
+    append_header(headers, extra_header.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_URL, (base_ + path).c_str());
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (!body.empty() || method == "POST" || method == "PUT") {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+  CURLcode done = curl_easy_perform(curl);
+  if (done == CURLE_OK) {
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  } else {
+    answer.error = curl_easy_strerror(done);
+  }
+  return answer;
+}
+
+AdminAnswer AdminClient::login(const std::string& user, const std::string& password) {
+  AdminAnswer answer =
+      call("POST", "/api/login", Json{{"user", user}, {"password", password}}.dump(), false);
+  if (answer.status == 200) {
+    std::string set = answer.header("set-cookie");
+    cookie_ = set.substr(0, set.find(';'));
+    csrf_ = answer.json()["csrf"].get<std::string>();
+  }
+  return answer;
+}
+
+}  // namespace dq::test
