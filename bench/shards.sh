@@ -62,7 +62,7 @@ cpu_split() {  # BEFORE_FILE AFTER_FILE WALL_S JOBS
         all += d
       }
       printf "redis=%.2f redis_max=%.2f all=%.2f redis_us=%.1f\n", r / wall, rmax / wall, all / wall,
-        jobs > 0 ? r * 1e6 / jobs : 0
+        (jobs > 0 ? r * 1e6 / jobs : 0)
     }' "$1" "$2"
 }
 
@@ -135,7 +135,7 @@ memory_window() {
   MEM_LINE=$(awk -v u0="$u0" -v u1="$u1" -v u2="$u2" -v n1="$n1" -v n2="$n2" 'BEGIN {
     per = (u2 - u0) / n2; marginal = (n2 > n1) ? (u2 - u1) / (n2 - n1) : 0
     printf "held=%d grown=%d per_job=%.0f marginal=%.0f per_gib=%.0f marginal_per_gib=%.0f",
-      n2, u2 - u0, per, marginal, per > 0 ? 1073741824 / per : 0, marginal > 0 ? 1073741824 / marginal : 0 }')
+      n2, u2 - u0, per, marginal, (per > 0 ? 1073741824 / per : 0), (marginal > 0 ? 1073741824 / marginal : 0) }')
   log "  $SHARDS_LABEL memory: $MEM_LINE"
 }
 
