@@ -43,6 +43,9 @@ cpu_snapshot() {  # DQD_PID GEN_PID PORT...
     echo "$role $(proc_cpu_s "$pid")"
   done
   echo "sink $(proc_cpu_s "$SINK_PID")"
+  # The whole machine's busy time (other tenants too): /proc/stat's cpu line
+  # less idle and iowait.
+  awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "machine %.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
   [ "$gen" = - ] || echo "generator $(proc_cpu_s "$gen")"
 }
 
@@ -57,8 +60,9 @@ cpu_split() {  # BEFORE_FILE AFTER_FILE WALL_S JOBS
     END {
       for (k in b) {
         d = b[k] - a[k]
-        if (k ~ /^redis:/) { r += d; if (d > rmax) rmax = d; printf "%s=%.2f ", k, d / wall }
-        else printf "%s=%.2f ", k, d / wall
+        printf "%s=%.2f ", k, d / wall
+        if (k == "machine") continue
+        if (k ~ /^redis:/) { r += d; if (d > rmax) rmax = d }
         all += d
       }
       printf "redis=%.2f redis_max=%.2f all=%.2f redis_us=%.1f\n", r / wall, rmax / wall, all / wall,
@@ -84,14 +88,19 @@ add_window() {  # LABEL MODE CONNECTIONS [BATCH]
   empty_all
   "$ROOT/$BUILD/add_load" "$mode" 127.0.0.1 "$DQ_PORT" "$conns" "$ADD_SECONDS" "$batch" > "$dir/gen.out" &
   local gen=$! t0 t1 j0 j1
+  # A snapshot takes a few hundred ms on a loaded machine (a redis-cli per
+  # Redis): the second starts 1 s before the generator stops. Each time is
+  # taken when its snapshot starts, both snapshots reading in the same order.
   sleep 1.3
   j0=$(held_jobs)
   t0=$(now_s)
   cpu_snapshot "$DQ_PID" "$gen" "${SHARD_PORTS[@]}" > "$dir/cpu.before"
-  sleep "$(awk -v s="$ADD_SECONDS" 'BEGIN { printf "%.2f", s - 0.6 }')"
-  cpu_snapshot "$DQ_PID" "$gen" "${SHARD_PORTS[@]}" > "$dir/cpu.after"
-  t1=$(now_s)
+  local until
+  until=$(awk -v t="$t0" -v s="$ADD_SECONDS" 'BEGIN { printf "%.3f", t + s - 1.3 }')
+  while awk -v t="$(now_s)" -v u="$until" 'BEGIN { exit !(t < u) }'; do sleep 0.05; done
   j1=$(held_jobs)
+  t1=$(now_s)
+  cpu_snapshot "$DQ_PID" "$gen" "${SHARD_PORTS[@]}" > "$dir/cpu.after"
   wait "$gen" || true
   WIN_OUT=$(cat "$dir/gen.out")
   local wall jobs
@@ -144,24 +153,30 @@ memory_window() {
 drain_window() {
   empty_all
   : > "$SINK_LOG"
-  local due_s=$(($(date +%s) + 4 + DRAIN_JOBS / 10000)) out
+  # Due once the adds are in: 3 s + 1.5 x their time at the batch window's
+  # stored rate (a cluster on this machine added ~4,000/s).
+  local due_s out
+  due_s=$(awk -v now="$(date +%s)" -v n="$DRAIN_JOBS" -v r="${SHARDS_BATCH_RATE:-10000}" \
+    'BEGIN { if (r < 1000) r = 1000; printf "%d", now + 3 + 1.5 * n / r + 0.999 }')
   out=$(ADD_LOAD_COUNT=$DRAIN_JOBS ADD_LOAD_AT=$due_s add_load http-batch 127.0.0.1 "$DQ_PORT" 8 600 100 4)
   log "  $SHARDS_LABEL drain loaded: $out"
   local late=""
   [ "$(date +%s)" -ge "$due_s" ] && late=" (the adds ran past the due time)"
   while [ "$(date +%s)" -lt "$due_s" ]; do sleep 0.1; done
+  local t0 t1
+  t0=$(now_s)
   cpu_snapshot "$DQ_PID" - "${SHARD_PORTS[@]}" > "$SHARDS_DIR/cpu.before"
   local deadline=$((due_s + 300))
   while [ "$(date +%s)" -lt "$deadline" ] && [ "$(wc -l < "$SINK_LOG")" -lt "$DRAIN_JOBS" ]; do sleep 0.2; done
-  sleep 0.3  # the sink writes its log every 100 ms
+  t1=$(now_s)
   cpu_snapshot "$DQ_PID" - "${SHARD_PORTS[@]}" > "$SHARDS_DIR/cpu.after"
   sleep 1.2  # a late duplicate would land now
   DRAIN_LINE="$(arrivals "$SINK_LOG" $((due_s * 1000)) "$DRAIN_JOBS")$late"
-  # Cores over the drain's span (first to last arrival), the CPU from the
-  # due second to the last arrival: idle roles add little.
-  local span
-  span=$(echo "$DRAIN_LINE" | field span_s)
-  WIN_CPU="$(cpu_split "$SHARDS_DIR/cpu.before" "$SHARDS_DIR/cpu.after" "${span:-1}" "$DRAIN_JOBS") jobs=$DRAIN_JOBS wall=$span"
+  # Cores from the due second (the timer promotes then) until the sink has
+  # logged the last arrival (polled every 0.2 s; it writes every 100 ms).
+  local wall
+  wall=$(elapsed "$t0" "$t1")
+  WIN_CPU="$(cpu_split "$SHARDS_DIR/cpu.before" "$SHARDS_DIR/cpu.after" "$wall" "$DRAIN_JOBS") jobs=$DRAIN_JOBS wall=$wall"
   log "  $SHARDS_LABEL drain: $DRAIN_LINE"
   log "    cores: $WIN_CPU"
 }
@@ -174,20 +189,26 @@ limit_of() {  # CPU_SPLIT
     $1 ~ /^redis:/ && $2 > rmax { rmax = $2 }
     $1 == "dq-server" { server = $2 }
     $1 == "all" { all = $2 }
+    $1 == "machine" { machine = $2 }
     END {
       if (rmax >= 0.85) { printf "a Redis (%.2f of a core)", rmax; exit }
       if (workers == 1 && server >= 0.85) { printf "dq-server (%.2f of a core, one worker)", server; exit }
       if (all >= 0.85 * cores) { printf "the %d cores (%.2f busy)", cores, all; exit }
+      if (machine >= 0.85 * cores) {
+        printf "the %d cores, shared: %.2f busy, %.2f of them other processes", cores, machine, machine - all
+        exit
+      }
       printf "no one process: %.2f of %d cores busy", all, cores }'
 }
 
-cores_cells() {  # CPU_SPLIT -> "redis (busiest) | server | timer | consume | other | generator | sink | all"
+cores_cells() {  # CPU_SPLIT -> "redis (busiest) | server | timer | consume | other | generator | sink | all | machine"
   local s=$1 g
   g=$(echo "$s" | field generator)
   printf '%s (%s) | %s | %s | %s | %s | %s | %s | **%s**' "$(echo "$s" | field redis)" \
     "$(echo "$s" | field redis_max)" "$(echo "$s" | field dq-server)" "$(echo "$s" | field dq-timer)" \
     "$(echo "$s" | field dq-consume)" "$(echo "$s" | field dq-other)" "${g:--}" \
     "$(echo "$s" | field sink)" "$(echo "$s" | field all)"
+  printf ' | %s' "$(echo "$s" | field machine)"
 }
 # The generator's rate, and the stored rate beside it when it is lower by
 # more than 3 % (jobs answered but not stored: a 503 or 504 inside a batch).
@@ -203,6 +224,17 @@ start_cluster() {  # COUNT
   local i nodes=() entry=""
   SHARD_PORTS=()
   for i in $(seq "$1"); do
+    # A node's bus listens on its port + 10000: both free, the port <= 55535.
+    REDIS_PORT_WANTED=$(python3 -c '
+import random, socket
+while True:
+    p = random.randint(20000, 45000)
+    try:
+        for q in (p, p + 10000):
+            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
+        print(p); break
+    except OSError:
+        pass') \
     start_redis "shards-cluster-$i" --cluster-enabled yes --cluster-config-file nodes.conf \
       --cluster-node-timeout 5000 --auto-aof-rewrite-percentage 0
     SHARD_PORTS+=("$REDIS_PORT")
@@ -247,10 +279,11 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
 
   add_window "single adds" http 50
   local single=$WIN_OUT single_cpu=$WIN_CPU single_cell
-  single_cell=$(rate_cell "$single" "$WIN_STORED")
+  single_cell="**$(echo "$single" | field rate)**"  # a refused single add counts in errors
   add_window "batch adds" http-batch 10 100
   local batch=$WIN_OUT batch_cpu=$WIN_CPU batch_cell
   batch_cell=$(rate_cell "$batch" "$WIN_STORED")
+  SHARDS_BATCH_RATE=$WIN_STORED
   memory_window
   drain_window
   local drain_cpu=$WIN_CPU
@@ -311,10 +344,10 @@ step_shards() {
   row "|---|---:|---:|---:|---:|---:|---:|"
   cat "$WORK/shards_redis.md" >> "$ROWS"
   row ""
-  row "Cores busy in each window ($(nproc) on this machine; CPU seconds / wall seconds from /proc/<pid>/stat and INFO cpu; adds: over the measured window; drain: from the due second to the last arrival, over the first-to-last arrival span). Redis: all instances (the busiest one); other dq: the master and dq-redis-checker:"
+  row "Cores busy in each window ($(nproc) on this machine; CPU seconds / wall seconds from /proc/<pid>/stat and INFO cpu; adds: over the measured window; drain: from the due second until the last arrival is logged). Redis: all instances (the busiest one); other dq: the master and dq-redis-checker; whole machine: /proc/stat, other tenants included:"
   row ""
-  row "| layout | window | Redis (busiest) | dq-server | dq-timer | dq-consume | other dq | load generator | callback sink | all | the limit, from these numbers |"
-  row "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+  row "| layout | window | Redis (busiest) | dq-server | dq-timer | dq-consume | other dq | load generator | callback sink | all of these | whole machine | the limit, from these numbers |"
+  row "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   cat "$WORK/shards_cores.md" >> "$ROWS"
   row ""
   row "Redis memory per pending job (64-byte body, 16-byte id, due in 10 days, added through the batch API onto emptied Redis; used_memory summed over every Redis of the layout; step 4 gives the per-structure split for one shard). Average: growth / jobs held at the end; marginal: growth over the second half / its jobs (the buckets' fixed cost paid, what a larger queue costs per job):"
