@@ -277,6 +277,20 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   DQ_SHARDS=$list start_dq "shards-$count-$kind" "${SHARD_PORTS[0]}" "$SHARDS_WORKERS" "${CONSUMERS:-2}"
   add_topics 4 "$SINK_PORT"
 
+  # Idle: what the roles' polling of every (virtual) shard costs Redis with
+  # no job at all; it is inside every per-job figure below.
+  local i0 i1 idle_wall
+  sleep 1
+  i0=$(now_s)
+  cpu_snapshot "$DQ_PID" - "${SHARD_PORTS[@]}" > "$SHARDS_DIR/cpu.before"
+  sleep "${SHARDS_IDLE_SECONDS:-3}"
+  i1=$(now_s)
+  cpu_snapshot "$DQ_PID" - "${SHARD_PORTS[@]}" > "$SHARDS_DIR/cpu.after"
+  idle_wall=$(elapsed "$i0" "$i1")
+  local idle
+  idle=$(cpu_split "$SHARDS_DIR/cpu.before" "$SHARDS_DIR/cpu.after" "$idle_wall" 0)
+  log "  $SHARDS_LABEL idle: $idle"
+
   add_window "single adds" http 50
   local single=$WIN_OUT single_cpu=$WIN_CPU single_cell
   single_cell="**$(echo "$single" | field rate)**"  # a refused single add counts in errors
@@ -296,10 +310,11 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   b_us=$(echo "$batch_cpu" | field redis_us)
   d_us=$(echo "$drain_cpu" | field redis_us)
   echo "| $SHARDS_LABEL | $single_cell | $(ms "$(echo "$single" | field p99_us)") ms | $batch_cell | **$(echo "$DRAIN_LINE" | field rate)** | $(echo "$DRAIN_LINE" | field delivered) / $(echo "$DRAIN_LINE" | field lost) / $(echo "$DRAIN_LINE" | field duplicated) / $(echo "$DRAIN_LINE" | field early) | $add_errors |" >> "$WORK/shards_rate.md"
-  echo "| $SHARDS_LABEL | $s_us µs | **$(per_core "$s_us")** | $b_us µs | **$(per_core "$b_us")** | $d_us µs | **$(per_core "$d_us")** |" >> "$WORK/shards_redis.md"
+  echo "| $SHARDS_LABEL | $(echo "$idle" | field redis) | $s_us µs | **$(per_core "$s_us")** | $b_us µs | **$(per_core "$b_us")** | $d_us µs | **$(per_core "$d_us")** |" >> "$WORK/shards_redis.md"
   local what split
-  for what in single batch drain; do
+  for what in idle single batch drain; do
     case $what in
+      idle) split=$idle ;;
       single) split=$single_cpu ;;
       batch) split=$batch_cpu ;;
       drain) split=$drain_cpu ;;
@@ -338,10 +353,10 @@ step_shards() {
   row "|---|---:|---:|---:|---:|---|---:|"
   cat "$WORK/shards_rate.md" >> "$ROWS"
   row ""
-  row "Redis CPU (INFO cpu, user + system, summed over every Redis of the layout) per job, and what one fully used Redis core does at that cost (10^6 / µs):"
+  row "Redis CPU (INFO cpu, user + system, summed over every Redis of the layout) per job, and what one fully used Redis core does at that cost (10^6 / µs). The per-job figures include the idle polling of the first column (${SHARDS_IDLE_SECONDS:-3} s with no job, before the windows):"
   row ""
-  row "| layout | per single add | single adds per Redis core | per batch-added job | batch adds per Redis core | per delivered job | deliveries per Redis core |"
-  row "|---|---:|---:|---:|---:|---:|---:|"
+  row "| layout | Redis cores busy with no job (roles polling) | per single add | single adds per Redis core | per batch-added job | batch adds per Redis core | per delivered job | deliveries per Redis core |"
+  row "|---|---:|---:|---:|---:|---:|---:|---:|"
   cat "$WORK/shards_redis.md" >> "$ROWS"
   row ""
   row "Cores busy in each window ($(nproc) on this machine; CPU seconds / wall seconds from /proc/<pid>/stat and INFO cpu; adds: over the measured window; drain: from the due second until the last arrival is logged). Redis: all instances (the busiest one); other dq: the master and dq-redis-checker; whole machine: /proc/stat, other tenants included:"
