@@ -329,7 +329,7 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
 
 step_shards() {
   SHARDS_MEM_JOBS=${SHARDS_MEM_JOBS:-1000000}
-  [ "$MODE" = quick ] && SHARDS_MEM_JOBS=${SHARDS_MEM_JOBS_QUICK:-100000}
+  [ "$MODE" = quick ] && SHARDS_MEM_JOBS=${SHARDS_MEM_JOBS_QUICK:-40000}
   SHARDS_WORKERS=${API_WORKERS:-1}
   log "shards: 1, 2, 3 Redis shards and a 3-primary cluster; adds ${ADD_SECONDS} s, drain $DRAIN_JOBS, memory $SHARDS_MEM_JOBS"
   start_sink_once
