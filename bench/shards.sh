@@ -18,10 +18,11 @@
 # give Redis CPU per job and each process's share of a core, so the row can
 # say which process is the limit on this machine.
 
-# CPU seconds (user + system) of a process so far (0 once it is gone).
+# CPU seconds (user + system) of a process so far (nothing once it is gone:
+# its row is then left out, not counted as a drop to 0).
 proc_cpu_s() {  # PID
   local stat
-  stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return 0; }
+  stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
   # Fields after "pid (comm) ": the comm may hold spaces.
   echo "${stat##*) }" | awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($12 + $13) / hz }'
 }
@@ -32,7 +33,7 @@ cpu_snapshot() {  # DQD_PID GEN_PID PORT...
   local dqd=$1 gen=$2 port pid role
   shift 2
   for port in "$@"; do echo "redis:$port $(redis_cpu_s "$port")"; done
-  echo "dq-other $(proc_cpu_s "$dqd")"
+  cpu_line dq-other "$dqd"
   for pid in $(pgrep -P "$dqd"); do
     case "$(head -c 12 "/proc/$pid/cmdline" 2>/dev/null | tr '\0' ' ')" in
       dq-server*) role=dq-server ;;
@@ -40,13 +41,18 @@ cpu_snapshot() {  # DQD_PID GEN_PID PORT...
       dq-consume*) role=dq-consume ;;
       *) role=dq-other ;;
     esac
-    echo "$role $(proc_cpu_s "$pid")"
+    cpu_line "$role" "$pid"
   done
-  echo "sink $(proc_cpu_s "$SINK_PID")"
+  cpu_line sink "$SINK_PID"
   # The whole machine's busy time (other tenants too): /proc/stat's cpu line
   # less idle and iowait.
   awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "machine %.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
-  [ "$gen" = - ] || echo "generator $(proc_cpu_s "$gen")"
+  [ "$gen" = - ] || cpu_line generator "$gen"
+}
+cpu_line() {  # WHO PID: "who seconds", or nothing when the process is gone
+  local v
+  v=$(proc_cpu_s "$2")
+  [ -z "$v" ] || echo "$1 $v"
 }
 
 # Two snapshots -> "who=cores ..." over WALL seconds (the roles summed, every
@@ -59,6 +65,7 @@ cpu_split() {  # BEFORE_FILE AFTER_FILE WALL_S JOBS
     { b[$1] += $2 }
     END {
       for (k in b) {
+        if (!(k in a)) continue
         d = b[k] - a[k]
         printf "%s=%.2f ", k, d / wall
         if (k == "machine") continue
@@ -319,7 +326,9 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
       batch) split=$batch_cpu ;;
       drain) split=$drain_cpu ;;
     esac
-    echo "| $SHARDS_LABEL | $what | $(cores_cells "$split") | $(limit_of "$split") |" >> "$WORK/shards_cores.md"
+    local limit=-
+    [ "$what" = idle ] || limit=$(limit_of "$split")
+    echo "| $SHARDS_LABEL | $what | $(cores_cells "$split") | $limit |" >> "$WORK/shards_cores.md"
   done
   echo "| $SHARDS_LABEL | $(echo "$MEM_LINE" | field held) | $(echo "$MEM_LINE" | field grown) | $(echo "$MEM_LINE" | field per_job) | $(echo "$MEM_LINE" | field marginal) | **$(echo "$MEM_LINE" | field per_gib)** | $(echo "$MEM_LINE" | field marginal_per_gib) |" >> "$WORK/shards_memory.md"
 
