@@ -7,6 +7,7 @@
 // callback server.
 #include <curl/curl.h>
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <filesystem>
@@ -20,16 +21,19 @@
 
 #include "common/core/clock.h"
 #include "common/core/json.h"
+#include "common/core/shard.h"
 #include "common/http/curl_handle.h"
 #include "common/registry/registry.h"
 #include "common/registry/shard_list.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
+#include "common/store/job.h"
 #include "common/store/placement.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
@@ -204,7 +208,7 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
   }
   for (const auto& [id, count] : delivered) {
     twice += count > 1;
-    stray += id != "warm-b" && accepted.count(id) == 0 && unknown.count(id) == 0;
+    stray += id.rfind("from-", 0) == 0 && accepted.count(id) == 0 && unknown.count(id) == 0;
   }
   MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
                       << load.refused() << "; delivered " << delivered.size() << " ids, lost "
@@ -391,6 +395,161 @@ TEST_CASE(
     return empty(registry_shard) && empty(other_shard) && empty(new_shard);
   }));
   sleep_ms(1000);  // a duplicate would show up now
+  check_deliveries(callback, load);
+}
+
+// Keys a shard holds that only jobs make (records, due sets, dead sets,
+// bodies, errors, held sets, marks of a move).
+size_t job_keys(TestRedis& redis) {
+  size_t n = 0;
+  for (const char* pattern : {"{dq}:jobs*", "{dq}:due*", "{dq}:dead:*", "{dq}:bodies",
+                              "{dq}:errors", "{dq}:held:*", "{dq}:moving", "{dq}:ready:*"}) {
+    auto reply = redis.command({"KEYS", pattern});
+    n += reply->elements;
+  }
+  return n;
+}
+
+int64_t counted(TestRedis& redis, const std::string& field) {
+  auto reply = redis.command({"HGET", "{dq}:counts", field});
+  return reply->type == REDIS_REPLY_STRING ? std::stoll(reply->str) : 0;
+}
+
+TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, once each") {
+  TestRedis first;
+  TestRedis second;
+  TestRedis drained;
+  CallbackServer callback;
+  std::vector<std::string> shards = {first.address(), second.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  std::string token = made.out.substr(0, made.out.find('\n'));
+  for (const char* topic : {"from-a", "from-b", "later"}) {
+    RunResult added =
+        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  RunResult failing = dqctl(
+      *a, {"topic", "add", "dying", "--callback", callback.url("/fail"), "--max-attempts", "1"});
+  REQUIRE_MESSAGE(failing.exit_code == 0, failing.err);
+  callback.set_responder([](const RecordedRequest& request, size_t) {
+    return CallbackAnswer(request.path == "/fail" ? 500 : 200);
+  });
+  RunResult joined = dqctl(*a, {"shard", "add", drained.address()});
+  REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  // Both hosts place on it once it joined.
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
+  }));
+  sleep_ms(4500);
+  std::vector<ShardAddress> all;
+  for (const auto& name : {first.address(), second.address(), drained.address()}) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    all.push_back(address);
+  }
+  auto first_on_drained = [&](const std::string& topic, const std::string& id) {
+    return shard_order(all, job_key(topic, id)).front() == 2;
+  };
+  // ~2,000 delayed jobs on the shard to drain, due in 20-40 s, and 20 dead letters.
+  std::map<std::string, int64_t> due_at;  // id -> earliest allowed delivery (wall ms)
+  for (int n = 0; due_at.size() < 2000; ++n) {
+    std::string id = "later-" + std::to_string(n);
+    if (!first_on_drained("later", id)) continue;
+    double delay = 20 + (n % 21);
+    int64_t sent = wall_ms();
+    long status = http.post(a->jobs_url("later"), job_doc(id, Json{{"n", n}}, delay)).status;
+    REQUIRE(status == 201);
+    due_at[id] = sent + static_cast<int64_t>(delay * 1000);
+  }
+  int dying = 0;
+  for (int n = 0; dying < 20; ++n) {
+    std::string id = "dying-" + std::to_string(n);
+    if (!first_on_drained("dying", id)) continue;
+    REQUIRE(http.post(a->jobs_url("dying"), job_doc(id, Json{{"n", n}}, 0)).status == 201);
+    ++dying;
+  }
+  REQUIRE(wait_until(kGenerousMs, [&] { return counted(drained, "dying:x") == 20; }));
+  CHECK(counted(drained, "later:d") == 2000);
+
+  Load load(*a, *b, token);
+  sleep_ms(1000);
+  RunResult drain = dqctl(*b, {"shard", "drain", drained.address()});
+  REQUIRE_MESSAGE(drain.exit_code == 0, drain.err);
+  int64_t drained_at = monotonic_ms();
+  // Once the move is under way, kill -9 every host's checker (the masters
+  // start new ones): the move ends all the same, each job moved once.
+  int64_t moved_then = 0;
+  bool midway = wait_until(kGenerousMs, [&] {
+    auto got = drained.command({"GET", "{dq}:moved_out"});
+    moved_then = got->type == REDIS_REPLY_STRING ? std::stoll(got->str) : 0;
+    return moved_then > 0;
+  });
+  CHECK(midway);
+  int killed = 0;
+  for (const auto* host : {a.get(), b.get()}) {
+    for (pid_t pid : children_titled(host->pid(), "dq-redis-checker")) {
+      killed += ::kill(pid, SIGKILL) == 0;
+    }
+  }
+  MESSAGE("kill -9 of " << killed << " checker(s) after " << moved_then << " jobs were moved");
+  CHECK(killed >= 1);
+  RunResult progress = dqctl(*a, {"--json", "shard", "list"});
+  REQUIRE_MESSAGE(progress.exit_code == 0, progress.err);
+  MESSAGE("during the move: " << progress.out);
+
+  auto empty = [](TestRedis& redis) {
+    for (const auto& [topic, jobs] : jobs_by_topic(redis)) {
+      if (jobs > 0) return false;
+    }
+    return true;
+  };
+  // Well before the first job is due (20 s after it was added).
+  CHECK(wait_until(60000, [&] { return empty(drained) && job_keys(drained) == 0; }));
+  MESSAGE("the drained shard held no job " << monotonic_ms() - drained_at << " ms after the drain");
+  CHECK(job_keys(drained) == 0);
+  CHECK(counted(first, "dying:x") + counted(second, "dying:x") == 20);
+  RunResult listed = dqctl(*a, {"--json", "shard", "list"});
+  Json list = Json::parse(listed.out, nullptr, false);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == 3);
+  CHECK(list[2]["state"] == "draining");
+  CHECK(list[2]["jobs"] == 0);
+  CHECK(list[2]["moved"].get<int64_t>() >= 2020);
+  Admin admin(a->admin_url());
+  REQUIRE(admin.login() == 200);
+  HttpResult shown = admin.call("GET", "/api/shards");
+  MESSAGE("admin shard list: " << shown.body);
+  HttpResult removed = admin.call("DELETE", "/api/shards/" + drained.address());
+  CHECK_MESSAGE(removed.status == 200, removed.body);
+
+  load.stop();
+  size_t expected = load.accepted().size() + 1 + due_at.size();  // + warm
+  REQUIRE(callback.wait_for(expected, 120000));
+  CHECK(wait_until(kGenerousMs, [&] { return empty(first) && empty(second); }));
+  sleep_ms(1000);  // a duplicate would show up now
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    if (id.rfind("later-", 0) != 0) continue;
+    ++delivered[id];
+    early += request.arrived_ms < due_at[id];
+  }
+  int lost = 0, twice = 0;
+  for (const auto& [id, due] : due_at) {
+    lost += delivered[id] == 0;
+    twice += delivered[id] > 1;
+  }
+  MESSAGE("moved jobs: " << due_at.size() << " added, " << delivered.size() << " delivered, lost "
+                         << lost << ", twice " << twice << ", early " << early);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
   check_deliveries(callback, load);
 }
 

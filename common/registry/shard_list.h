@@ -73,5 +73,8 @@ Status check_shard_usable(const Config& config, const ShardAddress& shard);
 
 // The jobs the shard holds, every topic and state (the sum of {dq}:counts).
 Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard);
+// The jobs moved off the shard to the others while it drained
+// (checker/shard_mover.h), since it was first drained.
+Result<int64_t> jobs_moved_off(const Config& config, const ShardAddress& shard);
 
 }  // namespace dq
