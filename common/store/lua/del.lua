@@ -23,9 +23,14 @@ if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart
 redis.call('HDEL', KEYS[7], key)
 count(KEYS[9], topic, j.state, -1)
 stat(KEYS[8], topic, 'deleted', 1)
--- A job being moved off a draining shard (move_mark.lua): its copy on the
--- target, written or about to be, learns of this delete from the tombstone.
-local moving = redis.call('HDEL', KEYS[11], key) == 1
+-- A job being moved off a draining shard (move_mark.lua): its mark is
+-- flagged, so the mover drops the copy it wrote on the target (or is about
+-- to), and a held copy there learns of this delete from the tombstone.
+local marked = redis.call('HGET', KEYS[11], key)
+local moving = marked ~= false
+if moving then
+  redis.call('HSET', KEYS[11], key, string.match(marked, '^([^|]*|[^|]*|[^|]*|)') .. 'deleted')
+end
 if (ARGV[3] == '1' or moving) and j.state ~= 'h' then
   redis.call('ZADD', KEYS[10], redis_now(), key)
 end

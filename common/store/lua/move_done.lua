@@ -1,31 +1,42 @@
--- move_done: ends the move of a job marked by move_mark.lua on its source.
--- ARGV[2] 'done': the target holds it now, the source's copy goes and the
+-- move_done: ends the moves of jobs marked by move_mark.lua on their source.
+-- Per job 'done': the target holds it now, the source's copy goes and the
 -- shard's moved counter grows; 'undo': the target could not take it (it
 -- holds another job of that id), so it is delayed or dead here again.
--- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] errors  KEYS[4] counts
--- KEYS[5] moving  KEYS[6] moved counter  KEYS[7] timer wake list
--- ARGV[1] job key  ARGV[3] dead key prefix
--- Returns 1 done, 2 undone, 0 not marked (deleted during the move).
-local key = ARGV[1]
-local marked = redis.call('HGET', KEYS[5], key)
-if not marked then return 0 end
-redis.call('HDEL', KEYS[5], key)
-local record, from = record_get(key)
-local j = parse_record(record)
-if not j then return 0 end
-local topic = topic_of(key)
-if ARGV[2] == 'undo' then
-  if j.state == 'x' then
-    redis.call('ZADD', ARGV[3] .. topic, string.match(marked, '|(.*)$'), key)
-  else
-    wake_timer_if_first(kDueIndex, KEYS[7], j.due)
-    due_add(bucket_of(key), key, j.due)
+-- KEYS[1] bodies  KEYS[2] errors  KEYS[3] counts  KEYS[4] moving
+-- KEYS[5] moved counter  KEYS[6] timer wake list
+-- ARGV[1] dead key prefix, then pairs: job key, 'done' or 'undo'
+-- Returns per job: 1 done, 2 undone, 3 deleted during the move (its mark
+-- cleared: the mover drops the target's copy), 0 not marked (done before).
+local out = {}
+for a = 2, #ARGV, 2 do
+  local key = ARGV[a]
+  local marked = redis.call('HGET', KEYS[4], key)
+  local verdict = 0
+  if marked then
+    redis.call('HDEL', KEYS[4], key)
+    local _, score, _, flag = string.match(marked, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    local record, from = record_get(key)
+    local j = parse_record(record)
+    local topic = topic_of(key)
+    if flag == 'deleted' or not j then
+      verdict = 3
+    elseif ARGV[a + 1] == 'undo' then
+      if j.state == 'x' then
+        redis.call('ZADD', tagged(ARGV[1]) .. topic, score, key)
+      else
+        wake_timer_if_first(kDueIndex, KEYS[6], j.due)
+        due_add(bucket_of(key), key, j.due)
+      end
+      verdict = 2
+    else
+      record_del(key, from)
+      if j.rest == '' then redis.call('HDEL', KEYS[1], key) end
+      redis.call('HDEL', KEYS[2], key)
+      count(KEYS[3], topic, j.state, -1)
+      redis.call('INCR', KEYS[5])
+      verdict = 1
+    end
   end
-  return 2
+  out[#out + 1] = verdict
 end
-record_del(key, from)
-if j.rest == '' then redis.call('HDEL', KEYS[2], key) end
-redis.call('HDEL', KEYS[3], key)
-count(KEYS[4], topic, j.state, -1)
-redis.call('INCR', KEYS[6])
-return 1
+return out
