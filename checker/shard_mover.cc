@@ -273,13 +273,13 @@ int ShardMover::move_batch(size_t source, const std::vector<MarkedJob>& jobs) {
   // more); copies of jobs deleted during the move are dropped.
   std::map<size_t, std::vector<ScriptCall>> settles;
   std::map<size_t, std::vector<std::pair<std::string, std::string>>> deleted;
-  int moved = 0;
+  int ended = 0;  // moved, or dropped as deleted (not undone: those wait a pass)
   for (size_t i = 0; i < ends.size(); ++i) {
     const std::string& key = ends[i].first;
     int64_t verdict = integer_of((*done)->element[i]);
     auto held = incarnation.find(key);
+    ended += verdict == 1 || verdict == 3;
     if (verdict == 1) {
-      ++moved;
       if (held != incarnation.end()) {
         settles[target_index[key]].push_back(settle_call(key, held->second, "ok", from, names_));
       }
@@ -299,7 +299,7 @@ int ShardMover::move_batch(size_t source, const std::vector<MarkedJob>& jobs) {
     // source's tombstone); a dead letter's copy stays listed.
     (void)store_.shard(target).run(move_drop_call(list, names_));
   }
-  return std::max(moved, 1);
+  return ended;
 }
 
 }  // namespace dq

@@ -24,7 +24,7 @@ for a = 2, #ARGV, 2 do
     if j and (j.state == 'd' or j.state == 'y' or j.state == 'x') then
       local score = ''
       if j.state == 'x' then
-        local dead_key = ARGV[1] .. topic_of(key)
+        local dead_key = tagged(ARGV[1]) .. topic_of(key)
         score = redis.call('ZSCORE', dead_key, key) or ms_text(redis_now())
         redis.call('ZREM', dead_key, key)
       else
