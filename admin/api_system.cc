@@ -26,6 +26,7 @@ struct ShardFacts {
   bool reachable = false;
   std::string version;
   int64_t jobs = -1;  // -1: unknown
+  int64_t moved = 0;  // jobs moved off it while draining (checker/shard_mover.h)
   std::string error;
 };
 
@@ -59,6 +60,10 @@ ShardFacts ask_shard(const ShardAddress& address) {
       }
     }
   }
+  auto moved = connection.command({"GET", keys::moved_out()});
+  if (moved.is_ok() && (*moved)->type == REDIS_REPLY_STRING) {
+    facts.moved = std::strtoll((*moved)->str, nullptr, 10);
+  }
   return facts;
 }
 
@@ -67,6 +72,7 @@ Json shard_json(const ShardAddress& address, const std::string& source,
   ShardFacts facts = ask_shard(address);
   Json out{{"name", address.name()},   {"source", source},   {"reachable", facts.reachable},
            {"version", facts.version}, {"jobs", facts.jobs}, {"error", facts.error}};
+  out["moved"] = facts.moved;
   const CheckedShard* checked = report.find(address.name());
   if (checked != nullptr && !stale) {
     out["checked"] = checked->to_json();

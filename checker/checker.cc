@@ -1,6 +1,7 @@
 // dq-redis-checker: starts the shard watch thread, the dead-letter callback
-// thread (and, when the registry is shared, the registry sync thread) and
-// runs the alert loop on the main thread until stopped (see checker.h).
+// thread (and, when the registry is shared, the registry sync thread; when a
+// shard drains, the mover thread) and runs the alert loop on the main thread
+// until stopped (see checker.h).
 #include "checker/checker.h"
 
 #include <curl/curl.h>
@@ -11,6 +12,7 @@
 #include "checker/alert_loop.h"
 #include "checker/dead_callback_loop.h"
 #include "checker/registry_follow.h"
+#include "checker/shard_mover.h"
 #include "checker/shard_watch.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
@@ -32,6 +34,11 @@ int run_checker(const Config& config, int /*index*/) {
   curl_global_init(CURL_GLOBAL_DEFAULT);  // before the threads that use libcurl
   ShardWatch watch(config);
   std::thread watching([&watch] { watch.run(); });
+  ShardMover mover(config);
+  std::thread moving;
+  if (mover.needed()) {
+    moving = std::thread([&mover] { mover.run(); });
+  }
   std::thread syncing;
   if (config.shared_registry) {
     syncing = std::thread([&config] { follow_shared_registry(config); });
@@ -49,6 +56,9 @@ int run_checker(const Config& config, int /*index*/) {
   }
   watching.join();
   dead_callbacks.join();
+  if (moving.joinable()) {
+    moving.join();
+  }
   if (syncing.joinable()) {
     syncing.join();
   }

@@ -3,33 +3,45 @@
 // hosts within seconds, with no restart, while adds keep coming; nothing
 // accepted is lost, delivered twice or early. A shard is removed only while
 // it holds no job (a clear JSON error before), after which both hosts place
-// jobs on the others again. Real dqd processes, real redis-servers, a real
-// callback server.
+// jobs on the others again. A drained shard's delayed jobs and dead letters
+// are moved to the others (each once, delivered once, not early), while ids
+// being moved are deleted and added again and the checkers are killed.
+// Real dqd processes, real redis-servers, a real callback server.
 #include <curl/curl.h>
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "common/core/clock.h"
 #include "common/core/json.h"
+#include "common/core/shard.h"
 #include "common/http/curl_handle.h"
+#include "common/redis/redis_sync.h"
 #include "common/registry/registry.h"
 #include "common/registry/shard_list.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
+#include "common/store/job.h"
+#include "common/store/move_calls.h"
 #include "common/store/placement.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
@@ -204,7 +216,7 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
   }
   for (const auto& [id, count] : delivered) {
     twice += count > 1;
-    stray += id != "warm-b" && accepted.count(id) == 0 && unknown.count(id) == 0;
+    stray += id.rfind("from-", 0) == 0 && accepted.count(id) == 0 && unknown.count(id) == 0;
   }
   MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
                       << load.refused() << "; delivered " << delivered.size() << " ids, lost "
@@ -391,6 +403,320 @@ TEST_CASE(
     return empty(registry_shard) && empty(other_shard) && empty(new_shard);
   }));
   sleep_ms(1000);  // a duplicate would show up now
+  check_deliveries(callback, load);
+}
+
+// Keys a shard holds that only jobs make (records, due sets, dead sets,
+// bodies, errors, held sets, marks of a move).
+size_t job_keys(TestRedis& redis) {
+  size_t n = 0;
+  for (const char* pattern : {"{dq}:jobs*", "{dq}:due*", "{dq}:dead:*", "{dq}:bodies",
+                              "{dq}:errors", "{dq}:held:*", "{dq}:moving", "{dq}:ready:*"}) {
+    auto reply = redis.command({"KEYS", pattern});
+    n += reply->elements;
+  }
+  return n;
+}
+
+// Runs the move's scripts as a mover that dies at three points would have,
+// on the ids later_ids[6k + 1] (k < 90), and leaves its lease to a pid gone.
+void simulate_dead_mover(const std::vector<ShardAddress>& all,
+                         const std::vector<std::string>& later_ids) {
+  std::vector<RedisConnection> shard;
+  for (const auto& address : all) shard.emplace_back(address, 2000, 5000);
+  const std::string source = all[2].name();
+  std::vector<std::string> names = shard_names(all);
+  for (int group = 0; group < 3; ++group) {
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (int k = group * 30; k < group * 30 + 30; ++k) {
+      std::string key = job_key("later", later_ids[6 * k + 1]);
+      auto order = shard_order(all, key);
+      pairs.emplace_back(key, all[order[0] == 2 ? order[1] : order[0]].name());
+    }
+    auto marked = shard[2].run(move_mark_call(pairs));
+    REQUIRE(marked.is_ok());
+    REQUIRE((*marked)->elements == 7 * pairs.size());
+    if (group == 0) continue;  // died after the mark
+    std::map<size_t, std::vector<MarkedJob>> by_target;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      redisReply** f = (*marked)->element + 7 * i;
+      auto text = [](redisReply* r) { return std::string(r->str, r->len); };
+      MarkedJob job{text(f[0]), text(f[1]), text(f[2]), text(f[3]),
+                    text(f[4]), text(f[5]), text(f[6])};
+      size_t target = std::find(names.begin(), names.end(), job.target) - names.begin();
+      by_target[target].push_back(job);
+    }
+    for (const auto& [target, jobs] : by_target) {
+      std::vector<const MarkedJob*> list;
+      for (const auto& job : jobs) list.push_back(&job);
+      auto written = shard[target].run(move_in_call(list, source));
+      REQUIRE(written.is_ok());
+      REQUIRE((*written)->type == REDIS_REPLY_ARRAY);
+    }
+    if (group == 1) continue;  // died after writing them on their targets
+    std::vector<std::pair<std::string, std::string>> ends;
+    for (const auto& [key, target] : pairs) ends.emplace_back(key, "done");
+    auto done = shard[2].run(move_done_call(ends));
+    REQUIRE(done.is_ok());  // died before releasing the target's held copies
+  }
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  REQUIRE(gone > 0);
+  REQUIRE(waitpid(gone, nullptr, 0) == gone);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  auto lease = shard[2].command(
+      {"SET", "{dq}:mover", std::string(host) + ":" + std::to_string(gone), "PX", "120000"});
+  REQUIRE(lease.is_ok());
+}
+
+int64_t counted(TestRedis& redis, const std::string& field) {
+  auto reply = redis.command({"HGET", "{dq}:counts", field});
+  return reply->type == REDIS_REPLY_STRING ? std::stoll(reply->str) : 0;
+}
+
+TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, once each") {
+  TestRedis first;
+  TestRedis second;
+  TestRedis drained;
+  CallbackServer callback;
+  std::vector<std::string> shards = {first.address(), second.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  std::string token = made.out.substr(0, made.out.find('\n'));
+  for (const char* topic : {"from-a", "from-b", "later"}) {
+    RunResult added =
+        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  // Dead letters made deterministically: 410 is a dead_on status (dead at
+  // once), and no circuit breaker stops calling the receiver.
+  RunResult failing = dqctl(*a, {"topic", "add", "dying", "--callback", callback.url("/fail"),
+                                 "--dead-on", "410", "--circuit-breaker", "off"});
+  REQUIRE_MESSAGE(failing.exit_code == 0, failing.err);
+  callback.set_responder([](const RecordedRequest& request, size_t) {
+    return CallbackAnswer(request.path == "/fail" ? 410 : 200);
+  });
+  RunResult joined = dqctl(*a, {"shard", "add", drained.address()});
+  REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  // Both hosts place on it once it joined.
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
+  }));
+  sleep_ms(4500);
+  std::vector<ShardAddress> all;
+  for (const auto& name : {first.address(), second.address(), drained.address()}) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    all.push_back(address);
+  }
+  auto first_on_drained = [&](const std::string& topic, const std::string& id) {
+    return shard_order(all, job_key(topic, id)).front() == 2;
+  };
+  // ~2,000 delayed jobs on the shard to drain, due in 20-40 s, and 20 dead letters.
+  std::map<std::string, int64_t> due_at;  // id -> earliest allowed delivery (wall ms)
+  for (int n = 0; due_at.size() < 2000; ++n) {
+    std::string id = "later-" + std::to_string(n);
+    if (!first_on_drained("later", id)) continue;
+    double delay = 20 + (n % 21);
+    int64_t sent = wall_ms();
+    long status = http.post(a->jobs_url("later"), job_doc(id, Json{{"n", n}}, delay)).status;
+    REQUIRE(status == 201);
+    due_at[id] = sent + static_cast<int64_t>(delay * 1000);
+  }
+  int dying = 0;
+  for (int n = 0; dying < 20; ++n) {
+    std::string id = "dying-" + std::to_string(n);
+    if (!first_on_drained("dying", id)) continue;
+    REQUIRE(http.post(a->jobs_url("dying"), job_doc(id, Json{{"n", n}}, 0)).status == 201);
+    ++dying;
+  }
+  REQUIRE(wait_until(kGenerousMs, [&] { return counted(drained, "dying:x") == 20; }));
+  CHECK(counted(drained, "later:d") == 2000);
+  std::vector<std::string> later_ids;
+  for (const auto& [id, due] : due_at) later_ids.push_back(id);
+  // A mover that died midway before the drain was seen by dqd: 30 jobs it
+  // had only marked, 30 written on their target too, 30 also removed from
+  // the source (held on the target, not yet released), and its lease (2 min)
+  // held by a pid of this host that is gone. The checker started by the
+  // drain takes the lease over at once and finishes each move.
+  simulate_dead_mover(all, later_ids);
+
+  Load load(*a, *b, token);
+  sleep_ms(1000);
+  RunResult drain = dqctl(*b, {"shard", "drain", drained.address()});
+  REQUIRE_MESSAGE(drain.exit_code == 0, drain.err);
+  int64_t drained_at = monotonic_ms();
+  // Deletes and same-body adds of ids being moved, from both hosts, while the
+  // move goes on: a delete is never undone by the move, an add finds the job
+  // (wherever it is then) and adds no second one.
+  int deletes_ok = 0, readds_ok = 0;
+  std::set<std::string> deleted;
+  std::thread meddler([&] {
+    HttpClient client;
+    client.add_header("Authorization: Bearer " + token);
+    for (size_t i = 0; i < 300; ++i) {
+      const std::string& id = later_ids[i * 6];
+      const DqdProcess& host = i % 2 == 0 ? *a : *b;
+      if (i % 3 == 0) {
+        int n = std::stoi(id.substr(std::string("later-").size()));
+        long status = client.post(host.jobs_url("later"), job_doc(id, Json{{"n", n}}, 1)).status;
+        readds_ok += status == 200;  // the same id and body: the job found, nothing added
+        continue;
+      }
+      long status = client.del(host.jobs_url("later") + "/" + id).status;
+      deletes_ok += status == 204;
+      if (status == 204) deleted.insert(id);
+    }
+  });
+  // Once the move is under way, kill -9 every host's checker (the masters
+  // start new ones): the move ends all the same, each job moved once.
+  int64_t moved_then = 0;
+  bool midway = wait_until(kGenerousMs, [&] {
+    auto got = drained.command({"GET", "{dq}:moved_out"});
+    moved_then = got->type == REDIS_REPLY_STRING ? std::stoll(got->str) : 0;
+    return moved_then > 30;  // beyond the 30 the dead mover ended
+  });
+  CHECK(midway);
+  int killed = 0;
+  for (const auto* host : {a.get(), b.get()}) {
+    for (pid_t pid : children_titled(host->pid(), "dq-redis-checker")) {
+      killed += ::kill(pid, SIGKILL) == 0;
+    }
+  }
+  MESSAGE("kill -9 of " << killed << " checker(s) after " << moved_then << " jobs were moved");
+  CHECK(killed >= 1);
+  RunResult progress = dqctl(*a, {"--json", "shard", "list"});
+  REQUIRE_MESSAGE(progress.exit_code == 0, progress.err);
+  MESSAGE("during the move: " << progress.out);
+
+  meddler.join();
+  MESSAGE("during the move: " << deletes_ok << " of 200 deletes answered 204, " << readds_ok
+                              << " of 100 same-body adds answered 200 (existing)");
+  CHECK(deletes_ok == 200);
+  auto empty = [](TestRedis& redis) {
+    for (const auto& [topic, jobs] : jobs_by_topic(redis)) {
+      if (jobs > 0) return false;
+    }
+    return true;
+  };
+  // Well before the first job is due (20 s after it was added).
+  CHECK(wait_until(60000, [&] { return empty(drained) && job_keys(drained) == 0; }));
+  MESSAGE("the drained shard held no job " << monotonic_ms() - drained_at << " ms after the drain");
+  CHECK(job_keys(drained) == 0);
+  CHECK(counted(first, "dying:x") + counted(second, "dying:x") == 20);
+  RunResult listed = dqctl(*a, {"--json", "shard", "list"});
+  Json list = Json::parse(listed.out, nullptr, false);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == 3);
+  CHECK(list[2]["state"] == "draining");
+  CHECK(list[2]["jobs"] == 0);
+  // Moved, not emptied by due time: every delayed job not deleted before its
+  // move, and every dead letter.
+  CHECK(list[2]["moved"].get<int64_t>() >= static_cast<int64_t>(2020 - deleted.size()));
+  Admin admin(a->admin_url());
+  REQUIRE(admin.login() == 200);
+  HttpResult shown = admin.call("GET", "/api/shards");
+  MESSAGE("admin shard list: " << shown.body);
+  HttpResult removed = admin.call("DELETE", "/api/shards/" + drained.address());
+  CHECK_MESSAGE(removed.status == 200, removed.body);
+
+  load.stop();
+  size_t expected = load.accepted().size() + 1 + due_at.size() - deleted.size();  // + warm
+  REQUIRE(callback.wait_for(expected, 120000));
+  // Every job delivered; the dead letters stay (moved, never delivered).
+  auto delivered_all = [](TestRedis& redis) {
+    for (const auto& [topic, jobs] : jobs_by_topic(redis)) {
+      if (jobs > 0 && topic != "dying") return false;
+    }
+    return true;
+  };
+  CHECK(wait_until(kGenerousMs, [&] { return delivered_all(first) && delivered_all(second); }));
+  sleep_ms(1000);  // a duplicate would show up now
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    if (id.rfind("later-", 0) != 0) continue;
+    ++delivered[id];
+    early += request.arrived_ms < due_at[id];
+  }
+  int lost = 0, twice = 0, undeleted = 0;
+  for (const auto& [id, due] : due_at) {
+    if (deleted.count(id) != 0) {
+      undeleted += delivered[id] != 0;
+      continue;
+    }
+    lost += delivered[id] == 0;
+    twice += delivered[id] > 1;
+  }
+  MESSAGE("moved jobs: " << due_at.size() << " added, " << deleted.size() << " deleted, "
+                         << delivered.size() << " delivered, lost " << lost << ", twice " << twice
+                         << ", early " << early << ", delivered after a 204 delete " << undeleted);
+  CHECK(undeleted == 0);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
+  check_deliveries(callback, load);
+}
+
+}  // namespace
+}  // namespace dq::test
+
+namespace dq::test {
+namespace {
+
+// The load of the move's test and kill -9 of every checker, with no drain:
+// a checker's death (a process that delivers nothing) makes no job
+// delivered twice, lost or early.
+TEST_CASE("kill -9 of every checker under an add load delivers each job once") {
+  TestRedis first;
+  TestRedis second;
+  TestRedis third;
+  CallbackServer callback;
+  std::vector<std::string> shards = {first.address(), second.address()};
+  auto a = start_host(shards);
+  auto b = start_host(shards);
+  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  std::string token = made.out.substr(0, made.out.find('\n'));
+  for (const char* topic : {"from-a", "from-b", "later"}) {
+    RunResult added =
+        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  RunResult joined = dqctl(*a, {"shard", "add", third.address()});
+  REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
+  }));
+  sleep_ms(4500);
+  Load load(*a, *b, token);
+  sleep_ms(3000);
+  int killed = 0;
+  for (const auto* host : {a.get(), b.get()}) {
+    for (pid_t pid : children_titled(host->pid(), "dq-redis-checker")) {
+      killed += ::kill(pid, SIGKILL) == 0;
+    }
+  }
+  CHECK(killed >= 2);
+  sleep_ms(8000);
+  load.stop();
+  auto empty = [](TestRedis& redis) {
+    for (const auto& [topic, jobs] : jobs_by_topic(redis)) {
+      if (jobs > 0) return false;
+    }
+    return true;
+  };
+  REQUIRE(callback.wait_for(load.accepted().size() + 1, 60000));
+  CHECK(wait_until(kGenerousMs, [&] { return empty(first) && empty(second) && empty(third); }));
+  sleep_ms(1000);
   check_deliveries(callback, load);
 }
 

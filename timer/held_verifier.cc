@@ -76,6 +76,9 @@ int HeldVerifier::settle_against(const std::string& against, bool in_config) {
       if (!claimed.is_ok()) {
         return settled;  // still unreachable: try again later
       }
+      if ((*claimed)->type == REDIS_REPLY_INTEGER && (*claimed)->integer == 2) {
+        continue;  // still being moved from that shard: asked again next pass
+      }
       verdict = (*claimed)->type == REDIS_REPLY_INTEGER && (*claimed)->integer == 1 ? "dup" : "ok";
     }
     auto reply =

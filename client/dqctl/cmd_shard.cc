@@ -2,7 +2,7 @@
 // beside the config file's [redis] shards. Shared with every host when
 // [registry] shared = yes; each host's master reloads its workers within
 // seconds of a change.
-//   shard list                         every shard, its state, source and jobs held
+//   shard list                         every shard, its state, source, jobs held and moved off
 //   shard add HOST:PORT [--password P] new jobs are placed on it from then on
 //   shard drain HOST:PORT              no new job goes to it (its jobs stay, delivered
 //                                      from it as they come due)
@@ -52,7 +52,7 @@ ShardAddress address_of(const RegistryShard& shard) {
 int list_shards(const CtlOptions& options, const Config& config,
                 const std::vector<RegistryShard>& registry) {
   Json out = Json::array();
-  std::vector<std::vector<std::string>> rows{{"SHARD", "STATE", "SOURCE", "JOBS"}};
+  std::vector<std::vector<std::string>> rows{{"SHARD", "STATE", "SOURCE", "JOBS", "MOVED"}};
   for (const auto& address : merged_shards(config.shards, registry)) {
     const RegistryShard* from = find_shard(registry, address.name());
     auto jobs = jobs_on_shard(config, address);
@@ -60,16 +60,20 @@ int list_shards(const CtlOptions& options, const Config& config,
              {"state", from != nullptr ? shown_state(*from, now_ms()) : "active"},
              {"source", from != nullptr ? "registry" : "config"},
              {"jobs", jobs.is_ok() ? Json(*jobs) : Json(nullptr)}};
+    // A draining shard's progress: jobs moved off it, and JOBS still there.
+    auto moved = jobs_moved_off(config, address);
+    one["moved"] = moved.is_ok() ? Json(*moved) : Json(nullptr);
     if (!jobs.is_ok()) {
       one["error"] = jobs.status().message();
     }
-    rows.push_back(
-        {one["name"], one["state"], one["source"], jobs.is_ok() ? std::to_string(*jobs) : "?"});
+    rows.push_back({one["name"], one["state"], one["source"],
+                    jobs.is_ok() ? std::to_string(*jobs) : "?",
+                    moved.is_ok() ? std::to_string(*moved) : "?"});
     out.push_back(one);
   }
   for (const auto& row : registry) {
     if (row.state == "listed") {  // from before registry shards took jobs: unused
-      rows.push_back({row.address, row.state, "registry", "-"});
+      rows.push_back({row.address, row.state, "registry", "-", "-"});
       out.push_back(Json{{"name", row.address}, {"state", row.state}, {"source", "registry"}});
     }
   }
@@ -167,8 +171,9 @@ int drain_shard(const CtlOptions& options, Registry& registry,
     print_json(Json{{"draining", address}});
   } else {
     printf(
-        "shard %s draining: no host gives it a new job from now on; remove it once it holds "
-        "none (dqctl shard list shows its jobs)\n",
+        "shard %s draining: no host gives it a new job from now on, and its delayed and dead "
+        "jobs are moved to the other shards; remove it once it holds none (dqctl shard list "
+        "shows its jobs and those moved)\n",
         address.c_str());
   }
   return kExitOk;

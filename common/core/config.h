@@ -52,6 +52,9 @@ struct Config {
   // Names of shards that are asked and read but given no new job: registry
   // shards joining or draining (common/registry/shard_list.h). Not a key.
   std::vector<std::string> no_new_jobs;
+  // Names of the registry shards draining: their jobs are moved to the
+  // others (checker/shard_mover.h). Not a key.
+  std::vector<std::string> draining;
   int redis_connect_timeout_ms = 1000;
   int redis_command_timeout_ms = 2000;
   // How long an add waits for another shard to say whether it holds the id.

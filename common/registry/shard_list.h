@@ -71,7 +71,11 @@ Status set_registry_shard_state(sqlite3* db, const std::string& address, const s
 // eviction) unless [redis] allow_unsafe; each message says how to fix it.
 Status check_shard_usable(const Config& config, const ShardAddress& shard);
 
-// The jobs the shard holds, every topic and state (the sum of {dq}:counts).
+// The jobs the shard holds, every topic and state (the sum of {dq}:counts;
+// with none, the moves off it that have not ended, {dq}:moving).
 Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard);
+// The jobs moved off the shard to the others while it drained
+// (checker/shard_mover.h), since it was first drained.
+Result<int64_t> jobs_moved_off(const Config& config, const ShardAddress& shard);
 
 }  // namespace dq

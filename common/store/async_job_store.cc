@@ -293,9 +293,37 @@ void AsyncJobStore::look_everywhere(const std::string& topic, const std::string&
   }
 }
 
+void AsyncJobStore::look_for_moving(const std::string& topic, const std::string& id,
+                                    const std::function<void(std::shared_ptr<Lookup>)>& done) {
+  look_everywhere(topic, id, [this, topic, id, done](std::shared_ptr<Lookup> lookup) {
+    if (!lookup->copies.empty() || !lookup->error.is_ok() || !any_not_placing()) {
+      done(std::move(lookup));
+      return;
+    }
+    look_everywhere(topic, id, done);
+  });
+}
+
+bool AsyncJobStore::any_not_placing() const {
+  return std::find(placing_.begin(), placing_.end(), false) != placing_.end();
+}
+
 void AsyncJobStore::get(const std::string& topic, const std::string& id,
                         std::function<void(Result<Job>)> done) {
-  find_job(topic, id, shard_order(addresses_, job_key(topic, id)), 0, "", std::move(done));
+  std::vector<size_t> order = shard_order(addresses_, job_key(topic, id));
+  if (!any_not_placing()) {
+    find_job(topic, id, std::move(order), 0, "", std::move(done));
+    return;
+  }
+  // Not found once while a shard drains: asked again (see look_for_moving).
+  find_job(topic, id, order, 0, "",
+           [this, topic, id, order, done = std::move(done)](Result<Job> job) mutable {
+             if (job.is_ok() || job.status().code() != Code::kNotFound) {
+               done(std::move(job));
+               return;
+             }
+             find_job(topic, id, std::move(order), 0, "", std::move(done));
+           });
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
@@ -374,7 +402,7 @@ void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
 }
 
 void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
-  look_everywhere(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
+  look_for_moving(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
     if (!lookup->error.is_ok()) {
       done(lookup->error, false);
       return;

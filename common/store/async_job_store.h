@@ -124,6 +124,13 @@ class AsyncJobStore {
   // within the probe timeout; then `done` with what was seen.
   void look_everywhere(const std::string& topic, const std::string& id,
                        const std::function<void(std::shared_ptr<Lookup>)>& done);
+  // look_everywhere, and once more when nothing was seen while a shard is
+  // given no new job: a job moving off a draining shard
+  // (checker/shard_mover.h) may have been looked for on its target just
+  // before it was written there and on its source just after it left.
+  void look_for_moving(const std::string& topic, const std::string& id,
+                       const std::function<void(std::shared_ptr<Lookup>)>& done);
+  bool any_not_placing() const;
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);

@@ -48,6 +48,12 @@ inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:st
 inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
 inline std::string tombs() { return kPrefix + "tombs"; }      // zset: deleted while a shard was out
 inline std::string moved() { return kPrefix + "moved"; }      // hash: job key -> shard holding it
+// Moving jobs off a draining shard (checker/shard_mover.h): hash job key ->
+// "target|dead score" while a job is marked, the count of jobs moved off,
+// and the mover's lease.
+inline std::string moving() { return kPrefix + "moving"; }
+inline std::string moved_out() { return kPrefix + "moved_out"; }
+inline std::string mover_lease() { return kPrefix + "mover"; }
 inline std::string ready_prefix() { return kPrefix + "ready:"; }
 inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
 inline std::string dead_prefix() { return kPrefix + "dead:"; }

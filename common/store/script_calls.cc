@@ -73,7 +73,7 @@ ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
   return {&kDelScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
-           keys::tombs()},
+           keys::tombs(), keys::moving()},
           {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(),
            join_list(shard_names, ",")}};
 }
@@ -165,7 +165,7 @@ ScriptCall dead_purge_call(const std::string& topic, int limit) {
 
 ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms) {
   return {&kClaimScript,
-          {keys::records_prefix(), keys::tombs(), keys::moved()},
+          {keys::records_prefix(), keys::tombs(), keys::moved(), keys::moving()},
           {job_key, holder, std::to_string(created_ms), std::to_string(kShardClockSlackMs)}};
 }
 

@@ -7,10 +7,14 @@
 -- 204 DELETE answered for. Otherwise S
 -- records that the id now lives on F (a marker the add script reads), so a
 -- later add here while F is unreachable is held until F is asked.
--- KEYS[1] records prefix  KEYS[2] tombstones  KEYS[3] moved markers
+-- A job S is moving to F (move_mark.lua, S draining) is not settled yet.
+-- KEYS[1] records prefix  KEYS[2] tombstones  KEYS[3] moved markers  KEYS[4] moving
 -- ARGV[1] job key  ARGV[2] name of the shard holding the copy (F)
 -- ARGV[3] when F's copy was created (F's clock)  ARGV[4] clock slack ms
--- Returns 1 duplicate, 0 F's copy may be delivered.
+-- Returns 1 duplicate, 0 F's copy may be delivered, 2 ask again later.
+if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 1 then
+  return 2
+end
 if record_get(ARGV[1]) then
   return 1
 end

@@ -1,0 +1,42 @@
+-- move_done: ends the moves of jobs marked by move_mark.lua on their source.
+-- Per job 'done': the target holds it now, the source's copy goes and the
+-- shard's moved counter grows; 'undo': the target could not take it (it
+-- holds another job of that id), so it is delayed or dead here again.
+-- KEYS[1] bodies  KEYS[2] errors  KEYS[3] counts  KEYS[4] moving
+-- KEYS[5] moved counter  KEYS[6] timer wake list
+-- ARGV[1] dead key prefix, then pairs: job key, 'done' or 'undo'
+-- Returns per job: 1 done, 2 undone, 3 deleted during the move (its mark
+-- cleared: the mover drops the target's copy), 0 not marked (done before).
+local out = {}
+for a = 2, #ARGV, 2 do
+  local key = ARGV[a]
+  local marked = redis.call('HGET', KEYS[4], key)
+  local verdict = 0
+  if marked then
+    redis.call('HDEL', KEYS[4], key)
+    local _, score, _, flag = string.match(marked, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    local record, from = record_get(key)
+    local j = parse_record(record)
+    local topic = topic_of(key)
+    if flag == 'deleted' or not j then
+      verdict = 3
+    elseif ARGV[a + 1] == 'undo' then
+      if j.state == 'x' then
+        redis.call('ZADD', tagged(ARGV[1]) .. topic, score, key)
+      else
+        wake_timer_if_first(kDueIndex, KEYS[6], j.due)
+        due_add(bucket_of(key), key, j.due)
+      end
+      verdict = 2
+    else
+      record_del(key, from)
+      if j.rest == '' then redis.call('HDEL', KEYS[1], key) end
+      redis.call('HDEL', KEYS[2], key)
+      count(KEYS[3], topic, j.state, -1)
+      redis.call('INCR', KEYS[5])
+      verdict = 1
+    end
+  end
+  out[#out + 1] = verdict
+end
+return out

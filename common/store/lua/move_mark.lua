@@ -1,0 +1,65 @@
+-- move_mark: on a draining shard, marks jobs as being moved to another shard
+-- (checker/shard_mover.h). A delayed or retrying job leaves its due zset (the
+-- timer never delivers it here again), a dead one its dead zset; its record
+-- stays, so gets, adds and deletes by id still find it, and {dq}:moving
+-- holds "target|dead score|created|" (the dead score '' unless dead). Jobs in
+-- flight or held are left until they finish. A job marked already is
+-- answered again, with the target it was marked for: a mover restarted
+-- after a crash finishes what it began. A mark del.lua flagged "deleted"
+-- (the job was deleted during its move) is answered with an empty record,
+-- so the mover drops the target's copy before move_done.lua clears it.
+-- KEYS[1] moving  KEYS[2] bodies  KEYS[3] errors
+-- ARGV[1] dead key prefix, then pairs: job key, target shard name
+-- Returns {key, target, record ('' when deleted), body ('' when inline), last
+-- error, dead score, created, ...} of each job marked now or before.
+local out = {}
+for a = 2, #ARGV, 2 do
+  local key = ARGV[a]
+  local marked = redis.call('HGET', KEYS[1], key)
+  local record = false
+  local j = nil
+  if not marked then
+    record = record_get(key)
+    j = parse_record(record)
+    if j and (j.state == 'd' or j.state == 'y' or j.state == 'x') then
+      local score = ''
+      if j.state == 'x' then
+        local dead_key = tagged(ARGV[1]) .. topic_of(key)
+        score = redis.call('ZSCORE', dead_key, key) or ms_text(redis_now())
+        redis.call('ZREM', dead_key, key)
+      else
+        local _, from = record_get(key)
+        if from == 'flat' then
+          redis.call('ZREM', kFlatDelayed, key)  -- a store v2 record
+        else
+          due_remove(bucket_of(key), key)
+        end
+      end
+      marked = ARGV[a + 1] .. '|' .. score .. '|' .. j.created .. '|'
+      redis.call('HSET', KEYS[1], key, marked)
+    else
+      marked = false
+    end
+  end
+  if marked then
+    local target, score, created, flag = string.match(marked, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
+    local body, error_text = '', ''
+    if flag == 'deleted' then
+      record = ''
+    else
+      if not record then record = record_get(key) end
+      j = parse_record(record)
+      if j and j.rest == '' then body = redis.call('HGET', KEYS[2], key) or '' end
+      error_text = redis.call('HGET', KEYS[3], key) or ''
+      record = record or ''
+    end
+    out[#out + 1] = key
+    out[#out + 1] = target
+    out[#out + 1] = record
+    out[#out + 1] = body
+    out[#out + 1] = error_text
+    out[#out + 1] = score
+    out[#out + 1] = created
+  end
+end
+return out

@@ -1,0 +1,42 @@
+// The calls that move a draining shard's jobs to the other shards
+// (common/store/lua/move_*.lua; the mover is checker/shard_mover.h). Each
+// takes a batch of jobs: one script per state change on each side.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/redis/script_call.h"
+
+namespace dq {
+
+// A job move_mark.lua marked on its source, as it answered it.
+struct MarkedJob {
+  std::string key;
+  std::string target;  // shard name
+  std::string record;  // as the source holds it; "" when deleted during the move
+  std::string body;    // when not inline in the record
+  std::string error;   // last error, or ""
+  std::string dead_score;
+  std::string created;  // the record's created time, kept on the target
+};
+
+// The next delayed or retrying jobs to move, earliest due first.
+ScriptCall move_pick_call(int most);
+// pairs: job key and its target shard's name.
+ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>& pairs);
+// Jobs to write on one target shard, moved from `source`.
+ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs, const std::string& source);
+// pairs: job key and "done" or "undo" (the target refused it; it goes back
+// into its state on the source).
+ScriptCall move_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
+// pairs: job key and its created time; shard_names: every shard's name.
+ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs,
+                          const std::vector<std::string>& shard_names);
+// dead_holder: a holder known dead (this host, its pid gone), or "".
+ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
+                           const std::string& dead_holder);
+
+}  // namespace dq
