@@ -14,6 +14,7 @@
 #include "common/registry/topic_caps.h"
 #include "common/store/coordination_shard.h"
 #include "common/store/keys.h"
+#include "common/store/permit_keys.h"
 #include "common/store/lua_scripts.h"
 
 namespace dq {

@@ -16,6 +16,7 @@
 #include "common/store/coordination_shard.h"
 #include "common/store/job.h"
 #include "common/store/keys.h"
+#include "common/store/permit_keys.h"
 #include "common/store/lua_scripts.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"

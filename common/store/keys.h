@@ -72,15 +72,11 @@ inline std::string minute_prefix() { return kPrefix + "minute:"; }
 inline std::string minute(int64_t unix_minute) {
   return minute_prefix() + std::to_string(unix_minute);
 }
-// A topic's caps (permit_lease.lua), on its coordination shard
-// (common/store/coordination_shard.h): each consumer's lease of permits (hash
-// holder -> "count seq"), the leases' deadlines (zset holder -> deadline ms),
+// A topic's caps (permit_take.lua), on its coordination shard
+// (common/store/coordination_shard.h): zset permit id -> lease deadline ms,
 // and the rate's GCRA arrival time.
-inline std::string permit_leases(std::string_view topic) {
-  return kPrefix + "permit_leases:" + std::string(topic);
-}
-inline std::string permit_deadlines(std::string_view topic) {
-  return kPrefix + "permit_deadlines:" + std::string(topic);
+inline std::string permits(std::string_view topic) {
+  return kPrefix + "permits:" + std::string(topic);
 }
 inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
