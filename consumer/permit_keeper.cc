@@ -14,8 +14,8 @@
 #include "common/registry/topic_caps.h"
 #include "common/store/coordination_shard.h"
 #include "common/store/keys.h"
-#include "common/store/permit_keys.h"
 #include "common/store/lua_scripts.h"
+#include "common/store/permit_keys.h"
 
 namespace dq {
 namespace {
