@@ -35,6 +35,13 @@ dq_cpu_s() {
   done
   awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
 }
+# Redis commands so far (INFO commandstats): "calls usec" of EVALSHA/EVAL
+# (each script once), then calls of every command (those scripts run counted too).
+redis_commands() {
+  redis-cli -p "$1" info commandstats | tr -d '\r' | awk -F'[:=,]' '
+    /^cmdstat_/ { all += $3; if ($1 ~ /^cmdstat_eval/) { calls += $3; usec += $5 } }
+    END { printf "%d %d %d", calls, usec, all }'
+}
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # The callback sink answering 200 and logging each arrival (bench/callback_sink).
@@ -89,12 +96,16 @@ EOT
   local redis0 dq0
   redis0=$(redis_cpu_s "$REDIS_PORT")
   dq0=$(dq_cpu_s "$dqd")
+  local commands0
+  commands0=$(redis_commands "$REDIS_PORT")
   local deadline=$(($(date +%s) + 300))
   while [ "$(date +%s)" -lt "$deadline" ] && [ "$(wc -l < "$SINK_LOG")" -lt "$JOBS" ]; do sleep 0.5; done
   sleep 1.5
   local cpu
   cpu="redis_us=$(awk -v a="$redis0" -v b="$(redis_cpu_s "$REDIS_PORT")" -v n="$JOBS" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
   cpu="$cpu dq_us=$(awk -v a="$dq0" -v b="$(dq_cpu_s "$dqd")" -v n="$JOBS" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
+  cpu="$cpu $(echo "$commands0 $(redis_commands "$REDIS_PORT")" | awk -v n="$JOBS" '{
+    printf "scripts=%.3f script_us=%.1f commands=%.2f", ($4 - $1) / n, ($5 - $2) / n, ($6 - $3) / n }')"
   echo -n "$cpu "
   python3 - "$SINK_LOG" "$JOBS" <<'EOT'
 import sys
@@ -116,13 +127,13 @@ EOT
 }
 
 plain="" capped="" plain_cpu="" capped_cpu=""
-echo "| run | caps | delivered | lost | duplicated | jobs/s | CPU per delivery: redis-server | dq-timer + dq-consume |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|"
+echo "| run | caps | delivered | lost | duplicated | jobs/s | CPU per delivery: redis-server | dq-timer + dq-consume | per delivery: scripts | script µs | Redis commands |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for round in $(seq "$ROUNDS"); do
   for caps in no yes; do
     out=$(drain "$round-$caps" "$caps")
     log "round $round caps=$caps: $out"
-    echo "| $round | $caps | $(echo "$out" | field delivered) | $(echo "$out" | field lost) | $(echo "$out" | field duplicated) | $(echo "$out" | field rate) | $(echo "$out" | field redis_us) µs | $(echo "$out" | field dq_us) µs |"
+    echo "| $round | $caps | $(echo "$out" | field delivered) | $(echo "$out" | field lost) | $(echo "$out" | field duplicated) | $(echo "$out" | field rate) | $(echo "$out" | field redis_us) µs | $(echo "$out" | field dq_us) µs | $(echo "$out" | field scripts) | $(echo "$out" | field script_us) | $(echo "$out" | field commands) |"
     total=$(awk -v a="$(echo "$out" | field redis_us)" -v b="$(echo "$out" | field dq_us)" 'BEGIN { print a + b }')
     if [ "$caps" = yes ]; then
       capped="$capped $(echo "$out" | field rate)" capped_cpu="$capped_cpu $total"

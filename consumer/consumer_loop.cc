@@ -298,7 +298,7 @@ void ConsumerLoop::take_reserved() {
     ShardState& state = shards_[shard];
     state.promised = 0;
     state.probes_promised.clear();
-    std::map<std::string, std::vector<Permit>> permits = std::move(state.permits);
+    std::map<std::string, PermitBatch> permits = std::move(state.permits);
     state.permits.clear();
     for (const auto& [topic, jobs] : reply->waiting) {
       waiting_[topic][shard] = jobs;
@@ -309,6 +309,7 @@ void ConsumerLoop::take_reserved() {
       state.maybe_ready = true;
       continue;
     }
+    note_brought(shard, permits, *reply);
     // Jobs left, or a full batch: ask again as soon as slots allow.
     state.maybe_ready =
         reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
@@ -324,20 +325,19 @@ void ConsumerLoop::take_reserved() {
         fallback.name = job.job.topic;
         topic = &fallback;
       }
-      std::optional<Permit> permit;
+      bool permit = false;
       auto bag = permits.find(job.job.topic);
-      if (bag != permits.end() && !bag->second.empty()) {
-        permit = std::move(bag->second.back());
-        bag->second.pop_back();
+      if (bag != permits.end() && bag->second.count > 0) {
+        permit = true;
+        --bag->second.count;
       }
-      start_delivery(std::move(job), *topic, std::move(permit));
+      start_delivery(std::move(job), *topic, permit);
     }
     give_back_unused(permits);
   }
 }
 
-void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic,
-                                  std::optional<Permit> permit) {
+void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic, bool permit) {
   std::unique_ptr<Delivery> delivery = take_delivery();
   delivery->shard = reserved.shard;
   delivery->job = std::move(reserved.job);
@@ -347,11 +347,7 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic,
   if (!delivery->receiver.empty()) {
     ++receiver_in_flight_[delivery->receiver];
   }
-  delivery->permit.reset();
-  if (permit) {
-    delivery->permit = std::move(permit->id);
-    delivery->permit_taken_ms = permit->taken_ms;
-  }
+  delivery->permit = permit;
   build_callback_request(topic, delivery->job, &delivery->request);
   delivery->started_ms = monotonic_ms();
   prepare_transfer(delivery.get());

@@ -31,6 +31,7 @@ namespace dq {
 class WakeWaiter;
 class ShardWorker;
 class CircuitKeeper;
+struct ReserveReply;
 
 class ConsumerLoop {
  public:
@@ -52,7 +53,7 @@ class ConsumerLoop {
     // Probe allowance the reserve in flight may take, per receiver.
     std::map<std::string, int> probes_promised;
     // Permits of capped topics taken for the reserve in flight.
-    std::map<std::string, std::vector<Permit>> permits;
+    std::map<std::string, PermitBatch> permits;
   };
 
   void request_reserves();
@@ -61,11 +62,13 @@ class ConsumerLoop {
   void update_permit_wants(const std::vector<Topic>& online);
   std::vector<std::string> take_permits(const std::vector<Topic>& online,
                                         std::vector<ReserveSlot>& slots, ShardState& state);
+  void note_brought(size_t shard, const std::map<std::string, PermitBatch>& lent,
+                    const ReserveReply& reply);
   void end_call(Delivery& delivery);
   // Permits taken for a reserve that brought fewer jobs go back to the keeper's hand.
-  void give_back_unused(std::map<std::string, std::vector<Permit>>& permits);
+  void give_back_unused(std::map<std::string, PermitBatch>& permits);
   void take_reserved();  // starts the deliveries reserves brought back
-  void start_delivery(ReservedJob reserved, const Topic& topic, std::optional<Permit> permit);
+  void start_delivery(ReservedJob reserved, const Topic& topic, bool permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
@@ -88,7 +91,9 @@ class ConsumerLoop {
   CurlMulti multi_;
   std::unique_ptr<WakeWaiter> waiter_;
   std::unique_ptr<PermitKeeper> permits_;
-  // Capped topics: jobs ready per shard, as the last reserve there saw them.
+  // Capped topics: jobs ready per shard, as the last reserve there saw them
+  // (kMoreReady: it used every permit, so more may wait).
+  static constexpr int64_t kMoreReady = int64_t{1} << 30;
   std::map<std::string, std::map<size_t, int64_t>> waiting_;
   std::set<std::string> capped_;  // capped topics the keeper was told about
   std::vector<std::unique_ptr<ShardWorker>> workers_;

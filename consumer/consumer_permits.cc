@@ -6,6 +6,7 @@
 
 #include "common/registry/topic_caps.h"
 #include "consumer/consumer_loop.h"
+#include "consumer/shard_worker.h"
 #include "consumer/slot_planner.h"
 
 namespace dq {
@@ -26,7 +27,7 @@ void ConsumerLoop::update_permit_wants(const std::vector<Topic>& online) {
     if (capped.count(name) == 0) {
       Topic gone;
       gone.name = name;
-      permits_->want(gone, 0);
+      permits_->want(gone, 0, 0);
       waiting_.erase(name);
     }
   }
@@ -44,27 +45,34 @@ void ConsumerLoop::update_permit_wants(const std::vector<Topic>& online) {
     }
     auto held = in_flight_.find(topic.name);
     int64_t calls = held == in_flight_.end() ? 0 : held->second;
-    int64_t wanted = std::min<int64_t>(ready, cap - calls);
+    int64_t room = cap - calls;
     if (topic.max_in_flight > 0) {
       // Our own calls hold permits already: never ask for more than the rest.
-      wanted = std::min<int64_t>(wanted, topic.max_in_flight - calls);
+      room = std::min<int64_t>(room, topic.max_in_flight - calls);
     }
+    int64_t wanted = std::min<int64_t>(ready, room);
     if (topic.max_rate > 0) {
       wanted = std::min<int64_t>(wanted, effective_burst(topic));
     }
     // Permits taken for reserves in flight are on their way to being used.
+    int64_t lent = 0;
     for (const auto& state : shards_) {
       auto taken = state.permits.find(topic.name);
       if (taken != state.permits.end()) {
-        wanted -= static_cast<int64_t>(taken->second.size());
+        lent += taken->second.count;
       }
     }
-    permits_->want(topic, static_cast<int>(std::max<int64_t>(0, wanted)));
+    // While it has jobs, the topic would hold permits for every slot it may
+    // use here, if it is far from its caps (a block: no Redis call per call).
+    int64_t ahead = ready > 0 ? room - lent : 0;
+    permits_->want(topic, static_cast<int>(std::max<int64_t>(0, wanted - lent)),
+                   static_cast<int>(std::max<int64_t>(0, ahead)));
   }
 }
 
 // Clamps each capped topic's slot to the permits on hand, taking them for
-// this reserve; returns the capped topics whose ready jobs it should count.
+// this reserve; returns the capped topics whose ready jobs it should count
+// (LLEN): those it took no permits for.
 std::vector<std::string> ConsumerLoop::take_permits(const std::vector<Topic>& online,
                                                     std::vector<ReserveSlot>& slots,
                                                     ShardState& state) {
@@ -75,20 +83,40 @@ std::vector<std::string> ConsumerLoop::take_permits(const std::vector<Topic>& on
     if (topic == online.end() || !has_caps(*topic)) {
       continue;
     }
-    probe.push_back(slot.topic);
-    std::vector<Permit> taken = permits_->take(slot.topic, slot.cap);
-    slot.cap = static_cast<int>(taken.size());
+    PermitBatch taken = permits_->take(slot.topic, slot.cap);
+    slot.cap = taken.count;
     slot.share = std::min(slot.share, slot.cap);
-    if (!taken.empty()) {
-      state.permits[slot.topic] = std::move(taken);
+    if (taken.count > 0) {
+      // What the reserve brings says whether more wait (note_brought).
+      state.permits[slot.topic] = taken;
+    } else {
+      probe.push_back(slot.topic);
     }
   }
   return probe;
 }
 
-void ConsumerLoop::give_back_unused(std::map<std::string, std::vector<Permit>>& permits) {
+// A reserve that used every permit taken for a capped topic may have left
+// more of its jobs on the shard; one that used fewer while it had room for
+// more took the last (until the next LLEN says otherwise).
+void ConsumerLoop::note_brought(size_t shard, const std::map<std::string, PermitBatch>& lent,
+                                const ReserveReply& reply) {
+  for (const auto& [topic, batch] : lent) {
+    int brought = 0;
+    for (const auto& job : reply.jobs) {
+      brought += job.job.topic == topic ? 1 : 0;
+    }
+    if (brought >= batch.count) {
+      waiting_[topic][shard] = kMoreReady;
+    } else if (static_cast<int>(reply.jobs.size()) < reply.asked) {
+      waiting_[topic][shard] = 0;
+    }
+  }
+}
+
+void ConsumerLoop::give_back_unused(std::map<std::string, PermitBatch>& permits) {
   for (auto& [topic, unused] : permits) {
-    permits_->put_back(topic, std::move(unused));
+    permits_->put_back(topic, unused);
   }
   permits.clear();
 }
@@ -96,9 +124,8 @@ void ConsumerLoop::give_back_unused(std::map<std::string, std::vector<Permit>>& 
 // A call ended (or never started): its permit goes back.
 void ConsumerLoop::end_call(Delivery& delivery) {
   if (delivery.permit) {
-    permits_->give_back(delivery.job.topic,
-                        {std::move(*delivery.permit), delivery.permit_taken_ms});
-    delivery.permit.reset();
+    permits_->give_back(delivery.job.topic);
+    delivery.permit = false;
   }
 }
 

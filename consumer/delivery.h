@@ -45,9 +45,8 @@ struct Delivery {
   int requests = 0;             // requests libcurl started for this transfer
   long request_bytes_seen = 0;  // CURLINFO_REQUEST_SIZE when the last one started
   bool resend_refused = false;  // the transfer ended because a resend was refused
-  // The permit a capped topic's call holds (consumer/permit_keeper.h).
-  std::optional<std::string> permit;
-  int64_t permit_taken_ms = 0;  // monotonic
+  // The call holds a permit of its capped topic (consumer/permit_keeper.h).
+  bool permit = false;
 };
 
 // The callback URL rules every delivery of this process is held to (see

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <random>
 
 #include "common/core/clock.h"
@@ -14,20 +15,32 @@
 #include "common/store/coordination_shard.h"
 #include "common/store/keys.h"
 #include "common/store/lua_scripts.h"
+#include "common/store/permit_keys.h"
 
 namespace dq {
 namespace {
 
-constexpr int64_t kPermitTickMs = 100;  // longest sleep: stale permits and stops are seen
-constexpr int64_t kFullRetryMs = 250;   // longest wait before asking a full topic again
-constexpr int64_t kErrorRetryMs = 500;  // the coordination shard did not answer
-constexpr int kMostPerTake = 1000;
-constexpr int64_t kReleaseLingerMs = 5;  // longest an ended call's permit waits to go back
-constexpr size_t kReleaseBatch = 64;     // ... or until this many wait
+constexpr int64_t kPermitTickMs = 100;   // longest sleep: stale permits and stops are seen
+constexpr int64_t kFullRetryMs = 250;    // longest wait before asking a full topic again
+constexpr int64_t kErrorRetryMs = 500;   // the coordination shard did not answer
+constexpr int64_t kReleaseLingerMs = 5;  // near the caps: what is not wanted goes back this soon
+constexpr int64_t kIdleReleaseMs = 100;  // far from them: once nothing was wanted this long
+constexpr int64_t kRenewMs = 1000;       // a lease in use is renewed at least this often
+constexpr int64_t kNever = INT64_MAX;
 
 void count(const std::string& topic, const char* what, uint64_t n) {
   if (n > 0) {
     SharedMetrics::instance().add(SharedMetrics::key({"permit", topic, what}), n);
+  }
+}
+
+// Taken and returned count max_in_flight permits (the lease's count) on
+// topics with that cap, else rate shares.
+void count_change(const std::string& topic, int before, int after) {
+  if (after > before) {
+    count(topic, "taken", static_cast<uint64_t>(after - before));
+  } else if (before > after) {
+    count(topic, "returned", static_cast<uint64_t>(before - after));
   }
 }
 
@@ -37,10 +50,10 @@ PermitKeeper::PermitKeeper(const Config& config, CURLM* multi)
     : config_(config), multi_(multi), errors_(spdlog::level::warn) {
   std::random_device random;
   char text[64];
-  std::snprintf(text, sizeof(text), "%d/%08x/", static_cast<int>(getpid()), random());
+  std::snprintf(text, sizeof(text), "%d/%08x", static_cast<int>(getpid()), random());
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
-  id_prefix_ = std::string(host) + "/" + text;
+  holder_ = std::string(host) + "/" + text;
   for (const auto& shard : config.shards) {
     shards_.emplace_back(shard, config.redis_connect_timeout_ms, config.redis_command_timeout_ms);
   }
@@ -56,16 +69,19 @@ PermitKeeper::~PermitKeeper() {
   thread_.join();
 }
 
-void PermitKeeper::want(const Topic& topic, int unused) {
+void PermitKeeper::want(const Topic& topic, int unused, int ahead) {
   std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic.name];
   permits.caps = topic;
   permits.wanted = std::max(0, unused);
-  if (permits.unused.size() > static_cast<size_t>(permits.wanted)) {
-    give_back_unused(permits, static_cast<size_t>(permits.wanted));
-    changed_.notify_all();
-  } else if (permits.unused.size() < static_cast<size_t>(permits.wanted) &&
-             permits.next_try_ms <= monotonic_ms()) {
+  permits.ahead = std::max(permits.wanted, ahead);
+  int64_t now = monotonic_ms();
+  if (permits.wanted > 0) {
+    permits.idle_ms = -1;
+  } else if (permits.idle_ms < 0) {
+    permits.idle_ms = now;
+  }
+  if (due_ms(permits, now) < wake_ms_) {
     changed_.notify_all();
   }
 }
@@ -73,59 +89,68 @@ void PermitKeeper::want(const Topic& topic, int unused) {
 int PermitKeeper::available(const std::string& topic) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = topics_.find(topic);
-  return it == topics_.end() ? 0 : static_cast<int>(it->second.unused.size());
+  return it == topics_.end() ? 0 : on_hand(it->second, monotonic_ms());
 }
 
-std::vector<Permit> PermitKeeper::take(const std::string& topic, int most) {
-  std::vector<Permit> taken;
+PermitBatch PermitKeeper::take(const std::string& topic, int most) {
+  PermitBatch batch;
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = topics_.find(topic);
   if (it == topics_.end()) {
-    return taken;
+    return batch;
   }
-  auto& unused = it->second.unused;
-  while (!unused.empty() && static_cast<int>(taken.size()) < most) {
-    taken.push_back(std::move(unused.front()));
-    unused.pop_front();
+  TopicPermits& permits = it->second;
+  int64_t now = monotonic_ms();
+  batch.count = std::min(most, on_hand(permits, now));
+  if (batch.count <= 0) {
+    batch.count = 0;
+    return batch;
   }
-  return taken;
+  batch.shares_taken_ms = now;
+  permits.used += batch.count;
+  if (permits.caps.max_rate > 0) {
+    int left = batch.count;
+    while (left > 0 && !permits.shares.empty()) {
+      auto& oldest = permits.shares.front();
+      batch.shares_taken_ms = std::min(batch.shares_taken_ms, oldest.first);
+      int n = std::min(left, oldest.second);
+      oldest.second -= n;
+      left -= n;
+      permits.share_count -= n;
+      if (oldest.second == 0) {
+        permits.shares.pop_front();
+      }
+    }
+  }
+  return batch;
 }
 
-void PermitKeeper::put_back(const std::string& topic, std::vector<Permit> permits) {
-  if (permits.empty()) {
+void PermitKeeper::put_back(const std::string& topic, PermitBatch batch) {
+  if (batch.count <= 0) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto& unused = topics_[topic].unused;
-  // Oldest first, as expire_unused expects.
-  unused.insert(unused.begin(), std::make_move_iterator(permits.begin()),
-                std::make_move_iterator(permits.end()));
-  std::sort(unused.begin(), unused.end(),
-            [](const Permit& a, const Permit& b) { return a.taken_ms < b.taken_ms; });
-  changed_.notify_all();
-}
-
-void PermitKeeper::give_back(const std::string& topic, Permit permit) {
   std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic];
-  if (permit.id.empty()) {
-    count(topic, "returned", 1);  // a rate share: nothing to give back
-    return;
+  permits.used = std::max(0, permits.used - batch.count);
+  if (permits.caps.max_rate > 0) {
+    permits.shares.emplace_front(batch.shares_taken_ms, batch.count);
+    permits.share_count += batch.count;
   }
-  int64_t now = monotonic_ms();
-  if (permits.caps.max_rate == 0 && static_cast<int>(permits.unused.size()) < permits.wanted &&
-      now - permit.taken_ms < most_age_ms()) {
-    // Kept with its taken_ms; the call's end already makes the loop plan again.
-    permits.unused.push_back(std::move(permit));
-    return;
+  if (due_ms(permits, monotonic_ms()) < wake_ms_) {
+    changed_.notify_all();
   }
-  count(topic, "returned", 1);
-  if (permits.ended.empty()) {
-    permits.first_ended_ms = now;
+}
+
+void PermitKeeper::give_back(const std::string& topic) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  TopicPermits& permits = topics_[topic];
+  permits.used = std::max(0, permits.used - 1);
+  if (permits.caps.max_in_flight == 0) {
+    count(topic, "returned", 1);  // a rate share, used
   }
-  permits.ended.push_back(std::move(permit.id));
-  permits.next_try_ms = 0;  // a call of ours ended: room under max_in_flight, maybe
-  changed_.notify_all();
+  if (due_ms(permits, monotonic_ms()) < wake_ms_) {
+    changed_.notify_all();
+  }
 }
 
 bool PermitKeeper::arrived() {
@@ -137,111 +162,172 @@ bool PermitKeeper::arrived() {
 
 int64_t PermitKeeper::most_age_ms() const { return std::max(1, config_.lease_margin_ms / 2); }
 
-void PermitKeeper::expire_unused(TopicPermits& permits, int64_t now) {
-  const int64_t most_age = most_age_ms();
-  for (auto it = permits.unused.begin(); it != permits.unused.end();) {
-    if (now - it->taken_ms < most_age) {
-      ++it;
-      continue;
-    }
-    if (!it->id.empty()) {
-      permits.unneeded.push_back(std::move(it->id));
-    }
-    if (permits.caps.max_rate > 0) {
-      ++permits.refund;
-    }
-    count(permits.caps.name, "returned", 1);
-    it = permits.unused.erase(it);
-  }
+bool PermitKeeper::fresh(const TopicPermits& permits, int64_t now) const {
+  return permits.leased && now - permits.lease_sent_ms < most_age_ms();
 }
 
-void PermitKeeper::give_back_unused(TopicPermits& permits, size_t keep) {
-  while (permits.unused.size() > keep) {
-    Permit held = std::move(permits.unused.front());
-    permits.unused.pop_front();
-    if (!held.id.empty()) {
-      permits.unneeded.push_back(std::move(held.id));
-    }
-    if (permits.caps.max_rate > 0) {
-      ++permits.refund;
-    }
-    count(permits.caps.name, "returned", 1);
+int PermitKeeper::on_hand(const TopicPermits& permits, int64_t now) const {
+  if (!has_caps(permits.caps)) {
+    return 0;
   }
+  int n = INT_MAX;
+  if (permits.caps.max_in_flight > 0) {
+    n = fresh(permits, now) ? std::max(0, permits.held - permits.used) : 0;
+  }
+  if (permits.caps.max_rate > 0) {
+    n = std::min(n, permits.share_count);
+  }
+  return n;
+}
+
+int64_t PermitKeeper::due_ms(TopicPermits& permits, int64_t now) {
+  const Topic& caps = permits.caps;
+  const bool in_flight = caps.max_in_flight > 0;
+  const bool rate = caps.max_rate > 0;
+  const int hand = permits.held - permits.used;
+  int64_t at = kNever;
+  // More on hand than wanted goes back: near the caps within a few ms (other
+  // consumers may be waiting), far from them once the topic is idle.
+  bool surplus = (in_flight ? hand > permits.wanted : permits.held > 0) ||
+                 (rate ? permits.share_count > permits.wanted : permits.share_count > 0);
+  if (surplus) {
+    if (permits.surplus_ms < 0) {
+      permits.surplus_ms = now;
+    }
+    if (!permits.far || !has_caps(caps)) {
+      at = permits.surplus_ms + kReleaseLingerMs;
+    } else if (permits.wanted == 0) {
+      at = std::max(permits.surplus_ms, permits.idle_ms) + kIdleReleaseMs;
+    }
+  } else {
+    permits.surplus_ms = -1;
+  }
+  if (permits.wanted > 0) {
+    // Short of permits: far from the caps shares are topped up at half.
+    bool short_in_flight = in_flight && (!fresh(permits, now) || hand < permits.wanted);
+    bool short_rate = rate && (permits.far ? permits.share_count * 2 <= permits.wanted
+                                           : permits.share_count < permits.wanted);
+    if (short_in_flight || short_rate) {
+      at = now;
+    } else if (in_flight && hand > 0) {
+      // In use: renewed well before a permit on hand gets too old to start a call.
+      at = std::min(at, permits.lease_sent_ms + std::min(kRenewMs, most_age_ms() / 2));
+    }
+  }
+  // Shares not used for long are refunded.
+  for (const auto& [taken_ms, n] : permits.shares) {
+    at = std::min(at, taken_ms + most_age_ms());
+  }
+  return at == kNever ? kNever : std::max(at, permits.next_try_ms);
 }
 
 RedisConnection& PermitKeeper::connection_for(const std::string& topic) {
   return shards_[coordination_shard(config_.shards, topic)];
 }
 
-void PermitKeeper::release(const std::string& topic, TopicPermits& permits,
-                           std::unique_lock<std::mutex>& lock) {
-  ScriptCall call;
-  call.script = &kPermitReleaseScript;
-  call.keys = {keys::permits(topic), keys::rate(topic)};
-  call.args = {std::to_string(permits.caps.max_rate), std::to_string(permits.refund)};
-  for (auto& id : permits.ended) {
-    call.args.push_back(std::move(id));
-  }
-  for (auto& id : permits.unneeded) {
-    call.args.push_back(std::move(id));
-  }
-  permits.ended.clear();
-  permits.unneeded.clear();
-  permits.refund = 0;
-  lock.unlock();
-  auto reply = connection_for(topic).run(call);
-  lock.lock();
-  if (!reply.is_ok()) {
-    // Not given back: the permits end with their lease.
-    errors_.note("consumer: cannot give back permits of topic " + topic + ": " +
-                 reply.status().message());
-  }
-}
-
-void PermitKeeper::acquire(const std::string& topic, TopicPermits& permits, int64_t now,
-                           std::unique_lock<std::mutex>& lock) {
+void PermitKeeper::sync(const std::string& topic, TopicPermits& permits,
+                        std::unique_lock<std::mutex>& lock) {
+  int64_t now = monotonic_ms();
   const Topic caps = permits.caps;
-  int n = std::min(kMostPerTake, permits.wanted - static_cast<int>(permits.unused.size()));
-  uint64_t first = seq_;
-  seq_ += static_cast<uint64_t>(n);
+  const bool in_flight = caps.max_in_flight > 0;
+  const int wanted = stopping_ || !has_caps(caps) ? 0 : permits.wanted;
+  const int ahead = wanted > 0 ? permits.ahead : 0;
+  // Shares kept on hand; old ones and those not wanted are refunded.
+  const int keep = caps.max_rate == 0 ? 0 : (permits.far && wanted > 0 ? 2 * ahead : wanted);
+  int refund = 0;
+  for (auto it = permits.shares.begin(); it != permits.shares.end();) {
+    if (now - it->first >= most_age_ms()) {
+      refund += it->second;
+      permits.share_count -= it->second;
+      it = permits.shares.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  while (permits.share_count > keep && !permits.shares.empty()) {
+    auto& oldest = permits.shares.front();
+    int n = std::min(oldest.second, permits.share_count - keep);
+    oldest.second -= n;
+    permits.share_count -= n;
+    refund += n;
+    if (oldest.second == 0) {
+      permits.shares.pop_front();
+    }
+  }
+  if (!in_flight) {
+    count(topic, "returned", static_cast<uint64_t>(refund));
+  }
+  // While the call is out the lease may come back as low as the calls open
+  // plus what is wanted: no more than that is used meanwhile.
+  const int open = permits.used;
+  int before = permits.held;
+  permits.held = std::min(permits.held, open + wanted);
+  count_change(topic, before, permits.held);
   ScriptCall call;
-  call.script = &kPermitTakeScript;
-  call.keys = {keys::permits(topic), keys::rate(topic)};
-  call.args = {id_prefix_,
-               std::to_string(first),
-               std::to_string(n),
+  call.script = &kPermitLeaseScript;
+  call.keys = {keys::permit_leases(topic), keys::permit_deadlines(topic), keys::rate(topic)};
+  call.args = {holder_,
+               std::to_string(++seq_),
+               std::to_string(open),
+               std::to_string(wanted),
+               std::to_string(ahead),
                std::to_string(caps.max_in_flight),
                std::to_string(int64_t{caps.timeout_ms} + config_.lease_margin_ms),
                std::to_string(caps.max_rate),
-               std::to_string(effective_burst(caps))};
+               std::to_string(effective_burst(caps)),
+               std::to_string(permits.share_count),
+               std::to_string(refund),
+               std::to_string(2 * ahead)};
   lock.unlock();
   auto reply = connection_for(topic).run(call);
   lock.lock();
+  const int64_t sent = now;
+  now = monotonic_ms();
+  permits.surplus_ms = -1;
   const redisReply* r = reply.is_ok() ? reply->get() : nullptr;
-  if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-      r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER) {
-    // The topic's calls pause until its coordination shard answers; a take
-    // whose answer was lost ends with its lease.
+  bool well_formed = r && r->type == REDIS_REPLY_ARRAY && r->elements == 4;
+  for (size_t i = 0; well_formed && i < 4; ++i) {
+    well_formed = r->element[i]->type == REDIS_REPLY_INTEGER;
+  }
+  if (!well_formed) {
+    // The lease may now count more or fewer: until an answer says, no
+    // permit on hand is used (calls open are covered by the lease they
+    // started under). The topic's calls pause until the shard answers; what
+    // a lost answer gave ends with its lease.
     errors_.note("consumer: cannot take permits of topic " + topic + " (the topic waits): " +
                  (reply.is_ok() ? std::string("unexpected reply") : reply.status().message()));
+    before = permits.held;
+    permits.held = std::min(permits.held, permits.used);
+    count_change(topic, before, permits.held);
     permits.next_try_ms = now + kErrorRetryMs;
     return;
   }
   errors_.clear();
-  int taken = static_cast<int>(r->element[0]->integer);
-  int64_t wait = r->element[1]->integer;
-  for (int i = 0; i < taken; ++i) {
-    std::string id = caps.max_in_flight > 0 ? id_prefix_ + std::to_string(first + i) : "";
-    permits.unused.push_back({std::move(id), now});
+  int held = in_flight ? static_cast<int>(r->element[0]->integer) : 0;
+  int shares = static_cast<int>(r->element[1]->integer);
+  int64_t wait = r->element[2]->integer;
+  permits.far = r->element[3]->integer == 1;
+  bool more = held > permits.held || shares > 0;
+  count_change(topic, permits.held, held);
+  permits.held = held;
+  if (held > 0) {
+    permits.lease_sent_ms = sent;
+    permits.leased = true;
   }
-  count(topic, "taken", static_cast<uint64_t>(taken));
-  if (taken < n) {
+  if (shares > 0) {
+    permits.shares.emplace_back(now, shares);
+    permits.share_count += shares;
+    if (!in_flight) {
+      count(topic, "taken", static_cast<uint64_t>(shares));
+    }
+  }
+  if (wait > 0 && on_hand(permits, now) < permits.wanted) {
     count(topic, "waits", 1);
     permits.next_try_ms = now + std::clamp<int64_t>(wait, 1, kFullRetryMs);
   } else {
     permits.next_try_ms = 0;
   }
-  if (taken > 0) {
+  if (more && on_hand(permits, now) > 0) {
     arrived_ = true;
     curl_multi_wakeup(multi_);
   }
@@ -252,38 +338,18 @@ void PermitKeeper::run() {
   while (true) {
     int64_t now = monotonic_ms();
     int64_t wake = now + kPermitTickMs;
-    bool work = false;
     for (auto& [name, permits] : topics_) {
-      if (!permits.unneeded.empty() || permits.refund > 0 ||
-          permits.ended.size() >= kReleaseBatch) {
-        work = true;
-      } else if (!permits.ended.empty()) {
-        wake = std::min(wake, permits.first_ended_ms + kReleaseLingerMs);
-      }
-      if (static_cast<int>(permits.unused.size()) < permits.wanted) {
-        wake = std::min(wake, permits.next_try_ms);
-      }
+      wake = std::min(wake, due_ms(permits, now));
     }
-    if (!work && !stopping_ && wake > now) {
+    if (!stopping_ && wake > now) {
+      wake_ms_ = wake;
       changed_.wait_for(lock, std::chrono::milliseconds(wake - now));
+      wake_ms_ = 0;  // the loop below looks at every topic before sleeping again
     }
     now = monotonic_ms();
     for (auto& [name, permits] : topics_) {
-      if (stopping_) {
-        give_back_unused(permits, 0);
-      } else {
-        expire_unused(permits, now);
-      }
-      // Ended calls' permits go back in batches: a few ms later, one call.
-      bool pending = !permits.ended.empty() || !permits.unneeded.empty() || permits.refund > 0;
-      if (pending && (stopping_ || !permits.unneeded.empty() || permits.refund > 0 ||
-                      permits.ended.size() >= kReleaseBatch ||
-                      now - permits.first_ended_ms >= kReleaseLingerMs)) {
-        release(name, permits, lock);
-      }
-      if (!stopping_ && static_cast<int>(permits.unused.size()) < permits.wanted &&
-          permits.next_try_ms <= now) {
-        acquire(name, permits, now, lock);
+      if (stopping_ ? permits.held > 0 || permits.share_count > 0 : due_ms(permits, now) <= now) {
+        sync(name, permits, lock);
       }
     }
     if (stopping_) {

@@ -12,9 +12,12 @@
 #include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/core/shard.h"
+#include "common/redis/redis_sync.h"
 #include "common/store/coordination_shard.h"
 #include "common/store/job.h"
 #include "common/store/keys.h"
+#include "common/store/lua_scripts.h"
+#include "common/store/permit_keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -99,7 +102,102 @@ double metric(HttpClient& http, const DqdProcess& dqd, const std::string& series
   return std::stod(page.substr(at + series.size() + 2));
 }
 
+// One call of permit_lease.lua for topic "t" (its ARGV, in order); returns
+// {held, shares taken, wait ms, far}.
+struct LeaseAsk {
+  std::string holder;
+  int64_t seq = 0;
+  int open = 0;
+  int want = 0;
+  int ahead = 0;
+  int max_in_flight = 0;
+  int64_t lease_ms = 60000;
+  int rate = 0;
+  int burst = 0;
+  int have = 0;
+  int refund = 0;
+  int share_ahead = 0;
+};
+
+std::vector<int64_t> lease(dq::RedisConnection& shard, const LeaseAsk& ask) {
+  dq::ScriptCall call;
+  call.script = &dq::kPermitLeaseScript;
+  call.keys = {dq::keys::permit_leases("t"), dq::keys::permit_deadlines("t"), dq::keys::rate("t")};
+  for (int64_t value :
+       {ask.seq, int64_t{ask.open}, int64_t{ask.want}, int64_t{ask.ahead},
+        int64_t{ask.max_in_flight}, ask.lease_ms, int64_t{ask.rate}, int64_t{ask.burst},
+        int64_t{ask.have}, int64_t{ask.refund}, int64_t{ask.share_ahead}}) {
+    call.args.push_back(std::to_string(value));
+  }
+  call.args.insert(call.args.begin(), ask.holder);
+  auto reply = shard.run(call);
+  REQUIRE_MESSAGE(reply.is_ok(), reply.status().message());
+  REQUIRE((*reply)->type == REDIS_REPLY_ARRAY);
+  REQUIRE((*reply)->elements == 4);
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < 4; ++i) {
+    out.push_back((*reply)->element[i]->integer);
+  }
+  return out;
+}
+
+// The sum of the counts the topic's leases hold.
+int64_t leased_total(dq::RedisConnection& shard) {
+  auto all = shard.command({"HVALS", dq::keys::permit_leases("t")});
+  REQUIRE(all.is_ok());
+  int64_t total = 0;
+  for (size_t i = 0; i < (*all)->elements; ++i) {
+    total += std::stoll((*all)->element[i]->str);  // "count seq"
+  }
+  return total;
+}
+
 }  // namespace
+
+TEST_CASE("permit_lease.lua: a block while far from the caps, exact near them, never past them") {
+  TestRedis redis;
+  dq::RedisConnection shard(redis.shard(), 1000, 2000);
+  // max_in_flight 100. A asks for 5 now, 40 ahead: far, it gets the block.
+  auto a = lease(shard, {"a", 1, 0, 5, 40, 100});
+  CHECK(a == std::vector<int64_t>{40, 0, 0, 1});
+  // B: 60 are left, a block of 40 would leave fewer than 40: exactly 5.
+  auto b = lease(shard, {"b", 1, 0, 5, 40, 100});
+  CHECK(b == std::vector<int64_t>{5, 0, 0, 0});
+  // C wants 80 with 3 calls open: what is left (55) besides its calls, and a wait.
+  auto c = lease(shard, {"c", 1, 3, 80, 80, 100});
+  CHECK(c[0] == 3 + 52);
+  CHECK(c[2] > 0);
+  CHECK(leased_total(shard) == 100);
+  // A gives back all but 2 calls open; B may then take its 40.
+  CHECK(lease(shard, {"a", 2, 2, 0, 0, 100})[0] == 2);
+  CHECK(lease(shard, {"b", 2, 0, 40, 40, 100})[0] == 40);
+  CHECK(leased_total(shard) == 2 + 40 + 55);
+  // A call of A's that ran late (after its call 2) changes nothing.
+  CHECK(lease(shard, {"a", 1, 0, 30, 30, 100})[0] == 2);
+  CHECK(leased_total(shard) == 2 + 40 + 55);
+  // A lease not renewed ends by itself: C's 55 come free.
+  CHECK(lease(shard, {"c", 2, 3, 52, 52, 100, 300})[0] == 55);
+  REQUIRE(wait_until(10000, [&] { return lease(shard, {"d", 1, 0, 50, 50, 100})[0] == 50; }));
+  CHECK(leased_total(shard) == 2 + 40 + 50);
+
+  // max_rate 1 a second, burst 100: a block of 40 shares leaves 60 (far); the
+  // next holder's block would leave fewer than 40: exactly what it wants.
+  auto r1 = lease(shard, {"r1", 1, 0, 5, 0, 0, 60000, 1, 100, 0, 0, 40});
+  CHECK(r1 == std::vector<int64_t>{0, 40, 0, 1});
+  auto r2 = lease(shard, {"r2", 1, 0, 5, 0, 0, 60000, 1, 100, 0, 0, 40});
+  CHECK(r2 == std::vector<int64_t>{0, 5, 0, 0});
+  // 45 given, 55 left: 60 wanted get 55 and a wait of about a second.
+  auto r3 = lease(shard, {"r3", 1, 0, 60, 0, 0, 60000, 1, 100, 0, 0, 0});
+  CHECK(r3[1] >= 55);
+  CHECK(r3[1] <= 58);  // a share a second may have come meanwhile
+  CHECK(r3[2] > 0);
+  CHECK(r3[2] <= 1000);
+  // r1 refunds its 40 unused shares: they can be taken again at once.
+  auto r4 = lease(shard, {"r1", 2, 0, 0, 0, 0, 60000, 1, 100, 0, 40, 0});
+  CHECK(r4[1] == 0);
+  auto r5 = lease(shard, {"r2", 2, 0, 40, 0, 0, 60000, 1, 100, 0, 0, 0});
+  CHECK(r5[1] == 40);
+}
 
 TEST_CASE("max_in_flight 2 over two hosts with two consumers each: never a third call open") {
   TestRedis shard_a;
