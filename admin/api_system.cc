@@ -197,8 +197,9 @@ void AdminApp::shards_route(Exchange& exchange) {
 }
 
 // Only registry shards can be removed here ([redis] shards live in the
-// config file), and only while they hold no job: removing a shard that holds
-// jobs would make them unreachable.
+// config file), and only once it has drained long enough for every host to
+// have stopped placing on it (drain_settled) and holds no job: removing a
+// shard that holds jobs would make them unreachable.
 void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
   auto registry = read_registry_shards(registry_->db());
   if (!registry.is_ok()) {
@@ -228,6 +229,12 @@ void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
   if (*jobs > 0) {
     return exchange.reply_error(409, "shard " + address + " still holds " + std::to_string(*jobs) +
                                          " job(s); drain it first; not removed");
+  }
+  if (from->state != "listed") {
+    Status settled = drain_settled(probe_config(config_), shard);
+    if (!settled.is_ok()) {
+      return exchange.reply_error(409, settled.message());
+    }
   }
   ObjectWrite write{find_registry_kind("shard"), address, PutMode::kDelete, std::nullopt,
                     [this, address] { return registry_->remove_extra_shard(address); }};

@@ -15,7 +15,6 @@
 #include "common/store/coordination_shard.h"
 #include "common/store/keys.h"
 #include "common/store/lua_scripts.h"
-#include "common/store/permit_keys.h"
 
 namespace dq {
 namespace {

@@ -388,10 +388,22 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     CHECK_MESSAGE((state == "joining" || state == "active"), state);  // joining for its first 3 s
     CHECK(listed.json()["shards"][1]["reachable"] == true);
     // A config shard is not removed here; an unknown one is not found; an
-    // empty registry shard is removed.
+    // empty registry shard is removed once drained long enough that no host
+    // places jobs on it any more.
     CHECK(user.call("DELETE", "/api/shards/" + world.redis.address()).status == 409);
     CHECK(user.call("DELETE", "/api/shards/127.0.0.1:1").status == 404);
-    CHECK(user.call("DELETE", "/api/shards/" + spare.address()).status == 200);
+    Answer undrained = user.call("DELETE", "/api/shards/" + spare.address());
+    CHECK(undrained.status == 409);
+    CHECK_MESSAGE(undrained.json().value("error", "").find("drain it") != std::string::npos,
+                  undrained.body);
+    CHECK(user.call("POST", "/api/shards/" + spare.address() + "/drain").status == 200);
+    int removed = 0;
+    CHECK(wait_until(60000, [&] {
+      removed = user.call("DELETE", "/api/shards/" + spare.address()).status;
+      if (removed == 409) sleep_ms(500);
+      return removed != 409;
+    }));
+    CHECK(removed == 200);
     CHECK(world.dqd->registry().list_extra_shards()->empty());
   }
 

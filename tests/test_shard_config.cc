@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/core/clock.h"
+#include "common/core/cluster_shards.h"
 #include "common/core/config.h"
 #include "common/core/shard.h"
 #include "common/store/job.h"
@@ -219,5 +220,24 @@ TEST_CASE("parse_datetime_ms") {
         "2026-03-01 12:00", "2026-03-01 12:00:00 ", "junk", "", "2026-3-1 1:2:3xxxxx"}) {
     CAPTURE(bad);
     CHECK(parse_datetime_ms(bad).status().code() == Code::kInvalid);
+  }
+}
+
+TEST_CASE("a cluster's virtual shards rank only a key's home, which never changes") {
+  auto shards = parse_cluster_entry("cluster://127.0.0.1:7000,127.0.0.1:7001");
+  REQUIRE(shards.is_ok());
+  REQUIRE(shards->size() == static_cast<size_t>(kClusterVirtualShards));
+  std::vector<int> homes(kClusterVirtualShards, 0);
+  for (int i = 0; i < 3200; ++i) {
+    std::string key = job_key("orders", std::to_string(i));
+    auto order = shard_order(*shards, key);
+    // No other virtual shard is asked or tried: one job per id, no
+    // cross-node lookup, and a down node's jobs wait for its failover.
+    REQUIRE(order.size() == 1);
+    CHECK(order == shard_order(*shards, key));
+    homes[order[0]]++;
+  }
+  for (int count : homes) {
+    CHECK(count > 120);  // about 200 each: every virtual shard takes jobs
   }
 }

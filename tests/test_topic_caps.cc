@@ -17,7 +17,6 @@
 #include "common/store/job.h"
 #include "common/store/keys.h"
 #include "common/store/lua_scripts.h"
-#include "common/store/permit_keys.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"

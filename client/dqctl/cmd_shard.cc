@@ -135,6 +135,8 @@ int remove_shard(const CtlOptions& options, Registry& registry, const Config& co
       status =
           Status(Code::kConflict, "shard " + address + " still holds " + std::to_string(*jobs) +
                                       " job(s); drain it first; not removed");
+    } else {
+      status = drain_settled(config, address_of(*from));
     }
   }
   if (status.is_ok()) {

@@ -92,7 +92,19 @@ std::vector<size_t> shard_order(const std::vector<ShardAddress>& shards, std::st
             [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<size_t> order;
   order.reserve(ranked.size());
+  bool cluster_ranked = false;
   for (const auto& entry : ranked) {
+    // A cluster's virtual shards are a fixed set, so a key's home among them
+    // never changes and no other one of them can hold it: it is the only one
+    // ranked. A node that is down is the cluster's to fail over, and no add
+    // or delete asks the other virtual shards (one job per id, no
+    // cross-node lookup).
+    if (shards[entry.second].cluster()) {
+      if (cluster_ranked) {
+        continue;
+      }
+      cluster_ranked = true;
+    }
     order.push_back(entry.second);
   }
   return order;

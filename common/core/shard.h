@@ -71,6 +71,7 @@ Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text);
 // the first is the job's home shard, the rest are the fallbacks in order.
 // Adding a shard moves only ~1/N of the keys, and every shard's rank for a key
 // depends only on that shard's name and the key, never on the list's order.
+// Of a Redis Cluster's virtual shards only the key's home is in the order.
 std::vector<size_t> shard_order(const std::vector<ShardAddress>& shards, std::string_view job_key);
 
 // 64-bit FNV-1a, stable across builds and machines.

@@ -178,6 +178,43 @@ Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard) {
   return total;
 }
 
+Status drain_settled(const Config& config, const ShardAddress& shard) {
+  RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                             config.redis_command_timeout_ms);
+  auto replies = connection.command_all({{"GET", keys::draining_since()}, {"TIME"}});
+  for (auto& reply : replies) {
+    if (!reply.is_ok()) {
+      return Status(Code::kConflict, "shard " + shard.name() +
+                                         " cannot be asked how long it has drained (" +
+                                         reply.status().message() + "); not removed");
+    }
+  }
+  const redisReply* since = replies[0]->get();
+  const redisReply* time = replies[1]->get();
+  if (since->type != REDIS_REPLY_STRING) {
+    return Status(Code::kConflict,
+                  "shard " + shard.name() +
+                      " is not draining yet (no mover has seen it draining): drain it, then "
+                      "remove it once it is empty; not removed");
+  }
+  int64_t since_ms = 0;
+  int64_t now_s = 0;
+  std::from_chars(since->str, since->str + since->len, since_ms);
+  if (time->type == REDIS_REPLY_ARRAY && time->elements == 2) {
+    const redisReply* seconds = time->element[0];
+    std::from_chars(seconds->str, seconds->str + seconds->len, now_s);
+  }
+  int64_t left_ms = since_ms + kDrainSettleMs - now_s * 1000;
+  if (left_ms > 0) {
+    return Status(Code::kConflict, "shard " + shard.name() + " started draining less than " +
+                                       std::to_string(kDrainSettleMs / 1000) +
+                                       " s ago and a host may still place jobs on it: remove it "
+                                       "in " +
+                                       std::to_string((left_ms + 999) / 1000) + " s; not removed");
+  }
+  return Status::ok();
+}
+
 Result<int64_t> jobs_moved_off(const Config& config, const ShardAddress& shard) {
   RedisConnection connection(shard, config.redis_connect_timeout_ms,
                              config.redis_command_timeout_ms);

@@ -78,4 +78,15 @@ Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard);
 // (checker/shard_mover.h), since it was first drained.
 Result<int64_t> jobs_moved_off(const Config& config, const ShardAddress& shard);
 
+// How long a shard must have been draining before it may be removed. Every
+// host learns of a drain within a few seconds (the shared registry's refresh,
+// then its master's reload); until then a host may still place a new job on
+// the shard, which the mover then moves too. An empty shard removed before
+// that could receive a job no host would deliver.
+constexpr int64_t kDrainSettleMs = 10000;
+
+// Ok when a mover first saw the shard draining at least kDrainSettleMs ago
+// (Redis's clock, {dq}:draining_since); else kConflict saying how long to wait.
+Status drain_settled(const Config& config, const ShardAddress& shard);
+
 }  // namespace dq

@@ -255,7 +255,8 @@ void AsyncJobStore::look_everywhere(const std::string& topic, const std::string&
   lookup->topic = topic;
   lookup->id = id;
   std::vector<size_t> asked;
-  for (size_t index = 0; index < shards_.size(); ++index) {
+  const std::string key = job_key(topic, id);
+  for (size_t index : shard_order(addresses_, key)) {  // each shard that may hold it
     if (usable(index)) {
       asked.push_back(index);
     } else {
@@ -267,7 +268,6 @@ void AsyncJobStore::look_everywhere(const std::string& topic, const std::string&
     done(lookup);
     return;
   }
-  const std::string key = job_key(topic, id);
   for (size_t index : asked) {
     shards_[index]->probe(record_read_argv(key), probe_timeout_ms_,
                           [this, lookup, index, done](Result<const redisReply*> reply) {

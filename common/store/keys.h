@@ -54,6 +54,9 @@ inline std::string moved() { return kPrefix + "moved"; }      // hash: job key -
 inline std::string moving() { return kPrefix + "moving"; }
 inline std::string moved_out() { return kPrefix + "moved_out"; }
 inline std::string mover_lease() { return kPrefix + "mover"; }
+// When a mover first saw the shard draining (ms, Redis's clock); kept alive by
+// every pass, so it ends soon after the shard stops draining.
+inline std::string draining_since() { return kPrefix + "draining_since"; }
 inline std::string ready_prefix() { return kPrefix + "ready:"; }
 inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
 inline std::string dead_prefix() { return kPrefix + "dead:"; }
@@ -78,11 +81,15 @@ inline std::string minute_prefix() { return kPrefix + "minute:"; }
 inline std::string minute(int64_t unix_minute) {
   return minute_prefix() + std::to_string(unix_minute);
 }
-// A topic's caps (permit_take.lua), on its coordination shard
-// (common/store/coordination_shard.h): zset permit id -> lease deadline ms,
-// and the rate's GCRA arrival time.
-inline std::string permits(std::string_view topic) {
-  return kPrefix + "permits:" + std::string(topic);
+// A topic's caps (permit_lease.lua, docs/delivery.md "Caps per topic"), on
+// its coordination shard (common/store/coordination_shard.h): each
+// consumer's lease of permits (hash holder -> "count seq"), the leases'
+// deadlines (zset holder -> deadline ms) and the rate's GCRA arrival time.
+inline std::string permit_leases(std::string_view topic) {
+  return kPrefix + "permit_leases:" + std::string(topic);
+}
+inline std::string permit_deadlines(std::string_view topic) {
+  return kPrefix + "permit_deadlines:" + std::string(topic);
 }
 inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }

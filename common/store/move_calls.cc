@@ -59,8 +59,9 @@ ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>
 
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
                            const std::string& dead_holder) {
-  return {
-      &kMoveLeaseScript, {keys::mover_lease()}, {holder, std::to_string(lease_ms), dead_holder}};
+  return {&kMoveLeaseScript,
+          {keys::mover_lease(), keys::draining_since()},
+          {holder, std::to_string(lease_ms), dead_holder, std::to_string(kDrainingSinceTtlMs)}};
 }
 
 }  // namespace dq

@@ -35,6 +35,9 @@ ScriptCall move_done_call(const std::vector<std::pair<std::string, std::string>>
 // pairs: job key and its created time; shard_names: every shard's name.
 ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs,
                           const std::vector<std::string>& shard_names);
+// How long a shard's draining-since time outlives the last mover pass: a
+// shard drained again after this starts its settling time anew.
+constexpr int64_t kDrainingSinceTtlMs = 15000;
 // dead_holder: a holder known dead (this host, its pid gone), or "".
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
                            const std::string& dead_holder);
