@@ -22,9 +22,9 @@
 namespace dq {
 namespace {
 
-constexpr size_t kBatch = 500;      // jobs marked per pass
-constexpr int64_t kLeaseMs = 5000;  // renewed every pass; a dead holder's lease runs out
-constexpr int kIdleMs = 1000;       // between passes with nothing to move
+constexpr size_t kBatch = 500;           // jobs marked per pass
+constexpr int64_t kMoverLeaseMs = 5000;  // renewed every pass; a dead holder's lease runs out
+constexpr int kIdleMs = 1000;            // between passes with nothing to move
 
 std::string text_of(const redisReply* reply) {
   return reply != nullptr && reply->type == REDIS_REPLY_STRING ? std::string(reply->str, reply->len)
@@ -94,7 +94,7 @@ void ShardMover::run() {
 
 bool ShardMover::take_lease(size_t source) {
   RedisConnection& shard = store_.shard(source);
-  auto lease = shard.run(move_lease_call(holder_, kLeaseMs, ""));
+  auto lease = shard.run(move_lease_call(holder_, kMoverLeaseMs, ""));
   if (!lease.is_ok()) {
     return false;
   }
@@ -106,7 +106,7 @@ bool ShardMover::take_lease(size_t source) {
   if (gone.empty()) {
     return false;  // another checker moves it
   }
-  auto taken = shard.run(move_lease_call(holder_, kLeaseMs, gone));
+  auto taken = shard.run(move_lease_call(holder_, kMoverLeaseMs, gone));
   bool ours = taken.is_ok() && integer_of(taken->get()) == 1;
   if (ours) {
     err_log().info("moving jobs off shard {}: took over from {}, which is gone", names_[source],
