@@ -17,6 +17,7 @@
 #include "common/store/job.h"
 #include "common/store/keys.h"
 #include "common/store/placement.h"
+#include "common/store/reply_values.h"
 #include "common/store/script_calls.h"
 
 namespace dq {
@@ -26,23 +27,20 @@ constexpr size_t kBatch = 500;           // jobs marked per pass
 constexpr int64_t kMoverLeaseMs = 5000;  // renewed every pass; a dead holder's lease runs out
 constexpr int kIdleMs = 1000;            // between passes with nothing to move
 
-std::string text_of(const redisReply* reply) {
-  return reply != nullptr && reply->type == REDIS_REPLY_STRING ? std::string(reply->str, reply->len)
-                                                               : std::string();
-}
-
 std::vector<std::string> strings_of(const redisReply* reply) {
   std::vector<std::string> out;
-  if (reply != nullptr && reply->type == REDIS_REPLY_ARRAY) {
+  if (reply->type == REDIS_REPLY_ARRAY) {
     for (size_t i = 0; i < reply->elements; ++i) {
-      out.push_back(text_of(reply->element[i]));
+      out.push_back(reply_string(reply->element[i]));
     }
   }
   return out;
 }
 
+// A script's integer answer, -1 for anything else.
 int64_t integer_of(const redisReply* reply) {
-  return reply != nullptr && reply->type == REDIS_REPLY_INTEGER ? reply->integer : -1;
+  int64_t value = -1;
+  return reply_int(reply, &value) ? value : -1;
 }
 
 // The holder "host:pid" of a lease when it is a process of this host that is
@@ -102,7 +100,7 @@ bool ShardMover::take_lease(size_t source) {
     return true;
   }
   auto held = shard.command({"GET", keys::mover_lease()});
-  std::string gone = held.is_ok() ? dead_holder(text_of(held->get()), host_) : "";
+  std::string gone = held.is_ok() ? dead_holder(reply_string(held->get()), host_) : "";
   if (gone.empty()) {
     return false;  // another checker moves it
   }

@@ -494,6 +494,19 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
   REQUIRE(lease.is_ok());
 }
 
+// The topics of the move tests' load (from-a, from-b, later) calling
+// `callback`, and a producer token for them; returns the token.
+std::string add_load_topics(DqdProcess& host, CallbackServer& callback) {
+  RunResult made = dqctl(host, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  for (const char* topic : {"from-a", "from-b", "later"}) {
+    RunResult added =
+        dqctl(host, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
+    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  }
+  return made.out.substr(0, made.out.find('\n'));
+}
+
 int64_t counted(TestRedis& redis, const std::string& field) {
   auto reply = redis.command({"HGET", "{dq}:counts", field});
   return reply->type == REDIS_REPLY_STRING ? std::stoll(reply->str) : 0;
@@ -507,14 +520,7 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   std::vector<std::string> shards = {first.address(), second.address()};
   auto a = start_host(shards);
   auto b = start_host(shards);
-  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
-  std::string token = made.out.substr(0, made.out.find('\n'));
-  for (const char* topic : {"from-a", "from-b", "later"}) {
-    RunResult added =
-        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
-    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
-  }
+  std::string token = add_load_topics(*a, callback);
   // Dead letters made deterministically: 410 is a dead_on status (dead at
   // once), and no circuit breaker stops calling the receiver.
   RunResult failing = dqctl(*a, {"topic", "add", "dying", "--callback", callback.url("/fail"),
@@ -705,14 +711,7 @@ TEST_CASE("kill -9 of every checker under an add load delivers each job once") {
   std::vector<std::string> shards = {first.address(), second.address()};
   auto a = start_host(shards);
   auto b = start_host(shards);
-  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
-  std::string token = made.out.substr(0, made.out.find('\n'));
-  for (const char* topic : {"from-a", "from-b", "later"}) {
-    RunResult added =
-        dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
-    REQUIRE_MESSAGE(added.exit_code == 0, added.err);
-  }
+  std::string token = add_load_topics(*a, callback);
   RunResult joined = dqctl(*a, {"shard", "add", third.address()});
   REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
   HttpClient http;
