@@ -20,6 +20,8 @@
 #include "common/registry/registry.h"
 #include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
+#include "master/config_moves.h"
+#include "master/listeners.h"
 #include "master/previous_master.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
@@ -35,6 +37,12 @@ constexpr int kLoopTickMs = 100;
 // At start, how long to wait for a port still held by the API servers of a
 // master that just died: they release it as soon as they see the death.
 constexpr int kStartWaitInUseMs = 2000;
+
+// The config file is looked at this often, and a change is taken once the
+// file stayed the same (size, mtime, contents) this long: an editor or a
+// copy still writing it keeps changing it (master/config_watch.h).
+constexpr int64_t kConfigLookMs = 500;
+constexpr int64_t kConfigSettleMs = 2000;
 
 // This many quick deaths in a row make a crash loop, alerted once.
 constexpr int kCrashLoopDeaths = 3;
@@ -59,11 +67,14 @@ void keep_listen_sockets(ListenUse use, ListenSockets* sockets) {
 
 Supervisor::Supervisor(Config config, PidFile* pid_file, SignalPipe* signals)
     : config_(std::move(config)),
+      file_config_(config_),
       pid_file_(pid_file),
       signals_(signals),
-      watch_(config_.path),
+      watch_(config_.path, kConfigSettleMs),
       master_pid_(getpid()),
-      started_at_ms_(now_ms()) {}
+      started_at_ms_(now_ms()) {
+  running_text_ = watch_.handled();
+}
 
 Supervisor::~Supervisor() {
   if (getpid() == master_pid_) {
@@ -73,7 +84,7 @@ Supervisor::~Supervisor() {
 
 int Supervisor::run() {
   log_previous_master(config_.pid_file);
-  auto opened = open_listen_sockets(config_, kStartWaitInUseMs);
+  auto opened = open_listeners(config_, kStartWaitInUseMs);
   if (!opened.is_ok()) {
     err_log().critical("cannot start: {}", opened.status().message());
     return 1;
@@ -95,7 +106,8 @@ int Supervisor::run() {
   }
   generation_ = 1;
   SharedMetrics::instance();  // mapped before the first fork, so every child shares it
-  err_log().info("master started (pid {}), config {}", master_pid_, config_.path);
+  err_log().info("master started (pid {}), config {}: {}", master_pid_, config_.path,
+                 describe_listeners(config_));
   spawn_generation();
   write_status();
   notify_systemd_ready("generation 1 running");
@@ -256,73 +268,85 @@ void Supervisor::handle_signal(int signal_number) {
       break;
     }
     case SIGUSR2:
-      watch_.remember_current();
-      reload("SIGUSR2");
+      if (!stopping_) {
+        reload_on_signal();
+      }
       break;
     default:
       break;
   }
 }
 
-Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_sockets) {
-  *next_sockets = {};
-  if (next.server_listen == config_.server_listen) {
-    next_sockets->http_fd = sockets_.http_fd;
-  } else {
-    auto http = listen_on(next.server_listen);
-    if (!http.is_ok()) {
-      return http.status();
-    }
-    next_sockets->http_fd = *http;
-  }
-  if (next.legacy_listen == config_.legacy_listen) {
-    next_sockets->legacy_fd = sockets_.legacy_fd;
-  } else if (!next.legacy_listen.empty()) {
-    auto legacy = listen_on(next.legacy_listen);
-    if (!legacy.is_ok()) {
-      if (next_sockets->http_fd != sockets_.http_fd) {
-        close(next_sockets->http_fd);
-      }
-      return legacy.status();
-    }
-    next_sockets->legacy_fd = *legacy;
-  }
-  if (next.admin_listen == config_.admin_listen) {
-    next_sockets->admin_fd = sockets_.admin_fd;
-  } else {
-    next_sockets->admin_fd = listen_admin(next.admin_listen);
-  }
-  if (sockets_.admin_fd >= 0 && sockets_.admin_fd != next_sockets->admin_fd) {
-    close(sockets_.admin_fd);
-  }
+void Supervisor::use_sockets(const ListenSockets& next) {
   // The old children keep their own copies; the master drops the ones it no
   // longer hands out, before forking, so the new generation never inherits them.
-  if (sockets_.http_fd != next_sockets->http_fd) {
-    close(sockets_.http_fd);
+  for (int ListenSockets::*fd :
+       {&ListenSockets::http_fd, &ListenSockets::legacy_fd, &ListenSockets::admin_fd}) {
+    if (sockets_.*fd >= 0 && sockets_.*fd != next.*fd) {
+      close(sockets_.*fd);
+    }
   }
-  if (sockets_.legacy_fd >= 0 && sockets_.legacy_fd != next_sockets->legacy_fd) {
-    close(sockets_.legacy_fd);
-  }
-  return Status::ok();
+  sockets_ = next;
 }
 
-void Supervisor::reload(const std::string& why) {
+void Supervisor::reload_on_signal() {
+  watch_.remember_current();
+  auto loaded = load_config_text(config_.path, watch_.handled());
+  if (!loaded.is_ok()) {
+    return reject_reload("SIGUSR2", loaded.status().message());
+  }
+  apply_reload(ReloadCause::kSignal, "SIGUSR2", *loaded, watch_.handled());
+}
+
+void Supervisor::reload_changed_file(const ConfigWatch::Change& change) {
+  const std::string why = "config file changed";
+  if (change.writes > 1) {
+    err_log().info("the config file settled after {} writes in {} ms", change.writes,
+                   change.settled_after_ms);
+  }
+  if (change.contents == running_text_) {
+    err_log().info("the config file is back to the one in use: nothing to reload");
+    return;
+  }
+  std::string incomplete = incomplete_config_reason(running_text_, change.contents);
+  if (!incomplete.empty()) {
+    return reject_reload(why, incomplete +
+                                  ": not applied by the automatic reload; fix the file, or send "
+                                  "SIGUSR2 to apply it as it is (kill -USR2 " +
+                                  std::to_string(master_pid_) + ")");
+  }
+  auto loaded = load_config_text(config_.path, change.contents);
+  if (!loaded.is_ok()) {
+    return reject_reload(why, loaded.status().message());
+  }
+  apply_reload(ReloadCause::kFileChanged, why, *loaded, change.contents);
+}
+
+void Supervisor::reject_reload(const std::string& why, const std::string& reason) {
+  err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
+                  reason);
+}
+
+void Supervisor::apply_reload(ReloadCause cause, const std::string& why, const Config& loaded,
+                              const std::string& file_text) {
   if (stopping_) {
     return;
   }
-  auto loaded = load_config(config_.path);
-  if (!loaded.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    loaded.status().message());
-    return;
-  }
   ShardListWatch next_list = shard_list_;
-  Config next = next_list.with_registry_shards(*loaded);
+  Config next = next_list.with_registry_shards(loaded);
+  std::vector<std::string> moves = config_moves(config_, next);
+  if (!moves.empty() && cause == ReloadCause::kFileChanged) {
+    std::string all;
+    for (const auto& move : moves) {
+      all += (all.empty() ? "" : "; ") + move;
+    }
+    return reject_reload(
+        why, all + ": not applied by the automatic reload; send SIGUSR2 to apply (kill -USR2 " +
+                 std::to_string(master_pid_) + ")");
+  }
   Status safe = check_shards_before_reload(config_, next);
   if (!safe.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    safe.message());
-    return;
+    return reject_reload(why, safe.message());
   }
   if (next.pid_file != config_.pid_file) {
     err_log().warn(
@@ -330,15 +354,17 @@ void Supervisor::reload(const std::string& why) {
         next.pid_file);
     next.pid_file = config_.pid_file;
   }
-  ListenSockets next_sockets;
-  Status reopened = reopen_sockets(next, &next_sockets);
-  if (!reopened.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    reopened.message());
-    return;
+  auto next_sockets = reopen_listeners(config_, sockets_, next);
+  if (!next_sockets.is_ok()) {
+    return reject_reload(why, next_sockets.status().message());
   }
-  sockets_ = next_sockets;
+  for (const auto& move : moves) {
+    err_log().warn("reload ({}) applies a move: {}", why, move);
+  }
+  use_sockets(*next_sockets);
   config_ = next;
+  file_config_ = loaded;
+  running_text_ = file_text;
   shard_list_ = next_list;
   set_log_format(config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
   init_logging(config_.log_dir, config_.log_level, kMasterTitle);
@@ -369,6 +395,27 @@ void Supervisor::reload(const std::string& why) {
       generation_, retiring);
   write_status();
   notify_systemd_ready("generation " + std::to_string(generation_) + " running");
+}
+
+void Supervisor::look_at_config_file(int64_t now) {
+  int writes_before = watch_.writes_seen();
+  auto change = watch_.look(now);
+  if (change) {
+    reload_changed_file(*change);
+    return;
+  }
+  if (writes_before > 0 && !watch_.settling()) {
+    err_log().info("the config file is back to {}: nothing to reload",
+                   watch_.handled() == running_text_ ? "the one in use" : "the one refused before");
+  } else if (writes_before == 0 && watch_.writes_seen() == 1) {
+    err_log().info("the config file changed; it is reloaded once it has stayed the same for {} ms",
+                   kConfigSettleMs);
+  } else if (writes_before == 1 && watch_.writes_seen() == 2) {
+    err_log().info(
+        "the config file is still being written (it changed again within {} ms): nothing is "
+        "reloaded until it stays the same",
+        kConfigSettleMs);
+  }
 }
 
 void Supervisor::begin_stop(int signal_number) {
@@ -432,11 +479,15 @@ void Supervisor::tick() {
   }
   local_redis_.tick();
   if (now >= next_watch_ms_) {
-    next_watch_ms_ = now + 1000;
-    if (watch_.changed()) {
-      reload("config file changed");
-    } else if (shard_list_.changed(config_)) {
-      reload("the registry's shard list changed");
+    next_watch_ms_ = now + kConfigLookMs;
+    look_at_config_file(now);
+  }
+  if (now >= next_shard_list_ms_) {
+    next_shard_list_ms_ = now + 1000;
+    if (!watch_.settling() && shard_list_.changed(config_)) {
+      // The shards of the file in use: the file itself may be half-written now.
+      apply_reload(ReloadCause::kShardList, "the registry's shard list changed", file_config_,
+                   running_text_);
     }
   }
   if (now >= next_log_prune_ms_) {

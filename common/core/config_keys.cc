@@ -2,6 +2,8 @@
 // here, a Config member, and its lines in conf/dq.ini (the test prints them).
 #include "common/core/config_keys.h"
 
+#include <algorithm>
+
 namespace dq {
 namespace {
 
@@ -129,6 +131,82 @@ std::vector<ConfigKey> all_keys() {
 const std::vector<ConfigKey>& config_keys() {
   static const std::vector<ConfigKey> keys = all_keys();
   return keys;
+}
+
+namespace {
+
+// Edits (insert, delete, replace one character) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A typo, not another word: at most a third of the word's letters, and 3.
+bool close_enough(const std::string& typed, const std::string& known) {
+  size_t allowed = std::min<size_t>(3, std::max<size_t>(1, known.size() / 3));
+  return edit_distance(typed, known) <= allowed;
+}
+
+std::string as_written(const ConfigKey& key) {
+  return "[" + std::string(key.section) + "] " + key.name;
+}
+
+// "a", "a or b", "a, b or c".
+std::string one_of(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string suggest_config_key(const std::string& key) {
+  size_t dot = key.find('.');
+  std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+  std::vector<std::string> same_name;  // the name is right, the section is not
+  std::vector<std::string> near;       // a typo of a key
+  std::vector<std::string> sections;
+  bool section_known = false;
+  for (const ConfigKey& entry : config_keys()) {
+    if (sections.empty() || sections.back() != entry.section) {
+      sections.push_back(entry.section);
+    }
+    section_known = section_known || section == entry.section;
+    bool section_close = section == entry.section || close_enough(section, entry.section);
+    if (name == entry.name) {
+      same_name.push_back(as_written(entry));
+    } else if (section_close && close_enough(name, entry.name)) {
+      near.push_back(as_written(entry));
+    }
+  }
+  if (!same_name.empty()) {
+    return ": did you mean " + one_of(same_name) + "?";
+  }
+  if (!near.empty()) {
+    return ": did you mean " + one_of(near) + "?";
+  }
+  if (section.empty()) {
+    return " (a key before any [section]; every key belongs to one: dqd --help-config)";
+  }
+  if (!section_known) {
+    return " (there is no section [" + section + "]; the sections are " + one_of(sections) + ")";
+  }
+  return " ([" + section + "] has no key " + name + "; dqd --help-config lists every key)";
 }
 
 const ConfigKey* find_config_key(const std::string& key) {
