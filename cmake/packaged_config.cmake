@@ -6,6 +6,7 @@ file(READ "${INPUT}" text)
 set(replacements
     "path = ../var/dq.db|path = /var/lib/dq/dq.db"
     "dir = ../var/log|dir = /var/log/dq"
+    "password_file = ../var/admin-password|password_file = /var/lib/dq/admin-password"
     "start_local = yes|start_local = no"
     "; pid_file = ../var/dqd.pid|pid_file = /run/dq/dqd.pid")
 foreach(pair ${replacements})

@@ -633,6 +633,13 @@ TEST_CASE("start_local: a loopback shard that is down gets a supervised redis-se
   CHECK(wait_until(
       [&] { return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200; },
       3000));
+  // The Redis dqd started passes its own safety check (AOF, no snapshots only).
+  std::string report;
+  CHECK(dq::test::run_command(
+            {std::string(DQ_BUILD_DIR) + "/dqd", "--check", "-c", dqd.config_path()}, &report) ==
+        0);
+  CAPTURE(report);
+  CHECK(report.find("ok    shard 127.0.0.1:" + std::to_string(port) + "  ") != std::string::npos);
   CHECK(dqd.stop() == 0);
   CHECK_FALSE(alive(redis_pid));
   redis.disconnect();
