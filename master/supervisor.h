@@ -1,13 +1,15 @@
 // Supervisor: the master's loop. Forks one generation of children from the
 // role table, respawns the ones that die (with a growing pause when they keep
-// dying), replaces the whole generation on reload (SIGUSR2, a changed
-// config file once whole and stable, a changed registry shard list), forwards SIGHUP, and on
-// SIGTERM/SIGINT drains the children and exits. Signals arrive through a SignalPipe; every change
-// of a child is written to the status file for `dqctl status`.
+// dying), replaces the whole generation on reload (SIGUSR2, a changed config
+// file once whole and stable, a changed registry shard list:
+// supervisor_reload.cc), forwards SIGHUP, and on SIGTERM/SIGINT drains the
+// children and exits. Signals arrive through a SignalPipe; every change of a
+// child is written to the status file for `dqctl status`.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -27,6 +29,15 @@ constexpr const char* kMasterTitle = "dq-master";
 
 class Supervisor {
  public:
+  // After a reload the old generation keeps running this long, so the new
+  // one has connected to Redis and is accepting before the old stops.
+  static constexpr int64_t kRetireGraceMs = 300;
+  // The config file is looked at this often, and a change is taken once the
+  // file stayed the same (size, mtime, contents) this long: an editor or a
+  // copy still writing it keeps changing it (master/config_watch.h).
+  static constexpr int64_t kConfigLookMs = 500;
+  static constexpr int64_t kConfigSettleMs = 2000;
+
   Supervisor(Config config, PidFile* pid_file, SignalPipe* signals);
   ~Supervisor();
   Supervisor(const Supervisor&) = delete;
