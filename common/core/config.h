@@ -72,7 +72,7 @@ struct Config {
   std::string sqlite_path;  // default: <config dir>/dq.db
 
   // [registry]
-  bool shared_registry = false;  // one registry for every host, on the first shard
+  bool shared_registry = true;  // one registry for every host, on the first shard
 
   // [log]
   std::string log_dir;  // default: <config dir>/logs

@@ -69,7 +69,7 @@ std::vector<ConfigKey> redis_keys() {
 std::vector<ConfigKey> storage_and_log_keys() {
   return {
       typed(kPath, "sqlite", "path", &C::sqlite_path, "dq.db", "the SQLite file: topics, extra shards, alert settings, admin users, API tokens"),
-      typed(kBool, "registry", "shared", &C::shared_registry, "no", "yes: topics, alert settings, admin users and API tokens are one registry for every dqd on the same shards, kept on the first of [redis] shards and copied into each host's SQLite file (docs/registry.md); no: this host's SQLite file alone"),
+      typed(kBool, "registry", "shared", &C::shared_registry, "yes", "yes: topics, alert settings, admin users and API tokens are one registry for every dqd on the same shards, kept on the first of [redis] shards and copied into each host's SQLite file (docs/registry.md), so a topic made on one host is known on all; no: this host's SQLite file alone (a host whose shards no other dq host uses may opt out)"),
       typed(kPath, "log", "dir", &C::log_dir, "logs", "request_YYYYMMDD.log, notify_YYYYMMDD.log and err_YYYYMMDD.log go here"),
       choice("log", "level", &C::log_level, "info", "trace|debug|info|warn|error|critical|off", "the lowest level written"),
       choice("log", "format", &C::log_format, "text", "text|json", "json: one JSON object per line (time, log, process, pid, level, msg) for log shippers"),
