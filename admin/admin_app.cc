@@ -12,8 +12,11 @@ namespace dq {
 namespace {
 
 constexpr const char* kCookie = "dq_admin";
-constexpr int kLoginsPerIp = 20;   // failed logins per address per window
-constexpr int kLoginsPerUser = 5;  // failed logins per user name per window
+// Failed logins per window (admin/login_limiter.h): a name from one address,
+// an address, a name from every address.
+constexpr int kLoginsPerAddressUser = 5;
+constexpr int kLoginsPerAddress = 20;
+constexpr int kLoginsPerUserEverywhere = 100;
 constexpr int64_t kLoginWindowMs = int64_t{5} * 60 * 1000;
 
 const EmbeddedAsset* find_asset(const std::string& name) {
@@ -73,7 +76,7 @@ AdminApp::AdminApp(const Config& config, event_base* base, std::unique_ptr<Regis
       registry_(std::move(registry)),
       users_(std::move(users)),
       sessions_(users_->db(), static_cast<int64_t>(config.admin_session_ttl_s) * 1000),
-      limiter_(kLoginsPerIp, kLoginsPerUser, kLoginWindowMs),
+      limiter_(kLoginsPerAddressUser, kLoginsPerAddress, kLoginsPerUserEverywhere, kLoginWindowMs),
       store_(config),
       shards_(std::make_unique<OwnedShards>(base, config)) {
   no_shards_.base = base;
@@ -167,7 +170,7 @@ void AdminApp::login(Exchange& exchange) {
     err_log().warn("dq-admin: failed login for '{}' from {}", user, ip);
     return exchange.reply_error(401, "wrong user name or password");
   }
-  limiter_.succeeded(user);
+  limiter_.succeeded(ip, user);
   auto created = sessions_.create(user);
   if (!created.is_ok()) {
     return exchange.reply_error(created.status());

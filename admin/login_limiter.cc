@@ -4,9 +4,20 @@
 #include <algorithm>
 
 namespace dq {
+namespace {
 
-int64_t LoginLimiter::wait_for(std::map<std::string, std::deque<int64_t>>& failures,
-                               const std::string& key, int limit, int64_t now_ms) {
+// A user name may hold any byte but NUL; an address never holds a space.
+std::string address_user(const std::string& address, const std::string& user) {
+  return address + " " + user;
+}
+
+// Bounds the memory an attacker trying many names or addresses can take.
+constexpr size_t kMaxKeys = 10000;
+
+}  // namespace
+
+int64_t LoginLimiter::wait_for(Failures& failures, const std::string& key, int limit,
+                               int64_t now_ms) {
   auto it = failures.find(key);
   if (it == failures.end()) {
     return 0;
@@ -22,24 +33,31 @@ int64_t LoginLimiter::wait_for(std::map<std::string, std::deque<int64_t>>& failu
   if (static_cast<int>(times.size()) < limit) {
     return 0;
   }
-  return std::max<int64_t>(1, (times.front() + window_ms_ - now_ms + 999) / 1000);
+  // Free again when the oldest failure that still counts leaves the window.
+  int64_t free_at = times[times.size() - static_cast<size_t>(limit)] + window_ms_;
+  return std::max<int64_t>(1, (free_at - now_ms + 999) / 1000);
 }
 
-int64_t LoginLimiter::wait_s(const std::string& ip, const std::string& user, int64_t now_ms) {
-  return std::max(wait_for(by_ip_, ip, per_ip_, now_ms),
-                  wait_for(by_user_, user, per_user_, now_ms));
+int64_t LoginLimiter::wait_s(const std::string& address, const std::string& user, int64_t now_ms) {
+  return std::max(
+      {wait_for(by_address_user_, address_user(address, user), per_address_user_, now_ms),
+       wait_for(by_address_, address, per_address_, now_ms),
+       wait_for(by_user_, user, per_user_everywhere_, now_ms)});
 }
 
-void LoginLimiter::failed(const std::string& ip, const std::string& user, int64_t now_ms) {
-  by_ip_[ip].push_back(now_ms);
+void LoginLimiter::failed(const std::string& address, const std::string& user, int64_t now_ms) {
+  for (Failures* failures : {&by_address_user_, &by_address_, &by_user_}) {
+    if (failures->size() > kMaxKeys) {
+      failures->clear();
+    }
+  }
+  by_address_user_[address_user(address, user)].push_back(now_ms);
+  by_address_[address].push_back(now_ms);
   by_user_[user].push_back(now_ms);
-  // Bound the memory an attacker trying many names can take.
-  if (by_user_.size() > 10000) {
-    by_user_.clear();
-  }
-  if (by_ip_.size() > 10000) {
-    by_ip_.clear();
-  }
+}
+
+void LoginLimiter::succeeded(const std::string& address, const std::string& user) {
+  by_address_user_.erase(address_user(address, user));
 }
 
 }  // namespace dq

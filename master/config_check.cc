@@ -11,6 +11,7 @@
 #include "common/core/master_status.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_safety.h"
+#include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
 #include "common/registry/shard_list.h"
 #include "common/store/shard_writable.h"
@@ -50,6 +51,53 @@ void check_log_dir(const Config& config, Report& report) {
   } else {
     report.ok("log folder", config.log_dir);
   }
+}
+
+// The admin page's first user comes from [admin] password_file while the
+// registry has no user: that file must be readable, or dq-admin must be
+// able to create it (its folder exists and is writable), else nobody can
+// ever log in.
+void check_admin_password(const Config& config, Report& report) {
+  const char* what = "admin password file";
+  if (config.admin_listen.empty() || config.admin_user.empty()) {
+    return;
+  }
+  auto users = AdminUsers::open(config.sqlite_path);
+  if (users.is_ok()) {
+    auto listed = (*users)->list();
+    if (listed.is_ok() && !listed->empty()) {
+      report.ok(what, "not needed: the registry has " + std::to_string(listed->size()) +
+                          " admin user(s)");
+      return;
+    }
+  }
+  const std::string& path = config.admin_password_file;
+  std::error_code error;
+  if (std::filesystem::exists(path, error)) {
+    auto password = read_password_file(path);
+    if (password.is_ok()) {
+      report.ok(what, path + " (the first user, " + config.admin_user + ", logs in with it)");
+    } else {
+      report.fail(what, password.status().message() + ": nobody can log in on the admin page");
+    }
+    return;
+  }
+  std::string folder = std::filesystem::path(path).parent_path().string();
+  if (!std::filesystem::is_directory(folder, error) || access(folder.c_str(), W_OK) != 0) {
+    report.fail(what, path + " does not exist and dq-admin cannot create it (" + folder +
+                          (std::filesystem::is_directory(folder, error) ? " is not writable"
+                                                                        : " does not exist") +
+                          "): nobody could log in on the admin page; fix [admin] password_file "
+                          "in " +
+                          config.path +
+                          ", or write a password (8 characters or more) "
+                          "on the file's first line");
+    return;
+  }
+  report.warn(what, path +
+                        " does not exist yet: dq-admin creates it at start with a random "
+                        "password (mode 0600), the first user " +
+                        config.admin_user + "'s; read it there");
 }
 
 void check_shard(const Config& config, const ShardAddress& shard, Report& report) {
@@ -152,6 +200,7 @@ int run_config_check(const std::string& config_path, FILE* out) {
       report.fail("sqlite", config->sqlite_path + ": " + topics.status().message());
     }
   }
+  check_admin_password(*config, report);
   const auto& shards = config->shards;
   if (shards.empty()) {
     report.fail("shards", "no Redis shard is configured ([redis] shards)");

@@ -2,7 +2,9 @@
 // editing the config. Loads the config, opens the SQLite registry (and
 // migrates it, as dqd would), reaches every configured shard and asks each
 // whether it is safe (common/redis/shard_safety.h), checks the
-// log folder is writable, and prints one line per check. Exit status 0 only
+// log folder is writable and that the admin page's first user can log in
+// (its password file readable, or creatable by dq-admin), and prints one
+// line per check. Exit status 0 only
 // when every check passed.
 #pragma once
 

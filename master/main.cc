@@ -13,6 +13,7 @@
 #include "master/daemon.h"
 #include "master/open_files.h"
 #include "master/pid_file.h"
+#include "master/previous_master.h"
 #include "master/process_title.h"
 #include "master/signal_pipe.h"
 #include "master/supervisor.h"
@@ -96,6 +97,12 @@ int main(int argc, char** argv) {
   auto pid_file = dq::PidFile::acquire(config->pid_file);
   if (!pid_file.is_ok()) {
     std::fprintf(stderr, "dqd: %s\n", pid_file.status().message().c_str());
+    return 1;
+  }
+  dq::Status alone = dq::check_previous_master_stopped(config->pid_file);
+  if (!alone.is_ok()) {
+    (*pid_file)->give_up();
+    std::fprintf(stderr, "dqd: %s\n", alone.message().c_str());
     return 1;
   }
   if (daemon) {

@@ -70,6 +70,15 @@ void PidFile::close_in_child() {
   written_by_ = -1;
 }
 
+void PidFile::give_up() {
+  if (fd_ >= 0) {
+    unlink(path_.c_str());
+    close(fd_);
+  }
+  fd_ = -1;
+  written_by_ = -1;
+}
+
 PidFile::~PidFile() {
   if (fd_ < 0) {
     return;

@@ -23,6 +23,9 @@ class PidFile {
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }
   void close_in_child();  // a forked child must not keep the lock
+  // The start was refused after the lock was taken: removes the file (still
+  // empty) while holding the lock.
+  void give_up();
 
  private:
   PidFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}

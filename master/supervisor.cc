@@ -20,6 +20,7 @@
 #include "common/registry/registry.h"
 #include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
+#include "master/listeners.h"
 #include "master/previous_master.h"
 #include "master/process_title.h"
 #include "master/shard_gate.h"
@@ -28,9 +29,6 @@
 namespace dq {
 namespace {
 
-// After a reload the old generation keeps running this long, so the new
-// one has connected to Redis and is accepting before the old stops.
-constexpr int64_t kRetireGraceMs = 300;
 constexpr int kLoopTickMs = 100;
 // At start, how long to wait for a port still held by the API servers of a
 // master that just died: they release it as soon as they see the death.
@@ -59,11 +57,14 @@ void keep_listen_sockets(ListenUse use, ListenSockets* sockets) {
 
 Supervisor::Supervisor(Config config, PidFile* pid_file, SignalPipe* signals)
     : config_(std::move(config)),
+      file_config_(config_),
       pid_file_(pid_file),
       signals_(signals),
-      watch_(config_.path),
+      watch_(config_.path, kConfigSettleMs),
       master_pid_(getpid()),
-      started_at_ms_(now_ms()) {}
+      started_at_ms_(now_ms()) {
+  running_text_ = watch_.handled();
+}
 
 Supervisor::~Supervisor() {
   if (getpid() == master_pid_) {
@@ -73,7 +74,7 @@ Supervisor::~Supervisor() {
 
 int Supervisor::run() {
   log_previous_master(config_.pid_file);
-  auto opened = open_listen_sockets(config_, kStartWaitInUseMs);
+  auto opened = open_listeners(config_, kStartWaitInUseMs);
   if (!opened.is_ok()) {
     err_log().critical("cannot start: {}", opened.status().message());
     return 1;
@@ -95,7 +96,8 @@ int Supervisor::run() {
   }
   generation_ = 1;
   SharedMetrics::instance();  // mapped before the first fork, so every child shares it
-  err_log().info("master started (pid {}), config {}", master_pid_, config_.path);
+  err_log().info("master started (pid {}), config {}: {}", master_pid_, config_.path,
+                 describe_listeners(config_));
   spawn_generation();
   write_status();
   notify_systemd_ready("generation 1 running");
@@ -256,119 +258,13 @@ void Supervisor::handle_signal(int signal_number) {
       break;
     }
     case SIGUSR2:
-      watch_.remember_current();
-      reload("SIGUSR2");
+      if (!stopping_) {
+        reload_on_signal();
+      }
       break;
     default:
       break;
   }
-}
-
-Status Supervisor::reopen_sockets(const Config& next, ListenSockets* next_sockets) {
-  *next_sockets = {};
-  if (next.server_listen == config_.server_listen) {
-    next_sockets->http_fd = sockets_.http_fd;
-  } else {
-    auto http = listen_on(next.server_listen);
-    if (!http.is_ok()) {
-      return http.status();
-    }
-    next_sockets->http_fd = *http;
-  }
-  if (next.legacy_listen == config_.legacy_listen) {
-    next_sockets->legacy_fd = sockets_.legacy_fd;
-  } else if (!next.legacy_listen.empty()) {
-    auto legacy = listen_on(next.legacy_listen);
-    if (!legacy.is_ok()) {
-      if (next_sockets->http_fd != sockets_.http_fd) {
-        close(next_sockets->http_fd);
-      }
-      return legacy.status();
-    }
-    next_sockets->legacy_fd = *legacy;
-  }
-  if (next.admin_listen == config_.admin_listen) {
-    next_sockets->admin_fd = sockets_.admin_fd;
-  } else {
-    next_sockets->admin_fd = listen_admin(next.admin_listen);
-  }
-  if (sockets_.admin_fd >= 0 && sockets_.admin_fd != next_sockets->admin_fd) {
-    close(sockets_.admin_fd);
-  }
-  // The old children keep their own copies; the master drops the ones it no
-  // longer hands out, before forking, so the new generation never inherits them.
-  if (sockets_.http_fd != next_sockets->http_fd) {
-    close(sockets_.http_fd);
-  }
-  if (sockets_.legacy_fd >= 0 && sockets_.legacy_fd != next_sockets->legacy_fd) {
-    close(sockets_.legacy_fd);
-  }
-  return Status::ok();
-}
-
-void Supervisor::reload(const std::string& why) {
-  if (stopping_) {
-    return;
-  }
-  auto loaded = load_config(config_.path);
-  if (!loaded.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    loaded.status().message());
-    return;
-  }
-  ShardListWatch next_list = shard_list_;
-  Config next = next_list.with_registry_shards(*loaded);
-  Status safe = check_shards_before_reload(config_, next);
-  if (!safe.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    safe.message());
-    return;
-  }
-  if (next.pid_file != config_.pid_file) {
-    err_log().warn(
-        "reload: [master] pid_file changed to {}; it takes effect only at the next start",
-        next.pid_file);
-    next.pid_file = config_.pid_file;
-  }
-  ListenSockets next_sockets;
-  Status reopened = reopen_sockets(next, &next_sockets);
-  if (!reopened.is_ok()) {
-    err_log().error("reload ({}) rejected, generation {} keeps running: {}", why, generation_,
-                    reopened.message());
-    return;
-  }
-  sockets_ = next_sockets;
-  config_ = next;
-  shard_list_ = next_list;
-  set_log_format(config_.log_format == "json" ? LogFormat::kJson : LogFormat::kText);
-  init_logging(config_.log_dir, config_.log_level, kMasterTitle);
-  next_log_prune_ms_ = 0;
-  local_redis_.ensure_started(config_);
-
-  // Retire the running generation: children waiting for a respawn are simply
-  // dropped, running ones get SIGTERM once the new generation had a moment.
-  auto& children = table_.children();
-  children.erase(
-      std::remove_if(children.begin(), children.end(),
-                     [](const Child& child) { return !child.retiring && child.pid <= 0; }),
-      children.end());
-  size_t retiring = 0;
-  for (auto& child : children) {
-    if (child.retiring) {
-      continue;
-    }
-    child.retiring = true;
-    child.term_at_ms = monotonic_ms() + kRetireGraceMs;
-    ++retiring;
-  }
-  ++generation_;
-  notify_systemd_reloading();
-  spawn_generation();
-  err_log().info(
-      "reload ({}): generation {} started; {} children of the old generation finish and exit", why,
-      generation_, retiring);
-  write_status();
-  notify_systemd_ready("generation " + std::to_string(generation_) + " running");
 }
 
 void Supervisor::begin_stop(int signal_number) {
@@ -432,11 +328,15 @@ void Supervisor::tick() {
   }
   local_redis_.tick();
   if (now >= next_watch_ms_) {
-    next_watch_ms_ = now + 1000;
-    if (watch_.changed()) {
-      reload("config file changed");
-    } else if (shard_list_.changed(config_)) {
-      reload("the registry's shard list changed");
+    next_watch_ms_ = now + kConfigLookMs;
+    look_at_config_file(now);
+  }
+  if (now >= next_shard_list_ms_) {
+    next_shard_list_ms_ = now + 1000;
+    if (!watch_.settling() && shard_list_.changed(config_)) {
+      // The shards of the file in use: the file itself may be half-written now.
+      apply_reload(ReloadCause::kShardList, "the registry's shard list changed", file_config_,
+                   running_text_);
     }
   }
   if (now >= next_log_prune_ms_) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "admin/login_limiter.h"
 #include "common/core/json.h"
 #include "common/registry/admin_users.h"
 #include "tests/support/admin_client.h"
@@ -199,10 +200,15 @@ TEST_CASE("dq-admin: sessions, CSRF, rate limit, injection and script in data") 
     for (int i = 0; i < 5; ++i) {
       CHECK(guesser.login("admin", "wrong password").status == 401);
     }
-    // Locked for this user now, even with the right password.
+    // Locked for this user at this address now, even with the right password.
     Answer locked = guesser.login("admin", kPassword);
     CHECK(locked.status == 429);
     CHECK_FALSE(locked.header("retry-after").empty());
+    // The real admin, from another address, is not locked out by it.
+    Browser real_admin = world.browser();
+    real_admin.from_address("127.0.0.2");
+    CHECK(real_admin.login("admin", kPassword).status == 200);
+    CHECK(real_admin.call("GET", "/api/session").json()["user"] == "admin");
     // Another user from the same address is not locked by it yet.
     REQUIRE(world.dqd->registry().list_topics().is_ok());
     auto users = AdminUsers::open(world.dqd->sqlite_path());
@@ -568,3 +574,33 @@ TEST_CASE(
 }
 
 }  // namespace dq::test
+
+TEST_CASE("LoginLimiter counts a name per address, an address, and a name everywhere") {
+  dq::LoginLimiter limiter(5, 20, 100, 300000);
+  for (int i = 0; i < 5; ++i) {
+    CHECK(limiter.wait_s("10.0.0.1", "admin", 1000 + i) == 0);
+    limiter.failed("10.0.0.1", "admin", 1000 + i);
+  }
+  CHECK(limiter.wait_s("10.0.0.1", "admin", 2000) == 299);  // until the first failure leaves
+  CHECK(limiter.wait_s("10.0.0.2", "admin", 2000) == 0);    // elsewhere: not locked
+  CHECK(limiter.wait_s("10.0.0.1", "alice", 2000) == 0);    // another name: not locked yet
+  CHECK(limiter.wait_s("10.0.0.1", "admin", 301000) == 0);  // the window passed
+  // A right password clears that name at that address.
+  limiter.failed("10.0.0.3", "ops", 1000);
+  limiter.succeeded("10.0.0.3", "ops");
+  for (int i = 0; i < 4; ++i) {
+    limiter.failed("10.0.0.3", "ops", 2000);
+  }
+  CHECK(limiter.wait_s("10.0.0.3", "ops", 2000) == 0);
+  // One address trying many names.
+  for (int i = 0; i < 20; ++i) {
+    limiter.failed("10.0.0.4", "name" + std::to_string(i), 5000);
+  }
+  CHECK(limiter.wait_s("10.0.0.4", "someone", 5000) > 0);
+  // One name guessed from many addresses, four tries each: everywhere at 100.
+  for (int i = 0; i < 100; ++i) {
+    CHECK(limiter.wait_s("10.1.0." + std::to_string(i / 4), "root", 6000) == 0);
+    limiter.failed("10.1.0." + std::to_string(i / 4), "root", 6000);
+  }
+  CHECK(limiter.wait_s("10.9.9.9", "root", 6000) > 0);
+}

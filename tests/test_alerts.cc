@@ -45,8 +45,9 @@ dq::AlertSettings smtp_settings(const TestSmtp& smtp) {
 std::string write_config(const TempDir& dir) {
   std::string path = dir.path + "/dq.ini";
   std::ofstream out(path);
-  out << "[redis]\nshards = 127.0.0.1:1\nstart_local = no\n[sqlite]\npath = dq.db\n[log]\ndir = "
-         "log\n[alert]\nsend_timeout_ms = 3000\n";
+  // No Redis: the registry is this host's alone (dqctl alert set writes SQLite).
+  out << "[redis]\nshards = 127.0.0.1:1\nstart_local = no\n[sqlite]\npath = dq.db\n[registry]\n"
+         "shared = no\n[log]\ndir = log\n[alert]\nsend_timeout_ms = 3000\n";
   return path;
 }
 

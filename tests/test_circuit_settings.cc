@@ -26,14 +26,16 @@ using dq::test::RunResult;
 
 namespace {
 
-// dqctl with a temp config whose one shard is `shard`.
+// dqctl with a temp config whose one shard is `shard` (none listens by
+// default), writing this host's SQLite alone ([registry] shared = no).
 struct Ctl {
   explicit Ctl(const std::string& shard = "127.0.0.1:1") {
     char pattern[] = "/tmp/dq-circuit-XXXXXX";
     REQUIRE(mkdtemp(pattern) != nullptr);
     dir = pattern;
     config = dir + "/dq.ini";
-    std::ofstream(config) << "[sqlite]\npath = dq.db\n[log]\ndir = log\n[redis]\nshards = " << shard
+    std::ofstream(config) << "[sqlite]\npath = dq.db\n[log]\ndir = log\n[registry]\nshared = no\n"
+                          << "[redis]\nshards = " << shard
                           << "\nstart_local = no\nconnect_timeout_ms = 500\n";
   }
   ~Ctl() { std::filesystem::remove_all(dir); }

@@ -30,14 +30,18 @@ namespace {
 
 // A temp dir with dq.ini ([sqlite] path = var/dq.db, [log] dir = log, and
 // the Redis shards `topic del` asks; by default one nothing listens on).
+// The registry is this host's alone ([registry] shared = no): these cases
+// are dqctl against SQLite, with no Redis to hold a shared copy
+// (tests/test_shared_registry.cc covers dqctl with one).
 struct CtlFixture {
   explicit CtlFixture(const std::string& shards = "127.0.0.1:1") {
     char pattern[] = "/tmp/dq-dqctl-XXXXXX";
     REQUIRE(mkdtemp(pattern) != nullptr);
     dir = pattern;
     config = dir + "/dq.ini";
-    std::ofstream(config) << "[sqlite]\npath = var/dq.db\n[log]\ndir = log\n[redis]\nshards = "
-                          << shards << "\nstart_local = no\nconnect_timeout_ms = 500\n";
+    std::ofstream(config) << "[sqlite]\npath = var/dq.db\n[log]\ndir = log\n[registry]\n"
+                          << "shared = no\n[redis]\nshards = " << shards
+                          << "\nstart_local = no\nconnect_timeout_ms = 500\n";
   }
   ~CtlFixture() { std::filesystem::remove_all(dir); }
 
@@ -164,13 +168,34 @@ TEST_CASE("add, list, show: human and JSON output") {
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");
   REQUIRE(dead_callback != keys.end());
   keys.erase(dead_callback);
-  CHECK(keys == std::vector<std::string>{
-                    "alert_emails", "callback_format", "callback_url", "circuit_breaker",
-                    "circuit_failures", "circuit_open_ms", "created_at_ms", "creator", "dead_on",
-                    "default_delay_s", "max_attempts", "max_burst", "max_deferrals",
-                    "max_in_flight", "max_rate", "method", "name", "online", "priority",
-                    "retry_jitter", "retry_ms", "signing_keys", "signing_public_key",
-                    "signing_secret", "success_json", "timeout_ms", "updated_at_ms", "version"});
+  CHECK(keys == std::vector<std::string>{"alert_emails",
+                                         "callback_format",
+                                         "callback_url",
+                                         "circuit_breaker",
+                                         "circuit_failures",
+                                         "circuit_open_ms",
+                                         "created_at_ms",
+                                         "creator",
+                                         "dead_on",
+                                         "default_delay_s",
+                                         "max_attempts",
+                                         "max_burst",
+                                         "max_deferrals",
+                                         "max_in_flight",
+                                         "max_rate",
+                                         "method",
+                                         "name",
+                                         "online",
+                                         "priority",
+                                         "retry_jitter",
+                                         "retry_ms",
+                                         "signing_keys",
+                                         "signing_public_key",
+                                         "signing_secret",
+                                         "success_json",
+                                         "timeout_ms",
+                                         "updated_at_ms",
+                                         "version"});
   CHECK(shown["name"] == "orders");
   CHECK(shown["online"] == true);
   CHECK(shown["method"] == "GET");
@@ -397,7 +422,8 @@ TEST_CASE("an unusable database exits 3") {
 TEST_CASE("default config is conf/dq.ini in the current folder") {
   CtlFixture ctl;
   std::filesystem::create_directories(ctl.dir + "/conf");
-  std::ofstream(ctl.dir + "/conf/dq.ini") << "[sqlite]\npath = ../var/dq.db\n[log]\ndir = ../log\n";
+  std::ofstream(ctl.dir + "/conf/dq.ini")
+      << "[sqlite]\npath = ../var/dq.db\n[log]\ndir = ../log\n[registry]\nshared = no\n";
   RunResult added = ctl.run_raw({"topic", "add", "orders", "--callback", "http://a/cb"}, ctl.dir);
   CHECK_MESSAGE(added.exit_code == 0, added.err);
   CHECK(ctl.registry()->get_topic("orders").is_ok());  // dq.ini and conf/dq.ini share var/dq.db

@@ -385,7 +385,9 @@ TEST_CASE("stopped while Redis hangs: waiting requests are answered and the serv
   // under ASan includes the leak check (with 1000 ms, so a margin of 200 ms,
   // a loaded CI machine once let the master's SIGKILL come first).
   options.drain_timeout_ms = 3000;
-  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
+  // No shared registry: its sync (in dq-redis-checker) would wait out the
+  // 10 s command timeout on the hung shard too, past the drain deadline.
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n[registry]\nshared = no\n";
   DqdProcess dqd(options);
   dqd.add_topic("orders");
   dqd.start();
@@ -435,7 +437,9 @@ int64_t evalsha_calls(TestRedis& redis) {
 TEST_CASE("adds that arrive while an add call to their shard is in flight leave together") {
   TestRedis redis;
   DqdOptions options = one_shard(redis);
-  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n";
+  // Script calls are counted: no shared registry, whose sync calls one
+  // every 250 ms.
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 10000\n[registry]\nshared = no\n";
   DqdProcess dqd(options);
   dqd.add_topic("orders");
   dqd.start();

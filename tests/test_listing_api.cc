@@ -115,10 +115,10 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     Json topic = answer.json();
     CHECK(topic["name"] == "orders");
     CHECK(topic["online"] == true);
-    for (const char* field : {"callback_url", "timeout_ms", "max_attempts", "retry_ms",
-                              "max_deferrals", "dead_on", "retry_jitter", "circuit_breaker",
-                              "circuit_failures", "circuit_open_ms", "max_in_flight", "max_rate",
-                              "max_burst", "signing_secret", "signing_public_key"}) {
+    for (const char* field :
+         {"callback_url", "timeout_ms", "max_attempts", "retry_ms", "max_deferrals", "dead_on",
+          "retry_jitter", "circuit_breaker", "circuit_failures", "circuit_open_ms", "max_in_flight",
+          "max_rate", "max_burst", "signing_secret", "signing_public_key"}) {
       CHECK_MESSAGE(topic.contains(field), field);
     }
     CHECK(topic["dead_callback"] == "");
@@ -249,13 +249,28 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     RunResult missing = world.dqctl({"jobs", "list", "nope", "--state", "ready"});
     CHECK(missing.exit_code == 1);
     CHECK(contains(missing.err, "unknown topic 'nope'"));
-    CHECK(world.dqctl({"jobs", "list", "orders"}).exit_code == 2);
+    // Without --state: every state, delayed first, paged over the whole.
+    RunResult every = world.dqctl({"jobs", "list", "orders", "--limit", "2"});
+    REQUIRE_MESSAGE(every.exit_code == 0, every.err);
+    CHECK(contains(every.out, "j1"));
+    CHECK_FALSE(contains(every.out, "j3"));
+    CHECK(contains(every.out,
+                   "2 shown (from 0), 5 pending in orders (5 delayed, 0 ready, 0 working, 0 "
+                   "retrying)"));
+    RunResult every_json = world.dqctl({"jobs", "list", "orders", "--offset", "3", "--json"});
+    REQUIRE_MESSAGE(every_json.exit_code == 0, every_json.err);
+    Json all_states = Json::parse(every_json.out);
+    CHECK(ids_of(all_states) == std::vector<std::string>{"j4", "j5"});
+    CHECK(all_states["total"] == 5);
+    CHECK(all_states["by_state"]["delayed"] == 5);
+    CHECK(all_states["by_state"]["ready"] == 0);
+    CHECK_FALSE(all_states.contains("state"));
     CHECK(world.dqctl({"jobs", "list", "orders", "--state", "dead"}).exit_code == 2);
     CHECK(world.dqctl({"jobs", "list", "orders", "--state", "ready", "--limit", "501"}).exit_code ==
           2);
     RunResult help = world.dqctl({"jobs", "--help"});
     CHECK(help.exit_code == 0);
-    CHECK(contains(help.out, "jobs list TOPIC --state"));
+    CHECK(contains(help.out, "jobs list TOPIC [--state"));
     RunResult topic_help = world.dqctl({"topic", "stats", "--help"});
     CHECK(topic_help.exit_code == 0);
     CHECK(contains(topic_help.out, "topic stats [NAME]"));

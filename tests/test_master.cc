@@ -31,12 +31,15 @@
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/text_files.h"
 
 using dq::Json;
 using dq::test::CallbackServer;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
 using dq::test::HttpClient;
+using dq::test::read_logs;
+using dq::test::read_text;
 using dq::test::TestRedis;
 
 namespace {
@@ -47,13 +50,6 @@ struct ProcInfo {
   char state = '?';
   std::string title;  // /proc/PID/cmdline up to the first NUL
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool read_proc(pid_t pid, ProcInfo* info) {
   std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
@@ -113,18 +109,6 @@ bool wait_until(const std::function<bool()>& done, int timeout_ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return done();
-}
-
-std::string read_logs(const std::string& dir, const std::string& kind) {
-  std::string all;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind(kind + "_", 0) == 0) {
-      all += read_text(entry.path().string());
-    }
-  }
-  return all;
 }
 
 // A line a process logs right after the event a test waited for can land a
@@ -456,6 +440,72 @@ TEST_CASE("a second dqd on the same pid file refuses to start") {
   CHECK(dqd.stop() == 0);
 }
 
+TEST_CASE("a second dqd after the pid file was removed says the first still runs") {
+  TestRedis redis;
+  DqdProcess dqd(options_for(redis, 1, 0, 0));
+  dqd.start();
+  std::string pid_file = dqd.dir() + "/dqd.pid";
+  REQUIRE(std::filesystem::remove(pid_file));  // the lock no longer keeps a second one out
+  std::string output;
+  int64_t started = dq::monotonic_ms();
+  int rc =
+      dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path()}, &output);
+  CAPTURE(output);
+  CHECK(rc == 1);
+  CHECK(dq::monotonic_ms() - started < 2000);  // at once, not after waiting for a port
+  CHECK(output.find("another master is running (pid " + std::to_string(dqd.pid()) + ", config " +
+                    dqd.config_path()) != std::string::npos);
+  CHECK(output.find("although its pid file " + pid_file + " was removed") != std::string::npos);
+  CHECK(output.find("kill -TERM " + std::to_string(dqd.pid())) != std::string::npos);
+  CHECK(output.find("did not stop cleanly") == std::string::npos);
+  CHECK(read_logs(dqd.log_dir(), "err").find("did not stop cleanly") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(pid_file));  // the second left no empty pid file
+  // The first is untouched.
+  CHECK(dqd.running());
+  CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
+  CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("the start log names every listener; a taken port names its key and file") {
+  TestRedis redis;
+  DqdOptions options = options_for(redis, 1, 0, 0);
+  options.admin = true;
+  DqdProcess dqd(options);
+  dqd.start();
+  std::string api = "127.0.0.1:" + std::to_string(dqd.http_port());
+  std::string legacy = "127.0.0.1:" + std::to_string(dqd.legacy_port());
+  std::string admin = "127.0.0.1:" + std::to_string(dqd.admin_port());
+  CHECK(logged(dqd.log_dir(), "err",
+               "config " + dqd.config_path() + ": the API (/v1, /healthz, /metrics) on " + api +
+                   " ([server] listen), the legacy protocol on " + legacy +
+                   " ([server] legacy_listen), the admin page on http://" + admin +
+                   "/ ([admin] listen)"));
+
+  // Another dqd whose admin port is the first one's: it does not start
+  // without its page, and says which key of which file.
+  TestRedis other_redis;
+  DqdOptions clash = options_for(other_redis, 1, 0, 0);
+  clash.extra_ini = "[admin]\nlisten = " + admin + "\n";
+  DqdProcess second(clash);
+  std::string output;
+  int64_t started = dq::monotonic_ms();
+  CHECK(dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", second.config_path()},
+                              &output) == 1);
+  CAPTURE(output);
+  CHECK(dq::monotonic_ms() - started < 10000);
+  CHECK(output.find("cannot start: [admin] listen = " + admin + " in " + second.config_path() +
+                    ": address already in use") != std::string::npos);
+  // And the API port the same way.
+  clash.extra_ini = "[server]\nlisten = " + api + "\n";
+  second.rewrite_config(clash);
+  CHECK(dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", second.config_path()},
+                              &output) == 1);
+  CHECK(output.find("cannot start: [server] listen = " + api + " in " + second.config_path() +
+                    ": address already in use") != std::string::npos);
+  CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
+  CHECK(dqd.stop() == 0);
+}
+
 TEST_CASE("--test-config checks the file and exits") {
   TestRedis redis;
   DqdProcess dqd(options_for(redis, 1, 0, 0));
@@ -583,6 +633,13 @@ TEST_CASE("start_local: a loopback shard that is down gets a supervised redis-se
   CHECK(wait_until(
       [&] { return dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200; },
       3000));
+  // The Redis dqd started passes its own safety check (AOF, no snapshots only).
+  std::string report;
+  CHECK(dq::test::run_command(
+            {std::string(DQ_BUILD_DIR) + "/dqd", "--check", "-c", dqd.config_path()}, &report) ==
+        0);
+  CAPTURE(report);
+  CHECK(report.find("ok    shard 127.0.0.1:" + std::to_string(port) + "  ") != std::string::npos);
   CHECK(dqd.stop() == 0);
   CHECK_FALSE(alive(redis_pid));
   redis.disconnect();

@@ -182,7 +182,7 @@ TEST_CASE("load_config: mistakes are rejected, naming the key") {
       {"[redis]\nshards = ,\n", "redis.shards"},
       {"[server]\nlisten = 6780\n", "server.listen"},
       {"[log]\nlevel = loud\n", "log.level"},
-      {"[server\nworkers = 1\n", "line 1"},
+      {"[server\nworkers = 1\n", ":1: syntax error: '[server'"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.text);
@@ -196,6 +196,51 @@ TEST_CASE("load_config: mistakes are rejected, naming the key") {
   auto missing = load_config("/nonexistent/dq.ini");
   CHECK(missing.status().code() == Code::kInvalid);
   CHECK(missing.status().message().find("/nonexistent/dq.ini") != std::string::npos);
+}
+
+TEST_CASE("load_config: an error names the file and line, and suggests the key meant") {
+  struct Case {
+    const char* text;
+    const char* says;
+  };
+  const Case cases[] = {
+      // The right name in the wrong section.
+      {"[server]\nworkers = 1\n\n[consumers]\nconcurrency = 8\n",
+       ":5: unknown key consumers.concurrency: did you mean [consumer] concurrency?"},
+      {"[server]\nworkers = 1\n[timer]\nconcurrency = 8\n",
+       ":4: unknown key timer.concurrency: did you mean [consumer] concurrency?"},
+      // A typo of a key or of a section.
+      {"[server]\nworkerz = 2\n", ":2: unknown key server.workerz: did you mean [server] workers?"},
+      {"[severs]\nworkers = 2\n", ":2: unknown key severs.workers: did you mean [server] workers?"},
+      {"; a comment\n[redis]\nshard = a:1\n",
+       ":3: unknown key redis.shard: did you mean [redis] shards?"},
+      // Nothing close: what exists instead.
+      {"[queue]\nsize = 5\n", "there is no section [queue]; the sections are server, redis"},
+      {"size = 5\n", "a key before any [section]"},
+      // Values: the line, and what exactly is wrong.
+      {"[server]\nworkers = 1\nlisten = 127.0.0.1:67800\n",
+       ":3: server.listen = '127.0.0.1:67800' is not host:port: the port 67800 is out of range (1 "
+       "to 65535)"},
+      {"[admin]\nlisten = 127.0.0.1:http\n",
+       ":2: admin.listen = '127.0.0.1:http' is not "
+       "host:port: the port 'http' is not a number"},
+      {"[server]\nlisten = 6780\n", "no :port"},
+      {"[server]\n\n\nworkers = many\n", ":4: server.workers = 'many' must be an integer"},
+      // The last of a repeated key is the one used, and named.
+      {"[server]\nworkers = 1\n[server]\nworkers = 0\n", ":4: server.workers = '0'"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    IniFile ini(c.text);
+    auto config = load_config(ini.path());
+    REQUIRE_FALSE(config.is_ok());
+    const std::string& message = config.status().message();
+    if (std::string(c.says).rfind(":", 0) == 0) {  // right after the file's path
+      CHECK_MESSAGE(message.rfind(ini.path() + c.says, 0) == 0, message);
+    } else {
+      CHECK_MESSAGE(message.find(c.says) != std::string::npos, message);
+    }
+  }
 }
 
 TEST_CASE("parse_datetime_ms") {

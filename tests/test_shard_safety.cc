@@ -7,12 +7,14 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include "common/core/clock.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/shard_health.h"
 #include "common/redis/shard_safety.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
 
@@ -45,10 +47,15 @@ DqdOptions options_for(const TestRedis& redis, const std::string& extra = "") {
   return options;
 }
 
-// Runs build/dqd in the foreground; returns its exit code and output.
-int run_dqd(const DqdProcess& dqd, std::string* output) {
-  return dq::test::run_command({std::string(DQ_BUILD_DIR) + "/dqd", "-c", dqd.config_path()},
-                               output);
+// Runs build/dqd in the foreground (with `flag` before -c, e.g. --check);
+// returns its exit code and output.
+int run_dqd(const DqdProcess& dqd, std::string* output, const std::string& flag = "") {
+  std::vector<std::string> argv = {std::string(DQ_BUILD_DIR) + "/dqd"};
+  if (!flag.empty()) {
+    argv.push_back(flag);
+  }
+  argv.insert(argv.end(), {"-c", dqd.config_path()});
+  return dq::test::run_command(argv, output);
 }
 
 }  // namespace
@@ -106,8 +113,13 @@ TEST_CASE(
   TestRedis redis;
   redis.command({"CONFIG", "SET", "save", "900 1"});
   redis.command({"CONFIG", "SET", "appendonly", "no"});
-  CHECK(check(redis).persistence == "rdb");
-  CHECK(check(redis).safe());  // RDB alone is persistence
+  dq::ShardSafety snapshots = check(redis);
+  CHECK(snapshots.persistence == "rdb");
+  CHECK_FALSE(snapshots.safe());  // a crash loses what came after the last snapshot
+  REQUIRE(snapshots.unsafe.size() == 1);
+  CHECK(has(snapshots.unsafe, "saves only RDB snapshots (save 900 1), no AOF"));
+  CHECK(has(snapshots.unsafe, "CONFIG SET appendonly yes"));
+  CHECK(has(snapshots.unsafe, "appendfsync everysec"));
 
   redis.command({"CONFIG", "SET", "save", ""});
   dq::ShardSafety off = check(redis);
@@ -188,6 +200,33 @@ TEST_CASE("dqd refuses a shard with persistence off at start, and accepts it wit
   dqd.start();
   CHECK(dq::test::http_request("GET", dqd.base_url() + "/healthz").status == 200);
   CHECK(dqd.stop() == 0);
+}
+
+TEST_CASE("a snapshot-only shard is refused by dqd --check and at start, with the fix") {
+  TestRedis redis;
+  redis.command({"CONFIG", "SET", "appendonly", "no"});
+  redis.command({"CONFIG", "SET", "save", "3600 1 300 100"});
+  DqdProcess refused(options_for(redis));
+  std::string output;
+  CHECK(run_dqd(refused, &output, "--check") == 1);
+  CAPTURE(output);
+  CHECK(output.find("FAIL  shard " + redis.address()) != std::string::npos);
+  CHECK(output.find("no AOF: a crash loses every job accepted since the last snapshot") !=
+        std::string::npos);
+  CHECK(output.find("appendonly yes and appendfsync everysec in redis.conf") != std::string::npos);
+  CHECK(run_dqd(refused, &output) == 1);
+  CHECK(output.find("saves only RDB snapshots") != std::string::npos);
+  CHECK(output.find("allow_unsafe = yes") != std::string::npos);
+
+  // allow_unsafe takes it, and still says what it is.
+  DqdProcess allowed(options_for(redis, "[redis]\nallow_unsafe = yes\n"));
+  CHECK(run_dqd(allowed, &output, "--check") == 0);
+  CHECK(output.find("saves only RDB snapshots") != std::string::npos);
+
+  // Fixed as the message says: accepted.
+  redis.command({"CONFIG", "SET", "appendonly", "yes"});
+  CHECK(dq::test::wait_until(5000, [&] { return check(redis).persistence == "aof+rdb"; }));
+  CHECK(run_dqd(refused, &output, "--check") == 0);
 }
 
 TEST_CASE("a reload that brings in an unsafe shard is rejected; the running generation stays") {

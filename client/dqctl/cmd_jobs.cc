@@ -1,6 +1,9 @@
-// `dqctl jobs list TOPIC --state S`: a registered topic's pending jobs in one
-// state, next due first, straight from the Redis shards of the config
-// (common/store/job_listing.h, the code behind GET /v1/topics/{t}/jobs).
+// `dqctl jobs list TOPIC [--state S]`: a registered topic's pending jobs in
+// one state, next due first, or without --state in every state (delayed,
+// ready, working, retrying: a job's way through dq), straight from the
+// Redis shards of the config (common/store/job_listing.h, the code behind
+// GET /v1/topics/{t}/jobs).
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -64,13 +67,64 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
   if (out->topic.empty()) {
     return bad("jobs list needs a TOPIC");
   }
-  if (!out->state) {
-    return bad("jobs list needs --state");
-  }
   return true;
 }
 
-void print_page(const ListArgs& list, const JobPage& page) {
+constexpr ListState kEveryState[] = {ListState::kDelayed, ListState::kReady, ListState::kWorking,
+                                     ListState::kRetrying};
+
+Result<JobPage> one_page(WaitingShards& shards, const std::string& topic, ListState state,
+                         int64_t offset, int64_t limit) {
+  return shards.wait<Result<JobPage>>([&](std::function<void(Result<JobPage>)> done) {
+    list_topic_jobs(shards.set(), topic, state, offset, limit, std::move(done));
+  });
+}
+
+// Every state's jobs, one state after the other, paged over the whole:
+// --offset skips through delayed jobs first, then ready ones, and so on.
+// `total` sums the states; `by_state` keeps each state's own.
+struct AllStates {
+  JobPage page;
+  std::vector<std::pair<ListState, int64_t>> by_state;
+};
+
+Result<AllStates> list_every_state(WaitingShards& shards, const ListArgs& list) {
+  AllStates all;
+  int64_t skip = list.offset;
+  for (ListState state : kEveryState) {
+    int64_t room = list.limit - static_cast<int64_t>(all.page.jobs.size());
+    // A page of at least one job also tells this state's total.
+    auto page = one_page(shards, list.topic, state, skip, std::max<int64_t>(room, 1));
+    if (!page.is_ok()) {
+      return page.status();
+    }
+    if (room > 0) {
+      all.page.jobs.insert(all.page.jobs.end(), page->jobs.begin(), page->jobs.end());
+    }
+    skip = std::max<int64_t>(0, skip - page->total);
+    all.page.total += page->total;
+    all.page.truncated = all.page.truncated || page->truncated;
+    for (const auto& name : page->unreachable_shards) {
+      auto& names = all.page.unreachable_shards;
+      if (std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
+      }
+    }
+    all.by_state.emplace_back(state, page->total);
+  }
+  return all;
+}
+
+// "3 delayed, 1 ready, 0 working, 2 retrying"
+std::string state_totals(const AllStates& all) {
+  std::string text;
+  for (const auto& [state, total] : all.by_state) {
+    text += (text.empty() ? "" : ", ") + std::to_string(total) + " " + list_state_name(state);
+  }
+  return text;
+}
+
+void print_page(const ListArgs& list, const JobPage& page, const std::string& totals) {
   std::vector<std::vector<std::string>> rows = {
       {"ID", "STATE", "ATTEMPTS", "DUE", "CREATED", "SHARD", "LAST ERROR"}};
   for (const ListedJob& job : page.jobs) {
@@ -78,9 +132,10 @@ void print_page(const ListArgs& list, const JobPage& page) {
                     format_time(job.created_ms), job.shard, job.last_error});
   }
   print_rows(rows);
-  printf("%zu shown (from %lld), %lld %s in %s\n", page.jobs.size(),
+  printf("%zu shown (from %lld), %lld %s in %s%s\n", page.jobs.size(),
          static_cast<long long>(list.offset), static_cast<long long>(page.total),
-         list_state_name(*list.state), list.topic.c_str());
+         list.state ? list_state_name(*list.state) : "pending", list.topic.c_str(),
+         totals.empty() ? "" : (" (" + totals + ")").c_str());
 }
 
 void warn(const JobPage& page) {
@@ -126,28 +181,44 @@ int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
     return exit_code;
   }
   WaitingShards shards(config);
-  auto page = shards.wait<Result<JobPage>>([&](std::function<void(Result<JobPage>)> done) {
-    list_topic_jobs(shards.set(), list.topic, *list.state, list.offset, list.limit, done);
-  });
-  if (!page.is_ok()) {
-    return report_failure(page.status());
+  AllStates all;
+  if (list.state) {
+    auto page = one_page(shards, list.topic, *list.state, list.offset, list.limit);
+    if (!page.is_ok()) {
+      return report_failure(page.status());
+    }
+    all.page = *page;
+  } else {
+    auto every = list_every_state(shards, list);
+    if (!every.is_ok()) {
+      return report_failure(every.status());
+    }
+    all = *every;
   }
   if (options.json) {
-    Json out = to_json(*page);
+    Json out = to_json(all.page);
     out["topic"] = list.topic;
-    out["state"] = list_state_name(*list.state);
+    if (list.state) {
+      out["state"] = list_state_name(*list.state);
+    } else {
+      out["by_state"] = Json::object();
+      for (const auto& [state, total] : all.by_state) {
+        out["by_state"][list_state_name(state)] = total;
+      }
+    }
     printf("%s\n", out.dump(2).c_str());
   } else {
-    print_page(list, *page);
+    print_page(list, all.page, state_totals(all));
   }
-  warn(*page);
+  warn(all.page);
   return kExitOk;
 }
 
 constexpr const char* kUsage =
-    "jobs list TOPIC --state delayed|ready|working|retrying [--offset N] [--limit N]\n"
+    "jobs list TOPIC [--state delayed|ready|working|retrying] [--offset N] [--limit N]\n"
     "          (next due first; ready in queue order, working by lease deadline;\n"
-    "           default limit 50, at most 500; --json for the API's JSON)";
+    "           without --state every state, delayed first, then ready, working,\n"
+    "           retrying; default limit 50, at most 500; --json for the API's JSON)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_jobs);
 
 }  // namespace jobs_command

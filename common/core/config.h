@@ -72,7 +72,7 @@ struct Config {
   std::string sqlite_path;  // default: <config dir>/dq.db
 
   // [registry]
-  bool shared_registry = false;  // one registry for every host, on the first shard
+  bool shared_registry = true;  // one registry for every host, on the first shard
 
   // [log]
   std::string log_dir;  // default: <config dir>/logs
@@ -119,8 +119,12 @@ struct Config {
   int registry_refresh_ms = 500;  // how often children look for topic changes
 };
 
-// Loads and validates the file; the Status says which key is wrong and why.
+// Loads and validates the file; the Status says which key is wrong and why,
+// with the file and line ("/etc/dq/dq.ini:12: server.workers = ...").
 Result<Config> load_config(const std::string& path);
+// The same for the file's contents already read (relative paths are still
+// resolved against path's folder).
+Result<Config> load_config_text(const std::string& path, const std::string& text);
 
 // "host:port" -> host and port; false when malformed.
 bool parse_host_port(const std::string& text, std::string* host, int* port);

@@ -2,6 +2,8 @@
 // here, a Config member, and its lines in conf/dq.ini (the test prints them).
 #include "common/core/config_keys.h"
 
+#include <algorithm>
+
 namespace dq {
 namespace {
 
@@ -60,14 +62,14 @@ std::vector<ConfigKey> redis_keys() {
       integer("redis", "wait_replicas", &C::redis_wait_replicas, "0", 0, 100, "durability beyond the primary: with N > 0 an add (HTTP, batch, legacy) is answered only after Redis WAIT says N replicas hold it. When fewer confirm within wait_timeout_ms the job IS stored on the primary and the add answers 504 \"replication_timeout: ...\" (legacy: code 0); a retry is safe (200 existing once the replicas confirm). Adds then use a second connection per shard. 0 = off. Deletes do not wait (docs/RELIABILITY.md \"Durability\"). `dqd --check` warns when a shard has fewer connected replicas than this"),
       integer("redis", "wait_timeout_ms", &C::redis_wait_timeout_ms, "1000", 1, 10 * kMinute, "how long an add waits for its wait_replicas confirmations"),
       typed(kBool, "redis", "start_local", &C::start_local_redis, "yes", "when a shard on 127.0.0.1/localhost does not answer at start, dqd starts redis-server for it (data in redis-<port> beside the log dir; AOF with appendfsync always, so a crash of that Redis loses no accepted job)"),
-      typed(kBool, "redis", "allow_unsafe", &C::allow_unsafe_redis, "no", "dqd refuses at start (and on reload) a shard that would silently drop jobs: persistence off (neither AOF nor RDB) or a maxmemory-policy other than noeviction. The message says how to fix it; yes uses such shards anyway (the redis checker keeps reporting them in /healthz and dqctl status)"),
+      typed(kBool, "redis", "allow_unsafe", &C::allow_unsafe_redis, "no", "dqd refuses at start (and on reload), and dqd --check fails on, a shard that would silently drop jobs: persistence off (neither AOF nor RDB), RDB snapshots without AOF (a crash loses every job since the last snapshot) or a maxmemory-policy other than noeviction. The message says how to fix it; yes uses such shards anyway (the redis checker keeps reporting them in /healthz and dqctl status)"),
   };
 }
 
 std::vector<ConfigKey> storage_and_log_keys() {
   return {
       typed(kPath, "sqlite", "path", &C::sqlite_path, "dq.db", "the SQLite file: topics, extra shards, alert settings, admin users, API tokens"),
-      typed(kBool, "registry", "shared", &C::shared_registry, "no", "yes: topics, alert settings, admin users and API tokens are one registry for every dqd on the same shards, kept on the first of [redis] shards and copied into each host's SQLite file (docs/registry.md); no: this host's SQLite file alone"),
+      typed(kBool, "registry", "shared", &C::shared_registry, "yes", "yes: topics, alert settings, admin users and API tokens are one registry for every dqd on the same shards, kept on the first of [redis] shards and copied into each host's SQLite file (docs/registry.md), so a topic made on one host is known on all; no: this host's SQLite file alone (a host whose shards no other dq host uses may opt out)"),
       typed(kPath, "log", "dir", &C::log_dir, "logs", "request_YYYYMMDD.log, notify_YYYYMMDD.log and err_YYYYMMDD.log go here"),
       choice("log", "level", &C::log_level, "info", "trace|debug|info|warn|error|critical|off", "the lowest level written"),
       choice("log", "format", &C::log_format, "text", "text|json", "json: one JSON object per line (time, log, process, pid, level, msg) for log shippers"),
@@ -129,6 +131,82 @@ std::vector<ConfigKey> all_keys() {
 const std::vector<ConfigKey>& config_keys() {
   static const std::vector<ConfigKey> keys = all_keys();
   return keys;
+}
+
+namespace {
+
+// Edits (insert, delete, replace one character) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) {
+    row[j] = j;
+  }
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A typo, not another word: at most a third of the word's letters, and 3.
+bool close_enough(const std::string& typed, const std::string& known) {
+  size_t allowed = std::min<size_t>(3, std::max<size_t>(1, known.size() / 3));
+  return edit_distance(typed, known) <= allowed;
+}
+
+std::string as_written(const ConfigKey& key) {
+  return "[" + std::string(key.section) + "] " + key.name;
+}
+
+// "a", "a or b", "a, b or c".
+std::string one_of(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string suggest_config_key(const std::string& key) {
+  size_t dot = key.find('.');
+  std::string section = dot == std::string::npos ? "" : key.substr(0, dot);
+  std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+  std::vector<std::string> same_name;  // the name is right, the section is not
+  std::vector<std::string> near;       // a typo of a key
+  std::vector<std::string> sections;
+  bool section_known = false;
+  for (const ConfigKey& entry : config_keys()) {
+    if (sections.empty() || sections.back() != entry.section) {
+      sections.push_back(entry.section);
+    }
+    section_known = section_known || section == entry.section;
+    bool section_close = section == entry.section || close_enough(section, entry.section);
+    if (name == entry.name) {
+      same_name.push_back(as_written(entry));
+    } else if (section_close && close_enough(name, entry.name)) {
+      near.push_back(as_written(entry));
+    }
+  }
+  if (!same_name.empty()) {
+    return ": did you mean " + one_of(same_name) + "?";
+  }
+  if (!near.empty()) {
+    return ": did you mean " + one_of(near) + "?";
+  }
+  if (section.empty()) {
+    return " (a key before any [section]; every key belongs to one: dqd --help-config)";
+  }
+  if (!section_known) {
+    return " (there is no section [" + section + "]; the sections are " + one_of(sections) + ")";
+  }
+  return " ([" + section + "] has no key " + name + "; dqd --help-config lists every key)";
 }
 
 const ConfigKey* find_config_key(const std::string& key) {

@@ -55,6 +55,11 @@ const std::vector<ConfigKey>& config_keys();
 // The key "section.name", or nullptr when there is none.
 const ConfigKey* find_config_key(const std::string& key);
 
+// For an unknown "section.name": ": did you mean [consumer] concurrency?"
+// (the same name in another section, or a close spelling), else a short
+// note of what exists; appended to the "unknown key" message.
+std::string suggest_config_key(const std::string& key);
+
 // Parses `text` as `key`'s value into its Config member; the Status names
 // the key and says what it must be.
 Status apply_config_value(const ConfigKey& key, const std::string& text, Config* config);

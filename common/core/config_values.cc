@@ -79,6 +79,26 @@ Status parse_shards(const std::string& key, const std::string& text,
   return Status::ok();
 }
 
+// What is wrong with a listen address parse_host_port refused.
+std::string host_port_problem(const std::string& text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) {
+    return "no :port (write 127.0.0.1:" + (text.empty() ? std::string("6780") : text) +
+           " for a port, or name the host too)";
+  }
+  if (colon == 0) {
+    return "no host before the ':' (127.0.0.1 for this machine only, 0.0.0.0 for every address)";
+  }
+  std::string port = text.substr(colon + 1);
+  if (port.empty()) {
+    return "no port after the ':'";
+  }
+  if (port.find_first_not_of("0123456789") != std::string::npos) {
+    return "the port '" + port + "' is not a number";
+  }
+  return "the port " + port + " is out of range (1 to 65535)";
+}
+
 // Text kinds: checked, then stored as written.
 Status check_text(const ConfigKey& key, const std::string& text) {
   std::string host;
@@ -96,7 +116,8 @@ Status check_text(const ConfigKey& key, const std::string& text) {
       [[fallthrough]];
     case ConfigType::kListen:
       if (!parse_host_port(text, &host, &port)) {
-        return Status(Code::kInvalid, key.key() + " = '" + text + "' is not host:port");
+        return Status(Code::kInvalid,
+                      key.key() + " = '" + text + "' is not host:port: " + host_port_problem(text));
       }
       break;
     default:

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -28,7 +29,7 @@ Result<int> try_listen(const std::string& host_port, bool* in_use) {
   std::string host;
   int port = 0;
   if (!parse_host_port(host_port, &host, &port)) {
-    return Status(Code::kInvalid, "bad address " + host_port);
+    return Status(Code::kInvalid, "not host:port");
   }
   struct addrinfo hints {};
   hints.ai_family = AF_UNSPEC;
@@ -39,7 +40,7 @@ Result<int> try_listen(const std::string& host_port, bool* in_use) {
   int rc = getaddrinfo(host.empty() || host == "*" ? nullptr : host.c_str(), port_text.c_str(),
                        &hints, &found);
   if (rc != 0) {
-    return Status(Code::kInvalid, "cannot resolve " + host_port + ": " + gai_strerror(rc));
+    return Status(Code::kInvalid, std::string("cannot resolve the host: ") + gai_strerror(rc));
   }
   std::string last_error = "no address";
   for (auto* info = found; info != nullptr; info = info->ai_next) {
@@ -56,10 +57,11 @@ Result<int> try_listen(const std::string& host_port, bool* in_use) {
     }
     *in_use = errno == EADDRINUSE;
     last_error = std::strerror(errno);
+    last_error[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(last_error[0])));
     close(fd);
   }
   freeaddrinfo(found);
-  return Status(Code::kUnavailable, "cannot listen on " + host_port + ": " + last_error);
+  return Status(Code::kUnavailable, last_error);
 }
 
 }  // namespace
@@ -82,37 +84,6 @@ Result<int> listen_on(const std::string& host_port, int wait_in_use_ms) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(kInUseRetryMs));
   }
-}
-
-int listen_admin(const std::string& host_port) {
-  if (host_port.empty()) {
-    return -1;
-  }
-  auto admin = listen_on(host_port);
-  if (admin.is_ok()) {
-    return *admin;
-  }
-  err_log().error("the admin page is off: {}", admin.status().message());
-  return -1;
-}
-
-Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_ms) {
-  ListenSockets sockets;
-  auto http = listen_on(config.server_listen, wait_in_use_ms);
-  if (!http.is_ok()) {
-    return http.status();
-  }
-  sockets.http_fd = *http;
-  if (!config.legacy_listen.empty()) {
-    auto legacy = listen_on(config.legacy_listen, wait_in_use_ms);
-    if (!legacy.is_ok()) {
-      close_listen_sockets(&sockets);
-      return legacy.status();
-    }
-    sockets.legacy_fd = *legacy;
-  }
-  sockets.admin_fd = listen_admin(config.admin_listen);
-  return sockets;
 }
 
 void close_listen_sockets(ListenSockets* sockets) {

@@ -17,19 +17,15 @@ namespace dq {
 struct ListenSockets {
   int http_fd = -1;    // [server] listen
   int legacy_fd = -1;  // [server] legacy_listen, -1 when off
-  int admin_fd = -1;   // [admin] listen, -1 when off or not available
+  int admin_fd = -1;   // [admin] listen, -1 when off
 };
 
-// Binds and listens. The admin page's address is opened too, but an address
-// in use there is only logged (admin_fd stays -1): the web page must not keep
-// jobs from flowing.
 // Binds and listens (SO_REUSEADDR, non-blocking, CLOEXEC, backlog 1024).
-// While an address is in use, tries again for up to wait_in_use_ms (the
+// While the address is in use, tries again for up to wait_in_use_ms (the
 // children of a master that just died may still be closing their copies).
-Result<ListenSockets> open_listen_sockets(const Config& config, int wait_in_use_ms = 0);
+// The Status says why in a few words ("address already in use"); the
+// caller names the address and its key (master/listeners.h).
 Result<int> listen_on(const std::string& host_port, int wait_in_use_ms = 0);
-// The admin page's socket: -1 (logged) when host_port is empty or unavailable.
-int listen_admin(const std::string& host_port);
 void close_listen_sockets(ListenSockets* sockets);
 
 }  // namespace dq

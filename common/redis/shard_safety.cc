@@ -167,6 +167,15 @@ Result<ShardSafety> check_shard_safety(RedisConnection& connection, int memory_w
   } else {
     safety.persistence = rdb_known ? "off" : "unknown";
   }
+  if (safety.persistence == "rdb") {
+    // Snapshots alone: a crash (kill -9, OOM killer, power) brings back the
+    // last snapshot, and every job accepted after it is gone without a trace.
+    safety.unsafe.push_back(
+        "shard " + shard + " saves only RDB snapshots (save " + safety.rdb_save +
+        "), no AOF: a crash loses every job accepted since the last snapshot; fix: " + cli +
+        " CONFIG SET appendonly yes, then CONFIG SET appendfsync everysec and CONFIG REWRITE "
+        "(or appendonly yes and appendfsync everysec in redis.conf)");
+  }
   if (safety.persistence == "off") {
     safety.unsafe.push_back("shard " + shard +
                             " has persistence off (neither AOF nor RDB): a restart loses every "

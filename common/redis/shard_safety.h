@@ -1,7 +1,8 @@
 // Shard safety: whether a Redis shard could silently drop jobs. A shard
-// with neither AOF nor RDB loses everything on restart; a maxmemory-policy
-// other than noeviction deletes keys (jobs) when memory is full. Both are
-// "unsafe" (dqd refuses such a shard at start unless [redis] allow_unsafe).
+// with neither AOF nor RDB loses everything on restart; one with RDB
+// snapshots alone loses every job accepted since the last snapshot when it
+// crashes; a maxmemory-policy other than noeviction deletes keys (jobs) when
+// memory is full. Each is "unsafe" (dqd refuses such a shard at start unless [redis] allow_unsafe).
 // Used memory above [checker] memory_warn_percent of maxmemory is a warning
 // (adds start failing when it is full, nothing is lost). Every message says
 // how to fix it.

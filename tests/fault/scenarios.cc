@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/core/json.h"
+#include "common/core/master_status.h"
 #include "common/core/shard.h"
 #include "common/store/job.h"
 #include "tests/fault/shard_states.h"
@@ -22,6 +23,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/idle_connections.h"
 #include "tests/support/process_tree.h"
+#include "tests/support/text_files.h"
 
 namespace dq::test {
 namespace {
@@ -349,6 +351,51 @@ void no_second_delivery_after_the_leases(World& world, const std::vector<Accepte
               std::to_string(consumers.size()) + " consumers now";
 }
 
+// The first host's config file as a save in progress, a full disk or a
+// slow copy leave it, each state kept past the automatic reload's settle
+// time (2 s): cut before [sqlite], then empty, then written again in pieces
+// 300 ms apart. The reload must take none of them.
+constexpr int kPastSettleMs = 3000;
+void half_written_config(World& world, int load_ms) {
+  const std::string path = world.hosts[0]->config_path();
+  const std::string whole = read_text(path);
+  auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  world.fault_at_ms = steady_ms();
+  write(whole.substr(0, whole.find("[sqlite]")));
+  sleep_ms(kPastSettleMs);
+  write("");
+  sleep_ms(kPastSettleMs);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    for (size_t at = 0; at < whole.size(); at += whole.size() / 6 + 1) {
+      out << whole.substr(at, whole.size() / 6 + 1) << std::flush;
+      sleep_ms(300);
+    }
+  }
+  sleep_ms(std::max(kPastSettleMs, load_ms - static_cast<int>(steady_ms() - world.fault_at_ms)));
+}
+
+// No reload happened, the err log says why, and every add was answered.
+void config_never_taken(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  auto status = read_master_status(world.hosts[0]->dir() + "/dqd.pid");
+  int generation = status.is_ok() ? status->value("generation", 0) : 0;
+  std::string errors = read_logs(world.hosts[0]->log_dir(), "err");
+  bool cut_said = errors.find("the config file is the running one cut short") != std::string::npos;
+  bool empty_said = errors.find("the config file is empty") != std::string::npos;
+  bool slow_said = errors.find("the config file is still being written") != std::string::npos;
+  row.note += std::string(row.note.empty() ? "" : "; ") +
+              "cut, emptied, rewritten slowly: " + "generation " + std::to_string(generation) +
+              ", refusals logged " +
+              (cut_said && empty_said && slow_said ? "(all three)" : "(NOT ALL)");
+  CHECK(generation == 1);
+  CHECK(cut_said);
+  CHECK(empty_said);
+  CHECK(slow_said);
+  CHECK_MESSAGE(row.given_up == 0, "adds went unanswered or were refused while the file changed");
+}
+
 }  // namespace
 
 int load_ms_for_this_run() { return std::getenv("DQ_SANITIZE") ? 2500 : 4000; }
@@ -420,6 +467,8 @@ std::vector<Scenario> all_scenarios() {
        ""},
       {"20,000 idle connections", kPlainTopics, Setup::few_descriptors, false, "",
        idle_connection_flood, adds_kept_answering, 1.0, ""},
+      {"half-written config file", kPlainTopics, plain, false, "", half_written_config,
+       config_never_taken, 1.0, ""},
   };
 }
 

@@ -67,6 +67,10 @@ AdminAnswer AdminClient::call(const std::string& method, const std::string& path
   curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
+  std::string source = "host!" + source_;
+  if (!source_.empty()) {
+    curl_easy_setopt(curl, CURLOPT_INTERFACE, source.c_str());
+  }
   CURLcode done = curl_easy_perform(curl);
   if (done == CURLE_OK) {
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);

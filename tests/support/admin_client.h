@@ -28,6 +28,9 @@ class AdminClient {
   // session cookie and CSRF token it gives.
   AdminAnswer login(const std::string& user, const std::string& password);
 
+  // Connects from this local address (127.0.0.2: another client for dq,
+  // though on the same machine).
+  void from_address(const std::string& address) { source_ = address; }
   void forget_csrf() { csrf_.clear(); }
   void set_csrf(const std::string& csrf) { csrf_ = csrf; }
   const std::string& cookie() const { return cookie_; }
@@ -36,6 +39,7 @@ class AdminClient {
   std::string base_;
   std::string cookie_;
   std::string csrf_;
+  std::string source_;
 };
 
 }  // namespace dq::test

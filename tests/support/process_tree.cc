@@ -3,20 +3,11 @@
 #include <dirent.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
+#include "tests/support/text_files.h"
+
 namespace dq::test {
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-}  // namespace
 
 std::vector<pid_t> children_titled(pid_t parent, const std::string& title_prefix) {
   std::vector<pid_t> found;

@@ -208,6 +208,13 @@ std::string TestRedis::dump_all() {
   // The redis checker's identity key (checker/shard_identity.h) is written
   // once, whenever its first check runs: not job data.
   names.erase(std::remove(names.begin(), names.end(), "{dq}:identity"), names.end());
+  // The shared registry's keys (docs/registry.md) are published by each
+  // host's sync in the background, about a topic or a token: not job data.
+  names.erase(std::remove_if(names.begin(), names.end(),
+                             [](const std::string& name) {
+                               return name.rfind("{dq}:registry:", 0) == 0;
+                             }),
+              names.end());
   std::sort(names.begin(), names.end());
   std::ostringstream out;
   for (const auto& name : names) {
