@@ -125,8 +125,10 @@ bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::st
   if (refused->http_status == 401) {
     request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
   }
+  // "error" says why, as every error of the API does; "reason" (the same
+  // why, alone) stays for clients that read it.
   finish(request, "auth", refused->http_status,
-         Json{{"error", refused->error}, {"reason", refused->reason}});
+         Json{{"error", refused->error + ": " + refused->reason}, {"reason", refused->reason}});
   return true;
 }
 
@@ -134,10 +136,11 @@ void HttpApi::add_job(const Exchange& request, const std::string& topic) {
   const std::string& text = request->body();
   int64_t started = monotonic_ms();
   if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(request, "add", 413,
-                  Json{{"error", "request is " + std::to_string(text.size()) +
-                                     " bytes, over the body limit of " +
-                                     std::to_string(config_.max_body_bytes)}});
+    return finish(
+        request, "add", 413,
+        Json{{"error", "request is " + std::to_string(text.size()) +
+                           " bytes, over the body limit of " +
+                           std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
   }
   ParsedAdd parsed = parse_add_text(topic, text, topics_, config_, now_ms());
   if (!parsed.request.is_ok()) {
@@ -187,7 +190,7 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
     return finish(
         request, "batch", 413,
         Json{{"error", "batch has " + std::to_string(list.size()) + " jobs, over the limit of " +
-                           std::to_string(config_.max_batch_jobs)}});
+                           std::to_string(config_.max_batch_jobs) + " ([server] max_batch_jobs)"}});
   }
   Status topic_ok = check_topic(topic, topics_);
   if (!topic_ok.is_ok()) {
