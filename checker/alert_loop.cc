@@ -158,11 +158,14 @@ void AlertLoop::send_one(AlertMessage& message, const AlertSettings& settings, i
     if (!settings.webhook_on()) {
       message.webhook_state = "off";
     } else {
+      // The rules again at every send: a URL stored by another host or
+      // before them, or a name whose address changed, is not called.
       auto posted =
-          post_webhook(settings.webhook_url, message.payload, config_.alert_send_timeout_ms);
+          post_webhook(settings.webhook_url, message.payload, config_.alert_send_timeout_ms,
+                       webhook_policy(config_, *registry_));
       if (posted.is_ok()) {
         message.webhook_state = "sent";
-        err_log().info("checker: webhook took '{}': {}", message.subject, *posted);
+        err_log().info("checker: webhook took '{}': {}", message.subject, posted->text());
       } else {
         errors.push_back(posted.status().message());
       }
