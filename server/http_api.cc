@@ -10,6 +10,7 @@
 #include "common/core/json_big_numbers.h"
 #include "common/core/json_span.h"
 #include "common/core/log.h"
+#include "common/core/redact.h"
 #include "common/core/shared_metrics.h"
 #include "common/http/http_request.h"
 #include "common/redis/shard_health.h"
@@ -120,8 +121,9 @@ bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::st
   if (!refused) {
     return false;
   }
-  request_log().info("{} {} -> {} {}", request->method(), request->target(), refused->http_status,
-                     refused->reason);
+  // A token sent in the URL (?token=...) is refused, and not written down.
+  request_log().info("{} {} -> {} {}", request->method(), redact_url(request->target()),
+                     refused->http_status, refused->reason);
   if (refused->http_status == 401) {
     request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
   }

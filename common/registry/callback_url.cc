@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "common/core/redact.h"
+
 namespace dq {
 namespace {
 
@@ -184,7 +186,7 @@ Result<CallbackUrl> parse_callback_url(const std::string& url, const char* field
     parsed.scheme = scheme;
     scheme_end = scheme.size() + 3;
   } else {
-    return invalid(field, "'" + url + "' must start with http:// or https://");
+    return invalid(field, "'" + redact_url(url) + "' must start with http:// or https://");
   }
   std::string authority = url.substr(scheme_end, url.find_first_of("/?#", scheme_end) - scheme_end);
   size_t at = authority.rfind('@');  // drop user:password@
@@ -197,12 +199,12 @@ Result<CallbackUrl> parse_callback_url(const std::string& url, const char* field
   if (!authority.empty() && authority.front() == '[') {  // [IPv6]:port
     size_t close = authority.find(']');
     if (close == std::string::npos) {
-      return invalid(field, "'" + url + "' has an unclosed [IPv6] host");
+      return invalid(field, "'" + redact_url(url) + "' has an unclosed [IPv6] host");
     }
     host = authority.substr(0, close + 1);
     std::string rest = authority.substr(close + 1);
     if (!rest.empty() && rest.front() != ':') {
-      return invalid(field, "'" + url + "' has a malformed host");
+      return invalid(field, "'" + redact_url(url) + "' has a malformed host");
     }
     has_port = !rest.empty();
     if (has_port) {
@@ -214,11 +216,11 @@ Result<CallbackUrl> parse_callback_url(const std::string& url, const char* field
     has_port = true;
   }
   if (host.empty() || host == "[]") {
-    return invalid(field, "'" + url + "' has no host");
+    return invalid(field, "'" + redact_url(url) + "' has no host");
   }
   if (has_port &&
       (!all_digits(port) || port.size() > 5 || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
-    return invalid(field, "'" + url + "' has a bad port");
+    return invalid(field, "'" + redact_url(url) + "' has a bad port");
   }
   parsed.host = normal_host(host);
   parsed.port = has_port ? std::stoi(port) : (parsed.scheme == "https" ? 443 : 80);
@@ -232,7 +234,7 @@ Status validate_callback_url(const std::string& url, const char* field) {
   }
   for (const IpAddress& address : literal_addresses(parsed->host)) {
     if (is_link_local(address)) {
-      return invalid(field, "'" + url + "' is a link-local address (" + address.text() +
+      return invalid(field, "'" + redact_url(url) + "' is a link-local address (" + address.text() +
                                 "), where cloud metadata services answer; refused");
     }
   }
@@ -360,7 +362,7 @@ Status CallbackPolicy::check_url(const std::string& url, const char* field) cons
       same = same || matches(forbidden, address, parsed.port);
     }
     if (same) {
-      return invalid(field, "'" + url + "' points at " + forbidden.what +
+      return invalid(field, "'" + redact_url(url) + "' points at " + forbidden.what +
                                 "; dq never calls Redis or itself");
     }
   }
