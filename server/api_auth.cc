@@ -9,6 +9,7 @@
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
+#include "common/registry/registry_file.h"
 
 namespace dq {
 namespace {
@@ -55,6 +56,12 @@ void ApiAuth::refresh_if_older(int64_t interval_ms) {
 
 void ApiAuth::reload_if_changed() {
   checked_at_ms_ = monotonic_ms();
+  // The file deleted or replaced under dq (common/registry/registry_file.h):
+  // the last snapshot stays (this process's topic cache logs it and
+  // /healthz shows it).
+  if (store_ && file_fate(store_->db()) != FileFate::kInPlace) {
+    return;
+  }
   if (!store_) {
     auto opened = ApiTokens::open(sqlite_path_);
     if (!opened.is_ok()) {

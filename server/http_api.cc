@@ -391,6 +391,13 @@ void HttpApi::healthz(const Exchange& request) {
     any_up = any_up || up;
   }
   Json body{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}};
+  // The registry file this server reads (common/registry/registry_file.h):
+  // deleted or replaced under dq, it still serves what it read, and says so.
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  const std::string& problem = topics_.file_problem();
+  body["registry"] = problem.empty()
+                         ? Json{{"path", topics_.sqlite_path()}, {"ok", true}}
+                         : Json{{"path", topics_.sqlite_path()}, {"ok", false}, {"error", problem}};
   if (checked.is_ok()) {
     body["checker"] = {{"updated_at_ms", checked->updated_at_ms},
                        {"stale", checked->stale(now_ms())}};
