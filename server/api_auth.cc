@@ -65,20 +65,26 @@ void ApiAuth::reload_if_changed() {
   if (!store_) {
     auto opened = ApiTokens::open(sqlite_path_);
     if (!opened.is_ok()) {
-      err_log().error("api tokens: cannot open {}: {}", sqlite_path_, opened.status().message());
+      errors_.note("api tokens: cannot open " + sqlite_path_ + " (the " +
+                   std::to_string(tokens_.size()) +
+                   " tokens read before still work): " + opened.status().message());
       return;
     }
     store_ = std::move(*opened);
   }
   auto version = store_->data_version();
   if (version.is_ok() && *version == data_version_) {
+    errors_.clear();
     return;
   }
   auto listed = store_->list();
   if (!listed.is_ok()) {
-    err_log().error("api tokens: cannot read {}: {}", sqlite_path_, listed.status().message());
+    errors_.note("api tokens: cannot read " + sqlite_path_ + " (the " +
+                 std::to_string(tokens_.size()) +
+                 " tokens read before still work): " + listed.status().message());
     return;
   }
+  errors_.clear();
   tokens_.clear();
   by_prefix_.clear();
   for (ApiToken& token : *listed) {

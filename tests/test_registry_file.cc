@@ -1,8 +1,9 @@
-// The registry's SQLite file deleted or replaced under a running dqd
-// (common/registry/registry_file.h), against a real dqd, Redis, receiver and
-// dqctl: dqctl does not write a registry beside it; dqd keeps serving what it
-// read, says so in the err log, /healthz and /metrics, and serves the file
-// put back after a restart. Every job is counted.
+// The registry's SQLite file deleted, replaced or corrupted under a running
+// dqd (common/registry/registry_file.h), against a real dqd, Redis, receiver
+// and dqctl: dqctl does not write a registry beside it; dqd keeps serving
+// what it read, says so in the err log, /healthz and /metrics, and serves the
+// file put back after a restart; a file that cannot be read is logged once,
+// then with a count. Every job is counted.
 #include <doctest/doctest.h>
 #include <signal.h>
 
@@ -203,4 +204,31 @@ TEST_CASE(
   CHECK(world.add("t2", "gone-topic") == 404);
   CHECK(world.add("t1", "still") == 201);
   world.check_each_delivered_once();
+}
+
+TEST_CASE("a corrupt registry file is logged once, then with a count, not every second") {
+  FileWorld world;
+  REQUIRE(world.add("t1", "before") == 201);
+  world.check_each_delivered_once();
+  REQUIRE(world.dqd->stop() == 0);
+  // The file's first page overwritten: SQLite answers "file is not a database".
+  {
+    std::fstream file(world.dqd->sqlite_path(), std::ios::in | std::ios::out | std::ios::binary);
+    std::string junk(4096, 'x');
+    file.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  std::filesystem::remove(world.dqd->sqlite_path() + "-wal");
+  std::filesystem::remove(world.dqd->sqlite_path() + "-shm");
+  std::string before = err_log_text(*world.dqd);
+  world.dqd->start();
+  dq::test::sleep_ms(13000);  // past a 10 s window: the count is written
+  std::string text = err_log_text(*world.dqd).substr(before.size());
+  size_t lines = dq::test::occurrences(text, "\n");
+  size_t not_a_database = dq::test::occurrences(text, "not a database");
+  MESSAGE(lines, " err lines in 13 s, ", not_a_database, " naming the file");
+  CHECK(not_a_database > 0);            // said,
+  CHECK(contains(text, "(repeated "));  // with a count,
+  // not once a second by each of the ~5 processes that read it (60+ before).
+  CHECK(not_a_database <= 25);
+  CHECK(lines <= 60);
 }

@@ -61,7 +61,11 @@ void TopicCache::refresh_if_older(int64_t interval_ms) {
   }
   Status status = refresh();
   if (!status.is_ok()) {
-    err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
+    // Once, then with a count (a corrupt file fails every refresh).
+    refresh_log_.note("cannot read the topics from " + sqlite_path_ + " (serving the " +
+                      std::to_string(topics_.size()) + " read before): " + status.message());
+  } else if (refresh_log_.clear()) {
+    err_log().info("topics read from {} again", sqlite_path_);
   }
 }
 

@@ -50,7 +50,8 @@ class TopicCache {
   int64_t refreshed_at_ms_ = -1;
   int64_t read_at_data_version_ = -1;  // of registry_ when topics_ was read
   std::string file_problem_;
-  RepeatLog file_log_;  // the problem, once, then with a count
+  RepeatLog file_log_;                          // the problem, once, then with a count
+  RepeatLog refresh_log_{spdlog::level::warn};  // a refresh that fails
 };
 
 }  // namespace dq
