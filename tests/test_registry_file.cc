@@ -43,7 +43,6 @@ std::string err_log_text(const DqdProcess& dqd) {
   return all;
 }
 
-
 struct FileWorld {
   FileWorld() {
     dqd = std::make_unique<DqdProcess>(dq::test::one_timer_one_consumer({redis.address()}));
@@ -184,7 +183,8 @@ TEST_CASE(
     return contains(err_log_text(*world.dqd), "was replaced by another file while dq runs");
   });
   CHECK_MESSAGE(said, err_log_text(*world.dqd));
-  CHECK(world.healthz()["registry"]["ok"] == false);
+  // The API server sees it at its next registry read (each process reads on its own).
+  CHECK(dq::test::wait_until(5000, [&] { return world.healthz()["registry"]["ok"] == false; }));
   // The old registry still serves; the new one is not read beside the old journal.
   auto old_topic = world.http.post(world.dqd->jobs_url("t2"), dq::test::job_doc("old", 1, 600));
   CHECK(old_topic.status == 201);
