@@ -87,7 +87,9 @@ const ShardSet& AdminApp::shards() const { return shards_ ? shards_->set() : no_
 void AdminApp::housekeeping() {
   auto swept = sessions_.sweep();
   if (!swept.is_ok()) {
-    err_log().warn("dq-admin: session sweep: {}", swept.status().message());
+    sweep_errors_.note("dq-admin: cannot remove expired sessions: " + swept.status().message());
+  } else {
+    sweep_errors_.clear();
   }
 }
 

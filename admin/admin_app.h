@@ -31,6 +31,7 @@
 #include "admin/login_limiter.h"
 #include "admin/sessions.h"
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
 #include "common/registry/registry_write.h"
@@ -96,6 +97,7 @@ class AdminApp {
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<AdminUsers> users_;
   SessionStore sessions_;
+  RepeatLog sweep_errors_{spdlog::level::warn};  // once, then with a count
   LoginLimiter limiter_;
   JobStore store_;  // looking up and deleting one job (blocking)
   std::unique_ptr<OwnedShards> shards_;

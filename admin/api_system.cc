@@ -313,7 +313,7 @@ void AdminApp::alerts_route(Exchange& exchange) {
   PutMode mode = version->version == 0 ? PutMode::kCreate : PutMode::kUpdate;
   ObjectWrite write{find_registry_kind("alert_settings"), "all", mode,
                     mode == PutMode::kCreate ? std::nullopt : *named,
-                    [this, saved] { return save_alert_settings(*registry_, saved); }};
+                    [this, saved] { return save_alert_settings(*registry_, config_, saved); }};
   write_versioned(write, [held = exchange.hold(), saved](Result<int64_t> written) {
     if (!written.is_ok()) {
       return held->reply_error(written.status());
@@ -331,7 +331,8 @@ void AdminApp::alerts_test(Exchange& exchange) {
     return exchange.reply_error(settings.status());
   }
   bool failed = false;
-  auto sent = send_test_alert(*settings, "the admin page", config_.alert_send_timeout_ms, &failed);
+  auto sent = send_test_alert(*settings, config_, *registry_, "the admin page",
+                              config_.alert_send_timeout_ms, &failed);
   if (!sent.is_ok()) {
     return exchange.reply_error(sent.status());
   }

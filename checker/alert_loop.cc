@@ -34,10 +34,13 @@ bool AlertLoop::open() {
   auto messages = AlertMessages::open(config_.sqlite_path);
   for (const Status* status : {&registry.status(), &outbox.status(), &messages.status()}) {
     if (!status->is_ok()) {
-      err_log().error("checker: cannot open the alert tables in {}: {}", config_.sqlite_path,
-                      status->message());
+      open_errors_.note("checker: cannot open the alert tables in " + config_.sqlite_path +
+                        " (alerts wait): " + status->message());
       return false;
     }
+  }
+  if (open_errors_.clear()) {
+    err_log().info("checker: the alert tables in {} are open again", config_.sqlite_path);
   }
   registry_ = std::move(*registry);
   outbox_ = std::move(*outbox);
@@ -57,9 +60,11 @@ void AlertLoop::turn() {
 void AlertLoop::compose(int64_t now) {
   auto events = outbox_->unsent(kEventsPerTurn);
   if (!events.is_ok()) {
-    err_log().error("checker: cannot read the alert outbox: {}", events.status().message());
+    compose_errors_.note("checker: cannot read the alert outbox (new alerts wait): " +
+                         events.status().message());
     return;
   }
+  compose_errors_.clear();
   std::map<std::string, std::vector<AlertMail>> dead_by_topic;
   for (auto& event : *events) {
     if (event.kind == "dead_letter") {
@@ -111,18 +116,21 @@ void AlertLoop::compose(int64_t now) {
 void AlertLoop::send(int64_t now) {
   auto due = messages_->due(now, kMessagesPerTurn);
   if (!due.is_ok()) {
-    err_log().error("checker: cannot read the alert messages: {}", due.status().message());
+    send_errors_.note("checker: cannot read the alert messages (alerts wait): " +
+                      due.status().message());
     return;
   }
   if (due->empty()) {
+    send_errors_.clear();
     return;
   }
   auto settings = load_alert_settings(*registry_);
   if (!settings.is_ok()) {
-    err_log().error("checker: cannot read the alert settings (alerts wait): {}",
-                    settings.status().message());
+    send_errors_.note("checker: cannot read the alert settings (alerts wait): " +
+                      settings.status().message());
     return;
   }
+  send_errors_.clear();
   int64_t lease_ms = 2 * int64_t{config_.alert_send_timeout_ms} + 1000;
   for (auto& message : *due) {
     auto claimed = messages_->claim(message, now + lease_ms);
@@ -158,11 +166,14 @@ void AlertLoop::send_one(AlertMessage& message, const AlertSettings& settings, i
     if (!settings.webhook_on()) {
       message.webhook_state = "off";
     } else {
+      // The rules again at every send: a URL stored by another host or
+      // before them, or a name whose address changed, is not called.
       auto posted =
-          post_webhook(settings.webhook_url, message.payload, config_.alert_send_timeout_ms);
+          post_webhook(settings.webhook_url, message.payload, config_.alert_send_timeout_ms,
+                       webhook_policy(config_, *registry_));
       if (posted.is_ok()) {
         message.webhook_state = "sent";
-        err_log().info("checker: webhook took '{}': {}", message.subject, *posted);
+        err_log().info("checker: webhook took '{}': {}", message.subject, posted->text());
       } else {
         errors.push_back(posted.status().message());
       }

@@ -16,6 +16,7 @@
 #include "common/alerts/alert_outbox.h"
 #include "common/alerts/alert_settings.h"
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/registry.h"
 
 namespace dq {
@@ -38,6 +39,10 @@ class AlertLoop {
   std::unique_ptr<Registry> registry_;
   std::unique_ptr<AlertOutbox> outbox_;
   std::unique_ptr<AlertMessages> messages_;
+  // Errors met every turn (a corrupt or locked file): once, then with a count.
+  RepeatLog open_errors_;
+  RepeatLog compose_errors_;
+  RepeatLog send_errors_;
 };
 
 }  // namespace dq

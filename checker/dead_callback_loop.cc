@@ -162,7 +162,7 @@ void DeadCallbackLoop::send(RedisConnection& shard, const DeadCallbackEntry& ent
       post_json(topic->dead_callback, body, headers, timeout_ms, &policy_, "dead_callback");
   if (posted.is_ok()) {
     err_log().info("checker: dead-letter callback of {}/{} taken: {}", entry.topic, entry.id,
-                   *posted);
+                   posted->text());
     return finish(shard, entry, "sent");
   }
   count(entry.topic, "failed");

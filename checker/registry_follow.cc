@@ -6,6 +6,7 @@
 
 #include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/core/repeat_log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/registry_sync.h"
 
@@ -18,15 +19,14 @@ constexpr int64_t kTurnMs = 250;
 
 void follow_shared_registry(const Config& config) {
   RegistrySync sync(config);
-  std::string failing;  // the last failure logged, "" while working
+  RepeatLog failing(spdlog::level::warn);  // once, then with a count, while it fails
   while (!stop_requested()) {
     Status status = sync.turn();
-    if (!status.is_ok() && status.message() != failing) {
-      err_log().warn("registry sync: {}; the roles go on with this host's copy", status.message());
-      failing = status.message();
-    } else if (status.is_ok() && !failing.empty()) {
+    if (!status.is_ok()) {
+      failing.note("registry sync: " + status.message() +
+                   "; the roles go on with this host's copy");
+    } else if (failing.clear()) {
       err_log().info("registry sync: the shared registry answers again");
-      failing.clear();
     }
     int64_t next = monotonic_ms() + kTurnMs;
     while (!stop_requested() && monotonic_ms() < next) {

@@ -108,7 +108,9 @@ void ShardWatch::round() {
   report.updated_at_ms = now_ms();
   Status written = write_shard_health(config_.pid_file, report);
   if (!written.is_ok()) {
-    err_log().warn("checker: {}", written.message());
+    health_errors_.note("checker: " + written.message());
+  } else {
+    health_errors_.clear();
   }
 }
 

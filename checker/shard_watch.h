@@ -13,6 +13,7 @@
 #include "checker/shard_tracker.h"
 #include "common/alerts/alert_messages.h"
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 
 namespace dq {
 
@@ -37,6 +38,7 @@ class ShardWatch {
   std::vector<ShardTracker> trackers_;
   int64_t next_safety_mono_ms_ = 0;
   std::unique_ptr<AlertMessages> messages_;
+  RepeatLog health_errors_{spdlog::level::warn};  // the health file cannot be written
 };
 
 }  // namespace dq

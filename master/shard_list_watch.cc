@@ -26,10 +26,11 @@ std::string shard_list_text(const Config& config) {
 void ShardListWatch::read_registry() {
   auto read = read_registry_shards(sqlite_path_);
   if (!read.is_ok()) {
-    err_log().warn("cannot read the registry's shards ({}); the shard list is kept",
-                   read.status().message());
+    read_errors_.note("cannot read the registry's shards (" + read.status().message() +
+                      "); the shard list is kept");
     return;
   }
+  read_errors_.clear();
   registry_ = *read;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/shard_list.h"
 
 namespace dq {
@@ -29,6 +30,7 @@ class ShardListWatch {
 
   std::string sqlite_path_;
   std::vector<RegistryShard> registry_;
+  RepeatLog read_errors_{spdlog::level::warn};  // once, then with a count
   std::vector<ShardAddress> file_shards_;
   std::string tried_;
   int64_t tried_at_ms_ = 0;

@@ -6,7 +6,6 @@
 #include "common/core/json.h"
 #include "common/core/json_big_numbers.h"
 #include "common/core/json_scan.h"
-#include "server/legacy_fields.h"
 
 namespace dq {
 namespace {
@@ -46,22 +45,23 @@ std::optional<AddMembers> add_members(std::string_view text) {
   return found;
 }
 
-// The id as build_add_request reads it: a string's value, or the text PHP
-// makes of a number. nullopt for other types (a refusal).
+// The id as build_add_request reads it: a string's value, or an integer's
+// text as sent. nullopt for anything else (a refusal: the document path says why).
 std::optional<std::string> id_of(std::string_view raw) {
   if (json_string_is_plain(raw)) {
     return std::string(raw.substr(1, raw.size() - 2));
   }
-  if (raw.front() != '"' && raw.front() != '-' && (raw.front() < '0' || raw.front() > '9')) {
+  if (raw.front() == '-' || (raw.front() >= '0' && raw.front() <= '9')) {
+    auto number = id_of_number(raw);
+    return number.is_ok() ? std::optional<std::string>(std::move(*number)) : std::nullopt;
+  }
+  if (raw.front() != '"') {
     return std::nullopt;
   }
   // Scanned already, so valid; were it not, the document path would refuse it.
   Json value = Json::parse(raw, nullptr, false);
   if (value.is_string()) {
     return value.get<std::string>();
-  }
-  if (value.is_number()) {
-    return php_number_text(value);
   }
   return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
+#include "common/registry/registry_file.h"
 
 namespace dq {
 namespace {
@@ -55,23 +56,35 @@ void ApiAuth::refresh_if_older(int64_t interval_ms) {
 
 void ApiAuth::reload_if_changed() {
   checked_at_ms_ = monotonic_ms();
+  // The file deleted or replaced under dq (common/registry/registry_file.h):
+  // the last snapshot stays (this process's topic cache logs it and
+  // /healthz shows it).
+  if (store_ && file_fate(store_->db()) != FileFate::kInPlace) {
+    return;
+  }
   if (!store_) {
     auto opened = ApiTokens::open(sqlite_path_);
     if (!opened.is_ok()) {
-      err_log().error("api tokens: cannot open {}: {}", sqlite_path_, opened.status().message());
+      errors_.note("api tokens: cannot open " + sqlite_path_ + " (the " +
+                   std::to_string(tokens_.size()) +
+                   " tokens read before still work): " + opened.status().message());
       return;
     }
     store_ = std::move(*opened);
   }
   auto version = store_->data_version();
   if (version.is_ok() && *version == data_version_) {
+    errors_.clear();
     return;
   }
   auto listed = store_->list();
   if (!listed.is_ok()) {
-    err_log().error("api tokens: cannot read {}: {}", sqlite_path_, listed.status().message());
+    errors_.note("api tokens: cannot read " + sqlite_path_ + " (the " +
+                 std::to_string(tokens_.size()) +
+                 " tokens read before still work): " + listed.status().message());
     return;
   }
+  errors_.clear();
   tokens_.clear();
   by_prefix_.clear();
   for (ApiToken& token : *listed) {

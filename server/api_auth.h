@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/repeat_log.h"
 #include "common/registry/api_tokens.h"
 
 namespace dq {
@@ -66,6 +67,7 @@ class ApiAuth {
   std::unordered_multimap<uint64_t, size_t> by_prefix_;
   int64_t checked_at_ms_ = -1;
   int64_t data_version_ = -1;  // of the snapshot in tokens_
+  RepeatLog errors_;           // a table that cannot be read: once, then with a count
 };
 
 // The token of an "Authorization: Bearer <token>" header value; "" for no

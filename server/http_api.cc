@@ -10,6 +10,7 @@
 #include "common/core/json_big_numbers.h"
 #include "common/core/json_span.h"
 #include "common/core/log.h"
+#include "common/core/redact.h"
 #include "common/core/shared_metrics.h"
 #include "common/http/http_request.h"
 #include "common/redis/shard_health.h"
@@ -120,13 +121,16 @@ bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::st
   if (!refused) {
     return false;
   }
-  request_log().info("{} {} -> {} {}", request->method(), request->target(), refused->http_status,
-                     refused->reason);
+  // A token sent in the URL (?token=...) is refused, and not written down.
+  request_log().info("{} {} -> {} {}", request->method(), redact_url(request->target()),
+                     refused->http_status, refused->reason);
   if (refused->http_status == 401) {
     request->add_header("WWW-Authenticate", "Bearer realm=\"dq\"");
   }
+  // "error" says why, as every error of the API does; "reason" (the same
+  // why, alone) stays for clients that read it.
   finish(request, "auth", refused->http_status,
-         Json{{"error", refused->error}, {"reason", refused->reason}});
+         Json{{"error", refused->error + ": " + refused->reason}, {"reason", refused->reason}});
   return true;
 }
 
@@ -134,10 +138,11 @@ void HttpApi::add_job(const Exchange& request, const std::string& topic) {
   const std::string& text = request->body();
   int64_t started = monotonic_ms();
   if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(request, "add", 413,
-                  Json{{"error", "request is " + std::to_string(text.size()) +
-                                     " bytes, over the body limit of " +
-                                     std::to_string(config_.max_body_bytes)}});
+    return finish(
+        request, "add", 413,
+        Json{{"error", "request is " + std::to_string(text.size()) +
+                           " bytes, over the body limit of " +
+                           std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
   }
   ParsedAdd parsed = parse_add_text(topic, text, topics_, config_, now_ms());
   if (!parsed.request.is_ok()) {
@@ -187,7 +192,7 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
     return finish(
         request, "batch", 413,
         Json{{"error", "batch has " + std::to_string(list.size()) + " jobs, over the limit of " +
-                           std::to_string(config_.max_batch_jobs)}});
+                           std::to_string(config_.max_batch_jobs) + " ([server] max_batch_jobs)"}});
   }
   Status topic_ok = check_topic(topic, topics_);
   if (!topic_ok.is_ok()) {
@@ -386,6 +391,13 @@ void HttpApi::healthz(const Exchange& request) {
     any_up = any_up || up;
   }
   Json body{{"status", any_up ? "ok" : "unavailable"}, {"shards", shards}};
+  // The registry file this server reads (common/registry/registry_file.h):
+  // deleted or replaced under dq, it still serves what it read, and says so.
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  const std::string& problem = topics_.file_problem();
+  body["registry"] = problem.empty()
+                         ? Json{{"path", topics_.sqlite_path()}, {"ok", true}}
+                         : Json{{"path", topics_.sqlite_path()}, {"ok", false}, {"error", problem}};
   if (checked.is_ok()) {
     body["checker"] = {{"updated_at_ms", checked->updated_at_ms},
                        {"stale", checked->stale(now_ms())}};

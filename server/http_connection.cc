@@ -218,8 +218,13 @@ void HttpConnection::pump() {
   }
   pumping_ = true;
   write_answers();
-  take_requests();
-  write_answers();
+  // A request answered at once (a health check, a refusal) frees its place
+  // while this loop runs, and no event comes for it: the requests read
+  // behind it in input_ are taken here, or they would wait for bytes the
+  // client never sends.
+  do {
+    take_requests();
+  } while (write_answers());
   pumping_ = false;
   bool done = closing_ || (peer_closed_ && drained_input_);
   if (done && queue_.empty()) {
@@ -281,9 +286,11 @@ void HttpConnection::take_requests() {
   }
 }
 
-void HttpConnection::write_answers() {
+bool HttpConnection::write_answers() {
   bool wrote = false;
+  bool took = false;
   while (!queue_.empty() && queue_.front()->answered()) {
+    took = true;
     std::shared_ptr<HttpExchange> exchange = std::move(queue_.front());
     queue_.pop_front();
     exchange->connection_ = nullptr;
@@ -306,6 +313,7 @@ void HttpConnection::write_answers() {
     event_add(read_event_.get(), server_.idle_timeout_);
   }
   maybe_continue();
+  return took;
 }
 
 void HttpConnection::maybe_continue() {

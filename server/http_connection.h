@@ -64,7 +64,9 @@ class HttpConnection {
   // closes when the connection is done. May delete this.
   void pump();
   void take_requests();
-  void write_answers();
+  // Writes the answers due in order; true when one left the queue (a place
+  // for the next pipelined request).
+  bool write_answers();
   // Sends now what the socket takes; the rest waits in output_ for the write event.
   void send_bytes(const char* data, size_t size);
   size_t output_size() const { return output_.size() - output_start_; }

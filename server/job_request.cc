@@ -7,7 +7,6 @@
 #include "common/core/json_span.h"
 #include "common/core/time_text.h"
 #include "common/store/job.h"
-#include "server/legacy_fields.h"
 
 namespace dq {
 namespace {
@@ -70,6 +69,18 @@ Status check_id(const std::string& id) {
                                     "without control characters");
 }
 
+Result<std::string> id_of_number(std::string_view raw) {
+  std::string_view digits = raw.substr(!raw.empty() && raw.front() == '-' ? 1 : 0);
+  if (!digits.empty() && digits.find_first_not_of("0123456789") == std::string_view::npos) {
+    return std::string(raw);
+  }
+  std::string shown(raw.substr(0, 64));
+  return Status(Code::kInvalid, "id " + shown +
+                                    " is a JSON number with a fraction or an exponent; an id is "
+                                    "kept exactly as sent, so send this one as a string (\"" +
+                                    shown + "\")");
+}
+
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics) {
   Status status = check_topic(topic, topics);
   if (!status.is_ok()) {
@@ -88,9 +99,17 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
   if (id_field == job.end() || !(id_field->is_string() || id_field->is_number())) {
     return Status(Code::kInvalid, "id is required and must be a string or a number");
   }
-  // A number is taken as the text PHP made of it, as on the legacy port.
-  std::string id =
-      id_field->is_string() ? id_field->get<std::string>() : php_number_text(*id_field);
+  std::string id;
+  if (id_field->is_string()) {
+    id = id_field->get<std::string>();
+  } else {
+    std::optional<std::string_view> raw = json_member_span(job_text, "id");
+    auto number = raw ? id_of_number(*raw) : Result<std::string>(Status(Code::kInternal, "no id"));
+    if (!number.is_ok()) {
+      return number.status();
+    }
+    id = std::move(*number);
+  }
   Status status = check_topic_and_id(topic, id, topics);
   if (!status.is_ok()) {
     return status;
@@ -118,9 +137,9 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
                                   const Json* delay, const Json* at, TopicCache& topics,
                                   const Config& config, int64_t now_ms) {
   if (body.size() > config.max_body_bytes) {
-    return Status(Code::kTooLarge, "body is " + std::to_string(body.size()) +
-                                       " bytes, over the limit of " +
-                                       std::to_string(config.max_body_bytes));
+    return Status(Code::kTooLarge,
+                  "body is " + std::to_string(body.size()) + " bytes, over the limit of " +
+                      std::to_string(config.max_body_bytes) + " ([server] max_body_bytes)");
   }
   if (delay != nullptr && at != nullptr) {
     return Status(Code::kInvalid, "give delay or at, not both");

@@ -33,6 +33,13 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
                                   const Json* delay, const Json* at, TopicCache& topics,
                                   const Config& config, int64_t now_ms);
 
+// The id of an add sent as a JSON number, from the number's text as sent: an
+// integer is kept exactly as written ("42", "-7", digits past 64 bits too);
+// one with a fraction or an exponent (1.5, 1e400) is refused (kInvalid),
+// since no text of it is the one the producer meant for sure. (The legacy
+// port keeps the PHP queue's rule instead: server/legacy_fields.h.)
+Result<std::string> id_of_number(std::string_view raw);
+
 // Topic must be valid and known (online or offline); id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);

@@ -238,6 +238,18 @@ void children_metrics(const Config& config, PrometheusText& out) {
   }
 }
 
+// Whether the registry file this server reads is still the one at its
+// path (common/registry/registry_file.h).
+std::string registry_file_metrics(bool in_place) {
+  PrometheusText out;
+  out.family("dq_registry_file_ok", "gauge",
+             "1 while the registry file ([sqlite] path) this API server reads is the file at "
+             "that path; 0 when it was deleted, or replaced by something that is not a dq "
+             "registry (the err log and /healthz say which).");
+  out.sample("dq_registry_file_ok", {}, in_place ? 1 : 0);
+  return out.text();
+}
+
 }  // namespace
 
 void render_metrics(const ShardSet& shards, const TopicCache& topics, const Config& config,
@@ -261,9 +273,11 @@ void render_metrics(const ShardSet& shards, const TopicCache& topics, const Conf
   };
   auto parts = std::make_shared<Parts>();
   parts->done = std::move(done);
+  bool file_in_place = topics.file_problem().empty();
   all_topic_stats(shards, names, false,
-                  [shards, &config, parts](Result<std::vector<TopicStats>> stats) {
-                    parts->stats_text = metrics_text(shards, stats, config);
+                  [shards, &config, parts, file_in_place](Result<std::vector<TopicStats>> stats) {
+                    parts->stats_text =
+                        metrics_text(shards, stats, config) + registry_file_metrics(file_in_place);
                     parts->finish_if_whole();
                   });
   list_circuits(shards, [parts](CircuitListing listing) {

@@ -267,8 +267,16 @@ TEST_CASE("clean requests are read by the scanner, and read right") {
         R"(added orders [a"1] [{"k": "v\n"}] in 2500)");
   CHECK(same_both_ways(world, "orders", R"({"id":"plain","body":"x"})") ==
         "added orders [plain] [\"x\"] in 7000");
-  CHECK(same_both_ways(world, "orders", R"({"id":1.50,"body":1})") ==
-        "added orders [1.5] [1] in 7000");
+  // An integer id is kept as written; any other number is refused.
+  CHECK(same_both_ways(world, "orders", R"({"id":12345678901234567890123,"body":1})") ==
+        "added orders [12345678901234567890123] [1] in 7000");
+  CHECK(same_both_ways(world, "orders", R"({"id":-7,"body":1})") ==
+        "added orders [-7] [1] in 7000");
+  for (const char* text : {R"({"id":1.50,"body":1})", R"({"id":1e400,"body":1})"}) {
+    INFO(text);
+    CHECK(same_both_ways(world, "orders", text).find("send this one as a string") !=
+          std::string::npos);
+  }
   // A refusal still names the first problem as before.
   CHECK(same_both_ways(world, "orders", R"({"id":"a","body":1,"b":1,"a":2})") ==
         "json refused 1 [unknown field 'a' (expected id, body, delay or at)] id \"a\"");

@@ -98,18 +98,21 @@ TEST_CASE("a subject cannot inject a header") {
   CHECK(text.find("Subject: hi  Bcc: evil@example.com\r\n") != std::string::npos);
 }
 
-TEST_CASE("post_webhook: JSON posted; 2xx accepted with the answer, anything else fails") {
+TEST_CASE("post_webhook: JSON posted; 2xx accepted with its status and time, anything else fails") {
   CallbackServer hook;
-  auto posted = dq::post_webhook(hook.url("/hook"), Json{{"kind", "test"}, {"text", "hi"}}, 3000);
+  dq::CallbackPolicy policy;
+  auto posted =
+      dq::post_webhook(hook.url("/hook"), Json{{"kind", "test"}, {"text", "hi"}}, 3000, policy);
   REQUIRE_MESSAGE(posted.is_ok(), posted.status().message());
-  CHECK(posted->rfind("HTTP 200", 0) == 0);
+  CHECK(posted->status == 200);
+  CHECK(posted->text().rfind("HTTP 200 in ", 0) == 0);
   REQUIRE(hook.count() == 1);
   auto request = hook.requests()[0];
   CHECK(request.path == "/hook");
   CHECK(request.header("content-type") == "application/json");
   CHECK(Json::parse(request.body) == Json{{"kind", "test"}, {"text", "hi"}});
   hook.answer_with({}, 503);
-  auto failed = dq::post_webhook(hook.url("/hook"), Json::object(), 3000);
+  auto failed = dq::post_webhook(hook.url("/hook"), Json::object(), 3000, policy);
   REQUIRE_FALSE(failed.is_ok());
   CHECK(failed.status().message().find("HTTP 503") != std::string::npos);
 }
@@ -127,7 +130,7 @@ TEST_CASE("alert settings: validated per key, stored in SQLite, password hidden"
   REQUIRE(dq::apply_alert_setting(&settings, "smtp_host", "mail.example.com").is_ok());
   REQUIRE(dq::apply_alert_setting(&settings, "smtp_security", "starttls").is_ok());
   REQUIRE(dq::apply_alert_setting(&settings, "smtp_password", "s3cret").is_ok());
-  REQUIRE(dq::save_alert_settings(**registry, settings).is_ok());
+  REQUIRE(dq::save_alert_settings(**registry, dq::Config(), settings).is_ok());
   auto loaded = dq::load_alert_settings(**registry);
   REQUIRE(loaded.is_ok());
   CHECK(loaded->smtp_host == "mail.example.com");

@@ -93,7 +93,7 @@ struct AlertWorld {
     settings.mail_from = "dq@example.com";
     settings.to = "ops@example.com";
     settings.webhook_url = hook.url("/hook");
-    REQUIRE(dq::save_alert_settings(dqd->registry(), settings).is_ok());
+    REQUIRE(dq::save_alert_settings(dqd->registry(), dq::Config(), settings).is_ok());
   }
 
   dq::CheckedShard health(const TestRedis& redis) {

@@ -27,6 +27,7 @@
 #include "tests/support/legacy_socket.h"
 #include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
 
 using dq::Json;
 using namespace dq::test;
@@ -56,13 +57,7 @@ std::string log_text(const DqdProcess& dqd) {
   return out;
 }
 
-size_t occurrences(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
-  return count;
-}
+using dq::test::occurrences;
 
 // One dqd with one API worker, one timer, one consumer, started under
 // `nofile` ("SOFT:HARD") open files.

@@ -168,7 +168,12 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
       {"duplicate id", "POST", orders, job("kept", Json{{"v", 2}}, 1).dump(), 409,
        "already pending"},
       {"too large", "POST", orders, job("big", std::string(2000, 'x'), 1).dump(), 413,
-       "over the limit"},
+       "over the limit of 1024 ([server] max_body_bytes)"},
+      {"request too large", "POST", orders, job("big", std::string(6000, 'x'), 1).dump(), 413,
+       "([server] max_body_bytes)"},
+      {"id a huge number", "POST", orders, R"({"id":1e400,"body":1})", 400,
+       "send this one as a string (\"1e400\")"},
+      {"id a fraction", "POST", orders, R"({"id":1.50,"body":1})", 400, "as a string"},
       {"unknown job", "GET", orders + "/missing", "", 404, "not found"},
       {"delete unknown job", "DELETE", orders + "/missing", "", 404, "not found"},
       {"get on unknown topic", "GET", dqd.jobs_url("nope") + "/kept", "", 404, "unknown topic"},
@@ -185,7 +190,21 @@ TEST_CASE("every bad request gets its status and a JSON reason, and Redis is unc
     REQUIRE(error.contains("error"));
     CHECK(error["error"].get<std::string>().find(c.reason) != std::string::npos);
   }
+  // In a batch, the job's own answer is the refusal.
+  auto batch = http.post(orders + "/batch", R"({"jobs":[{"id":-1e3,"body":1}]})");
+  CHECK(batch.status == 200);
+  CHECK(batch.json()["results"][0]["status"] == 400);
+  CHECK(batch.json()["results"][0]["error"].get<std::string>().find("as a string") !=
+        std::string::npos);
   CHECK(redis.dump_all() == before);
+  // An integer id is kept as written, digits past 64 bits too.
+  for (const std::string id : {"42", "-7", "123456789012345678901234567890"}) {
+    CAPTURE(id);
+    auto added = http.post(orders, "{\"id\":" + id + ",\"body\":1,\"delay\":60}");
+    CHECK(added.status == 201);
+    CHECK(added.json()["id"] == id);
+    CHECK(http.get(orders + "/" + id).json()["id"] == id);
+  }
   auto kept = http.get(orders + "/kept");
   REQUIRE(kept.status == 200);
   CHECK(kept.json()["body"] == Json{{"v", 1}});

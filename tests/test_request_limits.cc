@@ -2,11 +2,7 @@
 // oversized head or body, a malformed request, a batch over max_batch_jobs
 // and clients too slow to send a request are all answered with JSON (or the
 // connection is closed), and nothing is written to Redis.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <doctest/doctest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -16,124 +12,27 @@
 #include <thread>
 #include <vector>
 
-#include <doctest/doctest.h>
-
 #include "common/core/json.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/process_tree.h"
+#include "tests/support/raw_http.h"
 #include "tests/support/redis_server.h"
 
 using dq::Json;
+using dq::test::body_of;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
 using dq::test::HttpClient;
+using dq::test::RawHttp;
+using dq::test::status_of;
 using dq::test::TestRedis;
 
 namespace {
 
-// A raw TCP connection to dqd's HTTP port, to send exactly the bytes a test wants.
-class RawHttp {
- public:
-  // receive_buffer > 0: SO_RCVBUF before connecting (a client that takes little at a time).
-  explicit RawHttp(int port, int receive_buffer = 0) {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    if (receive_buffer > 0) {
-      setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
-    }
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
-  }
-  ~RawHttp() { close(fd_); }
-
-  bool send_text(const std::string& bytes) {
-    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
-           static_cast<ssize_t>(bytes.size());
-  }
-
-  // Everything the server sends until it closes, or until one whole answer
-  // (head and Content-Length body) arrived, or timeout_ms passed.
-  std::string read_answer(int timeout_ms = 5000) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (std::chrono::steady_clock::now() < deadline && !complete()) {
-      pollfd ready{fd_, POLLIN, 0};
-      if (poll(&ready, 1, 50) <= 0) {
-        continue;
-      }
-      char chunk[4096];
-      ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
-      if (got <= 0) {
-        closed_ = true;
-        break;
-      }
-      received_.append(chunk, static_cast<size_t>(got));
-    }
-    return received_;
-  }
-
-  // Everything the server sends until it closes the connection (or timeout_ms).
-  std::string read_until_closed(int timeout_ms = 5000) {
-    closed_by_server(timeout_ms);
-    return received_;
-  }
-
-  // True once the server closed the connection (within timeout_ms).
-  bool closed_by_server(int timeout_ms) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (!closed_ && std::chrono::steady_clock::now() < deadline) {
-      pollfd ready{fd_, POLLIN, 0};
-      if (poll(&ready, 1, 50) <= 0) {
-        continue;
-      }
-      char chunk[4096];
-      ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
-      if (got <= 0) {
-        closed_ = true;
-      } else {
-        received_.append(chunk, static_cast<size_t>(got));
-      }
-    }
-    return closed_;
-  }
-
- private:
-  bool complete() const {
-    size_t head_end = received_.find("\r\n\r\n");
-    if (head_end == std::string::npos) {
-      return false;
-    }
-    size_t length_at = received_.find("Content-Length: ");
-    if (length_at == std::string::npos || length_at > head_end) {
-      return true;
-    }
-    size_t length = std::stoul(received_.substr(length_at + 16));
-    return received_.size() >= head_end + 4 + length;
-  }
-
-  int fd_ = -1;
-  std::string received_;
-  bool closed_ = false;
-};
-
-int status_of(const std::string& answer) {
-  return answer.size() > 12 ? std::atoi(answer.c_str() + 9) : 0;
-}
-
-Json body_of(const std::string& answer) {
-  size_t head_end = answer.find("\r\n\r\n");
-  if (head_end == std::string::npos) {
-    return Json();
-  }
-  return Json::parse(answer.substr(head_end + 4), nullptr, false);
-}
-
 std::string add_request(const std::string& body, const std::string& extra_headers = "") {
-  return "POST /v1/topics/limits/jobs HTTP/1.1\r\nHost: dq\r\nContent-Type: application/json\r\n" +
-         extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return dq::test::add_request("limits", body, extra_headers);
 }
 
 struct LimitedDqd {
@@ -286,7 +185,9 @@ TEST_CASE("a batch over max_batch_jobs gets a JSON 413 and adds nothing") {
   HttpClient http;
   auto answer = http.post(world.dqd->jobs_url("limits") + "/batch", Json{{"jobs", jobs}}.dump());
   CHECK(answer.status == 413);
-  CHECK(answer.json()["error"].get<std::string>().find("5") != std::string::npos);
+  // The 413 names the key that limits it.
+  CHECK(answer.json()["error"].get<std::string>().find("limit of 5 ([server] max_batch_jobs)") !=
+        std::string::npos);
   CHECK(world.redis.dump_all() == world.before);
 }
 

@@ -8,6 +8,7 @@
 //                 --webhook URL (only the given ones change; "" clears)
 //   alert test    sends a test mail to the global recipients and a test
 //                 webhook call now, and prints what each server answered
+//                 (for the webhook: its status and the call's time only)
 
 #include <cstdio>
 #include <map>
@@ -95,7 +96,8 @@ int show(const CtlOptions& options, Registry& registry, const Config& config) {
   return kExitOk;
 }
 
-int set(const CtlOptions& options, const std::vector<std::string>& args, Registry& registry) {
+int set(const CtlOptions& options, const std::vector<std::string>& args, Registry& registry,
+        const Config& config) {
   auto settings = load_alert_settings(registry);
   auto version = local_version(registry.db(), "alert_settings", "all");
   if (!settings.is_ok() || !version.is_ok()) {
@@ -128,7 +130,7 @@ int set(const CtlOptions& options, const std::vector<std::string>& args, Registr
       ObjectWrite{
           find_registry_kind("alert_settings"), "all", mode,
           mode == PutMode::kCreate ? std::nullopt : std::optional<int64_t>(version->version),
-          [&registry, &edited] { return save_alert_settings(registry, edited); }});
+          [&registry, &config, &edited] { return save_alert_settings(registry, config, edited); }});
   if (!saved.is_ok()) {
     return report_failure(saved);
   }
@@ -142,8 +144,8 @@ int test(const CtlOptions& options, Registry& registry, const Config& config) {
     return report_failure(settings.status());
   }
   bool failed = false;
-  auto sent =
-      send_test_alert(*settings, "`dqctl alert test`", config.alert_send_timeout_ms, &failed);
+  auto sent = send_test_alert(*settings, config, registry, "`dqctl alert test`",
+                              config.alert_send_timeout_ms, &failed);
   if (!sent.is_ok()) {
     return report_failure(sent.status());
   }
@@ -188,7 +190,7 @@ int run_alert(const CtlOptions& options, const std::vector<std::string>& args) {
     return show(options, *registry, config);
   }
   if (sub == "set") {
-    return set(options, args, *registry);
+    return set(options, args, *registry, config);
   }
   return test(options, *registry, config);
 }
@@ -198,7 +200,8 @@ constexpr const char* kUsage =
     "alert set [--smtp-host H] [--smtp-port N] [--smtp-security none|starttls|tls]\n"
     "          [--smtp-user U] [--smtp-password P] [--from ADDR] [--to a@x,b@y]\n"
     "          [--webhook URL]\n"
-    "alert test   send a test mail and webhook call; print what the servers answered";
+    "alert test   send a test mail and webhook call; print the mail server's answer and the "
+    "webhook's status and time";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_alert);
 
 }  // namespace alert_command

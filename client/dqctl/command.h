@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "client/dqctl/registry_beside_dqd.h"
 #include "common/core/config.h"
 #include "common/core/json.h"
 #include "common/core/status.h"
@@ -75,6 +76,13 @@ template <class Store>
 std::unique_ptr<Store> open_ctl_store(const CtlOptions& options, int* exit_code) {
   Config config;
   if (!load_ctl_config(options, &config, exit_code)) {
+    return nullptr;
+  }
+  // Not a new, empty file beside a dqd that lost its own.
+  Status beside = check_registry_beside_dqd(config);
+  if (!beside.is_ok()) {
+    fprintf(stderr, "dqctl: %s\n", beside.message().c_str());
+    *exit_code = kExitUnavailable;
     return nullptr;
   }
   auto opened = Store::open(config.sqlite_path);

@@ -14,9 +14,10 @@ std::string server_message(const std::string& body, long status) {
   Json parsed = Json::parse(body, nullptr, false);
   if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
     std::string message = parsed["error"].get<std::string>();
-    // 401/403: {"error": "unauthorized", "reason": "..."}
+    // 401/403 of a dq before "error" said why: {"error": "unauthorized", "reason": "..."}
     auto reason = parsed.find("reason");
-    if (reason != parsed.end() && reason->is_string()) {
+    if (reason != parsed.end() && reason->is_string() &&
+        message.find(reason->get<std::string>()) == std::string::npos) {
       message += ": " + reason->get<std::string>();
     }
     return message;

@@ -1,6 +1,9 @@
 // Implements alert settings: parsing, validation, load and save.
 #include "common/alerts/alert_settings.h"
 
+#include "common/alerts/webhook.h"
+#include "common/registry/callback_url.h"
+
 namespace dq {
 namespace {
 
@@ -110,11 +113,14 @@ Status apply_alert_setting(AlertSettings* settings, const std::string& key,
     }
     settings->to = value;
   } else if (key == "webhook_url") {
-    if (!value.empty() && value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0) {
-      return invalid(key, "'" + value + "' must start with http:// or https://");
-    }
-    if (value.find(' ') != std::string::npos) {
-      return invalid(key, "contains a space");
+    // The syntax only: a stored URL the address rules refuse (written by an
+    // older host) must not stop the mail; save_alert_settings refuses it and
+    // the sender does not call it.
+    if (!value.empty()) {
+      auto parsed = parse_callback_url(value, "webhook_url");
+      if (!parsed.is_ok()) {
+        return parsed.status();
+      }
     }
     settings->webhook_url = value;
   } else {
@@ -146,13 +152,18 @@ Result<AlertSettings> load_alert_settings(Registry& registry) {
   return settings;
 }
 
-Status save_alert_settings(Registry& registry, const AlertSettings& settings) {
+Status save_alert_settings(Registry& registry, const Config& config,
+                           const AlertSettings& settings) {
   AlertSettings checked;
   for (const auto& key : alert_setting_keys()) {
     Status status = apply_alert_setting(&checked, key, field_text(settings, key));
     if (!status.is_ok()) {
       return status;
     }
+  }
+  Status reachable = check_webhook_url(webhook_policy(config, registry), settings.webhook_url);
+  if (!reachable.is_ok()) {
+    return reachable;
   }
   for (const auto& key : alert_setting_keys()) {
     Status status = registry.set_alert_setting(key, field_text(settings, key));

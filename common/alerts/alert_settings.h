@@ -4,12 +4,14 @@
 // send, without a restart. Keys:
 //   smtp_host, smtp_port, smtp_security (none | starttls | tls), smtp_user,
 //   smtp_password, mail_from, to (comma-separated global recipients),
-//   webhook_url (http:// or https://; POSTed a JSON object per alert)
+//   webhook_url (http:// or https://; POSTed a JSON object per alert; the
+//   callback URL address rules hold for it: common/alerts/webhook.h)
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "common/core/config.h"
 #include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/registry/registry.h"
@@ -42,7 +44,8 @@ Status apply_alert_setting(AlertSettings* settings, const std::string& key,
 // Reads the settings; keys not stored keep their defaults.
 Result<AlertSettings> load_alert_settings(Registry& registry);
 
-// Validates every field, then stores all of them.
-Status save_alert_settings(Registry& registry, const AlertSettings& settings);
+// Validates every field, the webhook URL against the callback address rules
+// (common/alerts/webhook.h) too, then stores all of them.
+Status save_alert_settings(Registry& registry, const Config& config, const AlertSettings& settings);
 
 }  // namespace dq

@@ -9,8 +9,9 @@
 
 namespace dq {
 
-Result<Json> send_test_alert(const AlertSettings& settings, const std::string& sender,
-                             int timeout_ms, bool* failed) {
+Result<Json> send_test_alert(const AlertSettings& settings, const Config& config,
+                             Registry& registry, const std::string& sender, int timeout_ms,
+                             bool* failed) {
   std::vector<std::string> to = split_addresses(settings.to);
   bool mail = settings.mail_on() && !to.empty();
   if (!mail && !settings.webhook_on()) {
@@ -38,13 +39,17 @@ Result<Json> send_test_alert(const AlertSettings& settings, const std::string& s
   }
   if (settings.webhook_on()) {
     Json payload = {{"kind", "test"}, {"subject", subject}, {"text", subject + "\n" + text}};
-    auto posted = post_webhook(settings.webhook_url, payload, timeout_ms);
+    auto posted =
+        post_webhook(settings.webhook_url, payload, timeout_ms, webhook_policy(config, registry));
     *failed = *failed || !posted.is_ok();
-    out["webhook"] = posted.is_ok()
-                         ? Json{{"ok", true}, {"url", settings.webhook_url}, {"answer", *posted}}
-                         : Json{{"ok", false},
-                                {"url", settings.webhook_url},
-                                {"error", posted.status().message()}};
+    out["webhook"] = posted.is_ok() ? Json{{"ok", true},
+                                           {"url", settings.webhook_url},
+                                           {"status", posted->status},
+                                           {"took_ms", posted->took_ms},
+                                           {"answer", posted->text()}}
+                                    : Json{{"ok", false},
+                                           {"url", settings.webhook_url},
+                                           {"error", posted.status().message()}};
   }
   return out;
 }

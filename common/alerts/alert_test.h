@@ -12,10 +12,13 @@
 namespace dq {
 
 // {"mail": {"ok", "to", "answer"|"error"}, "webhook": {"ok", "url",
-// "answer"|"error"}}, a channel absent when it is off. kInvalid when both are
-// off. *failed tells whether a channel failed. sender names who asked
-// ("dqctl alert test", "the admin page").
-Result<Json> send_test_alert(const AlertSettings& settings, const std::string& sender,
-                             int timeout_ms, bool* failed);
+// "status", "took_ms", "answer"|"error"}}, a channel absent when it is off.
+// The webhook's "answer" is its status and time ("HTTP 200 in 12 ms"), never
+// what its server said. kInvalid when both are off. *failed tells whether a
+// channel failed. sender names who asked ("dqctl alert test", "the admin page").
+// The webhook obeys the callback address rules (common/alerts/webhook.h).
+Result<Json> send_test_alert(const AlertSettings& settings, const Config& config,
+                             Registry& registry, const std::string& sender, int timeout_ms,
+                             bool* failed);
 
 }  // namespace dq

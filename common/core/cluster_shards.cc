@@ -1,6 +1,7 @@
 #include "common/core/cluster_shards.h"
 
 #include "common/core/config.h"
+#include "common/core/redact.h"
 #include "common/core/text_list.h"
 
 namespace dq {
@@ -32,7 +33,8 @@ Result<std::vector<ShardAddress>> parse_cluster_entry(const std::string& text) {
     std::string host_port = second == std::string::npos ? item : item.substr(0, second);
     ClusterSeed seed;
     if (!parse_host_port(host_port, &seed.host, &seed.port)) {
-      return Status(Code::kInvalid, "cluster seed '" + item + "' is not host:port[:password]");
+      return Status(Code::kInvalid,
+                    "cluster seed '" + redact_shard_text(item) + "' is not host:port[:password]");
     }
     if (second != std::string::npos) {
       std::string given = item.substr(second + 1);

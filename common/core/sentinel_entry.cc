@@ -2,6 +2,7 @@
 #include "common/core/sentinel_entry.h"
 
 #include "common/core/config.h"
+#include "common/core/redact.h"
 
 namespace dq {
 
@@ -12,7 +13,7 @@ Result<ShardAddress> parse_sentinel_entry(const std::vector<std::string>& items,
   std::string rest = item.substr(kSentinelScheme.size());
   size_t at = rest.find('@');
   if (at == std::string::npos) {
-    return Status(Code::kInvalid, "shard '" + item +
+    return Status(Code::kInvalid, "shard '" + redact_shard_text(item) +
                                       "' is not sentinel://master-name[:password]@host:port"
                                       "[,host:port...]");
   }
@@ -24,7 +25,8 @@ Result<ShardAddress> parse_sentinel_entry(const std::vector<std::string>& items,
     name.resize(colon);
   }
   if (name.empty() || name.find_first_of(" \t/") != std::string::npos) {
-    return Status(Code::kInvalid, "shard '" + item + "' needs a master name after sentinel://");
+    return Status(Code::kInvalid,
+                  "shard '" + redact_shard_text(item) + "' needs a master name after sentinel://");
   }
   shard.sentinel_master = name;
   std::vector<std::string> hosts = {rest.substr(at + 1)};

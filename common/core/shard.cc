@@ -5,6 +5,7 @@
 
 #include "common/core/cluster_shards.h"
 #include "common/core/config.h"
+#include "common/core/redact.h"
 #include "common/core/sentinel_entry.h"
 #include "common/core/text_list.h"
 
@@ -19,7 +20,7 @@ Result<ShardAddress> parse_plain_shard(const std::string& item) {
   // host:port[:password]; the password may itself contain ':'.
   size_t first = text.find(':');
   if (first == std::string::npos) {
-    return Status(Code::kInvalid, "shard '" + item + "' needs host:port");
+    return Status(Code::kInvalid, "shard '" + redact_shard_text(item) + "' needs host:port");
   }
   size_t second = text.find(':', first + 1);
   std::string host_port = second == std::string::npos ? text : text.substr(0, second);
@@ -27,7 +28,8 @@ Result<ShardAddress> parse_plain_shard(const std::string& item) {
     shard.password = text.substr(second + 1);
   }
   if (!parse_host_port(host_port, &shard.host, &shard.port)) {
-    return Status(Code::kInvalid, "shard '" + item + "' is not host:port[:password]");
+    return Status(Code::kInvalid,
+                  "shard '" + redact_shard_text(item) + "' is not host:port[:password]");
   }
   return shard;
 }

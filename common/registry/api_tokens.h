@@ -53,6 +53,8 @@ class ApiTokens {
   // SQLite's PRAGMA data_version: changes when another connection wrote the
   // database, so a reader re-reads the table only then (cheap to ask).
   Result<int64_t> data_version();
+  // The connection (to ask what became of its file: common/registry/registry_file.h).
+  sqlite3* db() { return db_.get(); }
 
  private:
   explicit ApiTokens(SqliteHandle db) : db_(std::move(db)) {}

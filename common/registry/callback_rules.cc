@@ -5,7 +5,7 @@
 
 namespace dq {
 
-Status check_callback_url(const Config& config, Registry& registry, const std::string& url) {
+CallbackPolicy callback_policy(const Config& config, Registry& registry) {
   CallbackPolicy policy = CallbackPolicy::from_config(config);
   auto extra = registry.list_extra_shards();
   if (extra.is_ok()) {
@@ -21,7 +21,11 @@ Status check_callback_url(const Config& config, Registry& registry, const std::s
       }
     }
   }
-  return policy.check_url(url);
+  return policy;
+}
+
+Status check_callback_url(const Config& config, Registry& registry, const std::string& url) {
+  return callback_policy(config, registry).check_url(url);
 }
 
 }  // namespace dq

@@ -8,9 +8,13 @@
 
 #include "common/core/config.h"
 #include "common/core/status.h"
+#include "common/registry/callback_url.h"
 #include "common/registry/registry.h"
 
 namespace dq {
+
+// The config's rules with the registry's Redis shards forbidden too.
+CallbackPolicy callback_policy(const Config& config, Registry& registry);
 
 // kInvalid naming the rule the URL breaks; ok otherwise.
 Status check_callback_url(const Config& config, Registry& registry, const std::string& url);

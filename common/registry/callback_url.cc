@@ -13,14 +13,15 @@
 #include <cctype>
 #include <cstring>
 
+#include "common/core/redact.h"
+
 namespace dq {
 namespace {
 
 constexpr size_t kMaxUrlBytes = 2048;
-constexpr const char* kField = "callback_url";
 
-Status invalid(const std::string& why) {
-  return Status(Code::kInvalid, std::string(kField) + ": " + why);
+Status invalid(const char* field, const std::string& why) {
+  return Status(Code::kInvalid, std::string(field) + ": " + why);
 }
 
 bool all_digits(const std::string& text) {
@@ -169,13 +170,13 @@ std::string IpAddress::text() const {
   return family == AF_INET6 ? "[" + std::string(buffer) + "]" : buffer;
 }
 
-Result<CallbackUrl> parse_callback_url(const std::string& url) {
+Result<CallbackUrl> parse_callback_url(const std::string& url, const char* field) {
   if (url.size() > kMaxUrlBytes) {
-    return invalid("longer than 2048 bytes");
+    return invalid(field, "longer than 2048 bytes");
   }
   for (unsigned char c : url) {
     if (c <= ' ' || c == 0x7f) {
-      return invalid("contains a space or control character");
+      return invalid(field, "contains a space or control character");
     }
   }
   CallbackUrl parsed;
@@ -185,7 +186,7 @@ Result<CallbackUrl> parse_callback_url(const std::string& url) {
     parsed.scheme = scheme;
     scheme_end = scheme.size() + 3;
   } else {
-    return invalid("'" + url + "' must start with http:// or https://");
+    return invalid(field, "'" + redact_url(url) + "' must start with http:// or https://");
   }
   std::string authority = url.substr(scheme_end, url.find_first_of("/?#", scheme_end) - scheme_end);
   size_t at = authority.rfind('@');  // drop user:password@
@@ -198,12 +199,12 @@ Result<CallbackUrl> parse_callback_url(const std::string& url) {
   if (!authority.empty() && authority.front() == '[') {  // [IPv6]:port
     size_t close = authority.find(']');
     if (close == std::string::npos) {
-      return invalid("'" + url + "' has an unclosed [IPv6] host");
+      return invalid(field, "'" + redact_url(url) + "' has an unclosed [IPv6] host");
     }
     host = authority.substr(0, close + 1);
     std::string rest = authority.substr(close + 1);
     if (!rest.empty() && rest.front() != ':') {
-      return invalid("'" + url + "' has a malformed host");
+      return invalid(field, "'" + redact_url(url) + "' has a malformed host");
     }
     has_port = !rest.empty();
     if (has_port) {
@@ -215,26 +216,26 @@ Result<CallbackUrl> parse_callback_url(const std::string& url) {
     has_port = true;
   }
   if (host.empty() || host == "[]") {
-    return invalid("'" + url + "' has no host");
+    return invalid(field, "'" + redact_url(url) + "' has no host");
   }
   if (has_port &&
       (!all_digits(port) || port.size() > 5 || std::stoi(port) < 1 || std::stoi(port) > 65535)) {
-    return invalid("'" + url + "' has a bad port");
+    return invalid(field, "'" + redact_url(url) + "' has a bad port");
   }
   parsed.host = normal_host(host);
   parsed.port = has_port ? std::stoi(port) : (parsed.scheme == "https" ? 443 : 80);
   return parsed;
 }
 
-Status validate_callback_url(const std::string& url) {
-  auto parsed = parse_callback_url(url);
+Status validate_callback_url(const std::string& url, const char* field) {
+  auto parsed = parse_callback_url(url, field);
   if (!parsed.is_ok()) {
     return parsed.status();
   }
   for (const IpAddress& address : literal_addresses(parsed->host)) {
     if (is_link_local(address)) {
-      return invalid("'" + url + "' is a link-local address (" + address.text() +
-                     "), where cloud metadata services answer; refused");
+      return invalid(field, "'" + redact_url(url) + "' is a link-local address (" + address.text() +
+                                "), where cloud metadata services answer; refused");
     }
   }
   return Status::ok();
@@ -331,7 +332,7 @@ bool CallbackPolicy::matches(const Forbidden& forbidden, const IpAddress& addres
                      [this](const IpAddress& own) { return this_machine(own); });
 }
 
-Status CallbackPolicy::check_host(const CallbackUrl& url) const {
+Status CallbackPolicy::check_host(const CallbackUrl& url, const char* field) const {
   if (allow_hosts_.empty() ||
       std::find(allow_hosts_.begin(), allow_hosts_.end(), url.host) != allow_hosts_.end()) {
     return Status::ok();
@@ -340,17 +341,17 @@ Status CallbackPolicy::check_host(const CallbackUrl& url) const {
   for (const auto& host : allow_hosts_) {
     allowed += (allowed.empty() ? "" : ", ") + host;
   }
-  return invalid("host '" + url.host + "' is not in [consumer] callback_allow_hosts (" + allowed +
-                 ")");
+  return invalid(
+      field, "host '" + url.host + "' is not in [consumer] callback_allow_hosts (" + allowed + ")");
 }
 
-Status CallbackPolicy::check_url(const std::string& url) const {
-  Status valid = validate_callback_url(url);
+Status CallbackPolicy::check_url(const std::string& url, const char* field) const {
+  Status valid = validate_callback_url(url, field);
   if (!valid.is_ok()) {
     return valid;
   }
-  CallbackUrl parsed = *parse_callback_url(url);
-  Status allowed = check_host(parsed);
+  CallbackUrl parsed = *parse_callback_url(url, field);
+  Status allowed = check_host(parsed, field);
   if (!allowed.is_ok()) {
     return allowed;
   }
@@ -361,8 +362,8 @@ Status CallbackPolicy::check_url(const std::string& url) const {
       same = same || matches(forbidden, address, parsed.port);
     }
     if (same) {
-      return invalid("'" + url + "' points at " + forbidden.what +
-                     "; callbacks may not reach Redis or dq itself");
+      return invalid(field, "'" + redact_url(url) + "' points at " + forbidden.what +
+                                "; dq never calls Redis or itself");
     }
   }
   return Status::ok();

@@ -30,11 +30,12 @@ struct CallbackUrl {
   int port = 0;        // explicit, or 80 / 443
 };
 
-// Syntax only; kInvalid "callback_url: ..." naming what is wrong.
-Result<CallbackUrl> parse_callback_url(const std::string& url);
+// Syntax only; kInvalid "<field>: ..." naming what is wrong. `field` names
+// the setting in messages: the same rules hold for an alert's webhook_url.
+Result<CallbackUrl> parse_callback_url(const std::string& url, const char* field = "callback_url");
 
 // parse_callback_url, then no link-local address given literally.
-Status validate_callback_url(const std::string& url);
+Status validate_callback_url(const std::string& url, const char* field = "callback_url");
 
 // An IPv4 or IPv6 address; IPv4-mapped IPv6 (::ffff:a.b.c.d) is kept as IPv4.
 struct IpAddress {
@@ -57,10 +58,10 @@ class CallbackPolicy {
   // Only URLs with one of these hosts (case-insensitive); empty: any host.
   void allow_only(const std::vector<std::string>& hosts);
 
-  // Every rule on the URL as written: kInvalid "callback_url: ..." when refused.
-  Status check_url(const std::string& url) const;
+  // Every rule on the URL as written: kInvalid "<field>: ..." when refused.
+  Status check_url(const std::string& url, const char* field = "callback_url") const;
   // The allowlist alone (at delivery, for topics written before it was set).
-  Status check_host(const CallbackUrl& url) const;
+  Status check_host(const CallbackUrl& url, const char* field = "callback_url") const;
   // The rules on an address about to be connected to (after DNS).
   Status check_address(const IpAddress& address, int port) const;
 

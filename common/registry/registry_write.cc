@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "common/registry/registry_copy.h"
+#include "common/registry/registry_file.h"
 
 namespace dq {
 namespace {
@@ -65,6 +66,12 @@ Result<int64_t> finish_put(sqlite3* db, const PutRequest& request, const PutAnsw
 
 Result<int64_t> write_registry_object(sqlite3* db, SharedRegistry* shared,
                                       const ObjectWrite& write) {
+  // Nothing is written to a file deleted or replaced under dq: no other
+  // process would read it (common/registry/registry_file.h).
+  Status in_place = check_registry_file(db);
+  if (!in_place.is_ok()) {
+    return in_place;
+  }
   if (shared == nullptr) {
     return local_versioned_write(db, *write.kind, write.name, write.expected, write.change);
   }
@@ -81,6 +88,10 @@ Result<int64_t> write_registry_object(sqlite3* db, SharedRegistry* shared,
 
 void write_registry_object_async(sqlite3* db, const ShardSet& shards, const ObjectWrite& write,
                                  std::function<void(Result<int64_t>)> done) {
+  Status in_place = check_registry_file(db);
+  if (!in_place.is_ok()) {
+    return done(in_place);
+  }
   auto request = prepare_put(db, write);
   if (!request.is_ok()) {
     return done(request.status());

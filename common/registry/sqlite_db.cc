@@ -2,6 +2,8 @@
 // statements and transactions.
 #include "common/registry/sqlite_db.h"
 
+#include "common/registry/registry_file.h"
+
 namespace dq {
 
 Status sqlite_status(sqlite3* db, int rc, const std::string& what) {
@@ -26,12 +28,22 @@ Status sqlite_status(sqlite3* db, int rc, const std::string& what) {
 }
 
 Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms) {
+  // A file this process (or the master it was forked from) had open is never
+  // created again: it was deleted under dq, and an empty one in its place
+  // would split the registry (common/registry/registry_file.h).
+  bool create = !opened_before(path);
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &raw,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | (create ? SQLITE_OPEN_CREATE : 0), nullptr);
   SqliteHandle db(raw);  // sqlite3_open_v2 allocates a handle even when it fails
   if (rc != SQLITE_OK) {
+    if (!create && (rc & 0xff) == SQLITE_CANTOPEN) {
+      return Status(Code::kUnavailable,
+                    "the registry file " + path +
+                        " is gone (deleted while dq runs): this process had it open and does not "
+                        "create an empty one in its place; put it back or restart dqd");
+    }
     return sqlite_status(db.get(), rc, "cannot open " + path);
   }
   sqlite3_extended_result_codes(db.get(), 1);
@@ -50,6 +62,7 @@ Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms) {
   if (!status.is_ok()) {
     return status;
   }
+  remember_opened_file(path);
   return db;
 }
 

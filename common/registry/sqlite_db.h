@@ -27,6 +27,8 @@ Status sqlite_status(sqlite3* db, int rc, const std::string& what);
 
 // Opens (creating if needed) the database file in WAL mode with a busy
 // timeout, because several processes read it while dqctl and the admin write.
+// A file this process already had open once is not created again
+// (kUnavailable when it is gone: common/registry/registry_file.h).
 Result<SqliteHandle> open_sqlite(const std::string& path, int busy_timeout_ms = 5000);
 
 // Runs constant SQL text (schema scripts, BEGIN/COMMIT); never for values.

@@ -2,19 +2,36 @@
 
 #include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/registry/registry_file.h"
 
 namespace dq {
 
 TopicCache::TopicCache(std::string sqlite_path) : sqlite_path_(std::move(sqlite_path)) {}
 
+bool TopicCache::follow_file() {
+  FileFate fate = file_fate(registry_->db());
+  if (fate == FileFate::kInPlace) {
+    file_problem_.clear();
+    return true;
+  }
+  file_problem_ = file_fate_message(fate, sqlite_path_);
+  file_log_.note(file_problem_ + " (" + std::to_string(topics_.size()) + " topics served)");
+  return false;
+}
+
 Status TopicCache::refresh() {
   refreshed_at_ms_ = monotonic_ms();
+  if (registry_ && !follow_file()) {
+    return Status::ok();  // said by follow_file(); the snapshot stays
+  }
   if (!registry_) {
     auto opened = Registry::open(sqlite_path_);
     if (!opened.is_ok()) {
+      file_problem_ = opened.status().message();  // e.g. gone: not created again
       return opened.status();
     }
     registry_ = std::move(*opened);
+    file_problem_.clear();
   }
   // PRAGMA data_version changes when another connection wrote the file: an
   // unchanged file is not read again, so refreshing often costs little.
@@ -44,7 +61,11 @@ void TopicCache::refresh_if_older(int64_t interval_ms) {
   }
   Status status = refresh();
   if (!status.is_ok()) {
-    err_log().warn("cannot refresh topics from {}: {}", sqlite_path_, status.message());
+    // Once, then with a count (a corrupt file fails every refresh).
+    refresh_log_.note("cannot read the topics from " + sqlite_path_ + " (serving the " +
+                      std::to_string(topics_.size()) + " read before): " + status.message());
+  } else if (refresh_log_.clear()) {
+    err_log().info("topics read from {} again", sqlite_path_);
   }
 }
 

@@ -25,5 +25,6 @@ RunResult run_dqctl(const std::vector<std::string>& args, const std::string& scr
 
 std::string read_text_file(const std::string& path);  // "" when unreadable
 bool contains(const std::string& text, const std::string& part);
+size_t occurrences(const std::string& text, const std::string& part);  // overlapping ones too
 
 }  // namespace dq::test
