@@ -115,17 +115,19 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     Json topic = answer.json();
     CHECK(topic["name"] == "orders");
     CHECK(topic["online"] == true);
-    for (const char* field : {"callback_url", "timeout_ms", "max_attempts", "retry_ms",
-                              "max_deferrals", "dead_on", "retry_jitter", "circuit_breaker",
-                              "circuit_failures", "circuit_open_ms", "max_in_flight", "max_rate",
-                              "max_burst", "signing_secret", "signing_public_key"}) {
+    for (const char* field :
+         {"callback_url", "timeout_ms", "max_attempts", "retry_ms", "max_deferrals", "dead_on",
+          "retry_jitter", "circuit_breaker", "circuit_failures", "circuit_open_ms", "max_in_flight",
+          "max_rate", "max_burst", "signing_secret", "signing_public_key"}) {
       CHECK_MESSAGE(topic.contains(field), field);
     }
     CHECK(topic["dead_callback"] == "");
     auto unknown = http.get(world.url("/v1/topics/nope"));
     CHECK(unknown.status == 404);
     CHECK(contains(unknown.json()["error"].get<std::string>(), "unknown topic"));
-    CHECK(http.del(world.url("/v1/topics/orders")).status == 405);
+    auto wrong = http.request("POST", world.url("/v1/topics/orders"), "{}");
+    CHECK(wrong.status == 405);  // GET, PUT, PATCH and DELETE are its methods
+    CHECK(wrong.headers["allow"] == "GET, PUT, PATCH, DELETE");
   }
 
   SUBCASE("GET /v1/topics/{t}/stats") {
