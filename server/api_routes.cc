@@ -23,24 +23,16 @@ ListingQuery query_of(const HttpExchange& request) {
 }
 
 // The path against a pattern's parts: a literal part must be equal, "{topic}"
-// and "{id}" take any one part (set only when the whole path fits).
-bool matches(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
-             std::string* topic, std::string* id) {
+// and "{id}" take any one part.
+bool matches(const std::vector<std::string>& pattern, const std::vector<std::string>& path) {
   if (pattern.size() != path.size()) {
     return false;
   }
-  std::string topic_part, id_part;
   for (size_t i = 0; i < path.size(); ++i) {
-    if (pattern[i] == "{topic}") {
-      topic_part = path[i];
-    } else if (pattern[i] == "{id}") {
-      id_part = path[i];
-    } else if (pattern[i] != path[i]) {
+    if (pattern[i][0] != '{' && pattern[i] != path[i]) {
       return false;
     }
   }
-  *topic = std::move(topic_part);
-  *id = std::move(id_part);
   return true;
 }
 
@@ -50,6 +42,27 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
   // A path matches the first pattern that fits it: /jobs/batch before
   // /jobs/{id}, so "batch" is never read as an id.
   static const std::vector<Route> table = {
+      {"GET", "/v1/topics/{topic}/jobs", "list", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         topic_jobs_answer(api.shards_, api.topics_, match.topic, query_of(*request),
+                           api.listing(request, "list"));
+       }},
+      {"POST", "/v1/topics/{topic}/jobs", "add", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.add_job(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/jobs/batch", "batch", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.add_batch(request, match.topic);
+       }},
+      {"GET", "/v1/topics/{topic}/jobs/{id}", "get", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.get_job(request, match.topic, match.id);
+       }},
+      {"DELETE", "/v1/topics/{topic}/jobs/{id}", "del", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.delete_job(request, match.topic, match.id);
+       }},
       {"GET", "/healthz", "healthz", Access::kOpen,
        [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.healthz(request); }},
       {"GET", "/metrics", "metrics", Access::kOpen,
@@ -90,27 +103,6 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
       {"GET", "/v1/topics/{topic}/stats", "stats", Access::kTopic,
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          topic_stats_answer(api.shards_, api.topics_, match.topic, api.listing(request, "stats"));
-       }},
-      {"GET", "/v1/topics/{topic}/jobs", "list", Access::kTopic,
-       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
-         topic_jobs_answer(api.shards_, api.topics_, match.topic, query_of(*request),
-                           api.listing(request, "list"));
-       }},
-      {"POST", "/v1/topics/{topic}/jobs", "add", Access::kTopic,
-       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
-         api.add_job(request, match.topic);
-       }},
-      {"POST", "/v1/topics/{topic}/jobs/batch", "batch", Access::kTopic,
-       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
-         api.add_batch(request, match.topic);
-       }},
-      {"GET", "/v1/topics/{topic}/jobs/{id}", "get", Access::kTopic,
-       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
-         api.get_job(request, match.topic, match.id);
-       }},
-      {"DELETE", "/v1/topics/{topic}/jobs/{id}", "del", Access::kTopic,
-       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
-         api.delete_job(request, match.topic, match.id);
        }},
       {"GET", "/v1/topics/{topic}/dead", "dead", Access::kTopic,
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
@@ -156,22 +148,27 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
   const std::string& method = request->method();
   // HEAD is answered like GET, without the body (HttpExchange drops it).
   const char* wanted = method == "HEAD" ? "GET" : method.c_str();
-  const char* pattern = nullptr;  // the first pattern the path fits
-  RouteMatch match;
-  std::string allowed;
+  const std::vector<Route>& table = routes();
+  // The first pattern the path fits; its routes are next to each other.
+  size_t first = 0;
+  while (first < table.size() && !matches(parts[first], path)) {
+    ++first;
+  }
   const Route* found = nullptr;
-  for (size_t i = 0; i < routes().size(); ++i) {
-    const Route& route = routes()[i];
-    if (pattern != nullptr && std::strcmp(route.pattern, pattern) != 0) {
-      continue;
+  size_t end = first;
+  for (; end < table.size() && std::strcmp(table[end].pattern, table[first].pattern) == 0; ++end) {
+    if (found == nullptr && std::strcmp(wanted, table[end].method) == 0) {
+      found = &table[end];
     }
-    if (pattern == nullptr && !matches(parts[i], path, &match.topic, &match.id)) {
-      continue;
-    }
-    pattern = route.pattern;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(route.method);
-    if (found == nullptr && std::strcmp(wanted, route.method) == 0) {
-      found = &route;
+  }
+  RouteMatch match;
+  if (first < table.size()) {
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (parts[first][i] == "{topic}") {
+        match.topic = path[i];
+      } else if (parts[first][i] == "{id}") {
+        match.id = path[i];
+      }
     }
   }
   match.scope = TokenScope{/*all_topics=*/true, {}, /*admin=*/true};
@@ -182,11 +179,15 @@ void HttpApi::route(const Exchange& request, const std::vector<std::string>& pat
       refused_by_auth(request, Access::kTopic, topic, &match.scope)) {
     return;
   }
-  if (pattern == nullptr) {
+  if (first == table.size()) {
     return finish(request, "other", 404,
                   Json{{"error", "no such route: " + method + " " + request->target()}});
   }
   if (found == nullptr) {
+    std::string allowed;
+    for (size_t i = first; i < end; ++i) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(table[i].method);
+    }
     request->add_header("Allow", allowed);
     return finish(request, "other", 405, Json{{"error", "method not allowed; use " + allowed}});
   }
