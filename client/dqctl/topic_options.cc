@@ -16,7 +16,10 @@ bool parse_topic_args(const std::string& sub, const std::vector<std::string>& ar
       continue;
     }
     if (fields == nullptr) {
-      usage_error("topic", "topic " + sub + " takes no option " + arg);
+      std::string message = "topic " + sub;
+      message += " takes no option ";
+      message += arg;
+      usage_error("topic", message);
       return false;
     }
     std::string value;

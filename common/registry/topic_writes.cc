@@ -73,7 +73,7 @@ Json TopicWritten::to_json() const {
 }
 
 void write_topic(const TopicWriteContext& context, const TopicWriteRequest& request,
-                 std::function<void(Result<TopicWritten>)> done) {
+                 const std::function<void(Result<TopicWritten>)>& done) {
   Registry* registry = context.registry;
   auto stored = registry->get_topic(request.name);
   if (!stored.is_ok() && stored.status().code() != Code::kNotFound) {
@@ -106,7 +106,7 @@ void write_topic(const TopicWriteContext& context, const TopicWriteRequest& requ
                       return create ? registry->add_topic(written->topic)
                                     : registry->update_topic(written->topic);
                     }};
-  write_versioned(context, write, [registry, written, done](Result<int64_t> version) {
+  write_versioned(context, write, [registry, written, done](const Result<int64_t>& version) {
     if (!version.is_ok()) {
       return done(version.status());
     }
@@ -120,7 +120,7 @@ void write_topic(const TopicWriteContext& context, const TopicWriteRequest& requ
 
 void delete_topic(const TopicWriteContext& context, const std::string& name, bool purge,
                   std::optional<int64_t> expected_version,
-                  std::function<void(const Status&, const TopicDeleted&)> done) {
+                  const std::function<void(const Status&, const TopicDeleted&)>& done) {
   auto result = std::make_shared<TopicDeleted>();
   result->name = name;
   auto stored = context.registry->get_topic(name);
@@ -139,7 +139,7 @@ void delete_topic(const TopicWriteContext& context, const std::string& name, boo
   // The registry's delete; after it (purge) one more sweep, for a producer
   // whose server had not yet seen the deletion and added a job meanwhile.
   auto remove = [context, write, shards, name, purge, result, in_flight, done]() {
-    write_versioned(context, write, [=](Result<int64_t> written) {
+    write_versioned(context, write, [=](const Result<int64_t>& written) {
       if (!written.is_ok()) {
         return done(written.status(), *result);
       }

@@ -60,7 +60,7 @@ struct TopicWritten {
 // Signing keys are key material with a rotation overlap, not a setting: a
 // kReplace keeps them unless signing_secret / signing_public_key are given.
 void write_topic(const TopicWriteContext& context, const TopicWriteRequest& request,
-                 std::function<void(Result<TopicWritten>)> done);
+                 const std::function<void(Result<TopicWritten>)>& done);
 
 struct TopicDeleted {
   std::string name;
@@ -74,6 +74,6 @@ struct TopicDeleted {
 // one might hold jobs: kUnavailable).
 void delete_topic(const TopicWriteContext& context, const std::string& name, bool purge,
                   std::optional<int64_t> expected_version,
-                  std::function<void(const Status&, const TopicDeleted&)> done);
+                  const std::function<void(const Status&, const TopicDeleted&)>& done);
 
 }  // namespace dq
