@@ -35,6 +35,7 @@
 #include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
 #include "common/registry/registry_write.h"
+#include "common/registry/topic_writes.h"
 #include "common/store/job_store.h"
 #include "common/store/shard_set.h"
 
@@ -74,6 +75,7 @@ class AdminApp {
   // [registry] shared = yes.
   void write_versioned(const ObjectWrite& write, std::function<void(Result<int64_t>)> done);
   Status check_callback_url(const std::string& url);
+  TopicWriteContext topic_writes();
   // api_jobs.cc
   void jobs_route(Exchange& exchange, const std::string& topic);
   void job_route(Exchange& exchange, const std::string& topic, const std::string& id);

@@ -7,13 +7,13 @@
 #include <hiredis/hiredis.h>
 
 #include "admin/admin_app.h"
-#include "admin/topic_form.h"
 #include "common/alerts/alert_test.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/redis/shard_health.h"
 #include "common/registry/registry_copy.h"
 #include "common/registry/shard_list.h"
+#include "common/registry/topic_fields.h"
 #include "common/store/keys.h"
 
 namespace dq {
@@ -292,7 +292,7 @@ void AdminApp::alerts_route(Exchange& exchange) {
   if (!body.is_ok()) {
     return exchange.reply_error(body.status());
   }
-  auto named = form_version(*body, exchange.header("If-Match"));
+  auto named = edit_version(*body, exchange.header("If-Match"));
   if (!named.is_ok()) {
     return exchange.reply_json(400,
                                Json{{"error", named.status().message()}, {"field", "version"}});

@@ -2,12 +2,13 @@
 // online/offline, delete (refused while it holds jobs unless confirmed), and
 // a test delivery to the callback URL.
 #include "admin/admin_app.h"
-#include "admin/topic_form.h"
 #include "common/core/log.h"
 #include "common/http/callback_probe.h"
 #include "common/registry/callback_rules.h"
 #include "common/registry/signing_keys.h"
-#include "common/store/topic_jobs.h"
+#include "common/registry/topic_fields.h"
+#include "common/registry/topic_json.h"
+#include "common/registry/topic_writes.h"
 
 namespace dq {
 namespace {
@@ -24,15 +25,6 @@ void reply_invalid(Exchange& exchange, const Status& status) {
     return exchange.reply_error(status);
   }
   exchange.reply_json(400, Json{{"error", status.message()}, {"field", field_of(status)}});
-}
-
-// The answer of the call that set a new HMAC secret shows it in full, once
-// (docs/security.md); every other answer shows it masked.
-void reveal_new_secret(const Topic& before, const Topic& after, Json* answer) {
-  std::string secret = new_signing_secret(before, after);
-  if (!secret.empty()) {
-    (*answer)["signing_secret"] = secret;
-  }
 }
 
 }  // namespace
@@ -70,44 +62,32 @@ void AdminApp::list_topics(Exchange& exchange) {
   exchange.reply_json(200, Json{{"total", total}, {"offset", offset}, {"topics", listed}});
 }
 
+// The topic writes are common/registry/topic_writes.h, as for dqctl and the
+// HTTP API; here only what the page sends and is answered.
+TopicWriteContext AdminApp::topic_writes() {
+  return TopicWriteContext{registry_.get(), &config_, &shards()};
+}
+
 void AdminApp::create_topic(Exchange& exchange) {
   auto form = exchange.json_object();
   if (!form.is_ok()) {
     return exchange.reply_error(form.status());
   }
-  Topic topic;
   auto name = form->find("name");
   if (name == form->end() || !name->is_string()) {
     return reply_invalid(exchange, Status(Code::kInvalid, "name: required"));
   }
-  topic.name = name->get<std::string>();
-  Status status = apply_topic_form(*form, &topic);
-  if (status.is_ok()) {
-    status = validate_topic(topic);
-  }
-  if (status.is_ok()) {
-    status = check_callback_url(topic.callback_url);
-  }
-  if (status.is_ok() && !topic.dead_callback.empty()) {
-    status = dead_callback_status(check_callback_url(topic.dead_callback));
-  }
-  if (!status.is_ok()) {
-    return reply_invalid(exchange, status);
-  }
-  ObjectWrite write{find_registry_kind("topic"), topic.name, PutMode::kCreate, std::nullopt,
-                    [this, topic] { return registry_->add_topic(topic); }};
-  write_versioned(write, [this, held = exchange.hold(), topic](Result<int64_t> written) {
+  TopicWriteRequest request{name->get<std::string>(), *form, TopicEdit::kCreate, std::nullopt};
+  write_topic(topic_writes(), request, [held = exchange.hold()](Result<TopicWritten> written) {
     if (written.status().code() == Code::kConflict) {
       return held->reply_json(409, Json{{"error", written.status().message()}, {"field", "name"}});
     }
     if (!written.is_ok()) {
-      return held->reply_error(written.status());
+      return reply_invalid(*held, written.status());
     }
-    err_log().info("dq-admin: topic {} added (version {})", topic.name, *written);
-    auto stored = registry_->get_topic(topic.name);
-    Json answer = topic_to_json(stored.is_ok() ? *stored : topic);
-    reveal_new_secret(Topic{}, topic, &answer);
-    held->reply_json(201, answer);
+    err_log().info("dq-admin: topic {} added (version {})", written->topic.name,
+                   written->topic.version);
+    held->reply_json(201, written->to_json());
   });
 }
 
@@ -137,116 +117,51 @@ void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
   exchange.reply_json(200, topic_to_json(*topic));
 }
 
+// The page's PUT changes the fields it sends (the API's PATCH).
 void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   auto form = exchange.json_object();
   if (!form.is_ok()) {
     return exchange.reply_error(form.status());
   }
-  auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) {
-    return exchange.reply_error(topic.status());
-  }
-  std::string old_url = topic->callback_url;
-  std::string old_dead_callback = topic->dead_callback;
-  Topic before = *topic;
-  Status status = apply_topic_form(*form, &*topic);
-  if (status.is_ok()) {
-    status = validate_topic(*topic);
-  }
-  if (status.is_ok() && topic->callback_url != old_url) {
-    status = check_callback_url(topic->callback_url);
-  }
-  if (status.is_ok() && !topic->dead_callback.empty() &&
-      topic->dead_callback != old_dead_callback) {
-    status = dead_callback_status(check_callback_url(topic->dead_callback));
-  }
-  if (!status.is_ok()) {
-    return reply_invalid(exchange, status);
-  }
-  auto version = form_version(*form, exchange.header("If-Match"));
+  auto version = edit_version(*form, exchange.header("If-Match"));
   if (!version.is_ok()) {
     return reply_invalid(exchange, version.status());
   }
-  Topic edited = *topic;
-  ObjectWrite write{find_registry_kind("topic"), name, PutMode::kUpdate, *version,
-                    [this, edited] { return registry_->update_topic(edited); }};
-  write_versioned(write,
-                  [this, held = exchange.hold(), name, edited, before](Result<int64_t> written) {
-                    if (!written.is_ok()) {
-                      return held->reply_error(written.status());
-                    }
-                    err_log().info("dq-admin: topic {} updated (version {})", name, *written);
-                    auto stored = registry_->get_topic(name);
-                    Json answer = topic_to_json(stored.is_ok() ? *stored : edited);
-                    reveal_new_secret(before, edited, &answer);
-                    held->reply_json(200, answer);
-                  });
+  TopicWriteRequest request{name, *form, TopicEdit::kUpdate, *version};
+  write_topic(
+      topic_writes(), request, [held = exchange.hold(), name](Result<TopicWritten> written) {
+        if (!written.is_ok()) {
+          return reply_invalid(*held, written.status());
+        }
+        err_log().info("dq-admin: topic {} updated (version {})", name, written->topic.version);
+        held->reply_json(200, written->to_json());
+      });
 }
 
-// As `dqctl topic del`: refused while the topic holds jobs, unless
-// ?confirm=yes, which deletes them with it (and sweeps once more after, for
-// an add that raced the deletion).
+// Refused while the topic holds jobs, unless ?confirm=yes deletes them with it.
 void AdminApp::delete_topic(Exchange& exchange, const std::string& name) {
-  auto topic = registry_->get_topic(name);
-  if (!topic.is_ok()) {
-    return exchange.reply_error(topic.status());
-  }
-  auto version = form_version(Json::object(), exchange.header("If-Match"));
+  auto version = edit_version(Json::object(), exchange.header("If-Match"));
   if (!version.is_ok()) {
     return reply_invalid(exchange, version.status());
   }
-  auto held = exchange.hold();
-  // Purged while being delivered: those callbacks still complete.
-  auto in_flight = std::make_shared<int64_t>(0);
-  // After the registry's delete: (confirmed) sweeps its jobs once more, answers.
-  auto removed = [this, held, name, in_flight](bool confirmed, int64_t purged) {
-    auto answer = [held, name, in_flight](int64_t total) {
-      err_log().info("dq-admin: topic {} deleted with {} job(s)", name, total);
-      held->reply_json(
-          200, Json{{"deleted", name}, {"purged_jobs", total}, {"in_flight_jobs", *in_flight}});
-    };
-    if (!confirmed) {
-      return answer(purged);
-    }
-    purge_topic_jobs(
-        shards(), name,
-        [answer, purged](Result<int64_t> late) { answer(purged + (late.is_ok() ? *late : 0)); },
-        in_flight);
-  };
-  // Deletes the topic from the registry (at the version named, if any).
-  ObjectWrite write{find_registry_kind("topic"), name, PutMode::kDelete, *version,
-                    [this, name] { return registry_->delete_topic(name); }};
-  auto remove = [this, held, write, removed](bool confirmed, int64_t purged) {
-    write_versioned(write, [held, removed, confirmed, purged](Result<int64_t> written) {
-      if (!written.is_ok()) {
-        return held->reply_error(written.status());
-      }
-      removed(confirmed, purged);
-    });
-  };
-  if (exchange.query("confirm") == "yes") {
-    return purge_topic_jobs(
-        shards(), name,
-        [held, remove](Result<int64_t> gone) {
-          if (!gone.is_ok()) {
-            return held->reply_error(gone.status());
-          }
-          remove(true, *gone);
-        },
-        in_flight);
-  }
-  count_topic_jobs(shards(), name, [held, name, remove](Result<int64_t> count) {
-    if (!count.is_ok()) {
-      return held->reply_error(count.status());
-    }
-    if (*count > 0) {
-      return held->reply_json(
-          409, Json{{"error", "topic " + name + " still holds " + std::to_string(*count) +
-                                  " job(s) (pending or dead); confirm to delete them with it"},
-                    {"jobs", *count}});
-    }
-    remove(false, 0);
-  });
+  bool confirmed = exchange.query("confirm") == "yes";
+  dq::delete_topic(topic_writes(), name, confirmed, *version,
+                   [held = exchange.hold()](const Status& status, const TopicDeleted& deleted) {
+                     if (deleted.held_jobs > 0) {
+                       return held->reply_json(
+                           409,
+                           Json{{"error", status.message() + "; confirm to delete them with it"},
+                                {"jobs", deleted.held_jobs}});
+                     }
+                     if (!status.is_ok()) {
+                       return held->reply_error(status);
+                     }
+                     err_log().info("dq-admin: topic {} deleted with {} job(s)", deleted.name,
+                                    deleted.purged_jobs);
+                     held->reply_json(200, Json{{"deleted", deleted.name},
+                                                {"purged_jobs", deleted.purged_jobs},
+                                                {"in_flight_jobs", deleted.in_flight_jobs}});
+                   });
 }
 
 void AdminApp::test_callback(Exchange& exchange, const std::string& name) {

@@ -119,7 +119,7 @@ const ApiToken* ApiAuth::find(const std::string& token) const {
 }
 
 std::optional<AuthRefusal> ApiAuth::check(const std::string& token, const std::string* topic,
-                                          const char* protocol, TokenScope* scope) {
+                                          const char* protocol, TokenScope* scope, bool admin) {
   if (!required_) {
     return std::nullopt;
   }
@@ -142,6 +142,12 @@ std::optional<AuthRefusal> ApiAuth::check(const std::string& token, const std::s
   }
   if (topic != nullptr && !found->scope.allows(*topic)) {
     return refuse(403, "scope", "token '" + found->name + "' may not use topic '" + *topic + "'");
+  }
+  if (admin && !found->scope.admin) {
+    return refuse(403, "admin",
+                  "token '" + found->name +
+                      "' has no admin scope: creating, changing and deleting topics needs a "
+                      "token made with `dqctl token add NAME --topics ... --admin`");
   }
   if (scope != nullptr) {
     *scope = found->scope;

@@ -44,10 +44,13 @@ class ApiAuth {
   void refresh_if_older(int64_t interval_ms);
 
   // Checks a presented token ("" when none came) for `topic` (nullptr for a
-  // route without one). nullopt: allowed, and *scope (when given) is the
-  // token's scope. Counts refusals under `protocol` ("http", "legacy").
+  // route without one); `admin`: the route changes topics, and the token
+  // needs the admin scope (403 otherwise). nullopt: allowed, and *scope
+  // (when given) is the token's scope. Counts refusals under `protocol`
+  // ("http", "legacy").
   std::optional<AuthRefusal> check(const std::string& token, const std::string* topic,
-                                   const char* protocol, TokenScope* scope = nullptr);
+                                   const char* protocol, TokenScope* scope = nullptr,
+                                   bool admin = false);
 
  private:
   void reload_if_changed();

@@ -1,13 +1,16 @@
-// HttpApi::route: which handler answers a request, by method and path
-// (the routes are listed in server/http_api.h).
+// HttpApi's routes as one table (method, path pattern, metrics label, who
+// may call it, handler) and the dispatch over it. docs/openapi.json describes
+// each route; tests/test_openapi.cc holds the two to each other.
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/core/clock.h"
 #include "common/http/http_request.h"
+#include "server/api_auth.h"
 #include "server/http_api.h"
 #include "server/listing_routes.h"
+#include "server/openapi_json.h"  // generated from docs/openapi.json
 #include "server/signing_keys_route.h"
 
 namespace dq {
@@ -19,98 +22,179 @@ ListingQuery query_of(const HttpExchange& request) {
           query_value(query, "limit")};
 }
 
+// The path against a pattern's parts: a literal part must be equal, "{topic}"
+// and "{id}" take any one part.
+bool matches(const std::vector<std::string>& pattern, const std::vector<std::string>& path) {
+  if (pattern.size() != path.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (pattern[i][0] != '{' && pattern[i] != path[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
+const std::vector<HttpApi::Route>& HttpApi::routes() {
+  // A path matches the first pattern that fits it: /jobs/batch before
+  // /jobs/{id}, so "batch" is never read as an id.
+  static const std::vector<Route> table = {
+      {"GET", "/v1/topics/{topic}/jobs", "list", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         topic_jobs_answer(api.shards_, api.topics_, match.topic, query_of(*request),
+                           api.listing(request, "list"));
+       }},
+      {"POST", "/v1/topics/{topic}/jobs", "add", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.add_job(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/jobs/batch", "batch", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.add_batch(request, match.topic);
+       }},
+      {"GET", "/v1/topics/{topic}/jobs/{id}", "get", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.get_job(request, match.topic, match.id);
+       }},
+      {"DELETE", "/v1/topics/{topic}/jobs/{id}", "del", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.delete_job(request, match.topic, match.id);
+       }},
+      {"GET", "/healthz", "healthz", Access::kOpen,
+       [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.healthz(request); }},
+      {"GET", "/metrics", "metrics", Access::kOpen,
+       [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.metrics(request); }},
+      {"GET", "/v1/openapi.json", "openapi", Access::kOpen,
+       [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.openapi(request); }},
+      {"GET", "/v1/signing-keys", "signing_keys", Access::kOpen,  // public keys: no token
+       [](HttpApi& api, const Exchange& request, const RouteMatch&) {
+         api.topics_.refresh_if_older(1000);  // a key made a moment ago is listed
+         std::string topic = query_value(std::string(request->query()), "topic");
+         api.finish(request, "signing_keys", 200,
+                    signing_keys_answer(api.topics_, topic, now_ms()));
+       }},
+      {"GET", "/v1/topics", "topics", Access::kAnyToken,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         TokenScope scope = match.scope;
+         topics_answer(
+             api.shards_, api.topics_, query_of(*request),
+             [scope](const std::string& name) { return scope.allows(name); },
+             api.listing(request, "topics"));
+       }},
+      {"GET", "/v1/topics/{topic}", "topic", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.get_topic(request, match.topic);
+       }},
+      {"PUT", "/v1/topics/{topic}", "topic_write", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.write_topic(request, match.topic, TopicEdit::kReplace);
+       }},
+      {"PATCH", "/v1/topics/{topic}", "topic_write", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.write_topic(request, match.topic, TopicEdit::kUpdate);
+       }},
+      {"DELETE", "/v1/topics/{topic}", "topic_write", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.delete_topic(request, match.topic);
+       }},
+      {"GET", "/v1/topics/{topic}/stats", "stats", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         topic_stats_answer(api.shards_, api.topics_, match.topic, api.listing(request, "stats"));
+       }},
+      {"GET", "/v1/topics/{topic}/dead", "dead", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.list_dead(request, match.topic);
+       }},
+      {"DELETE", "/v1/topics/{topic}/dead", "dead", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.purge_dead(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/dead/requeue", "dead", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.requeue_dead(request, match.topic, "");
+       }},
+      {"POST", "/v1/topics/{topic}/dead/{id}/requeue", "dead", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.requeue_dead(request, match.topic, match.id);
+       }},
+  };
+  return table;
+}
+
+std::vector<HttpApi::RouteSpec> HttpApi::route_specs() {
+  std::vector<RouteSpec> specs;
+  for (const Route& route : routes()) {
+    specs.push_back({route.method, route.pattern});
+  }
+  return specs;
+}
+
+void HttpApi::openapi(const Exchange& request) {
+  send(request, "openapi", 200, "application/json", kOpenApiJson);
+}
+
 void HttpApi::route(const Exchange& request, const std::vector<std::string>& path) {
+  // Each pattern split once (routing runs for every add).
+  static const std::vector<std::vector<std::string>> parts = [] {
+    std::vector<std::vector<std::string>> split;
+    for (const Route& route : routes()) {
+      split.push_back(path_parts(std::string_view(route.pattern)));
+    }
+    return split;
+  }();
   const std::string& method = request->method();
   // HEAD is answered like GET, without the body (HttpExchange drops it).
-  auto is = [&](const char* wanted) {
-    return method == wanted || (method == "HEAD" && std::strcmp(wanted, "GET") == 0);
-  };
-  auto wrong_method = [&](const char* allowed) {
-    request->add_header("Allow", allowed);
-    finish(request, "other", 405,
-           Json{{"error", std::string("method not allowed; use ") + allowed}});
-  };
-  if (path.size() == 1 && path[0] == "healthz") {
-    if (!is("GET")) {
-      return wrong_method("GET");
-    }
-    return healthz(request);
+  const char* wanted = method == "HEAD" ? "GET" : method.c_str();
+  const std::vector<Route>& table = routes();
+  // The first pattern the path fits; its routes are next to each other.
+  size_t first = 0;
+  while (first < table.size() && !matches(parts[first], path)) {
+    ++first;
   }
-  if (path.size() == 1 && path[0] == "metrics") {
-    if (!is("GET")) {
-      return wrong_method("GET");
+  const Route* found = nullptr;
+  size_t end = first;
+  for (; end < table.size() && std::strcmp(table[end].pattern, table[first].pattern) == 0; ++end) {
+    if (found == nullptr && std::strcmp(wanted, table[end].method) == 0) {
+      found = &table[end];
     }
-    return metrics(request);
   }
-  if (path.size() == 2 && path[0] == "v1" && path[1] == "signing-keys") {  // no token: public keys
-    if (!is("GET")) {
-      return wrong_method("GET");
+  RouteMatch match;
+  if (first < table.size()) {
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (parts[first][i] == "{topic}") {
+        match.topic = path[i];
+      } else if (parts[first][i] == "{id}") {
+        match.id = path[i];
+      }
     }
-    topics_.refresh_if_older(1000);  // a key made a moment ago is listed
-    std::string topic = query_value(std::string(request->query()), "topic");
-    return finish(request, "signing_keys", 200, signing_keys_answer(topics_, topic, now_ms()));
   }
-  TokenScope scope{/*all_topics=*/true, {}};
-  if (refused_by_auth(request, path, &scope)) {
+  match.scope = TokenScope{/*all_topics=*/true, {}, /*admin=*/true};
+  const std::string* topic = match.topic.empty() ? nullptr : &match.topic;
+  // Under /v1/ a caller without a good token learns nothing, not even which
+  // routes exist: no 404 or 405 before the token is checked.
+  if (found == nullptr && !path.empty() && path[0] == "v1" &&
+      refused_by_auth(request, Access::kTopic, topic, &match.scope)) {
     return;
   }
-  if (path.size() == 2 && path[0] == "v1" && path[1] == "topics") {
-    if (!is("GET")) {
-      return wrong_method("GET");
-    }
-    return topics_answer(
-        shards_, topics_, query_of(*request),
-        [scope](const std::string& name) { return scope.allows(name); },
-        listing(request, "topics"));
+  if (first == table.size()) {
+    return finish(request, "other", 404,
+                  Json{{"error", "no such route: " + method + " " + request->target()}});
   }
-  if (path.size() == 3 && path[0] == "v1" && path[1] == "topics") {
-    if (!is("GET")) {
-      return wrong_method("GET");
+  if (found == nullptr) {
+    std::string allowed;
+    for (size_t i = first; i < end; ++i) {
+      allowed += (allowed.empty() ? "" : ", ") + std::string(table[i].method);
     }
-    ListingAnswer answer = topic_answer(topics_, path[2]);
-    return finish(request, "topic", answer.status, answer.body);
+    request->add_header("Allow", allowed);
+    return finish(request, "other", 405, Json{{"error", "method not allowed; use " + allowed}});
   }
-  if (path.size() >= 4 && path[0] == "v1" && path[1] == "topics") {
-    const std::string& topic = path[2];
-    if (path[3] == "jobs" && path.size() == 4) {
-      if (is("POST")) {
-        return add_job(request, topic);
-      }
-      if (!is("GET")) {
-        return wrong_method("GET, POST");
-      }
-      return topic_jobs_answer(shards_, topics_, topic, query_of(*request),
-                               listing(request, "list"));
-    }
-    if (path[3] == "stats" && path.size() == 4) {
-      if (!is("GET")) {
-        return wrong_method("GET");
-      }
-      return topic_stats_answer(shards_, topics_, topic, listing(request, "stats"));
-    }
-    if (path[3] == "jobs" && path.size() == 5 && path[4] == "batch") {
-      if (!is("POST")) {
-        return wrong_method("POST");
-      }
-      return add_batch(request, topic);
-    }
-    if (path[3] == "jobs" && path.size() == 5) {
-      if (is("GET")) {
-        return get_job(request, topic, path[4]);
-      }
-      if (is("DELETE")) {
-        return delete_job(request, topic, path[4]);
-      }
-      return wrong_method("GET, DELETE");
-    }
-    if (path[3] == "dead") {
-      return dead_letters(request, topic, path);
-    }
+  if (refused_by_auth(request, found->access, topic, &match.scope)) {
+    return;
   }
-  finish(request, "other", 404,
-         Json{{"error", std::string("no such route: ") + method + " " + request->target()}});
+  found->handler(*this, request, match);
 }
 
 }  // namespace dq

@@ -82,10 +82,11 @@ void HttpApi::on_request(const Exchange& request) {
   }
   const std::string& method = request->method();
   if (method != "GET" && method != "POST" && method != "DELETE" && method != "PUT" &&
-      method != "HEAD") {
+      method != "PATCH" && method != "HEAD") {
     return finish(request, "other", 501,
                   Json{{"error", "method " + method +
-                                     " is not supported; use GET, POST, PUT, DELETE or HEAD"}});
+                                     " is not supported; use GET, POST, PUT, PATCH, DELETE or "
+                                     "HEAD"}});
   }
   route(request, path_parts(request->path()));
 }
@@ -108,16 +109,16 @@ void HttpApi::send(const Exchange& request, const std::string& route, int status
   --active_;
 }
 
-bool HttpApi::refused_by_auth(const Exchange& request, const std::vector<std::string>& path,
+bool HttpApi::refused_by_auth(const Exchange& request, Access access, const std::string* topic,
                               TokenScope* scope) {
-  if (!auth_.required() || path.empty() || path[0] != "v1") {
+  if (!auth_.required() || access == Access::kOpen) {
     return false;
   }
-  const std::string* topic = path.size() >= 3 && path[1] == "topics" ? &path[2] : nullptr;
   const std::string& authorization = request->head().authorization;
   const char* header = authorization.empty() ? nullptr : authorization.c_str();
   // The scope is copied out only for the topic-less routes (GET /v1/topics filters by it).
-  auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope);
+  auto refused = auth_.check(bearer_token(header), topic, "http", topic ? nullptr : scope,
+                             access == Access::kTopicAdmin);
   if (!refused) {
     return false;
   }
@@ -283,75 +284,6 @@ ListingDone HttpApi::listing(const Exchange& request, const std::string& route) 
   return [this, request, route](const ListingAnswer& answer) {
     finish(request, route, answer.status, answer.body);
   };
-}
-
-// Dead-letter calls: every shard at once (common/store/dead_letters.h),
-// answered from the loop.
-void HttpApi::dead_letters(const Exchange& request, const std::string& topic,
-                           const std::vector<std::string>& path) {
-  const std::string& method = request->method();
-  if (!valid_topic(topic) || topics_.find_or_reload(topic) == nullptr) {
-    return finish(request, "dead", 404, Json{{"error", "unknown topic '" + topic + "'"}});
-  }
-  auto fail = [this, request](const Status& status) {
-    finish(request, "dead", http_status_of(status.code()), Json{{"error", status.message()}});
-  };
-  if (path.size() == 4 && method == "GET") {
-    long offset = 0;
-    long limit = 100;
-    std::string query(request->query());
-    if (!parse_count(query_value(query, "offset"), &offset) ||
-        !parse_count(query_value(query, "limit"), &limit) || limit <= 0 || limit > 1000) {
-      return fail(Status(Code::kInvalid, "offset must be a whole number >= 0 and limit 1..1000"));
-    }
-    return dead_list(shards_, topic, static_cast<size_t>(offset), static_cast<size_t>(limit),
-                     [this, request, topic, fail](Result<DeadPage> page) {
-                       if (!page.is_ok()) {
-                         return fail(page.status());
-                       }
-                       std::string jobs = "[";
-                       for (const auto& dead : page->jobs) {
-                         jobs += (jobs.size() > 1 ? "," : "") + job_json(dead);
-                       }
-                       jobs += "]";
-                       Json head{{"topic", topic},
-                                 {"total", page->total},
-                                 {"unreachable_shards", page->unreachable_shards}};
-                       finish_text(request, "dead", 200,
-                                   with_raw_member(dump_json(head), "jobs", jobs));
-                     });
-  }
-  if (path.size() == 4 && method == "DELETE") {
-    return dead_purge(shards_, topic, [this, request, topic, fail](Result<int64_t> purged) {
-      if (!purged.is_ok()) {
-        return fail(purged.status());
-      }
-      request_log().info("dead-purge {} -> {}", topic, *purged);
-      finish(request, "dead", 200, Json{{"topic", topic}, {"purged", *purged}});
-    });
-  }
-  bool requeue_all = path.size() == 5 && path[4] == "requeue";
-  bool requeue_one = path.size() == 6 && path[5] == "requeue";
-  if ((requeue_all || requeue_one) && method == "POST") {
-    std::string id = requeue_one ? path[4] : "";
-    if (requeue_one && !check_id(id).is_ok()) {
-      return fail(check_id(id));
-    }
-    return dead_requeue(
-        shards_, topic, id, [this, request, topic, id, fail](Result<int64_t> requeued) {
-          if (!requeued.is_ok()) {
-            return fail(requeued.status());
-          }
-          request_log().info("dead-requeue {} {} -> {}", topic, id.empty() ? "--all" : id,
-                             *requeued);
-          finish(request, "dead", 200, Json{{"topic", topic}, {"requeued", *requeued}});
-        });
-  }
-  bool known_path = path.size() == 4 || requeue_all || requeue_one;
-  finish(request, "dead", known_path ? 405 : 404,
-         Json{{"error",
-               "use GET or DELETE /v1/topics/{topic}/dead, or POST .../dead/requeue or "
-               ".../dead/{id}/requeue"}});
 }
 
 void HttpApi::healthz(const Exchange& request) {

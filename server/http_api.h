@@ -1,5 +1,14 @@
 // HttpApi: the HTTP/JSON client API, on dq's own HTTP server (server/http_server.h).
+// Its routes are one table (server/api_routes.cc), and docs/openapi.json
+// describes each (served at GET /v1/openapi.json; tests/test_openapi.cc
+// checks the two agree and drives every operation against the description):
+//   GET    /v1/openapi.json                   this API's OpenAPI 3.1 description
+//   GET    /v1/signing-keys                   the Ed25519 public keys of signed topics
 //   GET    /v1/topics                         registered topics and their counts
+//   GET    /v1/topics/{topic}                 a topic's settings
+//   PUT    /v1/topics/{topic}                 create it or set every field (admin scope)
+//   PATCH  /v1/topics/{topic}                 change the fields given (admin scope)
+//   DELETE /v1/topics/{topic}                 delete it (?purge=true: with its jobs; admin)
 //   GET    /v1/topics/{topic}/stats           counts, totals, per minute and per day
 //   GET    /v1/topics/{topic}/jobs            list jobs (?state=&offset=&limit=)
 //   POST   /v1/topics/{topic}/jobs            add one job (201)
@@ -17,19 +26,23 @@
 // (common/store/shard_set.h), each within [redis] command_timeout_ms, and
 // answer later; a shard that does not answer in time is named in the answer.
 // With [server] require_token = yes every /v1/ route needs an API token
-// (server/api_auth.h); /healthz and /metrics stay open.
+// (server/api_auth.h), and the topic writes one with the admin scope;
+// /healthz, /metrics, /v1/openapi.json and /v1/signing-keys stay open.
 #pragma once
 
 #include <event2/event.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/core/config.h"
 #include "common/registry/api_tokens.h"
+#include "common/registry/registry.h"
 #include "common/registry/topic_cache.h"
+#include "common/registry/topic_writes.h"
 #include "common/store/async_job_store.h"
 #include "common/store/shard_set.h"
 #include "server/http_exchange.h"
@@ -54,20 +67,62 @@ class HttpApi {
   void stop_accepting() { server_.stop_accepting(); }
   size_t active() const { return active_; }  // requests not yet answered
 
+  // Every route as (method, path pattern), e.g. ("GET", "/v1/topics/{topic}"):
+  // what docs/openapi.json must describe.
+  struct RouteSpec {
+    std::string method;
+    std::string pattern;
+  };
+  static std::vector<RouteSpec> route_specs();
+
  private:
   using Exchange = std::shared_ptr<HttpExchange>;
+  // Who may call a route when tokens are required.
+  enum class Access {
+    kOpen,        // anyone: health, metrics, the description, public keys
+    kAnyToken,    // any token (GET /v1/topics lists the token's topics)
+    kTopic,       // a token whose scope has the path's topic
+    kTopicAdmin,  // the same, with the admin scope (topic writes)
+  };
+  struct RouteMatch {
+    std::string topic;  // {topic}, decoded
+    std::string id;     // {id}, decoded
+    TokenScope scope;   // the token's (all topics when tokens are not required)
+  };
+  using Handler = void (*)(HttpApi& api, const Exchange& request, const RouteMatch& match);
+  struct Route {
+    const char* method;   // GET also answers HEAD
+    const char* pattern;  // "/v1/topics/{topic}/jobs/{id}"
+    const char* label;    // the route in dq_http_* metrics
+    Access access;
+    Handler handler;
+  };
+  static const std::vector<Route>& routes();
   void on_request(const Exchange& request);
   void route(const Exchange& request, const std::vector<std::string>& path);
-  // A /v1/ request without a token good for its topic is answered 401/403
-  // here (true); *scope is the token's scope otherwise.
-  bool refused_by_auth(const Exchange& request, const std::vector<std::string>& path,
+  // A request without a token good for the route is answered 401/403 here
+  // (true); *scope is the token's scope otherwise.
+  bool refused_by_auth(const Exchange& request, Access access, const std::string* topic,
                        TokenScope* scope);
   void add_job(const Exchange& request, const std::string& topic);
   void add_batch(const Exchange& request, const std::string& topic);
   void get_job(const Exchange& request, const std::string& topic, const std::string& id);
   void delete_job(const Exchange& request, const std::string& topic, const std::string& id);
-  void dead_letters(const Exchange& request, const std::string& topic,
-                    const std::vector<std::string>& path);
+  // server/dead_routes.cc; id "" requeues every dead letter of the topic.
+  void list_dead(const Exchange& request, const std::string& topic);
+  void purge_dead(const Exchange& request, const std::string& topic);
+  void requeue_dead(const Exchange& request, const std::string& topic, const std::string& id);
+  // server/topic_routes.cc: PUT, PATCH and DELETE /v1/topics/{topic}
+  // through common/registry/topic_writes.h.
+  void get_topic(const Exchange& request, const std::string& topic);
+  void write_topic(const Exchange& request, const std::string& topic, TopicEdit edit);
+  void delete_topic(const Exchange& request, const std::string& topic);
+  // Before a topic write: the version it names (If-Match, or the body's
+  // "version") and the context with the registry (opened on the first
+  // write); false after answering 400 or 503.
+  bool ready_to_write(const Exchange& request, const Json& body, std::optional<int64_t>* version,
+                      TopicWriteContext* context);
+  void openapi(const Exchange& request);
   // The listing routes (server/listing_routes.h).
   ListingDone listing(const Exchange& request, const std::string& route);
   void healthz(const Exchange& request);
@@ -89,6 +144,7 @@ class HttpApi {
   ApiAuth& auth_;
   const Config& config_;
   size_t active_ = 0;
+  std::unique_ptr<Registry> registry_;  // topic writes; opened on the first
   ShardSet shards_;    // AsyncJobStore's connections: dead letters, listings and /metrics
   HttpServer server_;  // last: destroyed first, while the rest is still there
 };

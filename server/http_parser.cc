@@ -282,6 +282,10 @@ bool HttpParser::header_line(std::string_view line) {
     head_.content_type.assign(value);
   } else if (same_text(name, "Host")) {
     head_.host.assign(value);
+  } else if (same_text(name, "If-Match")) {
+    head_.if_match.assign(value);
+  } else if (same_text(name, "If-None-Match")) {
+    head_.if_none_match.assign(value);
   }
   return true;
 }

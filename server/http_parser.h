@@ -36,6 +36,8 @@ struct HttpRequestHead {
   std::string authorization;
   std::string content_type;
   std::string host;
+  std::string if_match;       // a topic write's version: "3" or 3
+  std::string if_none_match;  // "*": a PUT that only creates
 };
 
 enum class HttpParse { kNeedMore, kRequest, kError };

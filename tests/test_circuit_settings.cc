@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "admin/topic_form.h"
 #include "common/core/json.h"
 #include "common/redis/redis_sync.h"
 #include "common/registry/registry.h"
+#include "common/registry/topic_fields.h"
 #include "common/store/circuit_store.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
@@ -120,20 +120,20 @@ TEST_CASE("dqctl topic add|set|show: the circuit flags, same names as the JSON")
   CHECK(shown["circuit_breaker"] == false);
 }
 
-TEST_CASE("the admin topic form takes the circuit fields and names a bad one") {
+TEST_CASE("the topic fields take the circuit fields and name a bad one") {
   dq::Topic topic;
   topic.name = "t";
-  CHECK(dq::apply_topic_form(
+  CHECK(dq::apply_topic_fields(
             dq::Json{{"circuit_breaker", false}, {"circuit_failures", 9}, {"circuit_open_ms", 700}},
-            &topic)
+            &topic, 0)
             .is_ok());
   CHECK_FALSE(topic.circuit_breaker);
   CHECK(topic.circuit_failures == 9);
   CHECK(topic.circuit_open_ms == 700);
-  dq::Status wrong = dq::apply_topic_form(dq::Json{{"circuit_breaker", "yes"}}, &topic);
+  dq::Status wrong = dq::apply_topic_fields(dq::Json{{"circuit_breaker", "yes"}}, &topic, 0);
   CHECK(wrong.message() == "circuit_breaker: must be true or false");
   CHECK(dq::field_of(wrong) == "circuit_breaker");
-  wrong = dq::apply_topic_form(dq::Json{{"circuit_failures", "9"}}, &topic);
+  wrong = dq::apply_topic_fields(dq::Json{{"circuit_failures", "9"}}, &topic, 0);
   CHECK(dq::field_of(wrong) == "circuit_failures");
 }
 

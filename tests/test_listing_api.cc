@@ -125,7 +125,9 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     auto unknown = http.get(world.url("/v1/topics/nope"));
     CHECK(unknown.status == 404);
     CHECK(contains(unknown.json()["error"].get<std::string>(), "unknown topic"));
-    CHECK(http.del(world.url("/v1/topics/orders")).status == 405);
+    auto wrong = http.request("POST", world.url("/v1/topics/orders"), "{}");
+    CHECK(wrong.status == 405);  // GET, PUT, PATCH and DELETE are its methods
+    CHECK(wrong.headers["allow"] == "GET, PUT, PATCH, DELETE");
   }
 
   SUBCASE("GET /v1/topics/{t}/stats") {

@@ -24,6 +24,7 @@
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/npm_tool.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/run_program.h"
 
@@ -53,21 +54,9 @@ std::vector<std::string> split_spaces(const std::string& text) {
 
 // The verifier's directory in the build tree, `npm ci` done once.
 const std::string& verifier_dir() {
-  static const std::string dir = [] {
-    std::string target = std::string(DQ_BUILD_DIR) + "/webhooks";
-    std::string source = std::string(DQ_SOURCE_DIR) + "/tests/webhooks";
-    std::filesystem::create_directories(target);
-    for (const char* file : {"package.json", "package-lock.json", "verify.js"}) {
-      std::filesystem::copy_file(source + "/" + file, target + "/" + file,
-                                 std::filesystem::copy_options::overwrite_existing);
-    }
-    if (!std::filesystem::exists(target + "/node_modules/standardwebhooks/package.json")) {
-      RunResult installed =
-          run_program({"/usr/bin/env", "npm", "ci", "--no-audit", "--no-fund"}, target, "", target);
-      REQUIRE_MESSAGE(installed.exit_code == 0, "npm ci failed: ", installed.out, installed.err);
-    }
-    return target;
-  }();
+  static const std::string dir =
+      npm_tool_dir("webhooks", {"package.json", "package-lock.json", "verify.js"},
+                   "standardwebhooks/package.json");
   return dir;
 }
 

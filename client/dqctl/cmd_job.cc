@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "client/dqctl/api_client.h"
 #include "client/dqctl/command.h"
 #include "common/core/json.h"
 #include "common/core/time_text.h"
@@ -90,37 +91,10 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
 }
 
 dc::Client make_client(const CtlOptions& options, const JobArgs& args) {
-  return dc::Client({.servers = options.servers,
-                     .timeout_ms = args.timeout_ms,
-                     .connect_timeout_ms = std::min(args.timeout_ms, 2000),
-                     .token = options.token});
+  return make_api_client(options, args.timeout_ms);
 }
 
-int exit_code_of(const dc::Error& error) {
-  bool unreachable = error.code == dc::ErrorCode::Unavailable ||
-                     error.code == dc::ErrorCode::Timeout ||
-                     error.code == dc::ErrorCode::OutcomeUnknown;
-  return unreachable ? kExitUnavailable : kExitFailed;
-}
-
-Json error_json(const dc::Error& error) {
-  Json out{{"error", error.message}, {"code", dc::error_code_name(error.code)}};
-  if (error.http_status != 0) {
-    out["http_status"] = error.http_status;
-  }
-  return out;
-}
-
-// stderr: "dqctl: NotFound (404): unknown topic 'x'"; with --json also the error on stdout.
-int report(const dc::Error& error, bool json) {
-  std::string status = error.http_status != 0 ? " (" + std::to_string(error.http_status) + ")" : "";
-  fprintf(stderr, "dqctl: %s%s: %s\n", dc::error_code_name(error.code), status.c_str(),
-          error.message.c_str());
-  if (json) {
-    printf("%s\n", error_json(error).dump().c_str());
-  }
-  return exit_code_of(error);
-}
+int report(const dc::Error& error, bool json) { return report_client_error(error, json); }
 
 bool is_json(const std::string& text) { return !Json::parse(text, nullptr, false).is_discarded(); }
 
@@ -300,7 +274,7 @@ int run_batch(const CtlOptions& options, const JobArgs& args) {
         line.due_at_ms = result.due_at_ms;
         line.error = result.error;
       }
-      if (!results && exit_code_of(results.error()) == kExitUnavailable) {
+      if (!results && client_exit_code(results.error()) == kExitUnavailable) {
         unreachable = true;
       }
     }

@@ -1,6 +1,8 @@
 // `dqctl token ...`: API tokens of producers (common/registry/api_tokens.h), needed by
 // the API server when [server] require_token = yes (docs/security.md).
-//   token add NAME --topics a,b|*   prints the secret once (it is stored hashed)
+//   token add NAME --topics a,b|* [--admin]   prints the secret once (it is stored
+//                                   hashed); --admin: it may also create, change
+//                                   and delete those topics over HTTP
 //   token list
 //   token del NAME                  refused within a second by every API server
 #include <cstdio>
@@ -25,13 +27,16 @@ int add_token(const CtlOptions& options, ApiTokens& tokens, const std::string& n
     return report_failure(secret.status());
   }
   if (options.json) {
-    printf("%s\n",
-           Json{{"name", name}, {"topics", scope.text()}, {"token", *secret}}.dump(2).c_str());
+    printf(
+        "%s\n",
+        Json{{"name", name}, {"topics", scope.text()}, {"admin", scope.admin}, {"token", *secret}}
+            .dump(2)
+            .c_str());
     return kExitOk;
   }
   printf("%s\n", secret->c_str());
-  fprintf(stderr, "token %s added for topics %s; it is shown only this once\n", name.c_str(),
-          scope.text().c_str());
+  fprintf(stderr, "token %s added for topics %s%s; it is shown only this once\n", name.c_str(),
+          scope.text().c_str(), scope.admin ? " with the admin scope" : "");
   return kExitOk;
 }
 
@@ -41,12 +46,14 @@ int list_tokens(const CtlOptions& options, ApiTokens& tokens) {
       [](const ApiToken& token) {
         return Json{{"name", token.name},
                     {"topics", token.scope.text()},
+                    {"admin", token.scope.admin},
                     {"created_at_ms", token.created_at_ms}};
       },
       [](const std::vector<ApiToken>& listed) {
-        std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "CREATED"}};
+        std::vector<std::vector<std::string>> rows{{"NAME", "TOPICS", "ADMIN", "CREATED"}};
         for (const auto& token : listed) {
-          rows.push_back({token.name, token.scope.text(), format_time(token.created_at_ms)});
+          rows.push_back({token.name, token.scope.text(), token.scope.admin ? "yes" : "no",
+                          format_time(token.created_at_ms)});
         }
         print_rows(rows);
       });
@@ -57,8 +64,21 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
     return usage_error(kCommand, "needs add|list|del");
   }
   const std::string& sub = args[0];
+  // --admin is a switch; the rest is NAME and --topics.
+  std::vector<std::string> words;
+  bool admin = false;
+  for (const auto& arg : args) {
+    if (arg == "--admin") {
+      admin = true;
+    } else {
+      words.push_back(arg);
+    }
+  }
+  if (admin && sub != "add") {
+    return usage_error(kCommand, "--admin is for add");
+  }
   NamedRowArgs parsed;
-  std::string wrong = parse_named_row_args(args, 1, "--topics", &parsed);
+  std::string wrong = parse_named_row_args(words, 1, "--topics", &parsed);
   if (!wrong.empty()) {
     return usage_error(kCommand, wrong);
   }
@@ -86,6 +106,7 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
       return report_failure(parsed.status());
     }
     scope = *parsed;
+    scope.admin = admin;
   } else if (sub == "del") {
     if (name.empty()) {
       return usage_error(kCommand, "token del needs NAME");
@@ -103,7 +124,8 @@ int run_token_command(const CtlOptions& options, const std::vector<std::string>&
 }
 
 constexpr const char* kUsage =
-    "token add NAME --topics TOPIC[,TOPIC...]|'*'   prints the new token once\n"
+    "token add NAME --topics TOPIC[,TOPIC...]|'*' [--admin]   prints the new token once;\n"
+    "          --admin: it may also create, change and delete those topics over HTTP\n"
     "token list\n"
     "token del NAME";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_token_command);

@@ -1,10 +1,11 @@
 // `dqctl topic ...`: list, show, add, set, online, offline and del topics in
 // the SQLite registry named by the config's [sqlite] path, and with
-// [registry] shared = yes in the shared registry first (registry_write_ctl.h;
-// set writes at the version it read). Running dqd children pick changes up
-// on their next refresh ([master] registry_refresh_ms).
-// A callback URL given to add or set is held to the callback URL rules of the
-// config (common/registry/callback_url.h): no Redis shard, no dq listener, the allowlist.
+// [registry] shared = yes in the shared registry first; or, with --url, over
+// the HTTP API of a dq host (client/dqctl/topic_remote.h). The writes are
+// common/registry/topic_writes.h, as for the admin page and the HTTP API:
+// the fields' checks, the callback URL rules of the config, versioned
+// writes (set writes at the version it read). Running dqd children pick
+// changes up on their next refresh ([master] registry_refresh_ms).
 // `del` also asks the Redis shards: a topic that still holds jobs is kept
 // unless --purge deletes its jobs too.
 #include <algorithm>
@@ -19,18 +20,15 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
-#include "client/dqctl/registry_write_ctl.h"
 #include "client/dqctl/topic_options.h"
+#include "client/dqctl/topic_remote.h"
 #include "client/dqctl/topic_stats_view.h"
-#include "common/core/clock.h"
 #include "common/core/json.h"
-#include "common/registry/callback_rules.h"
-#include "common/registry/callback_url.h"
+#include "common/core/loop_waiter.h"
 #include "common/registry/registry.h"
 #include "common/registry/topic_caps.h"
 #include "common/registry/topic_json.h"
-#include "common/store/job_store.h"
-#include "common/store/topic_jobs.h"
+#include "common/registry/topic_writes.h"
 #include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
@@ -95,24 +93,16 @@ void print_table(const std::vector<Topic>& topics) {
 
 // Prints the topic as the result of a change: JSON, or a one-line message.
 // A signing secret the change made is shown in full, this once (docs/security.md).
-int print_changed(const CtlOptions& options, Registry& registry, const std::string& name,
-                  const std::string& message, const std::string& new_secret = "") {
+int print_changed(const CtlOptions& options, const TopicWritten& written,
+                  const std::string& message) {
   if (options.json) {
-    auto topic = registry.get_topic(name);
-    if (!topic.is_ok()) {
-      return report_failure(topic.status());
-    }
-    Json json = topic_to_json(*topic);
-    if (!new_secret.empty()) {
-      json["signing_secret"] = new_secret;
-    }
-    print_json(json);
-  } else {
-    printf("%s\n", message.c_str());
-    if (!new_secret.empty()) {
-      printf("signing secret (shown this once; keep it for the receiver): %s\n",
-             new_secret.c_str());
-    }
+    print_json(written.to_json());
+    return kExitOk;
+  }
+  printf("%s\n", message.c_str());
+  if (!written.new_signing_secret.empty()) {
+    printf("signing secret (shown this once; keep it for the receiver): %s\n",
+           written.new_signing_secret.c_str());
   }
   return kExitOk;
 }
@@ -134,121 +124,60 @@ int run_show(const CtlOptions& options, Registry& registry, const std::string& n
   return kExitOk;
 }
 
-int run_add(const CtlOptions& options, Registry& registry, const std::string& name,
-            const TopicOptions& edits) {
-  Topic topic;
-  topic.name = name;
-  Status status = edits.apply(&topic);
-  if (status.is_ok()) {
-    status = write_registry_change(
-        options, registry,
-        ObjectWrite{find_registry_kind("topic"), name, PutMode::kCreate, std::nullopt,
-                    [&registry, &topic] { return registry.add_topic(topic); }});
+// Runs one topic write of common/registry/topic_writes.h and waits for it:
+// on a loop of its own, with connections to the shards only when the write
+// needs them (the shared registry, a delete's job count).
+template <typename T>
+T wait_for_topic_write(
+    const Config& config, Registry& registry, bool needs_shards,
+    const std::function<void(const TopicWriteContext&, std::function<void(T)>)>& start) {
+  if (needs_shards || config.shared_registry) {
+    WaitingShards shards(config);
+    TopicWriteContext context{&registry, &config, &shards.set()};
+    return shards.wait<T>([&](std::function<void(T)> done) { start(context, std::move(done)); });
   }
-  if (!status.is_ok()) {
-    return report_failure(status);
-  }
-  return print_changed(options, registry, name, "topic " + name + " added",
-                       new_signing_secret(Topic{}, topic));
+  LoopWaiter waiter;
+  TopicWriteContext context{&registry, &config, nullptr};
+  return waiter.wait<T>([&](std::function<void(T)> done) { start(context, std::move(done)); });
 }
 
-// Reads, changes and writes back one topic (set, online, offline).
-int run_update(const CtlOptions& options, Registry& registry, const std::string& name,
-               const TopicOptions& edits, std::optional<bool> online, const std::string& message) {
-  auto topic = registry.get_topic(name);
-  if (!topic.is_ok()) {
-    return report_failure(topic.status());
-  }
-  Topic before = *topic;
-  Status status = edits.apply(&*topic);
-  if (online) {
-    topic->online = *online;
-  }
-  // Written at the version read: an edit made meanwhile is refused, not undone.
-  if (status.is_ok()) {
-    status = write_registry_change(
-        options, registry,
-        ObjectWrite{find_registry_kind("topic"), name, PutMode::kUpdate, topic->version,
-                    [&registry, &topic] { return registry.update_topic(*topic); }});
-  }
-  if (!status.is_ok()) {
-    return report_failure(status);
-  }
-  return print_changed(options, registry, name, message, new_signing_secret(before, *topic));
-}
-
-// Deletes the topic when it holds no job, or with --purge after deleting
-// its jobs. Every shard must answer: an unreachable one might hold jobs.
-int run_delete(const CtlOptions& options, Registry& registry, const std::string& name, bool purge) {
-  auto topic = registry.get_topic(name);
-  if (!topic.is_ok()) {
-    return report_failure(topic.status());
-  }
+// add, set, online and offline: one write of the fields, then its message.
+int run_write(const CtlOptions& options, Registry& registry, const std::string& name,
+              const Json& fields, TopicEdit edit, const std::string& message) {
   Config config;
   int exit_code = kExitOk;
   if (!load_ctl_config(options, &config, &exit_code)) {
     return exit_code;
   }
-  WaitingShards shards(config);
-  // Purged while being delivered: those callbacks still complete.
-  auto in_flight = std::make_shared<int64_t>(0);
-  auto purge_jobs = [&]() {
-    return shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
-      purge_topic_jobs(shards.set(), name, done, in_flight);
-    });
-  };
-  int64_t purged = 0;
-  if (purge) {
-    auto deleted = purge_jobs();
-    if (!deleted.is_ok()) {
-      return report_failure(deleted.status());
-    }
-    purged = *deleted;
-  } else {
-    auto held = shards.wait<Result<int64_t>>([&](std::function<void(Result<int64_t>)> done) {
-      count_topic_jobs(shards.set(), name, done);
-    });
-    if (!held.is_ok()) {
-      return report_failure(held.status());
-    }
-    if (*held > 0) {
-      return report_failure(Status(
-          Code::kConflict, "topic " + name + " still holds " + std::to_string(*held) +
-                               " job(s) (pending or dead); not deleted. Wait for them, delete "
-                               "them, or use `dqctl topic del " +
-                               name + " --purge` to delete the topic with its jobs"));
-    }
+  TopicWriteRequest request{name, fields, edit, std::nullopt};
+  auto written = wait_for_topic_write<Result<TopicWritten>>(
+      config, registry, false, [&](const TopicWriteContext& context, auto done) {
+        write_topic(context, request, std::move(done));
+      });
+  if (!written.is_ok()) {
+    return report_failure(written.status());
   }
-  Status status = write_registry_change(
-      options, registry,
-      ObjectWrite{find_registry_kind("topic"), name, PutMode::kDelete, std::nullopt,
-                  [&registry, &name] { return registry.delete_topic(name); }});
-  if (!status.is_ok()) {
-    return report_failure(status);
-  }
-  if (purge) {
-    // A producer whose server had not yet seen the deletion may have added
-    // a job meanwhile: sweep once more.
-    auto late = purge_jobs();
-    if (!late.is_ok()) {
-      return report_failure(late.status());
-    }
-    purged += *late;
-  }
+  return print_changed(options, *written, message);
+}
+
+// Prints a deletion as --json or as a sentence.
+int print_deleted(const CtlOptions& options, const TopicDeleted& deleted, bool purge) {
+  const std::string& name = deleted.name;
   if (options.json) {
     Json out{{"deleted", name}};
     if (purge) {
-      out["purged_jobs"] = purged;
-      out["in_flight_jobs"] = *in_flight;
+      out["purged_jobs"] = deleted.purged_jobs;
+      out["in_flight_jobs"] = deleted.in_flight_jobs;
     }
     print_json(out);
   } else if (purge) {
-    printf("topic %s deleted with %lld job(s)\n", name.c_str(), static_cast<long long>(purged));
-    if (*in_flight > 0) {
+    printf("topic %s deleted with %lld job(s)\n", name.c_str(),
+           static_cast<long long>(deleted.purged_jobs));
+    if (deleted.in_flight_jobs > 0) {
       printf(
           "%lld of them were being delivered and could not be stopped: their callbacks still "
           "complete\n",
-          static_cast<long long>(*in_flight));
+          static_cast<long long>(deleted.in_flight_jobs));
     }
   } else {
     printf("topic %s deleted\n", name.c_str());
@@ -256,15 +185,37 @@ int run_delete(const CtlOptions& options, Registry& registry, const std::string&
   return kExitOk;
 }
 
-// The callback URL rules of this config, with the shards added in the
-// registry too; kInvalid (exit 1) when the URL breaks one.
-Status check_callback(const CtlOptions& options, Registry& registry, const std::string& url,
-                      int* exit_code) {
-  Config config;
-  if (!load_ctl_config(options, &config, exit_code)) {
-    return Status(Code::kInvalid, "");
+// Deletes the topic when it holds no job, or with --purge after deleting
+// its jobs. Every shard must answer: an unreachable one might hold jobs.
+int run_delete(const CtlOptions& options, Registry& registry, const std::string& name, bool purge) {
+  if (auto topic = registry.get_topic(name); !topic.is_ok()) {
+    return report_failure(topic.status());  // before connecting to any shard
   }
-  return check_callback_url(config, registry, url);
+  Config config;
+  int exit_code = kExitOk;
+  if (!load_ctl_config(options, &config, &exit_code)) {
+    return exit_code;
+  }
+  using Outcome = std::pair<Status, TopicDeleted>;
+  Outcome outcome = wait_for_topic_write<Outcome>(
+      config, registry, true, [&](const TopicWriteContext& context, auto done) {
+        delete_topic(context, name, purge, std::nullopt,
+                     [done](const Status& status, const TopicDeleted& deleted) {
+                       done(Outcome{status, deleted});
+                     });
+      });
+  const auto& [status, deleted] = outcome;
+  if (deleted.held_jobs > 0) {
+    return report_failure(Status(status.code(), status.message() +
+                                                    ". Wait for them, delete them, or use `dqctl "
+                                                    "topic del " +
+                                                    name +
+                                                    " --purge` to delete the topic with its jobs"));
+  }
+  if (!status.is_ok()) {
+    return report_failure(status);
+  }
+  return print_deleted(options, deleted, purge);
 }
 
 int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
@@ -273,7 +224,7 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   }
   const std::string& sub = args[0];
   std::string name;
-  TopicOptions edits;
+  Json fields = Json::object();
   bool purge = false;
   if (sub == "stats") {
     return run_topic_stats(options, args);
@@ -283,13 +234,13 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
       return usage_error(kCommand, "topic list takes no arguments");
     }
   } else if (sub == "add" || sub == "set") {
-    if (!parse_topic_args(sub, args, &name, &edits)) {
+    if (!parse_topic_args(sub, args, &name, &fields)) {
       return kExitUsage;
     }
-    if (sub == "add" && !edits.callback_url) {
+    if (sub == "add" && !fields.contains("callback_url")) {
       return usage_error(kCommand, "topic add needs --callback URL");
     }
-    if (sub == "set" && !edits.any()) {
+    if (sub == "set" && fields.empty()) {
       return usage_error(kCommand, "topic set needs at least one option");
     }
   } else if (sub == "del") {
@@ -308,8 +259,14 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     if (!parse_topic_args(sub, args, &name, nullptr)) {
       return kExitUsage;
     }
+    if (sub != "show") {
+      fields["online"] = sub == "online";
+    }
   } else {
     return usage_error(kCommand, "unknown subcommand '" + sub + "'");
+  }
+  if (!options.url.empty()) {
+    return run_remote_topic(options, sub, name, fields, purge);
   }
 
   int exit_code = kExitOk;
@@ -317,27 +274,6 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
   if (!registry) {
     return exit_code;
   }
-
-  if (edits.callback_url) {
-    Status allowed = check_callback(options, *registry, *edits.callback_url, &exit_code);
-    if (exit_code != kExitOk) {
-      return exit_code;
-    }
-    if (!allowed.is_ok()) {
-      return report_failure(allowed);
-    }
-  }
-
-  if (edits.dead_callback && !edits.dead_callback->empty()) {
-    Status allowed = check_callback(options, *registry, *edits.dead_callback, &exit_code);
-    if (exit_code != kExitOk) {
-      return exit_code;
-    }
-    if (!allowed.is_ok()) {
-      return report_failure(dead_callback_status(allowed));
-    }
-  }
-
   if (sub == "list") {
     return run_list(options, *registry);
   }
@@ -345,16 +281,16 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     return run_show(options, *registry, name);
   }
   if (sub == "add") {
-    return run_add(options, *registry, name, edits);
+    return run_write(options, *registry, name, fields, TopicEdit::kCreate,
+                     "topic " + name + " added");
   }
   if (sub == "set") {
-    return run_update(options, *registry, name, edits, std::nullopt, "topic " + name + " updated");
+    return run_write(options, *registry, name, fields, TopicEdit::kUpdate,
+                     "topic " + name + " updated");
   }
-  if (sub == "online") {
-    return run_update(options, *registry, name, {}, true, "topic " + name + " is online");
-  }
-  if (sub == "offline") {
-    return run_update(options, *registry, name, {}, false, "topic " + name + " is offline");
+  if (sub == "online" || sub == "offline") {
+    return run_write(options, *registry, name, fields, TopicEdit::kUpdate,
+                     "topic " + name + " is " + sub);
   }
   return run_delete(options, *registry, name, purge);
 }

@@ -31,6 +31,9 @@ struct CtlOptions {
   std::vector<std::string> servers;  // -s/--server host:port (default 127.0.0.1:6780)
   bool json = false;                 // --json: machine-readable output on stdout
   std::string token;                 // --token, else env DQ_TOKEN: the API token sent to -s
+  // --url http://HOST:PORT: a dq host's HTTP API, for the job commands (as
+  // -s) and the topic commands (over HTTP instead of this host's registry).
+  std::string url;
 };
 
 // args: everything after the command name.

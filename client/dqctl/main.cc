@@ -30,8 +30,12 @@ void print_help(FILE* out) {
           "  -s, --server HOST:PORT[,HOST:PORT]\n"
           "                           dq API servers, repeatable (default: %s)\n"
           "      --json               machine-readable JSON on stdout\n"
+          "      --url http://HOST:PORT\n"
+          "                           a dq host's HTTP API: for add/get/del (as -s) and for\n"
+          "                           the topic commands, which then need no config or database\n"
           "      --token TOKEN        API token for the servers (default: env DQ_TOKEN);\n"
           "                           needed when they have [server] require_token = yes\n"
+          "                           (topic writes: a token with the admin scope)\n"
           "  -h, --help               this help\n"
           "      --version            print the version\n"
           "\n"
@@ -83,6 +87,24 @@ bool add_servers(const std::string& text, std::vector<std::string>* servers) {
   }
 }
 
+// --url: "http(s)://host:port" (a trailing "/" is dropped); false on anything else.
+bool set_url(const std::string& url, CtlOptions* options) {
+  std::string text = url;
+  if (!text.empty() && text.back() == '/') {
+    text.pop_back();
+  }
+  size_t scheme = text.rfind("http://", 0) == 0 ? 7 : text.rfind("https://", 0) == 0 ? 8 : 0;
+  std::string host;
+  int port = 0;
+  if (scheme == 0 || !parse_host_port(text.substr(scheme), &host, &port)) {
+    fprintf(stderr, "dqctl: --url '%s' is not http://HOST:PORT\n", url.c_str());
+    return false;
+  }
+  options->url = text;
+  options->servers = {text};
+  return true;
+}
+
 // True for a command's own option that takes the next argument as its value:
 // "--name" without "=", other than the switches the commands have.
 bool takes_value(const std::string& arg) {
@@ -92,7 +114,7 @@ bool takes_value(const std::string& arg) {
   if (arg.find('=') != std::string::npos) {
     return false;
   }
-  return arg != "--all" && arg != "--help";
+  return arg != "--all" && arg != "--help" && arg != "--admin" && arg != "--purge";
 }
 
 // `dqctl COMMAND [SUB] --help`: the command's usage lines, only those of SUB
@@ -131,7 +153,9 @@ int print_command_help(const std::string& command, const std::string& usage,
   if (prefix.empty() || !print_lines(true)) {
     print_lines(false);
   }
-  printf("global options: -c CONF, -s HOST:PORT, --json, --token TOKEN (see dqctl --help)\n");
+  printf(
+      "global options: -c CONF, -s HOST:PORT, --url http://HOST:PORT, --json, --token TOKEN "
+      "(see dqctl --help)\n");
   return kExitOk;
 }
 
@@ -183,6 +207,10 @@ int run(int argc, char** argv) {
       }
     } else if (value_of(arg, "--token", "--token", &value)) {
       options.token = value;
+    } else if (value_of(arg, "--url", "--url", &value)) {
+      if (!set_url(value, &options)) {
+        return kExitUsage;
+      }
     } else {
       fprintf(stderr, "dqctl: unknown option %s (try dqctl --help)\n", arg.c_str());
       return kExitUsage;
@@ -230,6 +258,11 @@ int run(int argc, char** argv) {
       continue;
     } else if (value_of(arg, "--token", "--token", &value)) {
       options.token = value;
+      continue;
+    } else if (value_of(arg, "--url", "--url", &value)) {
+      if (!set_url(value, &options)) {
+        return kExitUsage;
+      }
       continue;
     } else {
       next_is_value = takes_value(arg);

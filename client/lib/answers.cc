@@ -162,4 +162,17 @@ const char* job_state_name(JobState state) {
   return "unknown";
 }
 
+Result<TopicSettings> topic_settings_of(const HttpAnswer& answer, const std::string& server) {
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("name") || !reply["name"].is_string()) {
+    return protocol_error("topic: unexpected answer: " + answer.body, answer, server);
+  }
+  TopicSettings settings;
+  settings.name = reply["name"].get<std::string>();
+  settings.version = reply.value("version", int64_t{0});
+  settings.created = answer.status == 201;
+  settings.json = answer.body;
+  return settings;
+}
+
 }  // namespace dq::client

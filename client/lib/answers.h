@@ -30,4 +30,7 @@ EventCounts event_counts_of(const nlohmann::json& json);
 // The strings of a JSON array (other elements skipped; not an array: none).
 std::vector<std::string> strings_of(const nlohmann::json& json);
 
+// A topic answer (200 or 201) as TopicSettings; Protocol when it is not one.
+Result<TopicSettings> topic_settings_of(const HttpAnswer& answer, const std::string& server);
+
 }  // namespace dq::client

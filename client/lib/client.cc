@@ -73,6 +73,20 @@ Error body_not_json(const std::string& id) {
                ""};
 }
 
+// The fields with "version" added when the caller names one; nullopt when
+// they are not a JSON object.
+std::optional<std::string> topic_fields_text(const std::string& fields_json,
+                                             std::optional<int64_t> if_version) {
+  Json fields = Json::parse(fields_json, nullptr, false);
+  if (!fields.is_object()) {
+    return std::nullopt;
+  }
+  if (if_version) {
+    fields["version"] = *if_version;
+  }
+  return fields.dump();
+}
+
 }  // namespace
 
 class Client::Impl {
@@ -97,7 +111,7 @@ class Client::Impl {
   // other answer, or the error of the last attempt. *unsure is set when an
   // attempt may have been carried out (a timeout or a 504).
   Result<Answered> call(const char* method, const std::string& path, const std::string& body,
-                        bool* unsure = nullptr) {
+                        bool* unsure = nullptr, const std::string& extra_header = "") {
     if (servers_.size() == 0) {
       return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
     }
@@ -112,8 +126,9 @@ class Client::Impl {
       }
       for (size_t index : servers_.attempt_order(monotonic_ms())) {
         const std::string& server = servers_.address(index);
-        HttpAnswer answer = transport_.request(base_url_of(server), method, path, body,
-                                               options_.connect_timeout_ms, options_.timeout_ms);
+        HttpAnswer answer =
+            transport_.request(base_url_of(server), method, path, body, options_.connect_timeout_ms,
+                               options_.timeout_ms, extra_header);
         if (answer.curl != CURLE_OK) {
           servers_.mark_down(index, monotonic_ms());
           bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
@@ -175,6 +190,26 @@ class Client::Impl {
                             called->server);
     }
     return ObjectAnswer{std::move(reply), answer.body, called->server};
+  }
+
+  // PUT or PATCH /v1/topics/{topic}.
+  Result<TopicSettings> topic_write(const char* method, const std::string& topic,
+                                    const std::string& fields_json,
+                                    std::optional<int64_t> if_version,
+                                    const std::string& extra_header = "") {
+    std::optional<std::string> body = topic_fields_text(fields_json, if_version);
+    if (!body) {
+      return Error{ErrorCode::InvalidArgument, 0, "topic fields must be a JSON object", ""};
+    }
+    auto called =
+        call(method, "/v1/topics/" + transport_.escape(topic), *body, nullptr, extra_header);
+    if (!called) {
+      return called.error();
+    }
+    if (called->answer.status != 200 && called->answer.status != 201) {
+      return error_from_answer(called->answer, called->server);
+    }
+    return topic_settings_of(called->answer, called->server);
   }
 
   std::string jobs_path(const std::string& topic) {
@@ -405,6 +440,46 @@ Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int6
   }
   list.raw_json = got->body;
   return list;
+}
+
+Result<TopicSettings> Client::get_topic(const std::string& topic) {
+  auto called = impl_->call("GET", "/v1/topics/" + impl_->transport_.escape(topic), "");
+  if (!called) {
+    return called.error();
+  }
+  if (called->answer.status != 200) {
+    return error_from_answer(called->answer, called->server);
+  }
+  return topic_settings_of(called->answer, called->server);
+}
+
+Result<TopicSettings> Client::put_topic(const std::string& topic, const std::string& fields_json,
+                                        std::optional<int64_t> if_version) {
+  return impl_->topic_write("PUT", topic, fields_json, if_version);
+}
+
+Result<TopicSettings> Client::create_topic(const std::string& topic,
+                                           const std::string& fields_json) {
+  return impl_->topic_write("PUT", topic, fields_json, std::nullopt, "If-None-Match: *");
+}
+
+Result<TopicSettings> Client::patch_topic(const std::string& topic, const std::string& fields_json,
+                                          std::optional<int64_t> if_version) {
+  return impl_->topic_write("PATCH", topic, fields_json, if_version);
+}
+
+Result<TopicDeletion> Client::delete_topic(const std::string& topic, bool purge) {
+  auto got = impl_->object_call(
+      "DELETE", "/v1/topics/" + impl_->transport_.escape(topic) + (purge ? "?purge=true" : ""), "",
+      "delete_topic", {"deleted"});
+  if (!got) {
+    return got.error();
+  }
+  TopicDeletion deletion;
+  deletion.name = got->reply.value("deleted", topic);
+  deletion.purged_jobs = got->reply.value("purged_jobs", int64_t{0});
+  deletion.in_flight_jobs = got->reply.value("in_flight_jobs", int64_t{0});
+  return deletion;
 }
 
 std::vector<Client::ServerState> Client::servers() const {

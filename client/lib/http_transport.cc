@@ -36,7 +36,8 @@ std::string HttpTransport::escape(const std::string& segment) {
 
 HttpAnswer HttpTransport::request(const std::string& base_url, const char* method,
                                   const std::string& path, const std::string& body,
-                                  int connect_timeout_ms, int timeout_ms) {
+                                  int connect_timeout_ms, int timeout_ms,
+                                  const std::string& extra_header) {
   CURL* easy = easy_.get();
   // Reset clears the options but keeps the connection cache, so keep-alive survives.
   curl_easy_reset(easy);
@@ -49,6 +50,9 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   if (!authorization_.empty()) {
     append_header(headers, authorization_.c_str());
   }
+  if (!extra_header.empty()) {
+    append_header(headers, extra_header.c_str());
+  }
 
   curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe in threads
@@ -60,12 +64,15 @@ HttpAnswer HttpTransport::request(const std::string& base_url, const char* metho
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, error_text);
   curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &append_to_string);
   curl_easy_setopt(easy, CURLOPT_WRITEDATA, &answer.body);
-  if (std::string(method) == "POST") {
+  std::string verb = method;
+  // POST, PUT and PATCH send a JSON body (curl's POST machinery, renamed).
+  if (verb == "POST" || verb == "PUT" || verb == "PATCH") {
     append_header(headers, "Content-Type: application/json");
     curl_easy_setopt(easy, CURLOPT_POST, 1L);
     curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  } else if (std::string(method) != "GET") {
+  }
+  if (verb != "GET" && verb != "POST") {
     curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method);
   }
   curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());

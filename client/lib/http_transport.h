@@ -23,9 +23,11 @@ class HttpTransport {
  public:
   HttpTransport();  // calls curl_global_init once per process
 
-  // base_url: "http://host:port". path already percent-encoded.
+  // base_url: "http://host:port". path already percent-encoded. POST, PUT
+  // and PATCH send body as JSON. extra_header: one more header line, or "".
   HttpAnswer request(const std::string& base_url, const char* method, const std::string& path,
-                     const std::string& body, int connect_timeout_ms, int timeout_ms);
+                     const std::string& body, int connect_timeout_ms, int timeout_ms,
+                     const std::string& extra_header = "");
 
   // Sent as "Authorization: Bearer <token>" on every request from now on ("" for none).
   void set_bearer_token(const std::string& token);

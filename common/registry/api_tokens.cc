@@ -98,10 +98,11 @@ Result<std::string> ApiTokens::create(const std::string& name, const TokenScope&
     return Status(Code::kInvalid, "topics: give \"*\" or at least one topic");
   }
   std::string secret = new_secret();
-  Status status = run_sql(db_.get(),
-                          "INSERT INTO api_tokens (name, token_hash, topics, created_at_ms) "
-                          "VALUES (?1, ?2, ?3, ?4)",
-                          name, api_token_hash(secret), scope.text(), now_ms());
+  Status status =
+      run_sql(db_.get(),
+              "INSERT INTO api_tokens (name, token_hash, topics, created_at_ms, admin) "
+              "VALUES (?1, ?2, ?3, ?4, ?5)",
+              name, api_token_hash(secret), scope.text(), now_ms(), int64_t{scope.admin ? 1 : 0});
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "token '" + name + "' exists already");
   }
@@ -123,7 +124,8 @@ Result<int64_t> ApiTokens::data_version() { return pragma_int(db_.get(), "PRAGMA
 
 Result<std::vector<ApiToken>> ApiTokens::list() {
   auto stmt = Statement::prepare(
-      db_.get(), "SELECT name, token_hash, topics, created_at_ms FROM api_tokens ORDER BY name");
+      db_.get(),
+      "SELECT name, token_hash, topics, created_at_ms, admin FROM api_tokens ORDER BY name");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
@@ -134,8 +136,10 @@ Result<std::vector<ApiToken>> ApiTokens::list() {
     auto scope = parse_token_scope(row.column_text(2));
     if (scope.is_ok()) {
       token.scope = std::move(*scope);  // a bad row allows nothing
+      token.scope.admin = row.column_int(4) != 0;
     }
     token.created_at_ms = row.column_int(3);
+
     return token;
   });
 }

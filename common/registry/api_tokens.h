@@ -21,9 +21,12 @@ namespace dq {
 struct TokenScope {
   bool all_topics = false;
   std::set<std::string> topics;  // when !all_topics
+  // The admin scope: it may also create, change and delete the topics above
+  // (PUT, PATCH, DELETE /v1/topics/{topic}); without it a token only uses them.
+  bool admin = false;
 
   bool allows(const std::string& topic) const { return all_topics || topics.count(topic) > 0; }
-  std::string text() const;  // "*" or "a,b"
+  std::string text() const;  // "*" or "a,b" (the topics; admin apart)
 };
 
 struct ApiToken {

@@ -27,7 +27,7 @@ SKIP_DIRS = {'.git', 'node_modules', '__pycache__', 'corpus'}
 PATH = re.compile(r'(?<![\w./-])((?:' + '|'.join(TOPS) +
                   r')/[A-Za-z0-9_./-]*[A-Za-z0-9_])')
 # A citation of a section: the doc, a comma or space, then *Title* or "Title".
-SECTION = re.compile(r'(docs/[A-Za-z0-9_-]+\.md)\)?`?,?\s*\(?(?:\*([^*]{3,120})\*|"([^"(){};]{3,120})")')
+SECTION = re.compile(r'(docs/[A-Za-z0-9_-]+\.md)\)?`?,?\s*\(?(?:\*(\w[^*]{2,119})\*|"(\w[^"(){};]{2,119})")')
 NUMBERED = re.compile(r'(docs/[A-Za-z0-9_-]+\.md)`?,?\s*(?:section|§)\s*(\d+)')
 TEST_CASE = re.compile(r'(tests/[A-Za-z0-9_/]+\.cc)`?\)?,?\s*\(?"([^"]{5,200})"')
 NEXT_CASE = re.compile(r'\s*(?:,|;|and|or)\s*(?:and\s+)?"([^"]{5,200})"')

@@ -6,28 +6,13 @@
 #include <cctype>
 
 #include "common/http/curl_handle.h"
+#include "tests/support/http_client.h"
 
 namespace dq::test {
 namespace {
 
 size_t keep_body(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
-}
-
-size_t keep_header(char* data, size_t size, size_t count, void* user) {
-  std::string line(data, size * count);
-  size_t colon = line.find(':');
-  if (colon != std::string::npos) {
-    std::string name = line.substr(0, colon);
-    for (char& c : name) {
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    std::string value = line.substr(colon + 1);
-    value.erase(0, value.find_first_not_of(' '));
-    value.erase(value.find_last_not_of("\r\n") + 1);
-    (*static_cast<std::map<std::string, std::string>*>(user))[name] = value;
-  }
   return size * count;
 }
 
@@ -64,7 +49,7 @@ AdminAnswer AdminClient::call(const std::string& method, const std::string& path
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, keep_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, keep_header_line);
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &answer.headers);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 10000L);
   std::string source = "host!" + source_;

@@ -4,6 +4,7 @@
 
 #include <curl/curl.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ struct HttpResult {
   std::string body;
   std::string error;  // curl's message when status == 0
   std::string content_type;
+  std::map<std::string, std::string> headers;  // the answer's, by lower-case name
 
   Json json() const;  // parsed body; discarded JSON when it is not JSON
 };
@@ -27,8 +29,10 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
+  // request_headers: header lines for this request only ("If-Match: \"3\"").
   HttpResult request(const std::string& method, const std::string& url,
-                     const std::string& body = "", int timeout_ms = 5000);
+                     const std::string& body = "", int timeout_ms = 5000,
+                     const std::vector<std::string>& request_headers = {});
   HttpResult get(const std::string& url) { return request("GET", url); }
   HttpResult post(const std::string& url, const std::string& body) {
     return request("POST", url, body);
@@ -41,6 +45,11 @@ class HttpClient {
   CurlEasy curl_;
   std::vector<std::string> extra_headers_;
 };
+
+// libcurl's CURLOPT_HEADERFUNCTION: one header line of an answer into the
+// std::map<std::string, std::string>* user (lower-case name -> value; the
+// status line and the blank line end up nowhere).
+size_t keep_header_line(char* data, size_t size, size_t count, void* user);
 
 // One-off request on a fresh connection.
 HttpResult http_request(const std::string& method, const std::string& url,

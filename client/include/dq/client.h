@@ -190,6 +190,22 @@ struct JobList {
   std::string raw_json;
 };
 
+// A topic's settings as the server shows them (GET /v1/topics/{topic}):
+// every field of docs/registry.md, signing secrets masked, except in the
+// answer of the write that made a new one (shown that once, in full).
+struct TopicSettings {
+  std::string name;
+  int64_t version = 0;   // what an edit names to be refused if changed meanwhile
+  bool created = false;  // put_topic: it did not exist (201)
+  std::string json;      // the server's topic object
+};
+
+struct TopicDeletion {
+  std::string name;
+  int64_t purged_jobs = 0;     // deleted with it (purge)
+  int64_t in_flight_jobs = 0;  // of those, being delivered: their callbacks still complete
+};
+
 struct Options {
   std::vector<std::string> servers;  // "host:port" or "http://host:port"; tried in this order
   int timeout_ms = 2000;             // each attempt on one server, connect included
@@ -237,6 +253,24 @@ class DQCLIENT_API Client {
   // Retrying (others are refused before sending). limit 1..500.
   Result<JobList> list_jobs(const std::string& topic, JobState state, int64_t offset = 0,
                             int64_t limit = 50);
+
+  // Topics (GET/PUT/PATCH/DELETE /v1/topics/{topic}); the writes need a
+  // token with the admin scope when the server requires tokens.
+  // fields_json: a JSON object of topic fields (docs/registry.md), e.g.
+  // R"({"callback_url":"http://10.0.0.5/cb","max_attempts":5})".
+  // if_version: refused (Conflict) when the topic's version is not that one.
+  Result<TopicSettings> get_topic(const std::string& topic);
+  // Creates the topic, or sets every field (absent ones to their defaults;
+  // signing keys stay unless named).
+  Result<TopicSettings> put_topic(const std::string& topic, const std::string& fields_json,
+                                  std::optional<int64_t> if_version = std::nullopt);
+  // Creates the topic; Conflict when it exists (PUT with If-None-Match: *).
+  Result<TopicSettings> create_topic(const std::string& topic, const std::string& fields_json);
+  // Changes the fields given; NotFound when the topic does not exist.
+  Result<TopicSettings> patch_topic(const std::string& topic, const std::string& fields_json,
+                                    std::optional<int64_t> if_version = std::nullopt);
+  // Refused (Conflict) while it holds jobs, unless purge deletes them with it.
+  Result<TopicDeletion> delete_topic(const std::string& topic, bool purge = false);
 
   // Per server: whether it is currently skipped after a failure.
   struct ServerState {

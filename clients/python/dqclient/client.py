@@ -1,0 +1,184 @@
+"""The dq HTTP API from Python's standard library (docs/client.md).
+
+    client = Client("http://127.0.0.1:6780", token="dqt_...")
+    client.add("orders", "order-42", {"amount": 42}, delay=600)
+    client.get("orders", "order-42")["state"]
+    client.delete("orders", "order-42")
+
+Every call returns the server's JSON answer (a dict); a refusal raises
+DqError with the HTTP status and the server's message.
+"""
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+class DqError(Exception):
+    """A call dq refused, or could not answer.
+
+    status:  the HTTP status (0 when no answer came: connection refused, timeout)
+    message: the server's {"error": ...} text, or what went wrong on the way
+    body:    the server's answer as parsed JSON, when it was JSON
+    outcome_unknown: True on 504 (and when no answer came to a write): dq
+             cannot tell whether the write happened; retrying the same call
+             is safe (the same add answers 200 existing).
+    """
+
+    def __init__(self, status, message, body=None, outcome_unknown=False):
+        self.status = status
+        self.message = message
+        self.body = body
+        self.outcome_unknown = outcome_unknown or status == 504
+        text = "%s: %s" % (status, message) if status else message
+        if self.outcome_unknown:
+            text += " (outcome unknown: the write may or may not have happened; retrying is safe)"
+        super().__init__(text)
+
+
+def _segment(value):
+    return urllib.parse.quote(str(value), safe="")
+
+
+def _job(job_id, body, delay=None, at=None):
+    job = {"id": job_id, "body": body}
+    if delay is not None:
+        job["delay"] = delay
+    if at is not None:
+        job["at"] = at
+    return job
+
+
+class Client:
+    """One dq server's HTTP API. base_url: "http://host:port"; token: an API
+    token (dqctl token add), sent as "Authorization: Bearer ..."."""
+
+    def __init__(self, base_url, token=None, timeout=10.0):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    # Jobs.
+
+    def add(self, topic, id, body, delay=None, at=None):  # noqa: A002 (the API's name)
+        """Adds a job; body is any JSON value. delay: seconds; at: unix
+        seconds or a time text (README, *HTTP API*); neither: the topic's
+        default delay. Returns {"topic", "id", "due_at_ms"} (+ "existing":
+        True when the same job was pending already)."""
+        return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic), _job(id, body, delay, at))
+
+    def add_batch(self, topic, jobs):
+        """jobs: dicts {"id", "body", "delay"|"at"}. Returns one result per
+        job, in order: {"id", "status", "due_at_ms"} or {"id", "status", "error"}."""
+        reply = self._call("POST", "/v1/topics/%s/jobs/batch" % _segment(topic), {"jobs": list(jobs)})
+        return reply["results"]
+
+    def get(self, topic, id):  # noqa: A002
+        """The job: {"topic", "id", "body", "state", "attempts", "due_at_ms", ...}."""
+        return self._call("GET", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
+
+    def delete(self, topic, id):  # noqa: A002
+        """Deletes the job. Returns {"deleted": True, "delivery_in_flight": bool}:
+        in flight, its callback was already running and may still complete."""
+        reply = self._call("DELETE", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
+        return reply or {"deleted": True, "delivery_in_flight": False}
+
+    def list_jobs(self, topic, state, offset=None, limit=None):
+        """Pending jobs in one state (delayed, ready, working, retrying), next due first."""
+        return self._call("GET", "/v1/topics/%s/jobs" % _segment(topic),
+                          query={"state": state, "offset": offset, "limit": limit})
+
+    # Topics.
+
+    def list_topics(self, search=None, offset=None, limit=None):
+        """{"total", "topics": [{"name", "online", "now"}], ...}."""
+        return self._call("GET", "/v1/topics", query={"search": search, "offset": offset, "limit": limit})
+
+    def get_topic(self, topic):
+        """A topic's settings (docs/registry.md); signing secrets masked."""
+        return self._call("GET", "/v1/topics/%s" % _segment(topic))
+
+    def put_topic(self, topic, fields, if_version=None, create_only=False):
+        """Creates the topic, or sets every field (absent ones to their
+        defaults; signing keys stay unless named). create_only: refused (409)
+        when it exists. if_version: refused (409) when it changed since."""
+        headers = {"If-None-Match": "*"} if create_only else {}
+        if if_version is not None:
+            headers["If-Match"] = '"%d"' % if_version
+        return self._call("PUT", "/v1/topics/%s" % _segment(topic), dict(fields), headers=headers)
+
+    def patch_topic(self, topic, fields, if_version=None):
+        """Changes the fields given ({"online": False} pauses delivery)."""
+        headers = {"If-Match": '"%d"' % if_version} if if_version is not None else {}
+        return self._call("PATCH", "/v1/topics/%s" % _segment(topic), dict(fields), headers=headers)
+
+    def delete_topic(self, topic, purge=False):
+        """Deletes the topic; refused (409) while it holds jobs unless purge."""
+        return self._call("DELETE", "/v1/topics/%s" % _segment(topic),
+                          query={"purge": "true" if purge else None})
+
+    def topic_stats(self, topic):
+        return self._call("GET", "/v1/topics/%s/stats" % _segment(topic))
+
+    # Dead letters.
+
+    def list_dead(self, topic, offset=None, limit=None):
+        return self._call("GET", "/v1/topics/%s/dead" % _segment(topic),
+                          query={"offset": offset, "limit": limit})
+
+    def requeue_dead(self, topic, id=None):  # noqa: A002
+        """Requeues one dead letter, or all of the topic's without id."""
+        path = "/v1/topics/%s/dead" % _segment(topic)
+        path += "/%s/requeue" % _segment(id) if id is not None else "/requeue"
+        return self._call("POST", path)
+
+    def purge_dead(self, topic):
+        return self._call("DELETE", "/v1/topics/%s/dead" % _segment(topic))
+
+    # Operations.
+
+    def signing_keys(self, topic=None):
+        """The Ed25519 public keys receivers verify with: [{"topic", "key_id", "public_key", ...}]."""
+        return self._call("GET", "/v1/signing-keys", query={"topic": topic})["keys"]
+
+    def health(self):
+        """/healthz's answer (a 503 is answered too: {"status": "unavailable", ...})."""
+        try:
+            return self._call("GET", "/healthz")
+        except DqError as error:
+            if error.status == 503 and isinstance(error.body, dict):
+                return error.body
+            raise
+
+    def _call(self, method, path, payload=None, query=None, headers=None):
+        if query:
+            pairs = [(key, value) for key, value in query.items() if value is not None]
+            if pairs:
+                path += "?" + urllib.parse.urlencode(pairs)
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        request = urllib.request.Request(self.base_url + path, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", "Bearer " + self.token)
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                text = answer.read()
+                return json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            try:
+                body = json.loads(text)
+            except ValueError:
+                body = None
+            message = body.get("error") if isinstance(body, dict) else None
+            raise DqError(error.code, message or text.decode("utf-8", "replace") or error.reason,
+                          body) from None
+        except (urllib.error.URLError, OSError) as error:
+            reason = getattr(error, "reason", error)
+            # A write whose answer never came may have happened.
+            unsure = method != "GET" and "timed out" in str(reason)
+            raise DqError(0, "%s: %s" % (self.base_url, reason), outcome_unknown=unsure) from None
