@@ -19,40 +19,40 @@ constexpr int64_t kSearchDays = int64_t{100} * 366;
 // The longest "@every": a year.
 constexpr int64_t kLongestIntervalS = int64_t{366} * 86400;
 
-constexpr const char* kForms =
+constexpr const char* kScheduleForms =
     "five fields (minute hour day-of-month month day-of-week, e.g. \"*/15 9-17 * * MON-FRI\"), "
     "@hourly, @daily, @weekly, @monthly, @yearly or @every <N>s|m|h";
 
-struct Field {
+struct CronField {
   const char* name;
   int min;
   int max;
   const char* const* names;  // names[i] means min + i; nullptr when none
 };
 
-const char* const kMonthNames[] = {"jan", "feb", "mar", "apr", "may", "jun",  "jul",
-                                   "aug", "sep", "oct", "nov", "dec", nullptr};
-const char* const kDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", nullptr};
+const char* const kCronMonthNames[] = {"jan", "feb", "mar", "apr", "may", "jun",  "jul",
+                                       "aug", "sep", "oct", "nov", "dec", nullptr};
+const char* const kCronDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat", nullptr};
 
-const Field kFields[] = {
-    {"minute", 0, 59, nullptr},       {"hour", 0, 23, nullptr},
-    {"day-of-month", 1, 31, nullptr}, {"month", 1, 12, kMonthNames},
-    {"day-of-week", 0, 7, kDayNames},  // 7 is Sunday too
+const CronField kCronFields[] = {
+    {"minute", 0, 59, nullptr},           {"hour", 0, 23, nullptr},
+    {"day-of-month", 1, 31, nullptr},     {"month", 1, 12, kCronMonthNames},
+    {"day-of-week", 0, 7, kCronDayNames},  // 7 is Sunday too
 };
 
-std::string lower(std::string text) {
+std::string ascii_lower(std::string text) {
   for (char& c : text) {
     c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
   }
   return text;
 }
 
-Status bad_field(const Field& field, const std::string& text, const std::string& why) {
+Status bad_field(const CronField& field, const std::string& text, const std::string& why) {
   return Status(Code::kInvalid, std::string("cron ") + field.name + " '" + text + "' " + why);
 }
 
 // A number or (for months and weekdays) a three-letter name.
-Result<int> field_value(const Field& field, const std::string& item, const std::string& text) {
+Result<int> field_value(const CronField& field, const std::string& item, const std::string& text) {
   if (!text.empty() && isdigit(static_cast<unsigned char>(text[0]))) {
     if (text.size() > 2 || !std::all_of(text.begin(), text.end(), [](char c) {
           return isdigit(static_cast<unsigned char>(c));
@@ -67,7 +67,7 @@ Result<int> field_value(const Field& field, const std::string& item, const std::
     return value;
   }
   for (int i = 0; field.names && field.names[i]; ++i) {
-    if (lower(text) == field.names[i]) {
+    if (ascii_lower(text) == field.names[i]) {
       return field.min + i;
     }
   }
@@ -77,7 +77,7 @@ Result<int> field_value(const Field& field, const std::string& item, const std::
 }
 
 // "*", "5", "1-5", "*/15", "1-30/5", "5/20" and lists of them -> one bit per value.
-Result<uint64_t> parse_field(const Field& field, const std::string& text) {
+Result<uint64_t> parse_field(const CronField& field, const std::string& text) {
   uint64_t mask = 0;
   std::stringstream items(text);
   std::string item;
@@ -170,7 +170,7 @@ Result<CronSpec> CronSpec::parse(const std::string& raw, const TimeZone& zone) {
   CronSpec spec(zone);
   spec.text_ = text;
   std::string fields_text = text;
-  std::string shorthand = lower(text);
+  std::string shorthand = ascii_lower(text);
   if (shorthand.rfind("@every", 0) == 0) {
     size_t at = shorthand.find_first_not_of(" \t", 6);
     int64_t seconds =
@@ -191,7 +191,7 @@ Result<CronSpec> CronSpec::parse(const std::string& raw, const TimeZone& zone) {
     auto known = std::find_if(std::begin(kShorthands), std::end(kShorthands),
                               [&](const auto& entry) { return shorthand == entry.first; });
     if (known == std::end(kShorthands)) {
-      return Status(Code::kInvalid, "schedule '" + text + "' is not understood: " + kForms);
+      return Status(Code::kInvalid, "schedule '" + text + "' is not understood: " + kScheduleForms);
     }
     fields_text = known->second;
   }
@@ -202,12 +202,12 @@ Result<CronSpec> CronSpec::parse(const std::string& raw, const TimeZone& zone) {
   }
   if (fields.size() != 5) {
     return Status(Code::kInvalid, "schedule '" + text + "' has " + std::to_string(fields.size()) +
-                                      " fields: " + kForms);
+                                      " fields: " + kScheduleForms);
   }
   uint64_t* masks[] = {&spec.minutes_, &spec.hours_, &spec.days_of_month_, &spec.months_,
                        &spec.days_of_week_};
   for (size_t i = 0; i < 5; ++i) {
-    auto mask = parse_field(kFields[i], fields[i]);
+    auto mask = parse_field(kCronFields[i], fields[i]);
     if (!mask.is_ok()) {
       return Status(Code::kInvalid, "schedule '" + text + "': " + mask.status().message());
     }

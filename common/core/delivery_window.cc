@@ -12,30 +12,30 @@
 namespace dq {
 namespace {
 
-constexpr const char* kForm =
+constexpr const char* kWindowForm =
     "write [days] HH:MM-HH:MM[,HH:MM-HH:MM] ... [zone], e.g. \"Mon-Fri 09:00-18:00 "
     "Asia/Shanghai\"";
 
 // How far ahead an opening is looked for.
 constexpr int64_t kLookAheadS = int64_t{15} * 86400;
 
-const char* const kDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
-const char* const kFullDayNames[] = {"sunday",   "monday", "tuesday", "wednesday",
-                                     "thursday", "friday", "saturday"};
+const char* const kWeekdayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+const char* const kFullWeekdayNames[] = {"sunday",   "monday", "tuesday", "wednesday",
+                                         "thursday", "friday", "saturday"};
 
 std::optional<int> day_number(std::string word) {
   for (char& c : word) {
     c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
   }
   for (int day = 0; day < 7; ++day) {
-    if (word == kDayNames[day] || word == kFullDayNames[day]) {
+    if (word == kWeekdayNames[day] || word == kFullWeekdayNames[day]) {
       return day;
     }
   }
   return std::nullopt;
 }
 
-std::vector<std::string> split(const std::string& text, char separator) {
+std::vector<std::string> split_on(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::string part;
   std::istringstream in(text);
@@ -52,7 +52,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
 // when a part is not a day.
 std::optional<uint8_t> parse_days(const std::string& word) {
   uint8_t days = 0;
-  for (const std::string& part : split(word, ',')) {
+  for (const std::string& part : split_on(word, ',')) {
     size_t dash = part.find('-');
     auto first = day_number(part.substr(0, dash));
     auto last = dash == std::string::npos ? first : day_number(part.substr(dash + 1));
@@ -103,7 +103,7 @@ Result<DeliveryWindow> DeliveryWindow::parse(const std::string& raw, const TimeZ
     return Status(Code::kInvalid, "delivery window '" + window.text_ + "': " + why);
   };
   if (words.empty()) {
-    return refuse(std::string("is empty: ") + kForm);
+    return refuse(std::string("is empty: ") + kWindowForm);
   }
   std::string days_without_hours;  // the last days word, until hours follow it
   for (size_t i = 0; i < words.size(); ++i) {
@@ -112,7 +112,7 @@ Result<DeliveryWindow> DeliveryWindow::parse(const std::string& raw, const TimeZ
       if (window.groups_.empty()) {
         window.groups_.push_back(Group{0x7f, {}});  // no days: every day
       }
-      for (const std::string& range : split(word, ',')) {
+      for (const std::string& range : split_on(word, ',')) {
         size_t dash = range.find('-');
         int start = clock_seconds(range.substr(0, dash));
         int end = dash == std::string::npos ? -1 : clock_seconds(range.substr(dash + 1));
@@ -136,7 +136,8 @@ Result<DeliveryWindow> DeliveryWindow::parse(const std::string& raw, const TimeZ
       continue;
     }
     if (i + 1 < words.size()) {
-      return refuse("'" + word + "' is not days (Mon..Sun, Mon-Fri, Sat,Sun) or hours: " + kForm);
+      return refuse("'" + word +
+                    "' is not days (Mon..Sun, Mon-Fri, Sat,Sun) or hours: " + kWindowForm);
     }
     auto named = TimeZone::find(word);
     if (!named.is_ok()) {
@@ -149,7 +150,7 @@ Result<DeliveryWindow> DeliveryWindow::parse(const std::string& raw, const TimeZ
     return refuse("days '" + days_without_hours + "' have no hours");
   }
   if (window.groups_.empty()) {
-    return refuse(std::string("has no hours: ") + kForm);
+    return refuse(std::string("has no hours: ") + kWindowForm);
   }
   return window;
 }

@@ -15,9 +15,9 @@ Result<LatePolicy> LatePolicy::parse(const std::string& text) {
   if (text == "deliver") {
     return policy;
   }
-  static const std::pair<const char*, LateAction> kForms[] = {{"dead_after:", LateAction::kDead},
-                                                              {"drop_after:", LateAction::kDrop}};
-  for (const auto& [prefix, action] : kForms) {
+  static const std::pair<const char*, LateAction> kPolicyForms[] = {
+      {"dead_after:", LateAction::kDead}, {"drop_after:", LateAction::kDrop}};
+  for (const auto& [prefix, action] : kPolicyForms) {
     std::string start(prefix);
     if (text.compare(0, start.size(), start) != 0) {
       continue;

@@ -12,7 +12,7 @@
 namespace dq {
 namespace {
 
-struct Scanner {
+struct TzStringScanner {
   const std::string& text;
   size_t at = 0;
 
@@ -38,7 +38,7 @@ struct Scanner {
 };
 
 // "CET", or "<+0330>" (quoted: digits and signs allowed).
-bool zone_abbreviation(Scanner* in) {
+bool zone_abbreviation(TzStringScanner* in) {
   if (in->take('<')) {
     size_t start = in->at;
     while (!in->done() && in->peek() != '>') {
@@ -54,7 +54,7 @@ bool zone_abbreviation(Scanner* in) {
 }
 
 // [+-]hh[:mm[:ss]], hours up to `max_hours`; seconds, sign applied.
-bool signed_hms(Scanner* in, int max_hours, int32_t* out) {
+bool signed_hms(TzStringScanner* in, int max_hours, int32_t* out) {
   int sign = 1;
   if (in->take('-')) {
     sign = -1;
@@ -78,7 +78,7 @@ bool signed_hms(Scanner* in, int max_hours, int32_t* out) {
 }  // namespace
 
 std::optional<PosixTzRule> PosixTzRule::parse(const std::string& text) {
-  Scanner in{text};
+  TzStringScanner in{text};
   PosixTzRule rule;
   int32_t west = 0;  // POSIX offsets count hours west of Greenwich
   if (!zone_abbreviation(&in) || !signed_hms(&in, 24, &west)) {
