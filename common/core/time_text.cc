@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "common/core/civil_time.h"
+
 namespace dq {
 namespace {
 
@@ -43,23 +45,6 @@ bool take(const std::string& text, size_t* at, char c) {
     return true;
   }
   return false;
-}
-
-bool leap_year(int year) { return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0; }
-
-int days_in_month(int year, int month) {
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return month == 2 && leap_year(year) ? 29 : kDays[month - 1];
-}
-
-// Days from 1970-01-01 to year-month-day (proleptic Gregorian).
-int64_t days_from_civil(int64_t year, int month, int day) {
-  year -= month <= 2;
-  int64_t era = (year >= 0 ? year : year - 399) / 400;
-  int64_t year_of_era = year - era * 400;
-  int64_t day_of_year = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1;
-  int64_t day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-  return era * 146097 + day_of_era - 719468;
 }
 
 // "+N unit": N whole, unit seconds|minutes|hours|days (singular too).
@@ -135,7 +120,8 @@ Result<DueTime> parse_unix_text(const std::string& text) {
 }
 
 // Y-m-d, then optionally [T ]H:i[:s[.fraction]], then optionally Z or ±HH[:]MM.
-Result<DueTime> parse_calendar(const std::string& text) {
+// Without an offset it is a wall time in `zone`, or (nullptr) the server's.
+Result<DueTime> parse_calendar(const std::string& text, const TimeZone* zone) {
   size_t at = 0;
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!digits(text, &at, 4, &year) || !take(text, &at, '-') || !digits(text, &at, 2, &month) ||
@@ -202,9 +188,11 @@ Result<DueTime> parse_calendar(const std::string& text) {
     return Status(Code::kInvalid, "time '" + text + "' is not a valid date and time");
   }
   int64_t seconds = 0;
+  int64_t wall = wall_seconds(CivilTime{year, month, day, hour, minute, second});
   if (has_offset) {
-    seconds = days_from_civil(year, month, day) * 86400 + int64_t{hour} * 3600 +
-              int64_t{minute} * 60 + second - offset_s;
+    seconds = wall - offset_s;
+  } else if (zone != nullptr) {
+    seconds = zone->resolve(wall);
   } else {
     struct tm parts {};
     parts.tm_year = year - 1900;
@@ -225,7 +213,7 @@ Result<DueTime> parse_calendar(const std::string& text) {
 
 }  // namespace
 
-Result<DueTime> parse_time_text(const std::string& raw) {
+Result<DueTime> parse_time_text(const std::string& raw, const TimeZone* zone) {
   size_t first = raw.find_first_not_of(' ');
   size_t last = raw.find_last_not_of(' ');
   if (first == std::string::npos) {
@@ -247,17 +235,28 @@ Result<DueTime> parse_time_text(const std::string& raw) {
   if (all_digits && dots <= 1) {
     return parse_unix_text(text);
   }
-  return parse_calendar(text);
+  return parse_calendar(text, zone);
 }
 
-Result<DueTime> parse_time_value(const Json& value) {
+Result<DueTime> parse_time_value(const Json& value, const TimeZone* zone) {
   if (value.is_number()) {
     return fixed_unix_seconds(value.get<double>(), [&value] { return value.dump(); });
   }
   if (value.is_string()) {
-    return parse_time_text(value.get<std::string>());
+    return parse_time_text(value.get<std::string>(), zone);
   }
   return Status(Code::kInvalid, "time " + value.dump() + " is not understood: " + kForms);
+}
+
+Result<DueTime> resolve_due_time(const Json& at, const std::string& tz) {
+  if (tz.empty()) {
+    return parse_time_value(at);
+  }
+  auto zone = TimeZone::find(tz);
+  if (!zone.is_ok()) {
+    return zone.status();
+  }
+  return parse_time_value(at, &*zone);
 }
 
 std::string format_duration(int64_t ms) {

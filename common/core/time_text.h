@@ -12,6 +12,11 @@
 //   "+90 seconds", "+1 minute", "+2 hours", "+3 days"   relative to now
 // A date or time that does not exist (2026-02-30, 25:00, 12:60) is refused,
 // never moved to another day as mktime() would.
+// With a time zone (`tz`), the forms without an offset ("2026-03-29 09:00",
+// "2026-03-29 09:00:30", "2026-03-29T09:00", "2026-03-29") are wall times in
+// that zone, resolved by the rule of common/core/time_zone.h (a repeated
+// wall time is its first occurrence; a skipped one moves forward by the
+// gap); the forms that name an instant on their own ignore it.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +24,7 @@
 
 #include "common/core/json.h"
 #include "common/core/status.h"
+#include "common/core/time_zone.h"
 
 namespace dq {
 
@@ -31,8 +37,13 @@ struct DueTime {
 // A time value (JSON number or string) -> a due time: fixed (ms since the
 // epoch) or relative to Redis's "now" (the relative forms and ""). kInvalid
 // names the accepted forms, or says the date does not exist.
-Result<DueTime> parse_time_value(const Json& value);
-Result<DueTime> parse_time_text(const std::string& text);
+// `zone` (nullptr: the server's local zone) reads the wall-time forms.
+Result<DueTime> parse_time_value(const Json& value, const TimeZone* zone = nullptr);
+Result<DueTime> parse_time_text(const std::string& text, const TimeZone* zone = nullptr);
+
+// An `at` plus an optional `tz` (an IANA name; "" = the server's local zone),
+// as adds, updates and batch adds take them: kInvalid names an unknown zone.
+Result<DueTime> resolve_due_time(const Json& at, const std::string& tz);
 
 // ms since the epoch -> "Y-m-d H:i:s" in the server's local time zone, as
 // PHP's date('Y-m-d H:i:s') wrote it.
