@@ -390,7 +390,7 @@ void pause_the_consumer(World& world, int load_ms) {
 int64_t failed_attempts(World& world) {
   HttpClient http;
   int64_t failed = 0;
-  for (const std::string& topic : {"alpha", "beta"}) {
+  for (const char* topic : {"alpha", "beta"}) {
     Json stats = http.get(world.hosts[0]->base_url() + "/v1/topics/" + topic + "/stats").json();
     failed += stats["total"]["failed"].get<int64_t>();
   }
