@@ -340,7 +340,7 @@ void ConsumerLoop::request_reserves() {
     shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
     // Its answer may come at once (a shard that is down): the state above is set first.
-    calls_[shard]->reserve(std::move(slots), most, std::move(probe));
+    calls_[shard]->reserve(slots, most, std::move(probe));
   }
 }
 

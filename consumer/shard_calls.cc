@@ -34,19 +34,18 @@ ShardCalls::ShardCalls(const Config& config, size_t shard, event_base* base, Asy
   flush_.reset(event_new(base_, -1, 0, &ShardCalls::on_flush, this));
 }
 
-void ShardCalls::reserve(std::vector<ReserveSlot> slots, int most_jobs,
+void ShardCalls::reserve(const std::vector<ReserveSlot>& slots, int most_jobs,
                          std::vector<std::string> probe) {
   reserving_ = true;
   std::string reserve_id = reserve_prefix_ + std::to_string(++reserve_seq_);
   store_.reserve(shard_, reserve_id, slots, most_jobs, kReserveBatchBytes, answered_reserve_,
                  [this, reserve_id, most_jobs,
                   probe = std::move(probe)](Result<ReserveBatch> reserved) mutable {
-                   reserve_answered(std::move(reserve_id), most_jobs, std::move(probe),
-                                    std::move(reserved));
+                   reserve_answered(reserve_id, most_jobs, std::move(probe), std::move(reserved));
                  });
 }
 
-void ShardCalls::reserve_answered(std::string reserve_id, int most_jobs,
+void ShardCalls::reserve_answered(const std::string& reserve_id, int most_jobs,
                                   std::vector<std::string> probe, Result<ReserveBatch> reserved) {
   ReserveReply reply;
   reply.asked = most_jobs;

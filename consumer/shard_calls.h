@@ -73,7 +73,8 @@ class ShardCalls {
   bool reserving() const { return reserving_; }
   // Starts a reserve; its reply goes to `reserved`.
   // `probe`: capped topics whose ready jobs to count after it (ReserveReply::waiting).
-  void reserve(std::vector<ReserveSlot> slots, int most_jobs, std::vector<std::string> probe = {});
+  void reserve(const std::vector<ReserveSlot>& slots, int most_jobs,
+               std::vector<std::string> probe = {});
   // Gives back the jobs of an answered reserve that will not be delivered
   // (the consumer is stopping): no attempt counted.
   void give_back(const std::string& reserve_id);
@@ -101,8 +102,8 @@ class ShardCalls {
   void failed(Outcome outcome, int64_t delay, int most, const std::string& error,
               const FailDeferral& deferral, Result<FailOutcome> result);
   void retry_later(Outcome outcome);
-  void reserve_answered(std::string reserve_id, int most_jobs, std::vector<std::string> probe,
-                        Result<ReserveBatch> reserved);
+  void reserve_answered(const std::string& reserve_id, int most_jobs,
+                        std::vector<std::string> probe, Result<ReserveBatch> reserved);
   void count_waiting(ReserveReply reply, std::vector<std::string> probe);
   // release.lua until it is answered (or the stop's deadline passed), then `then`.
   void release_lost(std::string reserve_id, std::function<void()> then);

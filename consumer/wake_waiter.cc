@@ -49,7 +49,7 @@ void WakeWaiter::wait(Shard& shard) {
       shard.refused.note("consumer: wake wait on shard " + config_.shards[shard.index].name() +
                          ": " + woken.status().message());
       shard.waiting = true;
-      timeval after{0, kRetryMs * 1000};
+      timeval after{0, static_cast<suseconds_t>(kRetryMs) * 1000};
       evtimer_add(shard.pause.get(), &after);
       return;
     }

@@ -73,7 +73,7 @@ void HeldVerifier::pass_done(int settled) {
     if (settled > 0) {
       return pass();  // more may be held: at once
     }
-    timeval wait{0, kIdleMs * 1000};
+    timeval wait{0, static_cast<suseconds_t>(kIdleMs) * 1000};
     evtimer_add(timer_.get(), &wait);
   };
   if (monotonic_ms() >= next_unknown_shards_ms_) {
@@ -104,7 +104,7 @@ void HeldVerifier::settle_against(const std::string& against, bool in_config, Se
 // One copy at a time: claim.lua on the shard it was held for (in the
 // config), then settle.lua here; a shard that does not answer ends the
 // batch (it is asked again next pass).
-void HeldVerifier::settle_copies(std::shared_ptr<std::vector<HeldCopy>> copies, size_t next,
+void HeldVerifier::settle_copies(const std::shared_ptr<std::vector<HeldCopy>>& copies, size_t next,
                                  size_t asked, const std::string& against, bool in_config,
                                  int settled, Settled done) {
   if (next >= copies->size() || stopping_) {
@@ -174,7 +174,8 @@ void HeldVerifier::release_unknown_shards(std::function<void()> done) {
   });
 }
 
-void HeldVerifier::scan_held(std::string cursor, std::shared_ptr<std::vector<std::string>> found,
+void HeldVerifier::scan_held(const std::string& cursor,
+                             const std::shared_ptr<std::vector<std::string>>& found,
                              std::function<void(bool ok)> done) {
   connections_[shard_]->command(
       {"SCAN", cursor, "MATCH", keys::held_prefix() + "*", "COUNT", "1000"},
@@ -195,7 +196,7 @@ void HeldVerifier::scan_held(std::string cursor, std::shared_ptr<std::vector<std
       });
 }
 
-void HeldVerifier::release_next(std::shared_ptr<std::vector<std::string>> names, size_t next,
+void HeldVerifier::release_next(const std::shared_ptr<std::vector<std::string>>& names, size_t next,
                                 std::function<void()> done) {
   if (next >= names->size() || stopping_) {
     return done();
@@ -209,7 +210,7 @@ void HeldVerifier::trim_tombstones() {
   // Best effort: the next pass tries again.
   connections_[shard_]->command(
       {"ZREMRANGEBYSCORE", keys::tombs(), "-inf", std::to_string(now_ms() - kTombKeepMs)},
-      [](Result<const redisReply*>) {});
+      [](const Result<const redisReply*>&) {});
 }
 
 }  // namespace dq

@@ -42,12 +42,13 @@ class HeldVerifier {
   void pass_done(int settled);
   // Settles up to a batch of copies held against `against`.
   void settle_against(const std::string& against, bool in_config, Settled done);
-  void settle_copies(std::shared_ptr<std::vector<HeldCopy>> copies, size_t next, size_t asked,
-                     const std::string& against, bool in_config, int settled, Settled done);
+  void settle_copies(const std::shared_ptr<std::vector<HeldCopy>>& copies, size_t next,
+                     size_t asked, const std::string& against, bool in_config, int settled,
+                     Settled done);
   void release_unknown_shards(std::function<void()> done);
-  void scan_held(std::string cursor, std::shared_ptr<std::vector<std::string>> found,
+  void scan_held(const std::string& cursor, const std::shared_ptr<std::vector<std::string>>& found,
                  std::function<void(bool ok)> done);
-  void release_next(std::shared_ptr<std::vector<std::string>> names, size_t next,
+  void release_next(const std::shared_ptr<std::vector<std::string>>& names, size_t next,
                     std::function<void()> done);
   void trim_tombstones();
 

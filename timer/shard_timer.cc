@@ -177,7 +177,7 @@ void ShardTimer::sleep() {
     sleep_ms -= kCronSlackMs;
   }
   wakes_.wait_wake(shard_, WakeList::kTimer, static_cast<int>(sleep_ms),
-                   [this](Result<bool> woken) {
+                   [this](const Result<bool>& woken) {
                      if (!woken.is_ok()) {
                        return back_off(woken.status());  // a refused BLPOP answers at once
                      }
