@@ -13,7 +13,7 @@
 // armed while a request waits for its answer (bufferevents and a paused read
 // cost an epoll_ctl DEL and ADD per request, and an FIONREAD ioctl per read);
 // an answer is sent at once, and the write event is armed only when the
-// socket takes less than all of it (docs/decisions.md, "HTTP connection I/O").
+// socket takes less than all of it (docs/decisions.md, "An HTTP connection does its own socket I/O").
 #pragma once
 
 #include <event2/event.h>

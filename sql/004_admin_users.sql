@@ -12,7 +12,7 @@ CREATE TABLE admin_users (
 
 CREATE TABLE admin_sessions (
   token_hash    TEXT PRIMARY KEY,
-  user          TEXT NOT NULL,  -- deleting a user deletes its sessions (common/admin_users.cc)
+  user          TEXT NOT NULL,  -- deleting a user deletes its sessions (common/registry/admin_users.cc)
   csrf_token    TEXT NOT NULL,
   created_at_ms INTEGER NOT NULL,
   expires_at_ms INTEGER NOT NULL

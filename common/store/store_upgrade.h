@@ -1,7 +1,7 @@
 // The one-time conversion of a shard written by an older store layout
 // (store v2: every record in {dq}:jobs, delayed jobs in {dq}:delayed) to the
 // current one (store v3, pending jobs in buckets). The version is kept in the
-// shard, {dq}:store_version; docs/decisions.md, "Store upgrades run once".
+// shard, {dq}:store_version; docs/decisions.md, "Shards of store v2 convert themselves, once".
 #pragma once
 
 #include <functional>

@@ -6,7 +6,8 @@
 - common/ has no loose sources: every file is in one group;
 - a group of common/ includes only itself and the groups below it, in the
   order its libraries link (core < redis < store < registry < http < alerts);
-- no production source file is over 500 lines.
+File size is not a rule (cohesion first): a production file past ~800 lines
+is printed as worth a look, never a failure.
 Prints each violation and exits 1 when there is any."""
 import os
 import re
@@ -16,7 +17,7 @@ ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 ROLES = ['server', 'timer', 'consumer', 'checker', 'admin', 'master']
 GROUPS = ['core', 'redis', 'store', 'registry', 'http', 'alerts']
 PRODUCTION = ROLES + ['common', 'client']
-MAX_LINES = 500
+LOOK_AT_LINES = 800
 INCLUDE = re.compile(r'#include "([a-z_0-9]+)/([a-z_0-9]+/)?')
 ENTRY = re.compile(r'#include "([a-z_0-9]+)/\1\.h"')
 
@@ -60,8 +61,8 @@ for rank, group in enumerate(GROUPS):
 for folder in PRODUCTION:
     for path in sources(folder):
         lines = sum(1 for _ in open(path, encoding='utf-8'))
-        if lines > MAX_LINES:
-            problems.append(f'{rel(path)}: {lines} lines (at most {MAX_LINES})')
+        if lines > LOOK_AT_LINES:
+            print(f'note: {rel(path)}: {lines} lines, worth a look (one concern?)')
 
 for problem in problems:
     print(problem)
