@@ -1,4 +1,4 @@
-// The consumer's circuit breaker thread (see circuit_keeper.h).
+// The consumer's side of circuit breaking, on its loop (see circuit_keeper.h).
 #include "consumer/circuit_keeper.h"
 
 #include <utility>

@@ -7,7 +7,7 @@
 // call that the circuit must hear of (a receiver failure, or an answer while
 // it is not quiet).
 //
-// A reported call's outcome is passed on to its shard worker only once the
+// A reported call's outcome is passed on to its shard's calls only once the
 // circuit has it: a failure after which the topic's calls stop (the one that
 // opened the circuit, a call in flight meanwhile, a failed probe) is recorded
 // without using an attempt, so an outage ends with jobs delivered, not dead.
