@@ -156,11 +156,20 @@ void ShardCalls::on_flush(evutil_socket_t /*fd*/, short /*events*/, void* self) 
 void ShardCalls::flush() {
   flush_queued_ = false;
   send_acks();
-  std::vector<Outcome> fails = std::move(fails_waiting_);
-  fails_waiting_.clear();
-  for (auto& outcome : fails) {
-    send_fail(std::move(outcome));
+  send_next_fail();
+}
+
+// One fail call out at a time, as the ack calls: a job's death is recorded
+// with its alert queued (DeadLetterAlerts) before the next failure is
+// written, so whoever sees the dead count sees the alerts of those deaths.
+void ShardCalls::send_next_fail() {
+  if (failing_ || fails_waiting_.empty()) {
+    return;
   }
+  failing_ = true;
+  Outcome outcome = std::move(fails_waiting_.front());
+  fails_waiting_.pop_front();
+  send_fail(std::move(outcome));
 }
 
 // One ack call out at a time: what finishes meanwhile goes in the next one,
@@ -237,11 +246,13 @@ void ShardCalls::send_fail(Outcome outcome) {
 
 void ShardCalls::failed(Outcome outcome, int64_t delay, int most, const std::string& error,
                         const FailDeferral& deferral, Result<FailOutcome> result) {
+  failing_ = false;
   const Job& job = outcome.job;
   std::string what;
   if (!result.is_ok()) {
     if (is_unreachable(result.status()) && monotonic_ms() < outcome.give_up_at_ms) {
       retry_later(std::move(outcome));
+      send_next_fail();
       return;
     }
     err_log().error("consumer: fail of {}/{} not recorded ({}); it is retried after its lease",
@@ -260,6 +271,7 @@ void ShardCalls::failed(Outcome outcome, int64_t delay, int most, const std::str
   }
   log_attempt(outcome, what);
   done_recording(1);
+  send_next_fail();
 }
 
 void ShardCalls::retry_later(Outcome outcome) {

@@ -3,7 +3,8 @@
 // so a slow or stalled shard delays only its own jobs and the loop never
 // waits on Redis. The loop asks for a reserve and hands over finished
 // deliveries; this reserves, acks (every delivery that finished while the
-// last ack call was out, in one ack.lua call), records failures, logs each
+// last ack call was out, in one ack.lua call), records failures (one
+// fail.lua call out at a time), logs each
 // attempt (one notify log write per batch), and hands reserved jobs back
 // through a callback.
 //
@@ -16,6 +17,7 @@
 #include <event2/event.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -98,6 +100,7 @@ class ShardCalls {
   void flush();
   void send_acks();
   void acked(std::vector<Outcome> batch, std::vector<Result<AckOutcome>> results);
+  void send_next_fail();
   void send_fail(Outcome outcome);
   void failed(Outcome outcome, int64_t delay, int most, const std::string& error,
               const FailDeferral& deferral, Result<FailOutcome> result);
@@ -130,7 +133,8 @@ class ShardCalls {
 
   bool reserving_ = false;
   std::vector<Outcome> acks_waiting_;
-  std::vector<Outcome> fails_waiting_;
+  std::deque<Outcome> fails_waiting_;
+  bool failing_ = false;           // a fail call is out
   bool acking_ = false;            // an ack call is out
   std::vector<Outcome> retrying_;  // lost records, sent again at next_try_ms
   size_t unrecorded_ = 0;
