@@ -171,8 +171,12 @@ TEST_CASE("a consumer paused 3.5 s with 32 calls answered: none late, none twice
   topic.circuit_failures = 5;
   REQUIRE(dqd.registry().add_topic(topic).is_ok());
   dqd.start();
-  std::vector<pid_t> consumers = children_titled(dqd.pid(), "dq-consume_");
-  REQUIRE(consumers.size() == 1);
+  // The master forks the roles once /healthz answers: wait for the consumer.
+  std::vector<pid_t> consumers;
+  REQUIRE(wait_until(10000, [&] {
+    consumers = children_titled(dqd.pid(), "dq-consume_");
+    return consumers.size() == 1;
+  }));
   HttpClient http;
   add_jobs(http, dqd, "paused", "p", kPauseJobs, 1.0);
 
@@ -246,11 +250,14 @@ TEST_CASE("every dq-consume and dq-timer process runs at most two threads while 
   for (const auto& name : names) {
     add_jobs(http, dqd, name, name + "-", 100, 0.5);
   }
-  std::vector<pid_t> roles = children_titled(dqd.pid(), "dq-consume_");
-  for (pid_t timer : children_titled(dqd.pid(), "dq-timer_")) {
-    roles.push_back(timer);
-  }
-  REQUIRE(roles.size() == 4);
+  std::vector<pid_t> roles;
+  REQUIRE(wait_until(10000, [&] {
+    roles = children_titled(dqd.pid(), "dq-consume_");
+    for (pid_t timer : children_titled(dqd.pid(), "dq-timer_")) {
+      roles.push_back(timer);
+    }
+    return roles.size() == 4;
+  }));
   std::map<pid_t, int> most;
   bool all = wait_until(30000, [&] {
     for (pid_t pid : roles) {
