@@ -1,7 +1,6 @@
-// The consumer's circuit breaker thread (see circuit_keeper.h).
+// The consumer's side of circuit breaking, on its loop (see circuit_keeper.h).
 #include "consumer/circuit_keeper.h"
 
-#include <chrono>
 #include <utility>
 
 #include "common/alerts/circuit_alerts.h"
@@ -31,26 +30,21 @@ CallVerdict call_verdict(const TransferResult& result, bool refused_by_rules) {
   return CallVerdict::kAlive;
 }
 
-CircuitKeeper::CircuitKeeper(const Config& config, std::string holder, CURLM* multi,
-                             Forward forward)
-    : config_(config), holder_(std::move(holder)), multi_(multi), forward_(std::move(forward)) {
-  for (const auto& address : config.shards) {
-    shards_.emplace_back(address, config.redis_connect_timeout_ms, config.redis_command_timeout_ms);
-  }
-  shard_retry_at_.assign(shards_.size(), 0);
-  start([this] { run(); });
-}
-
-CircuitKeeper::~CircuitKeeper() { stop_and_join(); }
-
+CircuitKeeper::CircuitKeeper(const Config& config, std::string holder,
+                             std::vector<AsyncShard*> shards, Forward forward,
+                             std::function<void()> changed)
+    : config_(config),
+      holder_(std::move(holder)),
+      shards_(std::move(shards)),
+      forward_(std::move(forward)),
+      changed_(std::move(changed)),
+      shard_retry_at_(shards_.size(), 0) {}
 
 void CircuitKeeper::watch(std::map<std::string, int64_t> lease_ms) {
-  std::lock_guard<std::mutex> lock(mutex_);
   watched_ = std::move(lease_ms);
 }
 
 int CircuitKeeper::allowance(const std::string& receiver, int threshold) const {
-  std::lock_guard<std::mutex> lock(mutex_);
   auto it = views_.find(receiver);
   if (it == views_.end() || !circuit_stops(it->second.circuit, threshold)) {
     return -1;
@@ -64,54 +58,24 @@ int CircuitKeeper::allowance(const std::string& receiver, int threshold) const {
 }
 
 bool CircuitKeeper::quiet(const std::string& receiver) const {
-  std::lock_guard<std::mutex> lock(mutex_);
   auto it = views_.find(receiver);
   return it == views_.end() ||
          (it->second.circuit.phase == CircuitPhase::kClosed && it->second.circuit.failures == 0);
 }
 
-void CircuitKeeper::report(const std::string& receiver, bool receiver_failed, size_t shard,
-                           Outcome outcome) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  reports_.push_back({receiver, receiver_failed, shard, std::move(outcome)});
-  changed_.notify_all();
-}
-
-size_t CircuitKeeper::unreported() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return reports_.size();
-}
-
-void CircuitKeeper::run() {
-  while (true) {
-    std::deque<Report> batch;
-    bool stopping = false;
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait_for(lock, std::chrono::milliseconds(kTickMs),
-                        [&] { return !reports_.empty() || stopping_; });
-      stopping = stopping_;
-      batch.swap(reports_);
-      if (stopping && batch.empty()) {
-        return;
-      }
-    }
-    for (auto& report : batch) {
-      if (stopping && monotonic_ms() >= stop_deadline_ms_) {
-        forward_(report.shard, std::move(report.outcome));  // as it is: the attempt counts
-        continue;
-      }
-      record(std::move(report));
-    }
-    int64_t now = monotonic_ms();
-    if (!stopping && now >= next_refresh_ms_) {
-      refresh();
-      next_refresh_ms_ = monotonic_ms() + kRefreshMs;
-    }
+void CircuitKeeper::tick(int64_t now_ms) {
+  if (!stopping_ && refreshing_ == 0 && now_ms >= next_refresh_ms_) {
+    next_refresh_ms_ = now_ms + kRefreshMs;
+    refresh();
   }
 }
 
-RedisConnection* CircuitKeeper::shard_for(const std::string& receiver) {
+void CircuitKeeper::stop(int64_t deadline_ms) {
+  stopping_ = true;
+  stop_deadline_ms_ = deadline_ms;
+}
+
+AsyncShard* CircuitKeeper::shard_for(const std::string& receiver) {
   if (shards_.empty()) {
     return nullptr;
   }
@@ -119,7 +83,7 @@ RedisConnection* CircuitKeeper::shard_for(const std::string& receiver) {
   if (monotonic_ms() < shard_retry_at_[shard]) {
     return nullptr;
   }
-  return &shards_[shard];
+  return shards_[shard];
 }
 
 void CircuitKeeper::shard_failed(const std::string& receiver, const Status& status) {
@@ -133,149 +97,175 @@ void CircuitKeeper::shard_failed(const std::string& receiver, const Status& stat
   shard_retry_at_[shard] = monotonic_ms() + kShardRetryMs;
 }
 
-void CircuitKeeper::record(Report report) {
-  Outcome& outcome = report.outcome;
+// This process's own copy of the receiver's circuit, seeded from the last view.
+Circuit& CircuitKeeper::local_copy(const std::string& receiver) {
+  auto it = local_.find(receiver);
+  if (it == local_.end()) {
+    auto seen = views_.find(receiver);
+    it = local_.emplace(receiver, seen == views_.end() ? Circuit{} : seen->second.circuit).first;
+  }
+  return it->second;
+}
+
+void CircuitKeeper::report(const std::string& receiver, bool receiver_failed, size_t shard,
+                           Outcome outcome) {
   const Topic& topic = *outcome.topic;
+  if (AsyncShard* connection = shard_for(receiver)) {
+    ++reporting_;
+    int64_t lease_ms = topic.timeout_ms + config_.lease_margin_ms;
+    ScriptCall call =
+        circuit_report_call(receiver, receiver_failed, topic.circuit_failures,
+                            topic.circuit_open_ms, outcome.result.error, holder_, lease_ms);
+    connection->run(
+        std::move(call), [this, receiver, receiver_failed, shard,
+                          outcome = std::move(outcome)](Result<const redisReply*> reply) mutable {
+          --reporting_;
+          reported(receiver, receiver_failed, shard, std::move(outcome), std::move(reply), true);
+        });
+    return;
+  }
+  reported(receiver, receiver_failed, shard, std::move(outcome),
+           Status(Code::kUnavailable, "the circuit's shard is left alone for a while"), false);
+}
+
+void CircuitKeeper::reported(const std::string& receiver, bool failed, size_t shard,
+                             Outcome outcome, Result<const redisReply*> reply, bool asked) {
+  if (stopping_ && monotonic_ms() >= stop_deadline_ms_) {
+    forward_(shard, std::move(outcome));  // as it is: the attempt counts
+    return;
+  }
+  const Topic& topic = *outcome.topic;
+  if (reply.is_ok() && (*reply)->type == REDIS_REPLY_ARRAY && (*reply)->elements >= 1) {
+    const redisReply* first = (*reply)->element[0];
+    std::string told =
+        first->type == REDIS_REPLY_STRING ? std::string(first->str, first->len) : std::string();
+    CircuitChange change = told == "opened"   ? CircuitChange::kOpened
+                           : told == "closed" ? CircuitChange::kClosed
+                                              : CircuitChange::kNone;
+    Circuit circuit = circuit_from_reply(*reply, 1);
+    local_.erase(receiver);
+    shard_retry_at_[state_shard(config_.shards, receiver)] = 0;
+    decide(receiver, failed, shard, std::move(outcome), circuit, change, false);
+    return;
+  }
+  if (asked) {
+    shard_failed(receiver,
+                 reply.is_ok() ? Status(Code::kInternal, "unexpected reply") : reply.status());
+  }
+  // The shard is out: this process's own copy decides.
+  Circuit& own = local_copy(receiver);
   int64_t lease_ms = topic.timeout_ms + config_.lease_margin_ms;
-  Circuit circuit;
-  CircuitChange change = CircuitChange::kNone;
-  bool local = true;
-  if (RedisConnection* shard = shard_for(report.receiver)) {
-    auto reply = shard->run(circuit_report_call(report.receiver, report.failed,
-                                                topic.circuit_failures, topic.circuit_open_ms,
-                                                outcome.result.error, holder_, lease_ms));
-    if (reply.is_ok() && (*reply)->type == REDIS_REPLY_ARRAY && (*reply)->elements >= 1) {
-      const redisReply* first = (*reply)->element[0];
-      std::string told =
-          first->type == REDIS_REPLY_STRING ? std::string(first->str, first->len) : std::string();
-      change = told == "opened"   ? CircuitChange::kOpened
-               : told == "closed" ? CircuitChange::kClosed
-                                  : CircuitChange::kNone;
-      circuit = circuit_from_reply(reply->get(), 1);
-      local = false;
-      local_.erase(report.receiver);
-      shard_retry_at_[state_shard(config_.shards, report.receiver)] = 0;
-    } else {
-      shard_failed(report.receiver,
-                   reply.is_ok() ? Status(Code::kInternal, "unexpected reply") : reply.status());
-    }
+  CircuitChange local_change =
+      circuit_report(&own, failed, topic.circuit_failures, topic.circuit_open_ms,
+                     outcome.result.error, holder_, lease_ms, now_ms());
+  if (local_change != CircuitChange::kNone) {
+    err_log().warn("consumer: circuit of {} {} (this process only: its shard is out)", receiver,
+                   local_change == CircuitChange::kOpened ? "opened" : "closed");
   }
-  if (local) {
-    // The shard is out: this process's own copy, seeded from the last view.
-    auto it = local_.find(report.receiver);
-    if (it == local_.end()) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto seen = views_.find(report.receiver);
-      it = local_.emplace(report.receiver, seen == views_.end() ? Circuit{} : seen->second.circuit)
-               .first;
-    }
-    CircuitChange local_change =
-        circuit_report(&it->second, report.failed, topic.circuit_failures, topic.circuit_open_ms,
-                       outcome.result.error, holder_, lease_ms, now_ms());
-    if (local_change != CircuitChange::kNone) {
-      err_log().warn("consumer: circuit of {} {} (this process only: its shard is out)",
-                     report.receiver, local_change == CircuitChange::kOpened ? "opened" : "closed");
-    }
-    circuit = it->second;
-  }
-  set_view(report.receiver, circuit, local);
-  if (report.failed && circuit_stops(circuit, topic.circuit_failures)) {
+  decide(receiver, failed, shard, std::move(outcome), own, CircuitChange::kNone, true);
+}
+
+void CircuitKeeper::decide(const std::string& receiver, bool failed, size_t shard, Outcome outcome,
+                           const Circuit& circuit, CircuitChange change, bool local) {
+  const Topic& topic = *outcome.topic;
+  set_view(receiver, circuit, local);
+  if (failed && circuit_stops(circuit, topic.circuit_failures)) {
     outcome.count_attempt = false;
   }
   // Each process counts on its own while the shared state is out of reach,
   // so a job's attempts may land on several before any of them stops: its
   // last one is not spent on a receiver failure then.
-  if (report.failed && local &&
+  if (failed && local &&
       outcome.job.attempts >= max_attempts(topic, config_.default_max_attempts)) {
     outcome.count_attempt = false;
   }
   if (change == CircuitChange::kOpened) {
-    err_log().warn("consumer: circuit of {} opened after {} failures: {}", report.receiver,
+    err_log().warn("consumer: circuit of {} opened after {} failures: {}", receiver,
                    circuit.failures, circuit.last_error);
-    queue_alert(circuit_open_alert(topic, report.receiver, circuit.failures, circuit.open_ms,
+    queue_alert(circuit_open_alert(topic, receiver, circuit.failures, circuit.open_ms,
                                    circuit.last_error, now_ms()));
   } else if (change == CircuitChange::kClosed) {
     int64_t open_for = circuit.opened_at_ms > 0 ? circuit.since_ms - circuit.opened_at_ms : 0;
-    err_log().warn("consumer: circuit of {} closed after {} ms open", report.receiver, open_for);
-    queue_alert(circuit_closed_alert(topic, report.receiver, open_for, now_ms()));
+    err_log().warn("consumer: circuit of {} closed after {} ms open", receiver, open_for);
+    queue_alert(circuit_closed_alert(topic, receiver, open_for, now_ms()));
   }
-  forward_(report.shard, std::move(outcome));
+  forward_(shard, std::move(outcome));
 }
 
 void CircuitKeeper::refresh() {
-  std::map<std::string, int64_t> watched;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    watched = watched_;
-  }
-  for (const auto& [receiver, lease_ms] : watched) {
-    RedisConnection* shard = shard_for(receiver);
-    if (shard == nullptr) {
+  for (const auto& [receiver, lease_ms] : watched_) {
+    if (shard_for(receiver) == nullptr) {
       // The shard is out: probe by this process's own copy, seeded from the
       // last view.
-      auto own = local_.find(receiver);
-      if (own == local_.end()) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto seen = views_.find(receiver);
-        if (seen == views_.end()) {
-          continue;
-        }
-        own = local_.emplace(receiver, seen->second.circuit).first;
+      if (local_.count(receiver) == 0 && views_.count(receiver) == 0) {
+        continue;
       }
-      circuit_take_probe(&own->second, holder_, lease_ms, now_ms());
-      set_view(receiver, own->second, true);
+      Circuit& own = local_copy(receiver);
+      circuit_take_probe(&own, holder_, lease_ms, now_ms());
+      set_view(receiver, own, true);
       continue;
     }
-    auto read = shard->command({"HGETALL", keys::circuit(receiver)});
-    if (!read.is_ok()) {
-      shard_failed(receiver, read.status());
-      continue;
-    }
-    Circuit circuit = circuit_from_reply(read->get(), 0);
-    local_.erase(receiver);
-    shard_retry_at_[state_shard(config_.shards, receiver)] = 0;
-    if (circuit.phase != CircuitPhase::kClosed) {
-      // Everyone asks; the first whose wait is over (or whose lease is
-      // expired) gets it, and its holder renews it here while it lives.
-      auto probe = shard->run(circuit_probe_call(receiver, holder_, lease_ms));
-      if (probe.is_ok() && (*probe)->type == REDIS_REPLY_ARRAY && (*probe)->elements >= 1) {
-        circuit = circuit_from_reply(probe->get(), 1);
-        if ((*probe)->element[0]->type == REDIS_REPLY_INTEGER &&
-            (*probe)->element[0]->integer == 1) {
-          std::lock_guard<std::mutex> lock(mutex_);
-          views_[receiver].lease_until_mono_ms = monotonic_ms() + lease_ms - kLeaseSafetyMs;
-        }
-      }
-    }
-    set_view(receiver, circuit, false);
+    refresh_one(receiver, lease_ms);
   }
 }
 
+// HGETALL of the circuit, and while it is not closed the probe lease
+// (everyone asks; the first whose wait is over, or whose lease expired,
+// gets it, and its holder renews it here while it lives).
+void CircuitKeeper::refresh_one(const std::string& receiver, int64_t lease_ms) {
+  ++refreshing_;
+  shard_for(receiver)->command(
+      {"HGETALL", keys::circuit(receiver)},
+      [this, receiver, lease_ms](Result<const redisReply*> read) {
+        if (!read.is_ok()) {
+          shard_failed(receiver, read.status());
+          return refreshed();
+        }
+        Circuit circuit = circuit_from_reply(*read, 0);
+        local_.erase(receiver);
+        shard_retry_at_[state_shard(config_.shards, receiver)] = 0;
+        if (circuit.phase == CircuitPhase::kClosed || stopping_) {
+          set_view(receiver, circuit, false);
+          return refreshed();
+        }
+        shards_[state_shard(config_.shards, receiver)]->run(
+            circuit_probe_call(receiver, holder_, lease_ms),
+            [this, receiver, lease_ms, circuit](Result<const redisReply*> probe) mutable {
+              if (probe.is_ok() && (*probe)->type == REDIS_REPLY_ARRAY && (*probe)->elements >= 1) {
+                circuit = circuit_from_reply(*probe, 1);
+                if ((*probe)->element[0]->type == REDIS_REPLY_INTEGER &&
+                    (*probe)->element[0]->integer == 1) {
+                  views_[receiver].lease_until_mono_ms = monotonic_ms() + lease_ms - kLeaseSafetyMs;
+                }
+              }
+              set_view(receiver, circuit, false);
+              refreshed();
+            });
+      });
+}
+
+void CircuitKeeper::refreshed() { --refreshing_; }
+
 void CircuitKeeper::set_view(const std::string& receiver, const Circuit& circuit, bool local) {
-  bool changed = false;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    View& view = views_[receiver];
-    changed = view.circuit.phase != circuit.phase || view.circuit.failures != circuit.failures ||
-              view.circuit.allowed != circuit.allowed || view.circuit.holder != circuit.holder ||
-              view.local != local;
-    if (local && circuit.holder == holder_ && circuit.lease_until_ms > 0) {
-      view.lease_until_mono_ms = monotonic_ms() + (circuit.lease_until_ms - now_ms());
-    }
-    if (circuit.holder != holder_) {
-      view.lease_until_mono_ms = 0;
-    }
-    view.circuit = circuit;
-    view.local = local;
-    int open = 0;
-    for (const auto& entry : views_) {
-      open += entry.second.circuit.phase != CircuitPhase::kClosed ? 1 : 0;
-    }
-    not_closed_.store(open);
+  View& view = views_[receiver];
+  bool changed = view.circuit.phase != circuit.phase || view.circuit.failures != circuit.failures ||
+                 view.circuit.allowed != circuit.allowed || view.circuit.holder != circuit.holder ||
+                 view.local != local;
+  if (local && circuit.holder == holder_ && circuit.lease_until_ms > 0) {
+    view.lease_until_mono_ms = monotonic_ms() + (circuit.lease_until_ms - now_ms());
   }
+  if (circuit.holder != holder_) {
+    view.lease_until_mono_ms = 0;
+  }
+  view.circuit = circuit;
+  view.local = local;
+  int open = 0;
+  for (const auto& entry : views_) {
+    open += entry.second.circuit.phase != CircuitPhase::kClosed ? 1 : 0;
+  }
+  not_closed_ = open;
   if (changed) {
-    version_.fetch_add(1);
-    curl_multi_wakeup(multi_);
+    changed_();
   }
 }
 

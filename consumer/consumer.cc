@@ -15,7 +15,7 @@ int run_consumer(const Config& config, int index) {
   install_stop_handlers();
   curl_global_init(CURL_GLOBAL_DEFAULT);
   use_callback_policy(CallbackPolicy::from_config(config));
-  flush_notify_log_by_caller();  // each ShardWorker flushes once per recorded batch
+  flush_notify_log_by_caller();  // ShardCalls flushes once per answered call
   err_log().info("dq-consume_{} starting: {} shard(s), {} deliveries in flight at most", index,
                  config.shards.size(), config.consumer_concurrency);
   int code = 0;

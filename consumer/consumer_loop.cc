@@ -1,4 +1,4 @@
-// The consumer's deliver loop (see consumer_loop.h).
+// The consumer's one loop (see consumer_loop.h).
 #include "consumer/consumer_loop.h"
 
 #include <unistd.h>
@@ -11,16 +11,14 @@
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/drain_time.h"
-#include "common/registry/receiver.h"
 #include "consumer/circuit_keeper.h"
-#include "consumer/shard_worker.h"
 #include "consumer/slot_planner.h"
 #include "consumer/wake_waiter.h"
 
 namespace dq {
 namespace {
 
-constexpr int kIdlePollMs = 100;        // longest sleep; stop and refresh are seen within it
+constexpr int64_t kTickMs = 100;        // stop, logs, registry and retries are seen within it
 constexpr int64_t kSweepMs = 1000;      // reserve even without a wake this often
 constexpr int64_t kRedisRetryMs = 500;  // after a Redis error on a shard
 constexpr int64_t kOnlineListMs = 200;  // rebuild the online topic list this often
@@ -48,10 +46,18 @@ bool same_settings(const Topic& a, const Topic& b) {
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
                     t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
                     t.max_deferrals, t.dead_on, t.retry_jitter, t.circuit_breaker,
-                    t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate,
-                    t.max_burst, t.signing_keys);
+                    t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate, t.max_burst,
+                    t.signing_keys);
   };
   return fields(a) == fields(b);
+}
+
+// The store's settings for a consumer: it adds no job, so it needs no
+// connections that confirm adds on replicas.
+Config store_settings(const Config& config) {
+  Config settings = config;
+  settings.redis_wait_replicas = 0;
+  return settings;
 }
 
 }  // namespace
@@ -59,38 +65,157 @@ bool same_settings(const Topic& a, const Topic& b) {
 ConsumerLoop::ConsumerLoop(const Config& config, std::string title)
     : config_(config),
       title_(std::move(title)),
+      store_config_(store_settings(config)),
+      base_(event_base_new()),
+      store_(base_.get(), store_config_),
+      wakes_(base_.get(), store_config_),
       topics_(config.sqlite_path),
-      multi_(curl_multi_init()),
+      curl_(base_.get(), [this](CURL* easy, CURLcode code) { finished(easy, code); }),
+      clock_(base_.get(), curl_, [this](CURL* easy) { late(easy); }),
       shards_(config.shards.size()),
       checker_(config.pid_file) {
   long connections = std::max(1, config.consumer_concurrency);
   // At most `concurrency` transfers run, so a per-host cap equal to it never
   // queues one topic's transfer behind another topic's on the same host.
-  curl_multi_setopt(multi_.get(), CURLMOPT_MAX_HOST_CONNECTIONS, connections);
-  curl_multi_setopt(multi_.get(), CURLMOPT_MAXCONNECTS, connections);
+  curl_multi_setopt(curl_.multi(), CURLMOPT_MAX_HOST_CONNECTIONS, connections);
+  curl_multi_setopt(curl_.multi(), CURLMOPT_MAXCONNECTS, connections);
   std::string prefix = reserve_prefix();
   for (size_t shard = 0; shard < config.shards.size(); ++shard) {
-    workers_.push_back(std::make_unique<ShardWorker>(config, shard, multi_.get(), prefix));
+    calls_.push_back(std::make_unique<ShardCalls>(
+        config, shard, base_.get(), store_, prefix,
+        [this](size_t from, ReserveReply reply) { reserved(from, std::move(reply)); }));
   }
   circuits_ = std::make_unique<CircuitKeeper>(
-      config, prefix, multi_.get(),
-      [this](size_t shard, Outcome outcome) { workers_[shard]->record(std::move(outcome)); });
-  waiter_ = std::make_unique<WakeWaiter>(config, multi_.get());
-  permits_ = std::make_unique<PermitKeeper>(config, multi_.get());
+      config, prefix, store_.connections(),
+      [this](size_t shard, Outcome outcome) { calls_[shard]->record(std::move(outcome)); },
+      [this] { circuits_changed(); });
+  permits_ = std::make_unique<PermitKeeper>(config, base_.get(), store_.connections(), [this] {
+    // A capped topic may take jobs now: shards holding its jobs still count
+    // them as ready (ready_left), so a change is enough to ask them again.
+    ++changes_;
+    plan_soon();
+  });
+  tick_.reset(event_new(base_.get(), -1, EV_PERSIST, &ConsumerLoop::on_tick, this));
+  plan_.reset(event_new(base_.get(), -1, 0, &ConsumerLoop::on_plan, this));
   Status refreshed = topics_.refresh();
   if (!refreshed.is_ok()) {
     err_log().warn("consumer: cannot read topics: {}", refreshed.message());
   }
 }
 
+// Every command still waiting is failed first, while everything its
+// callback may touch still exists; then the transfers are taken out.
 ConsumerLoop::~ConsumerLoop() {
-  waiter_.reset();  // joins before the multi handle goes
-  permits_.reset();
-  for (auto& entry : deliveries_) {
-    curl_multi_remove_handle(multi_.get(), entry.first);
+  if (waiter_) {
+    waiter_->stop();
   }
-  circuits_.reset();  // joins; it forwards to the workers
-  workers_.clear();   // joins
+  wakes_.shutdown();
+  store_.shutdown();
+  for (auto& entry : deliveries_) {
+    curl_.remove(entry.first);
+  }
+}
+
+int ConsumerLoop::run() {
+  store_.start();
+  wakes_.start();
+  // Wake waits start once each shard's first connect has ended, so a start
+  // is not logged as a refused wait.
+  while (!stop_requested() && !(store_.first_connects_ended() && wakes_.first_connects_ended())) {
+    event_base_loop(base_.get(), EVLOOP_ONCE);
+  }
+  waiter_ = std::make_unique<WakeWaiter>(config_, base_.get(), wakes_, [this] { plan_soon(); });
+  timeval every{0, static_cast<suseconds_t>(kTickMs * 1000)};
+  event_add(tick_.get(), &every);
+  plan_soon();
+  event_base_dispatch(base_.get());
+  for (const auto& calls : calls_) {
+    calls->report_unfinished();
+  }
+  if (clock_.stalls() > 0) {
+    err_log().info("consumer: the loop stood still {} time(s), the longest {} ms", clock_.stalls(),
+                   clock_.longest_stall_ms());
+  }
+  return 0;
+}
+
+void ConsumerLoop::on_tick(evutil_socket_t /*fd*/, short /*events*/, void* self) {
+  static_cast<ConsumerLoop*>(self)->tick();
+}
+
+void ConsumerLoop::on_plan(evutil_socket_t /*fd*/, short /*events*/, void* self) {
+  auto* loop = static_cast<ConsumerLoop*>(self);
+  loop->plan_queued_ = false;
+  if (loop->drain_deadline_ms_ < 0) {
+    loop->request_reserves();
+  }
+}
+
+void ConsumerLoop::plan_soon() {
+  if (!plan_queued_) {
+    plan_queued_ = true;
+    event_active(plan_.get(), EV_TIMEOUT, 1);
+  }
+}
+
+void ConsumerLoop::tick() {
+  int64_t now = monotonic_ms();
+  if (stop_requested() && drain_deadline_ms_ < 0) {
+    begin_stop();
+  }
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  reopen_logs_if_asked(config_.log_dir, config_.log_level, title_);
+  for (auto& calls : calls_) {
+    calls->tick(now);
+  }
+  circuits_->tick(now);
+  if (drain_deadline_ms_ >= 0) {
+    check_drained(now);
+    return;
+  }
+  if (now >= next_sweep_ms_) {
+    // The safety net: every shard is asked again, wake or not.
+    next_sweep_ms_ = now + kSweepMs;
+    for (auto& state : shards_) {
+      state.maybe_ready = true;
+    }
+    ++changes_;
+  }
+  plan_soon();
+}
+
+void ConsumerLoop::begin_stop() {
+  // The calls in flight finish (each within its topic's timeout) and their
+  // outcomes get recorded before the master's deadline for this process
+  // (common/registry/drain_time.h), which is at least this long.
+  int64_t longest = 0;
+  for (const auto& entry : deliveries_) {
+    longest = std::max<int64_t>(longest, entry.second->topic->timeout_ms);
+  }
+  drain_deadline_ms_ =
+      monotonic_ms() + std::max<int64_t>(200, consumer_drain_ms(config_, longest) - 500);
+  waiter_->stop();
+  for (auto& calls : calls_) {
+    calls->stop(drain_deadline_ms_);
+  }
+  circuits_->stop(drain_deadline_ms_);
+}
+
+// The stop ends once every call has ended and every outcome is recorded,
+// every reserve answered (its jobs given back), and the permits on hand
+// returned; or at the deadline.
+void ConsumerLoop::check_drained(int64_t now) {
+  bool quiet = deliveries_.empty() && circuits_->unreported() == 0 &&
+               std::none_of(calls_.begin(), calls_.end(), [](const auto& calls) {
+                 return calls->reserving() || calls->unfinished() > 0;
+               });
+  if (quiet && !permits_stopped_) {
+    permits_stopped_ = true;
+    permits_->stop();
+  }
+  if ((quiet && permits_->settled()) || now >= drain_deadline_ms_) {
+    event_base_loopbreak(base_.get());
+  }
 }
 
 const std::vector<Topic>& ConsumerLoop::online_topics() {
@@ -101,65 +226,6 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
     watch_receivers();
   }
   return online_;
-}
-
-const std::string& ConsumerLoop::receiver_of(const Topic& topic) {
-  auto it = receivers_.find(topic.callback_url);
-  if (it != receivers_.end()) {
-    return it->second;
-  }
-  if (receivers_.size() >= 4096) {
-    receivers_.clear();  // topics come and go
-  }
-  return receivers_.emplace(topic.callback_url, callback_receiver(topic.callback_url))
-      .first->second;
-}
-
-void ConsumerLoop::watch_receivers() {
-  std::map<std::string, int64_t> lease_ms;
-  for (const Topic& topic : online_) {
-    const std::string& receiver = receiver_of(topic);
-    if (topic.circuit_breaker && !receiver.empty()) {
-      int64_t lease = topic.timeout_ms + config_.lease_margin_ms;
-      lease_ms[receiver] = std::max(lease_ms[receiver], lease);
-    }
-  }
-  circuits_->watch(std::move(lease_ms));
-}
-
-const std::vector<Topic>& ConsumerLoop::reservable_topics(
-    std::vector<Topic>* scratch, std::map<std::string, std::string>* probing,
-    std::map<std::string, int>* room) {
-  const std::vector<Topic>& online = online_topics();
-  probing->clear();
-  room->clear();
-  if (!circuits_->any_open()) {
-    return online;
-  }
-  scratch->clear();
-  for (const Topic& topic : online) {
-    const std::string& receiver = receiver_of(topic);
-    int allowed = topic.circuit_breaker && !receiver.empty()
-                      ? circuits_->allowance(receiver, topic.circuit_failures)
-                      : -1;
-    if (allowed >= 0) {
-      // Probing: the receiver's calls in flight, and those reserves in flight
-      // may bring, use the allowance up.
-      auto busy = receiver_in_flight_.find(receiver);
-      allowed -= busy == receiver_in_flight_.end() ? 0 : busy->second;
-      for (const auto& state : shards_) {
-        auto promised = state.probes_promised.find(receiver);
-        allowed -= promised == state.probes_promised.end() ? 0 : promised->second;
-      }
-      if (allowed <= 0) {
-        continue;
-      }
-      (*probing)[topic.name] = receiver;
-      (*room)[receiver] = allowed;  // the same for each of its topics
-    }
-    scratch->push_back(topic);
-  }
-  return *scratch;
 }
 
 std::unique_ptr<Delivery> ConsumerLoop::take_delivery() {
@@ -192,8 +258,8 @@ std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
 // delivered.
 bool ConsumerLoop::held_elsewhere(size_t shard) const {
   const std::string name = config_.shards[shard].name();
-  for (size_t other = 0; other < workers_.size(); ++other) {
-    if (other != shard && workers_[other]->held_for().count(name) > 0) {
+  for (size_t other = 0; other < calls_.size(); ++other) {
+    if (other != shard && calls_[other]->held_for().count(name) > 0) {
       return true;
     }
   }
@@ -202,21 +268,9 @@ bool ConsumerLoop::held_elsewhere(size_t shard) const {
 
 void ConsumerLoop::request_reserves() {
   int64_t now = monotonic_ms();
-  if (now >= next_sweep_ms_) {
-    next_sweep_ms_ = now + kSweepMs;
-    for (auto& state : shards_) {
-      state.maybe_ready = true;
-    }
-    ++changes_;
-  }
-  if (permits_->arrived()) {
-    // A capped topic may take jobs now: shards holding its jobs still count
-    // them as ready (ready_left), so a change is enough to ask them again.
-    ++changes_;
-  }
   update_permit_wants(online_topics());
   for (size_t shard = 0; shard < shards_.size(); ++shard) {
-    if (waiter_->take(shard)) {
+    if (waiter_ && waiter_->take(shard)) {
       shards_[shard].maybe_ready = true;
       ++changes_;
     }
@@ -236,7 +290,7 @@ void ConsumerLoop::request_reserves() {
     size_t shard = (round_ + i) % shards_.size();
     const ShardState& state = shards_[shard];
     if (!state.maybe_ready || state.empty_at_turn == changes_ || now < state.retry_at_ms ||
-        workers_[shard]->reserving() || held_elsewhere(shard) ||
+        calls_[shard]->reserving() || held_elsewhere(shard) ||
         checker_.is_unreachable(config_.shards[shard].name())) {
       continue;
     }
@@ -285,56 +339,59 @@ void ConsumerLoop::request_reserves() {
     shards_[shard].promised = most;
     shards_[shard].asked_at_turn = changes_;
     free_slots -= most;
-    workers_[shard]->reserve(std::move(slots), most, std::move(probe));
+    // Its answer may come at once (a shard that is down): the state above is set first.
+    calls_[shard]->reserve(slots, most, std::move(probe));
   }
 }
 
-void ConsumerLoop::take_reserved() {
-  for (size_t shard = 0; shard < workers_.size(); ++shard) {
-    auto reply = workers_[shard]->take_reply();
-    if (!reply) {
-      continue;
-    }
-    ShardState& state = shards_[shard];
-    state.promised = 0;
-    state.probes_promised.clear();
-    std::map<std::string, PermitBatch> permits = std::move(state.permits);
-    state.permits.clear();
-    for (const auto& [topic, jobs] : reply->waiting) {
-      waiting_[topic][shard] = jobs;
-    }
-    if (!reply->ok) {
-      give_back_unused(permits);
-      state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
-      state.maybe_ready = true;
-      continue;
-    }
-    note_brought(shard, permits, *reply);
-    // Jobs left, or a full batch: ask again as soon as slots allow.
-    state.maybe_ready =
-        reply->ready_left > 0 || static_cast<int>(reply->jobs.size()) >= reply->asked;
-    // Slots freed while it was in flight count as a change: compare with the
-    // turn it was asked at, or those would wait for the next sweep.
-    if (reply->jobs.empty()) {
-      state.empty_at_turn = state.asked_at_turn;
-    }
-    for (auto& job : reply->jobs) {
-      const Topic* topic = topics_.find(job.job.topic);
-      Topic fallback;
-      if (!topic) {
-        fallback.name = job.job.topic;
-        topic = &fallback;
-      }
-      bool permit = false;
-      auto bag = permits.find(job.job.topic);
-      if (bag != permits.end() && bag->second.count > 0) {
-        permit = true;
-        --bag->second.count;
-      }
-      start_delivery(std::move(job), *topic, permit);
+void ConsumerLoop::reserved(size_t shard, ReserveReply reply) {
+  ShardState& state = shards_[shard];
+  state.promised = 0;
+  state.probes_promised.clear();
+  std::map<std::string, PermitBatch> permits = std::move(state.permits);
+  state.permits.clear();
+  plan_soon();  // its slots are free again
+  for (const auto& [topic, jobs] : reply.waiting) {
+    waiting_[topic][shard] = jobs;
+  }
+  if (!reply.ok) {
+    give_back_unused(permits);
+    state.retry_at_ms = monotonic_ms() + kRedisRetryMs;
+    state.maybe_ready = true;
+    return;
+  }
+  if (drain_deadline_ms_ >= 0) {
+    // Stopping: its jobs go back at once, their attempts uncounted.
+    if (!reply.jobs.empty()) {
+      calls_[shard]->give_back(reply.reserve_id);
     }
     give_back_unused(permits);
+    return;
   }
+  note_brought(shard, permits, reply);
+  // Jobs left, or a full batch: ask again as soon as slots allow.
+  state.maybe_ready = reply.ready_left > 0 || static_cast<int>(reply.jobs.size()) >= reply.asked;
+  // Slots freed while it was in flight count as a change: compare with the
+  // turn it was asked at, or those would wait for the next sweep.
+  if (reply.jobs.empty()) {
+    state.empty_at_turn = state.asked_at_turn;
+  }
+  for (auto& job : reply.jobs) {
+    const Topic* topic = topics_.find(job.job.topic);
+    Topic fallback;
+    if (!topic) {
+      fallback.name = job.job.topic;
+      topic = &fallback;
+    }
+    bool permit = false;
+    auto bag = permits.find(job.job.topic);
+    if (bag != permits.end() && bag->second.count > 0) {
+      permit = true;
+      --bag->second.count;
+    }
+    start_delivery(std::move(job), *topic, permit);
+  }
+  give_back_unused(permits);
 }
 
 void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic, bool permit) {
@@ -349,142 +406,78 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic, bool
   }
   delivery->permit = permit;
   build_callback_request(topic, delivery->job, &delivery->request);
+  int64_t timeout_ms = std::max(1, delivery->topic->timeout_ms);
   delivery->started_ms = monotonic_ms();
+  delivery->deadline_ms = delivery->started_ms + timeout_ms;
   prepare_transfer(delivery.get());
   CURL* easy = delivery->easy.get();
-  CURLMcode added = curl_multi_add_handle(multi_.get(), easy);
+  CURLMcode added = curl_.add(easy);
   ++in_flight_[delivery->job.topic];
   Delivery* raw = delivery.get();
   deliveries_.emplace(easy, std::move(delivery));
-  if (added != CURLM_OK) {
-    // Treat it as a failed attempt: the retry schedule applies as usual.
-    std::snprintf(raw->error, sizeof(raw->error), "curl_multi_add_handle: %s",
-                  curl_multi_strerror(added));
-    TransferResult result = transfer_result(raw, CURLE_FAILED_INIT);
-    Outcome outcome;
-    outcome.job = raw->job;
-    outcome.lease = raw->lease;
-    outcome.topic = raw->topic;
-    outcome.result = std::move(result);
-    outcome.give_up_at_ms =
-        monotonic_ms() + raw->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
-    workers_[raw->shard]->record(std::move(outcome));
-    end_call(*raw);
-    if (--in_flight_[raw->job.topic] <= 0) {
-      in_flight_.erase(raw->job.topic);
-    }
-    if (!raw->receiver.empty() && --receiver_in_flight_[raw->receiver] <= 0) {
-      receiver_in_flight_.erase(raw->receiver);
-    }
-    auto it = deliveries_.find(easy);
-    keep_delivery(std::move(it->second));
-    deliveries_.erase(it);
+  if (added == CURLM_OK) {
+    // A stall of the loop may lengthen the call, never past half the lease
+    // margin before the lease (timeout + margin) ends.
+    clock_.start(easy, raw->deadline_ms,
+                 raw->started_ms + timeout_ms + config_.lease_margin_ms / 2);
+    return;
   }
+  // Treat it as a failed attempt: the retry schedule applies as usual.
+  std::snprintf(raw->error, sizeof(raw->error), "curl_multi_add_handle: %s",
+                curl_multi_strerror(added));
+  finished(easy, CURLE_FAILED_INIT);
 }
 
-int ConsumerLoop::collect_finished() {
-  int ended = 0;
-  int queued = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi_.get(), &queued)) {
-    if (message->msg != CURLMSG_DONE) {
-      continue;
-    }
-    auto it = deliveries_.find(message->easy_handle);
-    if (it == deliveries_.end()) {
-      continue;
-    }
-    CURLcode code = message->data.result;  // read before removing the handle
-    curl_multi_remove_handle(multi_.get(), message->easy_handle);
-    Delivery* delivery = it->second.get();
-    end_call(*delivery);
-    Outcome outcome;
-    outcome.result = transfer_result(delivery, code);
-    outcome.latency_ms = monotonic_ms() - delivery->started_ms;
-    outcome.give_up_at_ms = delivery->started_ms + delivery->topic->timeout_ms +
-                            config_.lease_margin_ms + kRecordGraceMs;
-    outcome.job = std::move(delivery->job);
-    outcome.lease = std::move(delivery->lease);
-    outcome.topic = std::move(delivery->topic);
-    size_t shard = delivery->shard;
-    if (--in_flight_[outcome.job.topic] <= 0) {
-      in_flight_.erase(outcome.job.topic);
-    }
-    std::string receiver = std::move(delivery->receiver);
-    CallVerdict verdict = call_verdict(outcome.result, !delivery->guard.refused().empty());
-    keep_delivery(std::move(it->second));
-    deliveries_.erase(it);
-    ++ended;
-    if (!receiver.empty()) {
-      if (--receiver_in_flight_[receiver] <= 0) {
-        receiver_in_flight_.erase(receiver);
-      }
-      // The circuit hears of every receiver failure, and of an answer while
-      // it is not quiet; it passes the outcome on to the shard's worker.
-      bool failed = verdict == CallVerdict::kReceiverFailed;
-      if (failed || (verdict == CallVerdict::kAlive && !circuits_->quiet(receiver))) {
-        circuits_->report(receiver, failed, shard, std::move(outcome));
-        continue;
-      }
-    }
-    workers_[shard]->record(std::move(outcome));
+void ConsumerLoop::late(CURL* easy) {
+  auto it = deliveries_.find(easy);
+  if (it == deliveries_.end()) {
+    clock_.end(easy);
+    return;
   }
-  if (ended > 0) {
-    ++changes_;
-  }
-  return ended;
+  note_timeout(it->second.get(), monotonic_ms() - it->second->started_ms);
+  finished(easy, CURLE_OPERATION_TIMEDOUT);
 }
 
-int ConsumerLoop::run() {
-  int64_t drain_deadline = -1;
-  while (true) {
-    bool stopping = stop_requested();
-    if (stopping && drain_deadline < 0) {
-      // The calls in flight finish (each within its topic's timeout) and
-      // their outcomes get recorded before the master's deadline for this
-      // process (common/registry/drain_time.h), which is at least this long.
-      int64_t longest = 0;
-      for (const auto& entry : deliveries_) {
-        longest = std::max<int64_t>(longest, entry.second->topic->timeout_ms);
-      }
-      drain_deadline =
-          monotonic_ms() + std::max<int64_t>(200, consumer_drain_ms(config_, longest) - 500);
-    }
-    if (stopping && deliveries_.empty() &&
-        std::none_of(workers_.begin(), workers_.end(),
-                     [](const auto& worker) { return worker->reserving(); })) {
-      break;
-    }
-    topics_.refresh_if_older(config_.registry_refresh_ms);
-    reopen_logs_if_asked(config_.log_dir, config_.log_level, title_);
-    if (circuits_->version() != circuits_seen_) {
-      // A circuit changed: topics it stopped may take jobs again (or not).
-      circuits_seen_ = circuits_->version();
-      for (auto& state : shards_) {
-        state.maybe_ready = true;
-      }
-      ++changes_;
-    }
-    take_reserved();
-    if (!stopping) {
-      request_reserves();
-    }
-    int running = 0;
-    curl_multi_perform(multi_.get(), &running);
-    int progressed = collect_finished();
-    if (progressed > 0) {
-      continue;  // freed slots: look again before sleeping
-    }
-    curl_multi_poll(multi_.get(), nullptr, 0, kIdlePollMs, nullptr);
+void ConsumerLoop::finished(CURL* easy, CURLcode code) {
+  clock_.end(easy);
+  curl_.remove(easy);  // after curl's result was read; aborts a call the clock ended
+  auto it = deliveries_.find(easy);
+  if (it == deliveries_.end()) {
+    return;
   }
-  // Reserves still in flight: their jobs are leased to this process but not
-  // started; they go back when their lease expires (the attempt counts).
-  circuits_->stop(drain_deadline);
-  circuits_.reset();  // joins once every reported outcome is passed on
-  for (auto& worker : workers_) {
-    worker->stop(drain_deadline);
+  Delivery* delivery = it->second.get();
+  end_call(*delivery);
+  Outcome outcome;
+  outcome.result = transfer_result(delivery, code);
+  outcome.latency_ms = monotonic_ms() - delivery->started_ms;
+  outcome.give_up_at_ms =
+      delivery->started_ms + delivery->topic->timeout_ms + config_.lease_margin_ms + kRecordGraceMs;
+  outcome.job = std::move(delivery->job);
+  outcome.lease = std::move(delivery->lease);
+  outcome.topic = std::move(delivery->topic);
+  size_t shard = delivery->shard;
+  if (--in_flight_[outcome.job.topic] <= 0) {
+    in_flight_.erase(outcome.job.topic);
   }
-  workers_.clear();  // joins once every outcome is recorded or the deadline passed
-  return 0;
+  std::string receiver = std::move(delivery->receiver);
+  CallVerdict verdict = call_verdict(outcome.result, !delivery->guard.refused().empty());
+  keep_delivery(std::move(it->second));
+  deliveries_.erase(it);
+  ++changes_;
+  plan_soon();
+  if (!receiver.empty()) {
+    if (--receiver_in_flight_[receiver] <= 0) {
+      receiver_in_flight_.erase(receiver);
+    }
+    // The circuit hears of every receiver failure, and of an answer while
+    // it is not quiet; it passes the outcome on to the shard's calls.
+    bool failed = verdict == CallVerdict::kReceiverFailed;
+    if (failed || (verdict == CallVerdict::kAlive && !circuits_->quiet(receiver))) {
+      circuits_->report(receiver, failed, shard, std::move(outcome));
+      return;
+    }
+  }
+  calls_[shard]->record(std::move(outcome));
 }
 
 }  // namespace dq

@@ -1,14 +1,23 @@
-// ConsumerLoop: the main loop of one dq-consume_N process. It runs callbacks
-// on one libcurl multi handle and never calls Redis itself: each shard has a
-// ShardWorker thread (shard_worker.h) that reserves jobs for it and records
-// outcomes. The loop decides when and how much to reserve per shard
-// (slot_planner.h), so a slow shard holds only the slots it was promised.
+// ConsumerLoop: one dq-consume_N process, on one libevent loop and one
+// thread. The loop drives libcurl's multi interface through its socket and
+// timer callbacks (consumer/curl_loop.h) beside the asynchronous job store
+// (common/store/async_job_store.h): reserves, acks and fails per shard
+// (shard_calls.h), wake-ups (wake_waiter.h), permits of capped topics
+// (permit_keeper.h) and receivers' circuits (circuit_keeper.h) are calls on
+// the same loop, answered by callbacks; nothing waits on Redis and nothing
+// is handed between threads. Calls are judged late by the consumer's own
+// clock (transfer_clock.h), so a pause of the process is not a timeout.
 //
-// When to reserve on a shard: it may have ready jobs (a wake token from the
-// timer, or the last reserve said jobs were left), and something changed since
-// the last reserve that took nothing (a slot freed, a wake came). So a wake is
-// never lost, whatever the number of topics and however slots are shared.
+// The loop decides when and how much to reserve per shard (slot_planner.h),
+// so a slow shard holds only the slots it was promised. When to reserve on a
+// shard: it may have ready jobs (a wake token from the timer, or the last
+// reserve said jobs were left), and something changed since the last reserve
+// that took nothing (a slot freed, a wake came). So a wake is never lost,
+// whatever the number of topics and however slots are shared.
 #pragma once
+
+#include <curl/curl.h>
+#include <event2/event.h>
 
 #include <cstdint>
 #include <map>
@@ -19,19 +28,20 @@
 #include <vector>
 
 #include "common/core/config.h"
-#include "common/http/curl_handle.h"
+#include "common/core/event_handles.h"
 #include "common/redis/shard_health.h"
 #include "common/registry/topic_cache.h"
-#include "common/store/job_store.h"
+#include "common/store/async_job_store.h"
+#include "consumer/curl_loop.h"
 #include "consumer/delivery.h"
 #include "consumer/permit_keeper.h"
+#include "consumer/shard_calls.h"
+#include "consumer/transfer_clock.h"
 
 namespace dq {
 
 class WakeWaiter;
-class ShardWorker;
 class CircuitKeeper;
-struct ReserveReply;
 
 class ConsumerLoop {
  public:
@@ -56,6 +66,13 @@ class ConsumerLoop {
     std::map<std::string, PermitBatch> permits;
   };
 
+  static void on_tick(evutil_socket_t fd, short events, void* self);
+  static void on_plan(evutil_socket_t fd, short events, void* self);
+  void tick();
+  // Plans reserves once, at the end of this loop turn.
+  void plan_soon();
+  void begin_stop();
+  void check_drained(int64_t now);
   void request_reserves();
   // Capped topics (consumer/permit_keeper.h): how many permits to keep on
   // hand, and the slots of a reserve clamped to the permits taken for it.
@@ -67,10 +84,12 @@ class ConsumerLoop {
   void end_call(Delivery& delivery);
   // Permits taken for a reserve that brought fewer jobs go back to the keeper's hand.
   void give_back_unused(std::map<std::string, PermitBatch>& permits);
-  void take_reserved();  // starts the deliveries reserves brought back
+  void reserved(size_t shard, ReserveReply reply);  // starts the deliveries a reserve brought
   void start_delivery(ReservedJob reserved, const Topic& topic, bool permit);
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
-  int collect_finished();  // returns how many ended
+  void finished(CURL* easy, CURLcode code);  // a transfer ended (curl, or the clock)
+  void late(CURL* easy);                     // the clock ends a call
+  void circuits_changed();
   const std::vector<Topic>& online_topics();
   bool held_elsewhere(size_t shard) const;
   // The online topics a reserve on a shard may list: all of them while every
@@ -87,18 +106,27 @@ class ConsumerLoop {
 
   const Config& config_;
   std::string title_;  // process title, for reopening logs on SIGHUP
+  // The store's settings: the consumer adds nothing, so no replica
+  // confirmation connections.
+  Config store_config_;
+  UniqueEventBase base_;  // first: every event and connection below is on it
+  AsyncJobStore store_;   // reserves, acks, fails; permits, circuits and plain reads
+  AsyncJobStore wakes_;   // wake waits only (a BLPOP holds its connection)
   TopicCache topics_;
-  CurlMulti multi_;
-  std::unique_ptr<WakeWaiter> waiter_;
+  CurlLoop curl_;
+  TransferClock clock_;
+  std::vector<std::unique_ptr<ShardCalls>> calls_;
+  std::unique_ptr<CircuitKeeper> circuits_;  // forwards outcomes to calls_
   std::unique_ptr<PermitKeeper> permits_;
+  std::unique_ptr<WakeWaiter> waiter_;
+  UniqueEvent tick_;
+  UniqueEvent plan_;
+  bool plan_queued_ = false;
   // Capped topics: jobs ready per shard, as the last reserve there saw them
   // (kMoreReady: it used every permit, so more may wait).
   static constexpr int64_t kMoreReady = int64_t{1} << 30;
   std::map<std::string, std::map<size_t, int64_t>> waiting_;
-  std::set<std::string> capped_;  // capped topics the keeper was told about
-  std::vector<std::unique_ptr<ShardWorker>> workers_;
-  std::unique_ptr<CircuitKeeper> circuits_;        // forwards outcomes to workers_
-  uint64_t circuits_seen_ = 0;                     // circuits_->version() last planned with
+  std::set<std::string> capped_;                   // capped topics the keeper was told about
   std::map<std::string, int> receiver_in_flight_;  // calls per receiver with a breaker
   std::map<std::string, std::string> receivers_;   // callback URL -> host:port
   std::vector<ShardState> shards_;
@@ -119,6 +147,8 @@ class ConsumerLoop {
   int64_t next_sweep_ms_ = 0;  // reserve even without a wake this often
   uint64_t changes_ = 1;       // bumped when a slot frees or a wake comes
   uint64_t round_ = 0;
+  int64_t drain_deadline_ms_ = -1;  // set when the stop began
+  bool permits_stopped_ = false;
 };
 
 }  // namespace dq

@@ -6,7 +6,7 @@
 
 #include "common/registry/topic_caps.h"
 #include "consumer/consumer_loop.h"
-#include "consumer/shard_worker.h"
+#include "consumer/shard_calls.h"
 #include "consumer/slot_planner.h"
 
 namespace dq {

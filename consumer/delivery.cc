@@ -2,6 +2,7 @@
 #include "consumer/delivery.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <unordered_map>
@@ -16,6 +17,9 @@ namespace {
 
 constexpr size_t kResponseHeadBytes = 200;                // shown in an attempt's error text
 constexpr size_t kResponseRuleBytes = size_t{64} * 1024;  // read for a topic's success_json
+// libcurl's connect timeout, which 0 would set to its default of 300 s: a
+// day, so that only the consumer's clock ends a call.
+constexpr long kNoCurlTimeoutMs = 24L * 3600 * 1000;
 
 CallbackPolicy& callback_policy() {
   static CallbackPolicy policy;
@@ -179,6 +183,11 @@ std::unique_ptr<Delivery> new_delivery() {
   curl_easy_setopt(easy, CURLOPT_PRIVATE, delivery.get());
   curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, before_each_request);
   curl_easy_setopt(easy, CURLOPT_PREREQDATA, delivery.get());
+  // No timeouts of libcurl's: it checks them before it reads a socket, so
+  // after a pause of the process it failed calls whose answers were waiting.
+  // The consumer's clock judges them (consumer/transfer_clock.h).
+  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, 0L);
+  curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, kNoCurlTimeoutMs);
   static const bool environment_proxy = proxy_in_environment();
   if (!environment_proxy) {
     curl_easy_setopt(easy, CURLOPT_PROXY, "");
@@ -220,13 +229,25 @@ void prepare_transfer(Delivery* delivery) {
   } else {
     curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
   }
-  curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS,
-                   static_cast<long>(std::max(1, delivery->topic->timeout_ms)));
   if (topic_url) {
     delivery->guard.arm_checked(easy, callback_policy(), url_verdict(url));
   } else {
     delivery->guard.arm(easy, callback_policy(), url);
   }
+}
+
+void note_timeout(Delivery* delivery, int64_t waited_ms) {
+  if (delivery->requests == 0) {
+    std::snprintf(delivery->error, sizeof(delivery->error),
+                  "Connection timed out after %lld milliseconds",
+                  static_cast<long long>(waited_ms));
+    return;
+  }
+  curl_off_t received = 0;
+  curl_easy_getinfo(delivery->easy.get(), CURLINFO_SIZE_DOWNLOAD_T, &received);
+  std::snprintf(delivery->error, sizeof(delivery->error),
+                "Operation timed out after %lld milliseconds with %lld bytes received",
+                static_cast<long long>(waited_ms), static_cast<long long>(received));
 }
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code) {

@@ -36,8 +36,9 @@ struct Delivery {
   // topic has a success_json rule to check.
   std::string response_head;
   char error[CURL_ERROR_SIZE] = {0};
-  int64_t started_ms = 0;  // monotonic
-  CallbackGuard guard;     // checks every address curl connects to
+  int64_t started_ms = 0;   // monotonic
+  int64_t deadline_ms = 0;  // monotonic: started_ms + the topic's timeout
+  CallbackGuard guard;      // checks every address curl connects to
   // libcurl sends a request again when the reused connection it went out on
   // died before an answer. One attempt reaches the receiver at most once: a
   // resend goes only when nothing of the request was written (CURLINFO_REQUEST_SIZE
@@ -76,5 +77,11 @@ struct TransferResult {
 };
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code);
+
+// A call the consumer's clock ended (consumer/transfer_clock.h): writes its
+// error text, in libcurl's words ("Connection timed out ..." before a request
+// went out, "Operation timed out ..." after); transfer_result() with
+// CURLE_OPERATION_TIMEDOUT then reports it.
+void note_timeout(Delivery* delivery, int64_t waited_ms);
 
 }  // namespace dq

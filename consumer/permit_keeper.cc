@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <random>
 
@@ -45,31 +44,22 @@ void count_change(const std::string& topic, int before, int after) {
 
 }  // namespace
 
-PermitKeeper::PermitKeeper(const Config& config, CURLM* multi)
-    : config_(config), multi_(multi), errors_(spdlog::level::warn) {
+PermitKeeper::PermitKeeper(const Config& config, event_base* base, std::vector<AsyncShard*> shards,
+                           std::function<void()> arrived)
+    : config_(config),
+      shards_(std::move(shards)),
+      arrived_(std::move(arrived)),
+      errors_(spdlog::level::warn) {
   std::random_device random;
   char text[64];
   std::snprintf(text, sizeof(text), "%d/%08x", static_cast<int>(getpid()), random());
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   holder_ = std::string(host) + "/" + text;
-  for (const auto& shard : config.shards) {
-    shards_.emplace_back(shard, config.redis_connect_timeout_ms, config.redis_command_timeout_ms);
-  }
-  thread_ = std::thread([this] { run(); });
-}
-
-PermitKeeper::~PermitKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
-    changed_.notify_all();
-  }
-  thread_.join();
+  timer_.reset(evtimer_new(base, &PermitKeeper::on_timer, this));
 }
 
 void PermitKeeper::want(const Topic& topic, int unused, int ahead) {
-  std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic.name];
   permits.caps = topic;
   permits.wanted = std::max(0, unused);
@@ -80,20 +70,16 @@ void PermitKeeper::want(const Topic& topic, int unused, int ahead) {
   } else if (permits.idle_ms < 0) {
     permits.idle_ms = now;
   }
-  if (due_ms(permits, now) < wake_ms_) {
-    changed_.notify_all();
-  }
+  wake_by(due_ms(permits, now));
 }
 
 int PermitKeeper::available(const std::string& topic) {
-  std::lock_guard<std::mutex> lock(mutex_);
   auto it = topics_.find(topic);
   return it == topics_.end() ? 0 : on_hand(it->second, monotonic_ms());
 }
 
 PermitBatch PermitKeeper::take(const std::string& topic, int most) {
   PermitBatch batch;
-  std::lock_guard<std::mutex> lock(mutex_);
   auto it = topics_.find(topic);
   if (it == topics_.end()) {
     return batch;
@@ -128,35 +114,52 @@ void PermitKeeper::put_back(const std::string& topic, PermitBatch batch) {
   if (batch.count <= 0) {
     return;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic];
   permits.used = std::max(0, permits.used - batch.count);
   if (permits.caps.max_rate > 0) {
     permits.shares.emplace_front(batch.shares_taken_ms, batch.count);
     permits.share_count += batch.count;
   }
-  if (due_ms(permits, monotonic_ms()) < wake_ms_) {
-    changed_.notify_all();
-  }
+  wake_by(due_ms(permits, monotonic_ms()));
 }
 
 void PermitKeeper::give_back(const std::string& topic) {
-  std::lock_guard<std::mutex> lock(mutex_);
   TopicPermits& permits = topics_[topic];
   permits.used = std::max(0, permits.used - 1);
   if (permits.caps.max_in_flight == 0) {
     count(topic, "returned", 1);  // a rate share, used
   }
-  if (due_ms(permits, monotonic_ms()) < wake_ms_) {
-    changed_.notify_all();
-  }
+  wake_by(due_ms(permits, monotonic_ms()));
 }
 
-bool PermitKeeper::arrived() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  bool was = arrived_;
-  arrived_ = false;
-  return was;
+void PermitKeeper::stop() {
+  stopping_ = true;
+  wake_by(monotonic_ms());
+}
+
+bool PermitKeeper::settled() const {
+  for (const auto& [name, permits] : topics_) {
+    if (permits.asking || permits.held > 0 || permits.share_count > 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PermitKeeper::wake_by(int64_t at_ms) {
+  if (at_ms == kNever || (wake_ms_ != 0 && wake_ms_ <= at_ms)) {
+    return;
+  }
+  wake_ms_ = at_ms;
+  int64_t wait = std::max<int64_t>(0, at_ms - monotonic_ms());
+  timeval after{static_cast<time_t>(wait / 1000), static_cast<suseconds_t>((wait % 1000) * 1000)};
+  evtimer_add(timer_.get(), &after);
+}
+
+void PermitKeeper::on_timer(evutil_socket_t /*fd*/, short /*events*/, void* self) {
+  auto* keeper = static_cast<PermitKeeper*>(self);
+  keeper->wake_ms_ = 0;
+  keeper->run();
 }
 
 int64_t PermitKeeper::most_age_ms() const { return std::max(1, config_.lease_margin_ms / 2); }
@@ -220,12 +223,11 @@ int64_t PermitKeeper::due_ms(TopicPermits& permits, int64_t now) {
   return at == kNever ? kNever : std::max(at, permits.next_try_ms);
 }
 
-RedisConnection& PermitKeeper::connection_for(const std::string& topic) {
+AsyncShard* PermitKeeper::connection_for(const std::string& topic) {
   return shards_[coordination_shard(config_.shards, topic)];
 }
 
-void PermitKeeper::sync(const std::string& topic, TopicPermits& permits,
-                        std::unique_lock<std::mutex>& lock) {
+void PermitKeeper::sync(const std::string& topic, TopicPermits& permits) {
   int64_t now = monotonic_ms();
   const Topic caps = permits.caps;
   const bool in_flight = caps.max_in_flight > 0;
@@ -277,13 +279,21 @@ void PermitKeeper::sync(const std::string& topic, TopicPermits& permits,
                std::to_string(permits.share_count),
                std::to_string(refund),
                std::to_string(2 * ahead)};
-  lock.unlock();
-  auto reply = connection_for(topic).run(call);
-  lock.lock();
-  const int64_t sent = now;
-  now = monotonic_ms();
+  permits.asking = true;
+  connection_for(topic)->run(std::move(call),
+                             [this, topic, sent = now](Result<const redisReply*> reply) {
+                               answered(topic, sent, std::move(reply));
+                             });
+}
+
+void PermitKeeper::answered(const std::string& topic, int64_t sent,
+                            Result<const redisReply*> reply) {
+  TopicPermits& permits = topics_[topic];
+  permits.asking = false;
+  const bool in_flight = permits.caps.max_in_flight > 0;
+  int64_t now = monotonic_ms();
   permits.surplus_ms = -1;
-  const redisReply* r = reply.is_ok() ? reply->get() : nullptr;
+  const redisReply* r = reply.is_ok() ? *reply : nullptr;
   bool well_formed = r && r->type == REDIS_REPLY_ARRAY && r->elements == 4;
   for (size_t i = 0; well_formed && i < 4; ++i) {
     well_formed = r->element[i]->type == REDIS_REPLY_INTEGER;
@@ -295,10 +305,17 @@ void PermitKeeper::sync(const std::string& topic, TopicPermits& permits,
     // a lost answer gave ends with its lease.
     errors_.note("consumer: cannot take permits of topic " + topic + " (the topic waits): " +
                  (reply.is_ok() ? std::string("unexpected reply") : reply.status().message()));
-    before = permits.held;
+    int before = permits.held;
     permits.held = std::min(permits.held, permits.used);
     count_change(topic, before, permits.held);
     permits.next_try_ms = now + kErrorRetryMs;
+    if (stopping_) {
+      // Nothing more is asked at a stop: what the lease counts ends with it.
+      permits.held = 0;
+      permits.shares.clear();
+      permits.share_count = 0;
+    }
+    wake_by(due_ms(permits, now));
     return;
   }
   errors_.clear();
@@ -326,34 +343,31 @@ void PermitKeeper::sync(const std::string& topic, TopicPermits& permits,
   } else {
     permits.next_try_ms = 0;
   }
+  wake_by(stopping_ && (permits.held > 0 || permits.share_count > 0) ? now : due_ms(permits, now));
   if (more && on_hand(permits, now) > 0) {
-    arrived_ = true;
-    curl_multi_wakeup(multi_);
+    arrived_();
   }
 }
 
 void PermitKeeper::run() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (true) {
-    int64_t now = monotonic_ms();
-    int64_t wake = now + kPermitTickMs;
-    for (auto& [name, permits] : topics_) {
-      wake = std::min(wake, due_ms(permits, now));
+  int64_t now = monotonic_ms();
+  for (auto& [name, permits] : topics_) {
+    if (permits.asking) {
+      continue;
     }
-    if (!stopping_ && wake > now) {
-      wake_ms_ = wake;
-      changed_.wait_for(lock, std::chrono::milliseconds(wake - now));
-      wake_ms_ = 0;  // the loop below looks at every topic before sleeping again
+    if (stopping_ ? permits.held > 0 || permits.share_count > 0 : due_ms(permits, now) <= now) {
+      sync(name, permits);
     }
-    now = monotonic_ms();
-    for (auto& [name, permits] : topics_) {
-      if (stopping_ ? permits.held > 0 || permits.share_count > 0 : due_ms(permits, now) <= now) {
-        sync(name, permits, lock);
-      }
+  }
+  // Stale permits are seen within a tick even when nothing else is due.
+  int64_t next = now + kPermitTickMs;
+  for (auto& [name, permits] : topics_) {
+    if (!permits.asking) {
+      next = std::min(next, std::max(now + 1, due_ms(permits, now)));
     }
-    if (stopping_) {
-      return;
-    }
+  }
+  if (!stopping_ && !topics_.empty()) {
+    wake_by(next);
   }
 }
 

@@ -1,12 +1,13 @@
 // PermitKeeper: the consumer's permits to call capped topics (max_in_flight,
 // max_rate; docs/delivery.md, "Caps per topic"). The state every consumer on
 // every host shares lives on the topic's coordination shard
-// (common/store/coordination_shard.h), changed only by permit_lease.lua. Its
-// own thread makes those calls, so the delivery loop never waits on Redis:
-// the loop says how many unused permits it would like per topic (want),
-// plans its reserves with the ones on hand (available), takes one per job a
-// reserve brings (take) and gives it back when the call ends (give_back).
-// Permits that arrive wake the loop (curl_multi_wakeup).
+// (common/store/coordination_shard.h), changed only by permit_lease.lua. The
+// calls are asynchronous on the consumer's loop (one out per topic at a
+// time), so the delivery loop never waits on Redis: the loop says how many
+// unused permits it would like per topic (want), plans its reserves with
+// the ones on hand (available), takes one per job a reserve brings (take)
+// and gives it back when the call ends (give_back). Permits that arrive
+// call `arrived` (the loop plans its reserves again).
 //
 // This process holds one lease per topic: a count of max_in_flight permits
 // (its calls open plus those on hand) renewed while it uses them, and rate
@@ -25,22 +26,20 @@
 // permits: the topic's calls pause.
 #pragma once
 
-#include <curl/curl.h>
+#include <event2/event.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
 #include "common/core/repeat_log.h"
-#include "common/redis/redis_sync.h"
+#include "common/redis/async_shard.h"
 #include "common/registry/registry.h"
 
 namespace dq {
@@ -54,8 +53,9 @@ struct PermitBatch {
 
 class PermitKeeper {
  public:
-  PermitKeeper(const Config& config, CURLM* multi);
-  ~PermitKeeper();  // stops, gives back what is on hand, joins
+  // shards: the store's connections, one per shard.
+  PermitKeeper(const Config& config, event_base* base, std::vector<AsyncShard*> shards,
+               std::function<void()> arrived);
   PermitKeeper(const PermitKeeper&) = delete;
   PermitKeeper& operator=(const PermitKeeper&) = delete;
 
@@ -72,8 +72,10 @@ class PermitKeeper {
   // The call a permit was taken for ended: a max_in_flight permit goes back
   // on the hand (the lease still counts it), a rate share was used.
   void give_back(const std::string& topic);
-  // True once after permits arrived: the loop should plan its reserves again.
-  bool arrived();
+  // The consumer stops: what is on hand goes back (a call per topic).
+  void stop();
+  // Stopped, and nothing is held or being given back.
+  bool settled() const;
 
  private:
   struct TopicPermits {
@@ -93,8 +95,14 @@ class PermitKeeper {
     int64_t next_try_ms = 0;  // monotonic: not asked again before (a refusal, an error)
     int64_t surplus_ms = -1;  // monotonic: since when more is on hand than wanted
     int64_t idle_ms = -1;     // monotonic: since when none is wanted
+    bool asking = false;      // a permit_lease.lua call is out
   };
+  static void on_timer(evutil_socket_t fd, short events, void* self);
+  // Calls permit_lease.lua for every topic that needs it now, and sets the
+  // timer for the next.
   void run();
+  // The timer goes off by `at_ms` at the latest.
+  void wake_by(int64_t at_ms);
   // Used later than this after its lease was renewed (or a share after it
   // was taken), a permit's lease could end before its call does.
   int64_t most_age_ms() const;
@@ -102,23 +110,20 @@ class PermitKeeper {
   int on_hand(const TopicPermits& permits, int64_t now) const;
   // When the topic's lease needs a call to permit_lease.lua (INT64_MAX: not now).
   int64_t due_ms(TopicPermits& permits, int64_t now);
-  void sync(const std::string& topic, TopicPermits& permits, std::unique_lock<std::mutex>& lock);
-  RedisConnection& connection_for(const std::string& topic);
+  void sync(const std::string& topic, TopicPermits& permits);
+  void answered(const std::string& topic, int64_t sent_ms, Result<const redisReply*> reply);
+  AsyncShard* connection_for(const std::string& topic);
 
   const Config& config_;
-  CURLM* multi_;
+  std::vector<AsyncShard*> shards_;
+  std::function<void()> arrived_;
   std::string holder_;  // unique per process and start
   uint64_t seq_ = 0;
-  std::vector<RedisConnection> shards_;  // keeper thread only
   RepeatLog errors_;
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
+  UniqueEvent timer_;
   std::map<std::string, TopicPermits> topics_;
-  int64_t wake_ms_ = 0;  // monotonic: when the keeper thread wakes next
-  bool arrived_ = false;
+  int64_t wake_ms_ = 0;  // monotonic: when the timer goes off (0: not set)
   bool stopping_ = false;
-  std::thread thread_;
 };
 
 }  // namespace dq

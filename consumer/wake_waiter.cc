@@ -1,83 +1,72 @@
-// Per-shard BLPOP threads that wake the consumer's main loop.
+// Per-shard BLPOPs that wake the consumer's loop (see wake_waiter.h).
 #include "consumer/wake_waiter.h"
 
-#include <chrono>
-
 #include "common/core/log.h"
-#include "common/core/repeat_log.h"
-#include "common/core/stop_flag.h"
-#include "common/store/job_store.h"
 
 namespace dq {
 namespace {
 
 constexpr int kBlockMs = 1000;  // longest BLPOP; a stop is seen within it
-constexpr int kRetryMs = 500;   // Redis down
+constexpr int kRetryMs = 500;   // after an error (down, or refused at once)
 
 }  // namespace
 
-WakeWaiter::WakeWaiter(const Config& config, CURLM* multi)
-    : config_(config), multi_(multi), pending_(config.shards.size(), 0) {
-  for (size_t shard = 0; shard < config.shards.size(); ++shard) {
-    threads_.emplace_back([this, shard] { wait_loop(shard); });
+WakeWaiter::WakeWaiter(const Config& config, event_base* base, AsyncJobStore& store,
+                       std::function<void()> woke)
+    : config_(config), store_(store), woke_(std::move(woke)) {
+  for (size_t index = 0; index < config.shards.size(); ++index) {
+    auto shard = std::make_unique<Shard>();
+    shard->owner = this;
+    shard->index = index;
+    shard->pause.reset(evtimer_new(base, &WakeWaiter::on_pause_over, shard.get()));
+    shards_.push_back(std::move(shard));
+  }
+  for (auto& shard : shards_) {
+    wait(*shard);
   }
 }
 
-WakeWaiter::~WakeWaiter() {
-  stop();
-  for (auto& thread : threads_) {
-    thread.join();
-  }
-}
-
-void WakeWaiter::stop() {
-  stopping_.store(true);
-  taken_.notify_all();
-}
-
-bool WakeWaiter::take(size_t shard) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!pending_[shard]) {
+bool WakeWaiter::take(size_t index) {
+  Shard& shard = *shards_[index];
+  if (!shard.pending) {
     return false;
   }
-  pending_[shard] = 0;
-  taken_.notify_all();
+  shard.pending = false;
+  wait(shard);
   return true;
 }
 
-void WakeWaiter::wait_loop(size_t shard) {
-  BlockingJobStore store(config_.shards, config_.redis_connect_timeout_ms,
-                         config_.redis_command_timeout_ms);
-  RepeatLog refused(spdlog::level::warn);
-  while (!stopping_.load() && !stop_requested()) {
-    {
-      // Do not take more tokens while the last wake is still unhandled.
-      std::unique_lock<std::mutex> lock(mutex_);
-      taken_.wait_for(lock, std::chrono::milliseconds(kBlockMs),
-                      [&] { return !pending_[shard] || stopping_.load(); });
-      if (pending_[shard]) {
-        continue;
-      }
-    }
-    auto woken = store.wait_consumer_wake(shard, kBlockMs);
-    if (!woken.is_ok()) {
-      // Down, or refused at once (a read-only or full shard): pause, so the
-      // loop does not spin; log once, then with a count.
-      refused.note("consumer: wake wait on shard " + config_.shards[shard].name() + ": " +
-                   woken.status().message());
-      std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
-      continue;
-    }
-    refused.clear();
-    if (!*woken) {
-      continue;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      pending_[shard] = 1;
-    }
-    curl_multi_wakeup(multi_);
+void WakeWaiter::wait(Shard& shard) {
+  if (stopping_ || shard.pending || shard.waiting) {
+    return;
   }
+  shard.waiting = true;
+  store_.wait_wake(shard.index, WakeList::kConsumer, kBlockMs, [this, &shard](Result<bool> woken) {
+    shard.waiting = false;
+    if (!woken.is_ok()) {
+      // Down, or refused at once (a read-only or full shard): pause, so this
+      // does not spin; logged once, then with a count.
+      shard.refused.note("consumer: wake wait on shard " + config_.shards[shard.index].name() +
+                         ": " + woken.status().message());
+      shard.waiting = true;
+      timeval after{0, static_cast<suseconds_t>(kRetryMs) * 1000};
+      evtimer_add(shard.pause.get(), &after);
+      return;
+    }
+    shard.refused.clear();
+    if (*woken) {
+      shard.pending = true;
+      woke_();
+      return;
+    }
+    wait(shard);
+  });
+}
+
+void WakeWaiter::on_pause_over(evutil_socket_t /*fd*/, short /*events*/, void* arg) {
+  auto* shard = static_cast<Shard*>(arg);
+  shard->waiting = false;
+  shard->owner->wait(*shard);
 }
 
 }  // namespace dq

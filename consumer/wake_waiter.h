@@ -1,44 +1,55 @@
-// WakeWaiter: one thread per shard blocks on the shard's consumer wake list
-// (BLPOP; promote.lua pushes a token per job made ready) and wakes the
-// consumer's curl_multi_poll with curl_multi_wakeup. It only listens while the
-// consumer has acted on the previous wake, so a busy consumer leaves tokens
-// to idle ones.
+// WakeWaiter: per shard, a BLPOP on the shard's consumer wake list
+// (promote.lua pushes a token per job made ready), on connections of its own
+// (a BLPOP holds its connection), asynchronous on the consumer's loop. A
+// token calls `woke`; the loop takes it (take()) when it plans its reserves.
+// A shard is only listened to again once the loop has taken its last
+// token, so a busy consumer leaves tokens to idle ones.
 #pragma once
 
-#include <curl/curl.h>
+#include <event2/event.h>
 
-#include <atomic>
-#include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/core/event_handles.h"
+#include "common/core/repeat_log.h"
+#include "common/store/async_job_store.h"
 
 namespace dq {
 
 class WakeWaiter {
  public:
-  WakeWaiter(const Config& config, CURLM* multi);
-  ~WakeWaiter();  // stops and joins the threads (within one BLPOP wait)
+  // store: one used for these waits only (its connections block).
+  WakeWaiter(const Config& config, event_base* base, AsyncJobStore& store,
+             std::function<void()> woke);
   WakeWaiter(const WakeWaiter&) = delete;
   WakeWaiter& operator=(const WakeWaiter&) = delete;
 
   // True once per wake of the shard: the consumer should try to reserve.
   bool take(size_t shard);
-  void stop();
+  // No more waits are started.
+  void stop() { stopping_ = true; }
 
  private:
-  void wait_loop(size_t shard);
+  struct Shard {
+    WakeWaiter* owner = nullptr;
+    size_t index = 0;
+    bool pending = false;  // a token came that the loop has not taken
+    bool waiting = false;  // a BLPOP (or the pause after an error) is out
+    RepeatLog refused{spdlog::level::warn};
+    UniqueEvent pause;  // after an error
+  };
+  void wait(Shard& shard);
+  static void on_pause_over(evutil_socket_t fd, short events, void* shard);
 
   const Config& config_;
-  CURLM* multi_;
-  std::atomic<bool> stopping_{false};
-  std::mutex mutex_;
-  std::condition_variable taken_;
-  std::vector<char> pending_;  // guarded by mutex_
-  std::vector<std::thread> threads_;
+  AsyncJobStore& store_;
+  std::function<void()> woke_;
+  std::vector<std::unique_ptr<Shard>> shards_;
+  bool stopping_ = false;
 };
 
 }  // namespace dq

@@ -1,47 +1,62 @@
 // ShardTimer: promote due jobs, requeue expired leases, then sleep until the
-// next due time (a BLPOP on the timer wake list, so an earlier job added
-// meanwhile wakes it at once).
+// next due time (see shard_timer.h).
 #include "timer/shard_timer.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "common/core/clock.h"
 #include "common/core/log.h"
-#include "common/core/stop_flag.h"
+#include "common/store/store_upgrade.h"
 
 namespace dq {
 namespace {
 
 constexpr int kRetryMs = 500;           // Redis down: retry this often
 constexpr int64_t kLeaseCheckMs = 500;  // how often expired leases are looked for
-constexpr int kMaxWaitMs = 500;         // a stop request is seen within this
+constexpr int kMaxWaitMs = 500;         // the longest wait between rounds
 // Redis checks BLPOP timeouts only on its cron tick (hz 10: every 100 ms), so a
 // BLPOP may return up to that much after its timeout. The timer blocks on the
-// wake list only until kCronSlackMs before the next due time, then sleeps
-// locally in short steps, re-running promote after each (which also sees any
-// earlier job added meanwhile).
+// wake list only until kCronSlackMs before the next due time, then waits on
+// the loop's own timer in short steps, running promote after each (which
+// also sees any earlier job added meanwhile).
 constexpr int64_t kCronSlackMs = 110;
 constexpr int64_t kFinalStepMs = 10;
 
 }  // namespace
 
-ShardTimer::ShardTimer(const Config& config, size_t shard)
+ShardTimer::ShardTimer(const Config& config, size_t shard, event_base* base, AsyncJobStore& store,
+                       AsyncJobStore& wakes, TopicCache& topics)
     : config_(config),
       shard_(shard),
-      store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
-      topics_(config.sqlite_path),
-      alerts_(config.sqlite_path) {}
+      store_(store),
+      wakes_(wakes),
+      topics_(topics),
+      alerts_(config.sqlite_path) {
+  timer_.reset(evtimer_new(base, &ShardTimer::on_timer, this));
+}
+
+void ShardTimer::start() { round(); }
+
+void ShardTimer::on_timer(evutil_socket_t /*fd*/, short /*events*/, void* self) {
+  static_cast<ShardTimer*>(self)->round();
+}
+
+void ShardTimer::after(int64_t ms) {
+  timeval wait{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  evtimer_add(timer_.get(), &wait);
+}
 
 // Every failed call (promote, requeue, the BLPOP) is followed by a pause: a
 // shard that refuses commands at once (read-only, full, cannot persist)
 // would otherwise spin this loop. The error is logged once, then with a
 // count (common/core/repeat_log.h).
 void ShardTimer::back_off(const Status& status) {
+  if (stopping_) {
+    return;
+  }
   outage_.note("timer: shard " + config_.shards[shard_].name() + ": " + status.message() +
                " (retrying every " + std::to_string(kRetryMs) + " ms)");
-  std::this_thread::sleep_for(std::chrono::milliseconds(kRetryMs));
+  after(kRetryMs);
 }
 
 void ShardTimer::note_ok() {
@@ -50,61 +65,125 @@ void ShardTimer::note_ok() {
   }
 }
 
-Result<ShardTimer::Sleep> ShardTimer::round() {
-  const int batch = std::max(1, config_.timer_batch);
-  PromoteResult promoted;
-  while (true) {
-    auto moved = store_.promote(shard_, batch);
-    if (!moved.is_ok()) {
-      return moved.status();
-    }
-    promoted = *moved;
-    if (promoted.moved < batch || stop_requested()) {
-      break;
-    }
+void ShardTimer::round() {
+  if (stopping_) {
+    return;
+  }
+  round_started_ms_ = monotonic_ms();
+  upgrade_then_promote();
+}
+
+// Until the shard says its store is current, each round first converts a
+// batch (common/store/store_upgrade.h); after that it is never asked again.
+void ShardTimer::upgrade_then_promote() {
+  if (upgraded_) {
+    upgrading_ = false;
+    promote();
+    return;
+  }
+  upgrade_store_step(*store_.connections()[shard_], std::max(1, config_.timer_batch),
+                     [this](Result<bool> current) {
+                       if (!current.is_ok()) {
+                         return back_off(current.status());
+                       }
+                       upgraded_ = *current;
+                       upgrading_ = !*current;
+                       promote();
+                     });
+}
+
+void ShardTimer::promote() {
+  store_.promote(shard_, std::max(1, config_.timer_batch),
+                 [this](Result<PromoteResult> result) { promoted(std::move(result)); });
+}
+
+void ShardTimer::promoted(Result<PromoteResult> result) {
+  if (!result.is_ok()) {
+    return back_off(result.status());
+  }
+  last_ = *result;
+  if (upgrading_) {
+    last_.next_due_ms = last_.redis_now_ms;  // more to convert: again at once
+  }
+  if (last_.moved >= std::max(1, config_.timer_batch) && !stopping_) {
+    return promote();  // a full batch: more may be due
   }
   int64_t now = monotonic_ms();
-  if (now >= next_lease_check_ms_) {
-    // Jobs of these topics that die get a dead-letter callback.
-    topics_.refresh_if_older(config_.registry_refresh_ms);
-    std::vector<std::string> called_back;
-    for (const auto& [name, topic] : topics_.all()) {
-      if (!topic.dead_callback.empty()) {
-        called_back.push_back(name);
-      }
-    }
-    while (true) {
-      auto expired = store_.requeue_expired(shard_, batch, called_back);
-      if (!expired.is_ok()) {
-        return expired.status();
-      }
-      if (expired->requeued > 0) {
-        err_log().warn("timer: requeued {} job(s) whose lease expired on shard {}",
-                       expired->requeued, config_.shards[shard_].name());
-      }
-      report_dead(expired->dead);
-      if (expired->requeued + static_cast<int>(expired->dead.size()) < batch || stop_requested()) {
-        break;
-      }
-    }
-    next_lease_check_ms_ = now + kLeaseCheckMs;
+  if (now < next_lease_check_ms_) {
+    return sleep();
   }
-  // Due times are on Redis's clock: measure the wait from Redis's now, and
-  // sleep it on this host's monotonic clock, so a skewed host clock changes
-  // nothing.
-  Sleep sleep;
-  sleep.ms = std::min<int64_t>(
-      {config_.timer_max_sleep_ms, kMaxWaitMs, std::max<int64_t>(0, next_lease_check_ms_ - now)});
-  if (promoted.next_due_ms) {
-    int64_t until_due = *promoted.next_due_ms - promoted.redis_now_ms - (monotonic_ms() - now);
+  // Jobs of these topics that die get a dead-letter callback.
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  called_back_.clear();
+  for (const auto& [name, topic] : topics_.all()) {
+    if (!topic.dead_callback.empty()) {
+      called_back_.push_back(name);
+    }
+  }
+  requeue();
+}
+
+void ShardTimer::requeue() {
+  store_.requeue_expired(
+      shard_, std::max(1, config_.timer_batch),
+      [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, called_back_);
+}
+
+void ShardTimer::requeued(Result<ExpiredResult> result) {
+  if (!result.is_ok()) {
+    return back_off(result.status());
+  }
+  if (result->requeued > 0) {
+    err_log().warn("timer: requeued {} job(s) whose lease expired on shard {}", result->requeued,
+                   config_.shards[shard_].name());
+  }
+  report_dead(result->dead);
+  if (result->requeued + static_cast<int>(result->dead.size()) >=
+          std::max(1, config_.timer_batch) &&
+      !stopping_) {
+    return requeue();
+  }
+  next_lease_check_ms_ = round_started_ms_ + kLeaseCheckMs;
+  sleep();
+}
+
+// Due times are on Redis's clock: the wait is measured from Redis's now and
+// slept on this host's monotonic clock, so a skewed host clock changes nothing.
+void ShardTimer::sleep() {
+  if (stopping_) {
+    return;
+  }
+  int64_t now = monotonic_ms();
+  int64_t sleep_ms =
+      std::min<int64_t>({config_.timer_max_sleep_ms, kMaxWaitMs,
+                         std::max<int64_t>(0, next_lease_check_ms_ - round_started_ms_)});
+  bool until_due = false;
+  if (last_.next_due_ms) {
+    int64_t until = *last_.next_due_ms - last_.redis_now_ms - (now - round_started_ms_);
     // A BLPOP may overrun by a Redis cron tick, so a due time within that of
     // the bound is slept to precisely as well.
-    if (until_due <= sleep.ms + kCronSlackMs) {
-      sleep.ms = std::min(sleep.ms, std::max<int64_t>(0, until_due));
-      sleep.until_due = true;
+    if (until <= sleep_ms + kCronSlackMs) {
+      sleep_ms = std::min(sleep_ms, std::max<int64_t>(0, until));
+      until_due = true;
     }
   }
-  return sleep;
+  if (sleep_ms <= 0) {
+    return after(0);
+  }
+  if (until_due) {
+    if (sleep_ms <= kCronSlackMs + kFinalStepMs) {
+      return after(std::min(sleep_ms, kFinalStepMs));
+    }
+    sleep_ms -= kCronSlackMs;
+  }
+  wakes_.wait_wake(shard_, WakeList::kTimer, static_cast<int>(sleep_ms),
+                   [this](const Result<bool>& woken) {
+                     if (!woken.is_ok()) {
+                       return back_off(woken.status());  // a refused BLPOP answers at once
+                     }
+                     note_ok();  // a whole turn worked, the blocking wait included
+                     round();
+                   });
 }
 
 // Jobs whose last lease expired went to the dead-letter set: log them and
@@ -124,33 +203,6 @@ void ShardTimer::report_dead(const std::vector<std::pair<std::string, int>>& dea
     Topic fallback;
     fallback.name = topic_name;
     alerts_.report(topic ? *topic : fallback, id, attempts, "lease expired");
-  }
-}
-
-void ShardTimer::run() {
-  while (!stop_requested()) {
-    auto sleep = round();
-    if (!sleep.is_ok()) {
-      back_off(sleep.status());
-      continue;
-    }
-    int64_t sleep_ms = sleep->ms;
-    if (sleep_ms <= 0) {
-      continue;
-    }
-    if (sleep->until_due) {
-      if (sleep_ms <= kCronSlackMs + kFinalStepMs) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::min(sleep_ms, kFinalStepMs)));
-        continue;
-      }
-      sleep_ms -= kCronSlackMs;
-    }
-    auto woken = store_.wait_timer_wake(shard_, static_cast<int>(sleep_ms));
-    if (!woken.is_ok()) {
-      back_off(woken.status());  // a refused BLPOP answers at once
-      continue;
-    }
-    note_ok();  // a whole turn worked, the blocking wait included
   }
 }
 

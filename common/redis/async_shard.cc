@@ -226,6 +226,17 @@ void AsyncShard::on_tick(evutil_socket_t /*fd*/, short /*what*/, void* arg) {
   }
   bool connect_slow = !self->up_ && now - self->connect_started_ms_ > self->connect_timeout_ms_;
   bool command_slow = !self->deadlines_ms_.empty() && now > self->deadlines_ms_.front();
+  if (command_slow && !connect_slow) {
+    // The reply may be waiting unread: this process was paused (SIGSTOP, a
+    // VM's stolen time), or the loop has not reached the socket's event in
+    // this turn. Read what is there before judging the command late; with
+    // nothing there the read just finds the socket empty.
+    redisAsyncHandleRead(self->context_);
+    if (self->context_ == nullptr) {
+      return;  // the read found the connection closed
+    }
+    command_slow = !self->deadlines_ms_.empty() && now > self->deadlines_ms_.front();
+  }
   if (connect_slow || command_slow) {
     redisAsyncContext* context = self->context_;
     self->context_ = nullptr;

@@ -1,8 +1,8 @@
 // AsyncJobStore: THE implementation of every job operation over all shards
 // (adds, gets, deletes; the timer's and consumer's lease and delivery calls),
-// asynchronous on one event loop. The API server serves requests with it;
-// callers that want to wait (dqctl, tests, admin, the timer's and consumer's
-// per-shard threads) run the same code through BlockingJobStore
+// asynchronous on one event loop. The API server serves requests with it and
+// the timer and consumer call it on their loops; callers that want to wait
+// (dqctl, tests, admin) run the same code through BlockingJobStore
 // (common/store/job_store.h), which waits on a private loop (LoopWaiter).
 //
 // Each state change is one Lua script (common/store/lua/*.lua, built by

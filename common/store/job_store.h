@@ -1,14 +1,12 @@
 // BlockingJobStore: the job operations of AsyncJobStore
 // (common/store/async_job_store.h) as blocking calls, for callers that want
-// to wait: dqctl, tests, admin, and the timer's and consumer's per-shard
-// threads. Each call starts the one asynchronous implementation (the code
+// to wait: dqctl, tests, admin. Each call starts the one asynchronous implementation (the code
 // the API server serves requests with) on a private event loop and runs that
 // loop until it answers (common/core/loop_waiter.h), so the rules and error
 // answers are the same everywhere. A shard is connected when a call first
 // uses it, and again on a call while it is down.
 //
-// shard(i) is a blocking connection of its own, for the held-copy verifier's
-// claim and settle calls and the consumer's held-key check.
+// shard(i) is a blocking connection of its own, for a caller's own commands.
 //
 // One BlockingJobStore per thread.
 #pragma once

@@ -4,6 +4,9 @@
 // shard, {dq}:store_version; docs/decisions.md, "Shards of store v2 convert themselves, once".
 #pragma once
 
+#include <functional>
+
+#include "common/redis/async_shard.h"
 #include "common/redis/redis_sync.h"
 #include "common/redis/script_call.h"
 
@@ -16,5 +19,7 @@ ScriptCall store_upgrade_call(int limit);
 // is left to convert), false when more batches are needed. Once a shard
 // answers true, a caller never needs to ask again.
 Result<bool> upgrade_store_step(RedisConnection& shard, int limit);
+// The same on a loop's connection (the timer's).
+void upgrade_store_step(AsyncShard& shard, int limit, std::function<void(Result<bool>)> done);
 
 }  // namespace dq

@@ -21,6 +21,8 @@ const char* fault_name(CallbackFault fault) {
       return "slow-200";
     case CallbackFault::takes12s:
       return "12s-200";
+    case CallbackFault::quick:
+      return "150ms-200";
   }
   return "?";
 }
@@ -63,6 +65,9 @@ CallbackAnswer answer_for(CallbackFault fault, const std::string& self_url) {
       break;
     case CallbackFault::takes12s:
       answer.delay_ms = CallbackFaults::kLongMs;
+      break;
+    case CallbackFault::quick:
+      answer.delay_ms = CallbackFaults::kQuickMs;
       break;
   }
   return answer;

@@ -24,6 +24,7 @@ enum class CallbackFault {
   redirect,  // 302 to itself (dq does not follow redirects)
   slow,      // 200, but only after most of the topic's timeout
   takes12s,  // 200 after 12 s (its topic gets a 20 s timeout: see world.cc)
+  quick,     // 200 after kQuickMs: calls stay open a little while
 };
 
 const char* fault_name(CallbackFault fault);
@@ -47,6 +48,7 @@ class CallbackFaults {
   static constexpr int kHangMs = 4000;   // past any topic timeout of the suite
   static constexpr int kSlowMs = 600;    // below them
   static constexpr int kLongMs = 12000;  // takes12s: longer than the hosts' drain_timeout_ms
+  static constexpr int kQuickMs = 150;   // quick: well within any topic timeout
 
  private:
   struct State;

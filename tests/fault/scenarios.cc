@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/alerts/alert_outbox.h"
 #include "common/core/json.h"
 #include "common/core/master_status.h"
 #include "common/core/shard.h"
@@ -396,6 +397,82 @@ void config_never_taken(World& world, const std::vector<AcceptedJob>&, TallyRow&
   CHECK_MESSAGE(row.given_up == 0, "adds went unanswered or were refused while the file changed");
 }
 
+// The one consumer of the host is stopped (SIGSTOP, as a GC pause, swap or a
+// VM's stolen time would) for 3.5 s while its 32 calls are open; the
+// callback server answers each within 150 ms, during the pause. A burst of
+// 300 jobs due at once fills its slots first; the load runs beside it.
+constexpr int kPauseBurst = 300;
+constexpr int kConsumerPauseMs = 3500;
+
+void pause_the_consumer(World& world, int load_ms) {
+  sleep_ms(load_ms / 4);
+  HttpClient http;
+  Json jobs = Json::array();
+  int64_t due = wall_ms() + 1000;
+  for (int i = 0; i < kPauseBurst; ++i) {
+    jobs.push_back(Json{{"id", "pause-" + std::to_string(i)}, {"body", i}, {"delay", 1.0}});
+  }
+  auto added = http.post(world.hosts[0]->jobs_url("alpha") + "/batch", Json{{"jobs", jobs}}.dump());
+  REQUIRE(added.status == 200);
+  for (int i = 0; i < kPauseBurst; ++i) {
+    world.extra_accepted.push_back({"alpha/pause-" + std::to_string(i), due, due});
+  }
+  std::vector<pid_t> consumers = children_titled(world.master(), "dq-consume_");
+  REQUIRE(consumers.size() == 1);
+  bool full = wait_until(10000, [&] { return world.callback.open_now() >= kOneConsumerCalls; });
+  world.fault_at_ms = steady_ms();
+  kill(consumers[0], SIGSTOP);
+  size_t open = world.callback.open_now();
+  sleep_ms(kConsumerPauseMs);
+  size_t still_open = world.callback.open_now();
+  kill(consumers[0], SIGCONT);
+  world.fault_note = "stopped " + std::to_string(kConsumerPauseMs) + " ms with " +
+                     std::to_string(open) + " calls open" + (full ? "" : " (slots never full)") +
+                     ", " + std::to_string(open - std::min(open, still_open)) +
+                     " answered in the pause";
+  sleep_ms(std::max(0, load_ms * 3 / 4 - kConsumerPauseMs));
+}
+
+// Failed attempts (every topic of the host) and circuit alerts queued.
+int64_t failed_attempts(World& world) {
+  HttpClient http;
+  int64_t failed = 0;
+  for (const char* topic : {"alpha", "beta"}) {
+    Json stats = http.get(world.hosts[0]->base_url() + "/v1/topics/" + topic + "/stats").json();
+    failed += stats["total"]["failed"].get<int64_t>();
+  }
+  return failed;
+}
+
+// The pause cost nothing: no job was called twice, no attempt failed (none
+// was judged late), no circuit alert was queued.
+void pause_was_no_timeout(World& world, const std::vector<AcceptedJob>& accepted, TallyRow& row) {
+  std::map<std::string, int> calls;
+  for (const auto& arrival : world.faults.arrivals()) {
+    ++calls[arrival.key];
+  }
+  size_t called_again = 0;
+  for (const auto& job : accepted) {
+    called_again += calls[job.key] > 1 ? 1 : 0;
+  }
+  int64_t failed = failed_attempts(world);
+  auto outbox = AlertOutbox::open(world.hosts[0]->sqlite_path());
+  REQUIRE(outbox.is_ok());
+  auto recent = (*outbox)->recent(1000);
+  REQUIRE(recent.is_ok());
+  int circuit_alerts = 0;
+  for (const auto& event : *recent) {
+    circuit_alerts += event.kind.rfind("circuit_", 0) == 0 ? 1 : 0;
+  }
+  std::ostringstream note;
+  note << world.fault_note << "; jobs called more than once " << called_again
+       << ", failed attempts " << failed << ", circuit alerts " << circuit_alerts;
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK(called_again == 0);
+  CHECK(failed == 0);
+  CHECK(circuit_alerts == 0);
+}
+
 }  // namespace
 
 int load_ms_for_this_run() { return std::getenv("DQ_SANITIZE") ? 2500 : 4000; }
@@ -469,6 +546,15 @@ std::vector<Scenario> all_scenarios() {
        idle_connection_flood, adds_kept_answering, 1.0, ""},
       {"half-written config file", kPlainTopics, plain, false, "", half_written_config,
        config_never_taken, 1.0, ""},
+      {"a consumer paused 3.5 s",
+       {{"alpha", CallbackFault::quick}, {"beta", CallbackFault::quick}},
+       Setup::one_consumer,
+       false,
+       "",
+       pause_the_consumer,
+       pause_was_no_timeout,
+       1.5,
+       ""},
   };
 }
 
@@ -490,6 +576,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   scenario.inject(world, static_cast<int>(load_ms_for_this_run() * scenario.load_share));
   load.stop();
   std::vector<AcceptedJob> accepted = load.accepted();
+  accepted.insert(accepted.end(), world.extra_accepted.begin(), world.extra_accepted.end());
   // Lost jobs never arrive: a scenario that loses some on purpose waits less.
   wait_until(scenario.why_losses.empty() ? kSettleMs : kSettleWithLossesMs,
              [&] { return all_delivered(world, accepted); });

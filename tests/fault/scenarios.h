@@ -22,6 +22,7 @@ enum class Setup {
   partitioned_host,  // a second dqd host in a network namespace that can be cut off
   log_disk_full,     // the host's log dir is a full tmpfs
   few_descriptors,   // the host runs with an open files limit of 1,024 (soft and hard)
+  one_consumer,      // the host runs one consumer of 32 calls, topics with the circuit breaker on
 };
 
 struct Scenario {

@@ -125,6 +125,11 @@ World::World(const Scenario& scenario)
     options.wrapper = {"prlimit", "--nofile=1024:1024"};
     hosts[0]->rewrite_config(options);
   }
+  if (scenario.setup == Setup::one_consumer) {
+    options.consumers = 1;
+    options.consumer_concurrency = kOneConsumerCalls;
+    hosts[0]->rewrite_config(options);
+  }
   if (scenario.setup == Setup::skewed_host) {
     options.wrapper = ahead_by_10s();
     hosts.push_back(std::make_unique<DqdProcess>(options));
@@ -141,6 +146,13 @@ World::World(const Scenario& scenario)
       // A 12 s callback needs a topic timeout above it.
       int timeout_ms = fault == CallbackFault::takes12s ? kLongTopicTimeoutMs : kTopicTimeoutMs;
       register_topic(*host, topic, reachable_from(url, inside ? ns.get() : nullptr), timeout_ms);
+      if (scenario.setup == Setup::one_consumer) {
+        // The receiver's circuit is watched: a pause must not open it.
+        Topic settings = *host->registry().get_topic(topic);
+        settings.circuit_breaker = true;
+        settings.circuit_failures = 5;
+        REQUIRE(host->registry().update_topic(settings).is_ok());
+      }
     }
   }
   for (auto& host : hosts) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/fault/callback_faults.h"
+#include "tests/fault/load.h"
 #include "tests/fault/net_namespace.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"
@@ -24,6 +25,8 @@ void apply_fsync_setting(TestRedis& redis);
 
 // How each slow-shard scenario delays the first shard's traffic.
 constexpr int kSlowShardDelayMs = 30;  // each way
+// Setup::one_consumer: the one consumer's calls in flight at most.
+constexpr int kOneConsumerCalls = 32;
 
 struct World {
   explicit World(const Scenario& scenario);  // everything started, unless skipped
@@ -44,6 +47,7 @@ struct World {
   int64_t fault_at_ms = 0;                         // steady clock: when the fault was injected
   std::string fault_note;                          // what the fault did, for the row
   std::unique_ptr<IdleFlood> flood;                // idle connections a scenario holds open
+  std::vector<AcceptedJob> extra_accepted;         // jobs a scenario added itself, counted too
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }
