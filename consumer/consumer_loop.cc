@@ -48,8 +48,8 @@ bool same_settings(const Topic& a, const Topic& b) {
                     t.timeout_ms, t.default_delay_s, t.max_attempts, t.priority, t.retry_ms,
                     t.alert_emails, t.creator, t.online, t.created_at_ms, t.updated_at_ms,
                     t.max_deferrals, t.dead_on, t.retry_jitter, t.circuit_breaker,
-                    t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate,
-                    t.max_burst, t.signing_keys);
+                    t.circuit_failures, t.circuit_open_ms, t.max_in_flight, t.max_rate, t.max_burst,
+                    t.signing_keys);
   };
   return fields(a) == fields(b);
 }
@@ -187,19 +187,6 @@ std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
   return copy;
 }
 
-// A copy on another shard waits for this shard to be asked (placement.h):
-// until it is settled, this shard's jobs wait, so the two are never both
-// delivered.
-bool ConsumerLoop::held_elsewhere(size_t shard) const {
-  const std::string name = config_.shards[shard].name();
-  for (size_t other = 0; other < workers_.size(); ++other) {
-    if (other != shard && workers_[other]->held_for().count(name) > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void ConsumerLoop::request_reserves() {
   int64_t now = monotonic_ms();
   if (now >= next_sweep_ms_) {
@@ -236,8 +223,7 @@ void ConsumerLoop::request_reserves() {
     size_t shard = (round_ + i) % shards_.size();
     const ShardState& state = shards_[shard];
     if (!state.maybe_ready || state.empty_at_turn == changes_ || now < state.retry_at_ms ||
-        workers_[shard]->reserving() || held_elsewhere(shard) ||
-        checker_.is_unreachable(config_.shards[shard].name())) {
+        workers_[shard]->reserving() || checker_.is_unreachable(config_.shards[shard].name())) {
       continue;
     }
     wanting.push_back(shard);

@@ -72,7 +72,6 @@ class ConsumerLoop {
   std::shared_ptr<const Topic> snapshot(const Topic& topic);
   int collect_finished();  // returns how many ended
   const std::vector<Topic>& online_topics();
-  bool held_elsewhere(size_t shard) const;
   // The online topics a reserve on a shard may list: all of them while every
   // circuit is closed; else without those whose receiver's circuit stops them.
   // Those it lets probe are in *probing (topic -> receiver), and *room has

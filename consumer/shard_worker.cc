@@ -15,7 +15,6 @@ namespace dq {
 namespace {
 
 constexpr int64_t kRecordRetryMs = 200;  // an ack or fail whose reply was lost
-constexpr int64_t kHeldReportMs = 250;   // how often held sets are looked for
 // A reserve stops taking jobs once their bodies pass this many bytes, so a
 // batch of big bodies is never one huge reply (it takes at least one job).
 constexpr int64_t kReserveBatchBytes = 4 << 20;
@@ -34,7 +33,6 @@ ShardWorker::ShardWorker(const Config& config, size_t shard, CURLM* multi,
 }
 
 ShardWorker::~ShardWorker() { stop_and_join(); }
-
 
 void ShardWorker::reserve(std::vector<ReserveSlot> slots, int most_jobs,
                           std::vector<std::string> probe) {
@@ -59,11 +57,6 @@ void ShardWorker::record(Outcome outcome) {
   outcomes_.push_back(std::move(outcome));
   ++unrecorded_;
   changed_.notify_all();
-}
-
-std::set<std::string> ShardWorker::held_for() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return held_for_;
 }
 
 size_t ShardWorker::unrecorded() const {
@@ -110,10 +103,6 @@ void ShardWorker::run() {
     }
     if (!batch.empty()) {
       record_batch(std::move(batch));
-    }
-    if (now >= next_held_report_ms_) {
-      refresh_held_report();
-      next_held_report_ms_ = now + kHeldReportMs;
     }
   }
 }
@@ -307,25 +296,6 @@ const std::pair<std::string, std::string>& ShardWorker::metric_keys(const std::s
   auto keys = std::make_pair(SharedMetrics::key({"delivery", topic}),
                              SharedMetrics::key({"lateness", topic}));
   return metric_keys_.emplace(topic, std::move(keys)).first->second;
-}
-
-void ShardWorker::refresh_held_report() {
-  std::set<std::string> held;
-  for (size_t other = 0; other < config_.shards.size(); ++other) {
-    if (other == shard_) {
-      continue;
-    }
-    const std::string name = config_.shards[other].name();
-    auto reply = store_.shard(shard_).command({"EXISTS", keys::held(name)});
-    if (!reply.is_ok()) {
-      return;  // keep the last report while this shard is out
-    }
-    if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) {
-      held.insert(name);
-    }
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  held_for_ = std::move(held);
 }
 
 }  // namespace dq

@@ -23,7 +23,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,9 +75,6 @@ class ShardWorker : public WorkerThread {
   void reserve(std::vector<ReserveSlot> slots, int most_jobs, std::vector<std::string> probe = {});
   std::optional<ReserveReply> take_reply();
   void record(Outcome outcome);
-  // Names of the shards this shard holds copies for (placement.h): the
-  // consumer does not reserve on those until the copies are settled.
-  std::set<std::string> held_for() const;
   // Outcomes not yet recorded (queued or being retried).
   size_t unrecorded() const;
 
@@ -89,7 +85,6 @@ class ShardWorker : public WorkerThread {
   void record_batch(std::vector<Outcome> batch);
   std::string record_failure(const Outcome& outcome, bool* retry);
   void log_attempt(const Outcome& outcome, const std::string& what);
-  void refresh_held_report();
   // The delivery and lateness metric keys of a topic, built once.
   const std::pair<std::string, std::string>& metric_keys(const std::string& topic);
 
@@ -113,9 +108,7 @@ class ShardWorker : public WorkerThread {
   std::deque<Outcome> outcomes_;
   std::vector<Outcome> retrying_;  // worker thread only
   size_t unrecorded_ = 0;
-  std::set<std::string> held_for_;
   std::atomic<bool> reserving_{false};
-  int64_t next_held_report_ms_ = 0;
   std::map<std::string, std::pair<std::string, std::string>, std::less<>> metric_keys_;
 };
 

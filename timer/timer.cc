@@ -14,7 +14,6 @@
 
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
-#include "timer/held_verifier.h"
 #include "timer/shard_timer.h"
 
 namespace dq {
@@ -23,10 +22,9 @@ int run_timer(const Config& config, int index) {
   install_stop_handlers();
   err_log().info("dq-timer_{} starting on {} shard(s)", index, config.shards.size());
   std::vector<std::thread> threads;
-  threads.reserve(2 * config.shards.size());
+  threads.reserve(config.shards.size());
   for (size_t shard = 0; shard < config.shards.size(); ++shard) {
     threads.emplace_back([&config, shard] { ShardTimer(config, shard).run(); });
-    threads.emplace_back([&config, shard] { HeldVerifier(config, shard).run(); });
   }
   // The main thread only watches for SIGHUP while the shard threads work.
   std::string title = "dq-timer_" + std::to_string(index);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/fault/callback_faults.h"
+#include "tests/fault/load.h"
 #include "tests/fault/net_namespace.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/delay_proxy.h"
@@ -44,6 +45,7 @@ struct World {
   int64_t fault_at_ms = 0;                         // steady clock: when the fault was injected
   std::string fault_note;                          // what the fault did, for the row
   std::unique_ptr<IdleFlood> flood;                // idle connections a scenario holds open
+  std::vector<AddAnswer> add_answers;              // the load's, once it stopped
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }

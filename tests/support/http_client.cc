@@ -1,5 +1,7 @@
 #include "tests/support/http_client.h"
 
+#include <cctype>
+
 namespace dq::test {
 namespace {
 
@@ -11,6 +13,30 @@ size_t append(char* data, size_t size, size_t count, void* user) {
 }  // namespace
 
 Json HttpResult::json() const { return Json::parse(body, nullptr, false); }
+
+std::string HttpResult::header(const std::string& name) const {
+  auto lower = [](std::string text) {
+    for (char& c : text) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return text;
+  };
+  std::string wanted = lower(name) + ":";
+  size_t start = 0;
+  while (start < head.size()) {
+    size_t end = head.find("\r\n", start);
+    if (end == std::string::npos) {
+      end = head.size();
+    }
+    std::string line = head.substr(start, end - start);
+    if (lower(line.substr(0, wanted.size())) == wanted) {
+      size_t value = line.find_first_not_of(' ', wanted.size());
+      return value == std::string::npos ? "" : line.substr(value);
+    }
+    start = end + 2;
+  }
+  return "";
+}
 
 HttpClient::HttpClient() : curl_(curl_easy_init()) {}
 
@@ -38,6 +64,8 @@ HttpResult HttpClient::request(const std::string& method, const std::string& url
   curl_easy_setopt(curl_.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl_.get(), CURLOPT_WRITEFUNCTION, &append);
   curl_easy_setopt(curl_.get(), CURLOPT_WRITEDATA, &result.body);
+  curl_easy_setopt(curl_.get(), CURLOPT_HEADERFUNCTION, &append);
+  curl_easy_setopt(curl_.get(), CURLOPT_HEADERDATA, &result.head);
   CURLcode code = curl_easy_perform(curl_.get());
   curl_easy_setopt(curl_.get(), CURLOPT_HTTPHEADER, nullptr);  // the list dies here
   if (code != CURLE_OK) {

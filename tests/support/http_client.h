@@ -17,8 +17,11 @@ struct HttpResult {
   std::string body;
   std::string error;  // curl's message when status == 0
   std::string content_type;
+  std::string head;  // the answer's header lines, as received
 
   Json json() const;  // parsed body; discarded JSON when it is not JSON
+  // The value of header `name` (any case), "" when absent.
+  std::string header(const std::string& name) const;
 };
 
 class HttpClient {
