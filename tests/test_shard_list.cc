@@ -133,7 +133,7 @@ HttpResult remove_when_settled(Admin& admin, const std::string& address) {
   return removed;
 }
 
-std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+DqdOptions host_options(const std::vector<std::string>& shards) {
   DqdOptions options;
   options.shards = shards;
   options.consumers = 1;
@@ -142,7 +142,11 @@ std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
   options.extra_ini =
       "[registry]\nshared = yes\n[server]\nrequire_token = yes\n"
       "[admin]\nuser = admin\npassword_file = admin-password\n";
-  auto host = std::make_unique<DqdProcess>(options);
+  return options;
+}
+
+std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+  auto host = std::make_unique<DqdProcess>(host_options(shards));
   std::ofstream(host->dir() + "/admin-password") << kPassword << "\n";
   host->start();
   return host;
@@ -200,14 +204,24 @@ class Load {
     return unknown_;
   }
   int refused() const { return refused_; }
+  // The refusals by status, "503 x12 409 x1".
+  std::string refusals() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string out;
+    for (const auto& [status, n] : refused_by_status_) {
+      out += (out.empty() ? "" : " ") + std::to_string(status) + " x" + std::to_string(n);
+    }
+    return out;
+  }
 
  private:
   void run() {
     HttpClient http;
     http.add_header("Authorization: Bearer " + token_);
     for (int n = 0; !stop_; ++n) {
-      for (const auto* host : {&a_, &b_}) {
-        std::string topic = host == &a_ ? "from-a" : "from-b";
+      for (int k = 0; k < 2; ++k) {  // a and b may be the same host
+        const DqdProcess* host = k == 0 ? &a_ : &b_;
+        std::string topic = k == 0 ? "from-a" : "from-b";
         std::string id = topic + "-" + std::to_string(n);
         int64_t sent = wall_ms();
         long status = http.post(host->jobs_url(topic), job_doc(id, Json{{"n", n}}, kDelayS)).status;
@@ -218,6 +232,8 @@ class Load {
           unknown_[id] = sent;
         } else {
           ++refused_;
+          ++refused_by_status_[status];
+          if (first_refusal_.empty()) first_refusal_ = std::to_string(status) + " " + id;
         }
       }
       sleep_ms(10);
@@ -232,6 +248,8 @@ class Load {
   mutable std::mutex mutex_;
   std::map<std::string, int64_t> accepted_;
   std::map<std::string, int64_t> unknown_;
+  std::map<long, int> refused_by_status_;
+  std::string first_refusal_;
   std::thread thread_;
 };
 
@@ -257,7 +275,7 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
     stray += id.rfind("from-", 0) == 0 && accepted.count(id) == 0 && unknown.count(id) == 0;
   }
   MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
-                      << load.refused() << "; delivered " << delivered.size() << " ids, lost "
+                      << load.refused() << " (" << load.refusals() << "); delivered " << delivered.size() << " ids, lost "
                       << lost << ", twice " << twice << ", early " << early << ", stray " << stray);
   CHECK(lost == 0);
   CHECK(twice == 0);
@@ -806,6 +824,117 @@ TEST_CASE("kill -9 of every checker under an add load delivers each job once") {
   REQUIRE(callback.wait_for(load.accepted().size() + 1, 60000));
   CHECK(wait_until(kGenerousMs, [&] { return empty(first) && empty(second) && empty(third); }));
   sleep_ms(1000);
+  check_deliveries(callback, load);
+}
+
+}  // namespace
+}  // namespace dq::test
+
+namespace dq::test {
+namespace {
+
+// Any shard can be drained: one of the config file's, under load. Its jobs
+// move to their homes, it ends with none, and it stays drained (asked by
+// no one, given nothing) while the file lists it; once out of the file it
+// is removed.
+TEST_CASE("a config-file shard drained under load ends with 0 jobs and stays drained until it is "
+          "removed from the file") {
+  TestRedis first;
+  TestRedis second;
+  CallbackServer callback;
+  std::vector<std::string> shards = {first.address(), second.address()};
+  auto a = start_host(shards);
+  std::string token = add_load_topics(*a, callback);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return http.post(a->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
+  }));
+  std::vector<ShardAddress> all;
+  for (const auto& name : shards) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    all.push_back(address);
+  }
+  // 500 jobs due in 25-40 s on the shard to drain.
+  std::map<std::string, int64_t> due_at;
+  for (int n = 0; due_at.size() < 500; ++n) {
+    std::string id = "later-" + std::to_string(n);
+    if (shard_order(all, job_key("later", id)).front() != 1) continue;
+    double delay = 25 + (n % 16);
+    int64_t sent = wall_ms();
+    REQUIRE(http.post(a->jobs_url("later"), job_doc(id, Json{{"n", n}}, delay)).status == 201);
+    due_at[id] = sent + static_cast<int64_t>(delay * 1000);
+  }
+  CHECK(counted(second, "later:d") == 500);
+  Load load(*a, *a, token);
+  sleep_ms(1000);
+  RunResult drain = dqctl(*a, {"--json", "shard", "drain", second.address()});
+  REQUIRE_MESSAGE(drain.exit_code == 0, drain.err);
+  int64_t drained_at = monotonic_ms();
+  // The checker moves its jobs and, once it holds none (and drained 10 s),
+  // makes it drained.
+  auto state = [&] {
+    RunResult shown = dqctl(*a, {"--json", "shard", "list"});
+    Json list = Json::parse(shown.out, nullptr, false);
+    for (const auto& shard : list.is_array() ? list : Json::array()) {
+      if (shard.value("name", "") == second.address()) return shard;
+    }
+    return Json();
+  };
+  CHECK(wait_until(60000, [&] { return state().value("state", "") == "drained"; }));
+  Json shown = state();
+  MESSAGE("the config-file shard was drained " << monotonic_ms() - drained_at << " ms after the "
+                                               << "drain: " << shown.dump());
+  CHECK(shown["source"] == "config");
+  CHECK(shown["jobs"] == 0);
+  CHECK(shown["moved"].get<int64_t>() >= 500);
+  for (const auto& [topic, jobs] : jobs_by_topic(second)) {
+    CAPTURE(topic);
+    CHECK(jobs == 0);
+  }
+  // It stays drained: the load's new jobs all go to the first shard.
+  sleep_ms(1500);
+  for (const auto& [topic, jobs] : jobs_by_topic(second)) {
+    CAPTURE(topic);
+    CHECK(jobs == 0);
+  }
+  // Not removed while the file lists it.
+  RunResult refused = dqctl(*a, {"--json", "shard", "remove", second.address()});
+  CHECK(refused.exit_code == 1);
+  CHECK(Json::parse(refused.out, nullptr, false).value("error", "").find("config file") !=
+        std::string::npos);
+  load.stop();
+  // Out of the file (the master reloads on its own), then removed.
+  a->rewrite_config(host_options({first.address()}));
+  bool removed = wait_until(kGenerousMs, [&] {
+    return dqctl(*a, {"shard", "remove", second.address()}).exit_code == 0;
+  });
+  CHECK(removed);
+  RunResult after = dqctl(*a, {"--json", "shard", "list"});
+  CHECK(Json::parse(after.out, nullptr, false).size() == 1);
+
+  size_t expected = load.accepted().size() + 1 + due_at.size();  // + warm
+  REQUIRE(callback.wait_for(expected, 120000));
+  sleep_ms(1000);  // a duplicate would show up now
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    if (due_at.count(id) == 0) continue;
+    ++delivered[id];
+    early += request.arrived_ms < due_at[id];
+  }
+  int lost = 0, twice = 0;
+  for (const auto& [id, due] : due_at) {
+    lost += delivered[id] == 0;
+    twice += delivered[id] > 1;
+  }
+  MESSAGE("jobs on the drained config-file shard: " << due_at.size() << ", lost " << lost
+                                                    << ", twice " << twice << ", early " << early);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
   check_deliveries(callback, load);
 }
 
