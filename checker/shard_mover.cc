@@ -84,24 +84,25 @@ ShardMover::ShardMover(const Config& config)
 }
 
 void ShardMover::run() {
-  // A shard the master could not bring to store v4 at its start first.
-  for (int64_t next_log_ms = 0; !stop_requested();) {
-    Status upgraded = upgrade_stores(config_);
-    if (upgraded.is_ok()) {
-      break;
+  // A shard the master could not bring to store v4 at its start is tried
+  // every kUpgradeRetryMs beside the moves (a shard down does not hold up a
+  // change that does not need it).
+  bool upgraded = false;
+  int64_t next_upgrade_ms = 0;
+  int64_t next_log_ms = 0;
+  while (!stop_requested() && (changing_ || !upgraded)) {
+    if (!upgraded && monotonic_ms() >= next_upgrade_ms) {
+      Status done = upgrade_stores(config_);
+      upgraded = done.is_ok();
+      next_upgrade_ms = monotonic_ms() + kUpgradeRetryMs;
+      if (!upgraded && monotonic_ms() >= next_log_ms) {
+        err_log().warn("{}; trying again every {} s", done.message(), kUpgradeRetryMs / 1000);
+        next_log_ms = monotonic_ms() + 60000;
+      }
     }
-    if (monotonic_ms() >= next_log_ms) {
-      err_log().warn("{}; trying again every {} s", upgraded.message(), kUpgradeRetryMs / 1000);
-      next_log_ms = monotonic_ms() + 60000;
-    }
-    for (int slept = 0; slept < kUpgradeRetryMs && !stop_requested(); slept += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  }
-  while (changing_ && !stop_requested()) {
     int moved = 0;
     bool mid_pass = false;
-    if (!settled_ && take_lease()) {
+    if (changing_ && !settled_ && take_lease()) {
       // Named again every round: a fence lasts kFenceMs past its last naming.
       bool fenced = fence();
       if (fenced && !fenced_) {
