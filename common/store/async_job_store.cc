@@ -344,10 +344,10 @@ void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone
   deleting->id = id;
   deleting->order = lookup_order(*homes);
   deleting->done = std::move(done);
-  delete_from(std::move(deleting), 0);
+  delete_from(deleting, 0);
 }
 
-void AsyncJobStore::delete_from(std::shared_ptr<Deleting> deleting, size_t next) {
+void AsyncJobStore::delete_from(const std::shared_ptr<Deleting>& deleting, size_t next) {
   while (next < deleting->order.size() && !usable(deleting->order[next])) {
     if (deleting->down.empty()) {
       deleting->down = down_reason(deleting->order[next]);

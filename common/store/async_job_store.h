@@ -131,7 +131,7 @@ class AsyncJobStore {
   static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
   // Deletes on order[next], then on the next shard until one deleted it.
   struct Deleting;
-  void delete_from(std::shared_ptr<Deleting> deleting, size_t next);
+  void delete_from(const std::shared_ptr<Deleting>& deleting, size_t next);
   // "Redis shard X is down: why", for the 503 of a request it could not answer.
   std::string down_reason(size_t shard);
   // Connected, and not marked down by dq-redis-checker.
