@@ -87,8 +87,11 @@ void ShardMover::run() {
   // A shard the master could not bring to store v4 at its start is tried
   // every kUpgradeRetryMs beside the moves (a shard down does not hold up a
   // change that does not need it).
+  // The master upgraded what answered just before it started this process:
+  // the first look waits a retry period, so a checker stopped at once (a
+  // reload) never waits on a shard that hangs.
   bool upgraded = false;
-  int64_t next_upgrade_ms = 0;
+  int64_t next_upgrade_ms = monotonic_ms() + kUpgradeRetryMs;
   int64_t next_log_ms = 0;
   while (!stop_requested() && (changing_ || !upgraded)) {
     if (!upgraded && monotonic_ms() >= next_upgrade_ms) {

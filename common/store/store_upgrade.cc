@@ -26,6 +26,10 @@ namespace {
 
 constexpr int kCurrentVersion = 4;
 constexpr int kBatch = 200;
+// Each call is a bounded batch, so a shard that hangs costs a start (or a
+// checker's stop) this much at most, whatever [redis] command_timeout_ms is.
+constexpr int kConnectMs = 1000;
+constexpr int kCommandMs = 2000;
 // Store v3's keys for its held copies, markers and tombstones: read only
 // here, by the upgrade that removes them.
 const std::string kHeldPrefix = keys::kPrefix + "held:";
@@ -48,7 +52,8 @@ class Upgrade {
  public:
   explicit Upgrade(const Config& config)
       : config_(config),
-        store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
+        store_(config.shards, std::min(config.redis_connect_timeout_ms, kConnectMs),
+               std::min(config.redis_command_timeout_ms, kCommandMs)),
         names_(shard_names(config.shards)),
         roles_(roles_of(config)),
         mover_(store_, names_),
