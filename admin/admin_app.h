@@ -35,6 +35,7 @@
 #include "common/registry/admin_users.h"
 #include "common/registry/registry.h"
 #include "common/registry/registry_write.h"
+#include "common/registry/shard_workflow.h"
 #include "common/registry/topic_writes.h"
 #include "common/store/job_store.h"
 #include "common/store/shard_set.h"
@@ -85,6 +86,9 @@ class AdminApp {
   // api_system.cc
   void shards_route(Exchange& exchange);
   void add_shard(Exchange& exchange);
+  // Runs a change of common/registry/shard_workflow.h and answers it.
+  void change_shard(Exchange& exchange, const Result<ShardEdit>& change, int status,
+                    const Json& answer);
   void drain_shard(Exchange& exchange, const std::string& address);
   void remove_shard(Exchange& exchange, const std::string& address);
   void alerts_route(Exchange& exchange);

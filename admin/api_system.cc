@@ -1,8 +1,8 @@
 // The shards and alerts parts of the admin API. Shards: the checker's live
 // view (<pid file>.shards.json) of every [redis] shard and registry shard,
-// with each shard's Redis version and jobs held asked directly; adding one
-// to the registry (a versioned write, shared with every host; jobs are
-// placed on it from then on), and removing one while it holds no job. Alerts: the SMTP
+// with each shard's Redis version and jobs held asked directly; adding,
+// draining and removing one (common/registry/shard_workflow.h, the same
+// code as dqctl shard: a versioned write, shared with every host). Alerts: the SMTP
 // and webhook settings (common/alerts/alert_settings.h) and a test send.
 #include <hiredis/hiredis.h>
 
@@ -13,6 +13,7 @@
 #include "common/redis/shard_health.h"
 #include "common/registry/registry_copy.h"
 #include "common/registry/shard_list.h"
+#include "common/registry/shard_workflow.h"
 #include "common/registry/topic_fields.h"
 #include "common/store/keys.h"
 
@@ -91,20 +92,44 @@ Config probe_config(const Config& config) {
   return probe;
 }
 
-const RegistryShard* find_registry_shard(const std::vector<RegistryShard>& shards,
-                                         const std::string& address) {
-  for (const auto& shard : shards) {
-    if (shard.address == address) {
-      return &shard;
-    }
+// The answer to a shard change of common/registry/shard_workflow.h that
+// was refused: 400 or 409 naming the address field, else by its code.
+void refuse_change(Exchange& exchange, const Status& status) {
+  bool field = status.code() == Code::kInvalid || status.code() == Code::kConflict;
+  if (field) {
+    return exchange.reply_json(status.code() == Code::kInvalid ? 400 : 409,
+                               Json{{"error", status.message()}, {"field", "address"}});
   }
-  return nullptr;
+  exchange.reply_error(status);
 }
 
 }  // namespace
 
-// Adds a shard to the registry: new jobs are placed on it by every host
-// once its master has seen it (common/registry/shard_list.h).
+// Runs a shard change (common/registry/shard_workflow.h) with this page's
+// short probe timeouts, and answers `status` with `answer` once written.
+void AdminApp::change_shard(Exchange& exchange, const Result<ShardEdit>& change, int status,
+                            const Json& answer) {
+  if (!change.is_ok()) {
+    return refuse_change(exchange, change.status());
+  }
+  if (change->unchanged) {
+    return exchange.reply_json(status, answer);
+  }
+  std::string what = change->state.empty() ? "removed" : change->state;
+  write_versioned(change->write, [held = exchange.hold(), address = change->address, what, status,
+                                  answer](Result<int64_t> written) {
+    if (!written.is_ok()) {
+      return held->reply_error(written.status());
+    }
+    err_log().info("dq-admin: shard {} {} (version {})", address, what, *written);
+    Json out = answer;
+    out["version"] = *written;
+    held->reply_json(status, out);
+  });
+}
+
+// Adds a shard: it joins, then takes the ids it is the home of from every
+// host once its master has seen it (common/registry/shard_list.h).
 void AdminApp::add_shard(Exchange& exchange) {
   auto body = exchange.json_object();
   if (!body.is_ok()) {
@@ -118,35 +143,8 @@ void AdminApp::add_shard(Exchange& exchange) {
   std::string name = address->get<std::string>();
   std::string secret =
       password != body->end() && password->is_string() ? password->get<std::string>() : "";
-  auto listed = read_registry_shards(registry_->db());
-  if (!listed.is_ok()) {
-    return exchange.reply_error(listed.status());
-  }
-  Status status = check_new_shard(config_, name, secret);
-  if (status.is_ok() && find_registry_shard(*listed, name) != nullptr) {
-    status = Status(Code::kConflict, "shard " + name + " is listed already");
-  }
-  if (status.is_ok()) {
-    ShardAddress shard;
-    parse_host_port(name, &shard.host, &shard.port);
-    shard.password = secret;
-    status = check_shard_usable(probe_config(config_), shard);
-  }
-  if (!status.is_ok()) {
-    bool field = status.code() == Code::kInvalid || status.code() == Code::kConflict;
-    return field ? exchange.reply_json(status.code() == Code::kInvalid ? 400 : 409,
-                                       Json{{"error", status.message()}, {"field", "address"}})
-                 : exchange.reply_error(status);
-  }
-  ObjectWrite write{find_registry_kind("shard"), name, PutMode::kCreate, std::nullopt,
-                    [this, name, secret] { return registry_->add_extra_shard(name, secret); }};
-  write_versioned(write, [held = exchange.hold(), name](Result<int64_t> written) {
-    if (!written.is_ok()) {
-      return held->reply_error(written.status());
-    }
-    err_log().info("dq-admin: shard {} added (version {})", name, *written);
-    held->reply_json(201, Json{{"added", name}, {"state", "active"}, {"version", *written}});
-  });
+  change_shard(exchange, plan_shard_add(probe_config(config_), *registry_, name, secret), 201,
+               Json{{"added", name}, {"state", "joining"}});
 }
 
 void AdminApp::shards_route(Exchange& exchange) {
@@ -171,7 +169,8 @@ void AdminApp::shards_route(Exchange& exchange) {
   // process's generation does not use yet: its master reloads it soon).
   for (const auto& address : merged_shards(config_.shards, *registry)) {
     const RegistryShard* from = find_registry_shard(*registry, address.name());
-    Json one = shard_json(address, from != nullptr ? "registry" : "config", report, stale);
+    Json one = shard_json(address, in_config_file(config_, address.name()) ? "config" : "registry",
+                          report, stale);
     one["state"] = from != nullptr ? shown_state(*from, now_ms()) : "active";
     bool used = false;
     for (const auto& shard : config_.shards) {
@@ -196,82 +195,21 @@ void AdminApp::shards_route(Exchange& exchange) {
                                 {"updated_at_ms", report.updated_at_ms}});
 }
 
-// Only registry shards can be removed here ([redis] shards live in the
-// config file), and only once it has drained long enough for every host to
-// have stopped placing on it (drain_settled) and holds no job: removing a
-// shard that holds jobs would make them unreachable.
+// Removes a shard once it has drained long enough for every host to have
+// stopped placing on it and holds no job, and is in no config file
+// (common/registry/shard_workflow.h): removing a shard that holds jobs
+// would make them unreachable.
 void AdminApp::remove_shard(Exchange& exchange, const std::string& address) {
-  auto registry = read_registry_shards(registry_->db());
-  if (!registry.is_ok()) {
-    return exchange.reply_error(registry.status());
-  }
-  const RegistryShard* from = find_registry_shard(*registry, address);
-  if (from == nullptr) {
-    for (const auto& shard : config_.shards) {
-      if (shard.name() == address) {
-        return exchange.reply_error(
-            409, "shard " + address + " is in [redis] shards; remove it from the config file");
-      }
-    }
-    return exchange.reply_error(404, "shard " + address + " is not in the registry");
-  }
-  ShardAddress shard;
-  parse_host_port(from->address, &shard.host, &shard.port);
-  shard.password = from->password;
-  // A listed one (from before registry shards took jobs) never held a job.
-  auto jobs = from->state == "listed" ? Result<int64_t>(int64_t{0})
-                                      : jobs_on_shard(probe_config(config_), shard);
-  if (!jobs.is_ok()) {
-    return exchange.reply_error(
-        409,
-        "shard " + address + " cannot be asked whether it holds jobs: " + jobs.status().message());
-  }
-  if (*jobs > 0) {
-    return exchange.reply_error(409, "shard " + address + " still holds " + std::to_string(*jobs) +
-                                         " job(s); drain it first; not removed");
-  }
-  if (from->state != "listed") {
-    Status settled = drain_settled(probe_config(config_), shard);
-    if (!settled.is_ok()) {
-      return exchange.reply_error(409, settled.message());
-    }
-  }
-  ObjectWrite write{find_registry_kind("shard"), address, PutMode::kDelete, std::nullopt,
-                    [this, address] { return registry_->remove_extra_shard(address); }};
-  write_versioned(write, [held = exchange.hold(), address](Result<int64_t> written) {
-    if (!written.is_ok()) {
-      return held->reply_error(written.status());
-    }
-    err_log().info("dq-admin: shard {} removed (version {})", address, *written);
-    held->reply_json(200, Json{{"removed", address}});
-  });
+  change_shard(exchange, plan_shard_remove(probe_config(config_), *registry_, address), 200,
+               Json{{"removed", address}});
 }
 
-// Gives the shard no new job from now on (every host, once its master has
-// seen the change); what it holds is delivered from it as it comes due, and
-// it can be removed once empty.
+// Drains any host:port shard, of the registry or the config file: no host
+// gives it a new job within seconds, and the checker moves its jobs to
+// their homes; it can be removed once drained.
 void AdminApp::drain_shard(Exchange& exchange, const std::string& address) {
-  auto registry = read_registry_shards(registry_->db());
-  if (!registry.is_ok()) {
-    return exchange.reply_error(registry.status());
-  }
-  const RegistryShard* from = find_registry_shard(*registry, address);
-  if (from == nullptr) {
-    return exchange.reply_error(404, "shard " + address + " is not in the registry");
-  }
-  if (from->state == "draining") {
-    return exchange.reply_json(200, Json{{"draining", address}});
-  }
-  ObjectWrite write{
-      find_registry_kind("shard"), address, PutMode::kUpdate, std::nullopt,
-      [this, address] { return set_registry_shard_state(registry_->db(), address, "draining"); }};
-  write_versioned(write, [held = exchange.hold(), address](Result<int64_t> written) {
-    if (!written.is_ok()) {
-      return held->reply_error(written.status());
-    }
-    err_log().info("dq-admin: shard {} draining (version {})", address, *written);
-    held->reply_json(200, Json{{"draining", address}});
-  });
+  change_shard(exchange, plan_shard_drain(probe_config(config_), *registry_, address), 200,
+               Json{{"draining", address}});
 }
 
 void AdminApp::alerts_route(Exchange& exchange) {

@@ -242,14 +242,14 @@ while True:
         print(p); break
     except OSError:
         pass') \
-    start_redis "shards-cluster-$i" --cluster-enabled yes --cluster-config-file nodes.conf \
+    start_redis "shards-r$SHARDS_RUN-cluster-$i" --cluster-enabled yes --cluster-config-file nodes.conf \
       --cluster-node-timeout 5000 --auto-aof-rewrite-percentage 0
     SHARD_PORTS+=("$REDIS_PORT")
     nodes+=("127.0.0.1:$REDIS_PORT")
     entry="$entry${entry:+,}127.0.0.1:$REDIS_PORT"
   done
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes > "$WORK/cluster-create.out" 2>&1 ||
-    { cat "$WORK/cluster-create.out" >&2; exit 1; }
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes > "$WORK/cluster-create-$SHARDS_RUN.out" 2>&1 ||
+    { cat "$WORK/cluster-create-$SHARDS_RUN.out" >&2; exit 1; }
   local port ok
   for _ in $(seq 300); do
     ok=1
@@ -267,7 +267,9 @@ while True:
 shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   SHARDS_LABEL=$1
   local kind=$2 count=$3 i list=""
-  SHARDS_DIR=$WORK/shards-$count-$kind
+  # Each run of a layout on directories of its own (a layout runs twice with COMPARE_REV).
+  SHARDS_RUN=$((${SHARDS_RUN:-0} + 1))
+  SHARDS_DIR=$WORK/shards-r$SHARDS_RUN-$count-$kind
   mkdir -p "$SHARDS_DIR"
   log "shards: $SHARDS_LABEL"
   if [ "$kind" = cluster ]; then
@@ -276,12 +278,12 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   else
     SHARD_PORTS=()
     for i in $(seq "$count"); do
-      start_redis "shards-$count-$i" --auto-aof-rewrite-percentage 0
+      start_redis "shards-r$SHARDS_RUN-$count-$i" --auto-aof-rewrite-percentage 0
       SHARD_PORTS+=("$REDIS_PORT")
       list="$list${list:+,}127.0.0.1:$REDIS_PORT"
     done
   fi
-  DQ_SHARDS=$list start_dq "shards-$count-$kind" "${SHARD_PORTS[0]}" "$SHARDS_WORKERS" "${CONSUMERS:-2}"
+  DQ_SHARDS=$list start_dq "shards-r$SHARDS_RUN-$count-$kind" "${SHARD_PORTS[0]}" "$SHARDS_WORKERS" "${CONSUMERS:-2}"
   add_topics 4 "$SINK_PORT"
 
   # Idle: what the roles' polling of every (virtual) shard costs Redis with
@@ -346,14 +348,38 @@ step_shards() {
   : > "$WORK/shards_redis.md"
   : > "$WORK/shards_cores.md"
   : > "$WORK/shards_memory.md"
-  local layouts=${SHARDS_LAYOUTS:-"1 2 3 cluster"} l
+  # With COMPARE_REV, each layout runs twice, with that revision's dqd and
+  # with this tree's, in turn (the order swapped from one layout to the
+  # next), so the load of the minute falls on both alike.
+  local builds="now" layouts=${SHARDS_LAYOUTS:-"1 2 3 cluster"} l b n=0 label
+  if [ -n "${COMPARE_REV:-}" ]; then
+    build_compare
+    builds="before now"
+  fi
   for l in $layouts; do
-    case $l in
-      cluster) shards_layout "Redis Cluster, 3 primaries (no replicas)" cluster 3 ;;
-      1) shards_layout "1 Redis" plain 1 ;;
-      *) shards_layout "$l Redis shards" plain "$l" ;;
-    esac
+    for b in $builds; do
+      [ $((n % 2)) = 1 ] && [ "$builds" != now ] && b=$([ "$b" = before ] && echo now || echo before)
+      case $l in
+        cluster) label="Redis Cluster, 3 primaries (no replicas)" ;;
+        1) label="1 Redis" ;;
+        *) label="$l Redis shards" ;;
+      esac
+      if [ "$builds" != now ]; then
+        if [ "$b" = before ]; then
+          DQ_BIN_DIR=$COMPARE_DIR label="$label, $COMPARE_NAME (before)"
+        else
+          DQ_BIN_DIR=$ROOT/$BUILD label="$label, $DQ_COMMIT (now)"
+        fi
+        export DQ_BIN_DIR
+      fi
+      case $l in
+        cluster) shards_layout "$label" cluster 3 ;;
+        *) shards_layout "$label" plain "$l" ;;
+      esac
+    done
+    n=$((n + 1))
   done
+  unset DQ_BIN_DIR
   row "### 9. Shards: 1, 2 and 3 Redis primaries, and a 3-primary Redis Cluster"
   row ""
   row "The same dqd settings on each ($SHARDS_WORKERS API worker, ${CONSUMERS:-2} consumers x ${CONCURRENCY:-64}, one timer), new redis-servers (AOF everysec, automatic rewrites off) and a new dqd per layout, every Redis on this one machine. The cluster has no replicas: a replica's copy costs its primary CPU that this step does not measure. Each window starts on emptied Redis."

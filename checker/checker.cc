@@ -1,6 +1,7 @@
 // dq-redis-checker: starts the shard watch thread, the dead-letter callback
-// thread (and, when the registry is shared, the registry sync thread; when a
-// shard drains, the mover thread) and runs the alert loop on the main thread
+// thread, the mover thread (a store upgrade left undone, a shard moving in
+// or draining) and, when the registry is shared, the registry sync thread,
+// and runs the alert loop on the main thread
 // until stopped (see checker.h).
 #include "checker/checker.h"
 
@@ -35,10 +36,7 @@ int run_checker(const Config& config, int /*index*/) {
   ShardWatch watch(config);
   std::thread watching([&watch] { watch.run(); });
   ShardMover mover(config);
-  std::thread moving;
-  if (mover.needed()) {
-    moving = std::thread([&mover] { mover.run(); });
-  }
+  std::thread moving([&mover] { mover.run(); });
   std::thread syncing;
   if (config.shared_registry) {
     syncing = std::thread([&config] { follow_shared_registry(config); });
@@ -56,9 +54,7 @@ int run_checker(const Config& config, int /*index*/) {
   }
   watching.join();
   dead_callbacks.join();
-  if (moving.joinable()) {
-    moving.join();
-  }
+  moving.join();
   if (syncing.joinable()) {
     syncing.join();
   }

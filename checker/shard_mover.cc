@@ -7,35 +7,27 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <map>
 #include <thread>
 
+#include "common/core/clock.h"
 #include "common/core/log.h"
-#include "common/core/shard.h"
 #include "common/core/stop_flag.h"
-#include "common/redis/redis_scan.h"
-#include "common/store/job.h"
+#include "common/registry/shard_list.h"
+#include "common/registry/shard_workflow.h"
+#include "common/store/fence.h"
 #include "common/store/keys.h"
 #include "common/store/placement.h"
 #include "common/store/reply_values.h"
-#include "common/store/script_calls.h"
+#include "common/store/store_upgrade.h"
 
 namespace dq {
 namespace {
 
-constexpr size_t kBatch = 500;           // jobs marked per pass
+constexpr int kBatch = 500;              // jobs read (and moved) per step
 constexpr int64_t kMoverLeaseMs = 5000;  // renewed every pass; a dead holder's lease runs out
-constexpr int kIdleMs = 1000;            // between passes with nothing to move
-
-std::vector<std::string> strings_of(const redisReply* reply) {
-  std::vector<std::string> out;
-  if (reply->type == REDIS_REPLY_ARRAY) {
-    for (size_t i = 0; i < reply->elements; ++i) {
-      out.push_back(reply_string(reply->element[i]));
-    }
-  }
-  return out;
-}
+constexpr int kIdleMs = 1000;            // between whole passes that moved nothing
+constexpr int kScanPauseMs = 10;         // between steps of a pass that moved nothing
+constexpr int kUpgradeRetryMs = 5000;    // between tries of a store upgrade left undone
 
 // A script's integer answer, -1 for anything else.
 int64_t integer_of(const redisReply* reply) {
@@ -62,13 +54,27 @@ std::string dead_holder(const std::string& holder, const std::string& host) {
 ShardMover::ShardMover(const Config& config)
     : config_(config),
       store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
-      names_(shard_names(config.shards)) {
-  for (size_t i = 0; i < names_.size(); ++i) {
-    const auto& none = config.no_new_jobs;
-    placing_.push_back(std::find(none.begin(), none.end(), names_[i]) == none.end());
-    if (std::find(config.draining.begin(), config.draining.end(), names_[i]) !=
-        config.draining.end()) {
-      draining_.push_back(i);
+      names_(shard_names(config.shards)),
+      roles_(roles_of(config)),
+      mover_(store_, names_) {
+  for (size_t i = 0; i < roles_.size(); ++i) {
+    if (roles_[i] == ShardRole::kMovingIn || roles_[i] == ShardRole::kDraining) {
+      changing_ = i;  // one change at a time (common/registry/shard_workflow.h)
+    }
+  }
+  if (!changing_) {
+    return;
+  }
+  // A draining shard's jobs all leave it; the jobs of a shard moving in may
+  // be on any other.
+  for (size_t i = 0; i < roles_.size(); ++i) {
+    bool source = roles_[*changing_] == ShardRole::kDraining
+                      ? i == *changing_
+                      : i != *changing_ && roles_[i] != ShardRole::kDrained;
+    if (source) {
+      Source each;
+      each.shard = i;
+      sources_.push_back(each);
     }
   }
   char host[256] = {};
@@ -78,21 +84,55 @@ ShardMover::ShardMover(const Config& config)
 }
 
 void ShardMover::run() {
-  while (!stop_requested()) {
-    int moved = 0;
-    for (size_t source : draining_) {
-      moved += pass(source);
+  // A shard the master could not bring to store v4 at its start is tried
+  // every kUpgradeRetryMs beside the moves (a shard down does not hold up a
+  // change that does not need it).
+  // The master upgraded what answered just before it started this process:
+  // the first look waits a retry period, so a checker stopped at once (a
+  // reload) never waits on a shard that hangs.
+  bool upgraded = false;
+  int64_t next_upgrade_ms = monotonic_ms() + kUpgradeRetryMs;
+  int64_t next_log_ms = 0;
+  while (!stop_requested() && (changing_ || !upgraded)) {
+    if (!upgraded && monotonic_ms() >= next_upgrade_ms) {
+      Status done = upgrade_stores(config_);
+      upgraded = done.is_ok();
+      next_upgrade_ms = monotonic_ms() + kUpgradeRetryMs;
+      if (!upgraded && monotonic_ms() >= next_log_ms) {
+        err_log().warn("{}; trying again every {} s", done.message(), kUpgradeRetryMs / 1000);
+        next_log_ms = monotonic_ms() + 60000;
+      }
     }
-    int wait_ms = moved > 0 ? 0 : kIdleMs;
+    int moved = 0;
+    bool mid_pass = false;
+    if (changing_ && !settled_ && take_lease()) {
+      // Named again every round: a fence lasts kFenceMs past its last naming.
+      bool fenced = fence();
+      if (fenced && !fenced_) {
+        fenced_ = true;
+        err_log().info("shard {} {}: fenced; moving the jobs whose home changed",
+                       names_[*changing_],
+                       roles_[*changing_] == ShardRole::kDraining ? "drains" : "moves in");
+      }
+      if (fenced) {
+        for (Source& source : sources_) {
+          moved += step(source);
+          mid_pass = mid_pass || source.next_bucket > 0 || source.buckets_read;
+        }
+        settle_when_done();
+      }
+    }
+    int wait_ms = moved > 0 ? 0 : mid_pass ? kScanPauseMs : kIdleMs;
     for (int slept = 0; slept < wait_ms && !stop_requested(); slept += 50) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min(50, wait_ms)));
     }
   }
 }
 
-bool ShardMover::take_lease(size_t source) {
-  RedisConnection& shard = store_.shard(source);
-  auto lease = shard.run(move_lease_call(holder_, kMoverLeaseMs, ""));
+bool ShardMover::take_lease() {
+  RedisConnection& shard = store_.shard(*changing_);
+  bool draining = roles_[*changing_] == ShardRole::kDraining;
+  auto lease = shard.run(move_lease_call(holder_, kMoverLeaseMs, "", draining));
   if (!lease.is_ok()) {
     return false;
   }
@@ -104,200 +144,145 @@ bool ShardMover::take_lease(size_t source) {
   if (gone.empty()) {
     return false;  // another checker moves it
   }
-  auto taken = shard.run(move_lease_call(holder_, kMoverLeaseMs, gone));
+  auto taken = shard.run(move_lease_call(holder_, kMoverLeaseMs, gone, draining));
   bool ours = taken.is_ok() && integer_of(taken->get()) == 1;
   if (ours) {
-    err_log().info("moving jobs off shard {}: took over from {}, which is gone", names_[source],
+    err_log().info("moving jobs for shard {}: took over from {}, which is gone", names_[*changing_],
                    gone);
   }
   return ours;
 }
 
-std::string ShardMover::target_of(const std::string& key, size_t source) const {
-  for (size_t index : shard_order(config_.shards, key)) {
-    if (index != source && placing_[index]) {
-      return names_[index];
+bool ShardMover::fence() {
+  size_t changing = *changing_;
+  if (roles_[changing] == ShardRole::kDraining) {
+    std::vector<std::string> active;
+    for (size_t i = 0; i < roles_.size(); ++i) {
+      if (roles_[i] == ShardRole::kActive) {
+        active.push_back(names_[i]);
+      }
+    }
+    return store_.shard(changing).command(fence_argv(active)).is_ok();
+  }
+  for (const Source& source : sources_) {
+    if (!store_.shard(source.shard).command(fence_argv({names_[changing]})).is_ok()) {
+      return false;
     }
   }
-  return "";
+  return true;
 }
 
-std::vector<std::string> ShardMover::dead_keys(size_t source, size_t most) {
-  RedisConnection& shard = store_.shard(source);
-  std::vector<std::string> keys;
-  // Only while the shard counts a dead job: no SCAN of its keyspace otherwise.
-  auto counts = shard.command({"HGETALL", keys::counts()});
-  if (!counts.is_ok()) {
-    return keys;
+void ShardMover::clear_fences() {
+  size_t changing = *changing_;
+  if (roles_[changing] == ShardRole::kDraining) {
+    (void)store_.shard(changing).command({"DEL", keys::fence()});
+    return;
   }
-  auto fields = strings_of(counts->get());
-  bool any_dead = false;
-  for (size_t i = 0; i + 1 < fields.size(); i += 2) {
-    const std::string& field = fields[i];
-    any_dead = any_dead || (field.size() > 2 && field.compare(field.size() - 2, 2, ":x") == 0 &&
-                            std::strtoll(fields[i + 1].c_str(), nullptr, 10) > 0);
+  for (const Source& source : sources_) {
+    (void)store_.shard(source.shard).command({"ZREM", keys::fence(), names_[changing]});
   }
-  if (!any_dead) {
-    return keys;
-  }
-  auto dead_sets = scan_keys(shard, keys::dead_prefix() + "*");
-  if (!dead_sets.is_ok()) {
-    return keys;
-  }
-  for (const auto& set : *dead_sets) {
-    if (keys.size() >= most) {
-      break;
-    }
-    auto dead = shard.command({"ZRANGE", set, "0", std::to_string(most - keys.size() - 1)});
-    for (auto& key : dead.is_ok() ? strings_of(dead->get()) : std::vector<std::string>()) {
-      keys.push_back(std::move(key));
-    }
-  }
-  return keys;
 }
 
-std::vector<std::pair<std::string, std::string>> ShardMover::work(size_t source) {
-  RedisConnection& shard = store_.shard(source);
+std::vector<std::pair<std::string, std::string>> ShardMover::off_home(
+    Source& source, const std::vector<std::string>& keys) {
   std::vector<std::pair<std::string, std::string>> pairs;
-  auto marked = shard.command({"HGETALL", keys::moving()});
-  if (!marked.is_ok()) {
-    return pairs;
-  }
-  auto fields = strings_of(marked->get());
-  for (size_t i = 0; i + 1 < fields.size() && pairs.size() < kBatch; i += 2) {
-    pairs.emplace_back(fields[i], fields[i + 1].substr(0, fields[i + 1].find('|')));
-  }
-  if (!pairs.empty()) {
-    return pairs;  // moves that did not end: finished first, with their targets
-  }
-  auto picked = shard.run(move_pick_call(static_cast<int>(kBatch)));
-  std::vector<std::string> keys =
-      picked.is_ok() ? strings_of(picked->get()) : std::vector<std::string>();
-  if (keys.size() < kBatch) {
-    for (auto& key : dead_keys(source, kBatch - keys.size())) {
-      keys.push_back(std::move(key));
-    }
-  }
-  for (auto& key : keys) {
-    std::string target = target_of(key, source);
-    if (!target.empty()) {
-      pairs.emplace_back(std::move(key), std::move(target));
+  for (const auto& key : keys) {
+    auto homes = id_homes(config_.shards, roles_, key);
+    if (homes && homes->home != source.shard) {
+      pairs.emplace_back(key, names_[homes->home]);
+      ++source.off_home;
     }
   }
   return pairs;
 }
 
-int ShardMover::pass(size_t source) {
-  if (!take_lease(source)) {
-    return 0;  // unreachable, or another checker moves it
+int ShardMover::step(Source& source) {
+  // Moves a crash left unfinished go first, with the targets they were marked for.
+  auto marked = mover_.marked(source.shard, kBatch);
+  if (!marked.empty()) {
+    source.off_home += static_cast<int64_t>(marked.size());
+    return std::max(0, mover_.move(source.shard, marked));
   }
-  auto pairs = work(source);
-  if (pairs.empty()) {
-    return 0;
-  }
-  auto reply = store_.shard(source).run(move_mark_call(pairs));
-  if (!reply.is_ok()) {
-    return 0;
-  }
-  auto fields = strings_of(reply->get());
-  std::vector<MarkedJob> jobs;
-  for (size_t i = 0; i + 6 < fields.size(); i += 7) {
-    jobs.push_back(MarkedJob{fields[i], fields[i + 1], fields[i + 2], fields[i + 3], fields[i + 4],
-                             fields[i + 5], fields[i + 6]});
-  }
-  return move_batch(source, jobs);
-}
-
-int ShardMover::move_batch(size_t source, const std::vector<MarkedJob>& jobs) {
-  const std::string& from = names_[source];
-  std::map<size_t, std::vector<const MarkedJob*>> writes;
-  std::map<size_t, std::vector<std::pair<std::string, std::string>>> drops;
-  std::map<std::string, size_t> target_index;
-  std::vector<std::pair<std::string, std::string>> ends;  // job key, "done" or "undo"
-  for (const MarkedJob& job : jobs) {
-    auto found = std::find(names_.begin(), names_.end(), job.target);
-    if (found == names_.end()) {
-      ends.emplace_back(job.key, "undo");  // marked for a shard since removed
-      continue;
+  RedisConnection& shard = store_.shard(source.shard);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (!source.buckets_read) {
+    auto reply = shard.run(move_scan_call(source.next_bucket, kBatch));
+    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements == 0) {
+      return 0;  // asked again next round, from the same bucket
     }
-    size_t target = static_cast<size_t>(found - names_.begin());
-    target_index[job.key] = target;
-    if (job.record.empty()) {
-      drops[target].emplace_back(job.key, job.created);  // deleted during its move
+    const redisReply* r = reply->get();
+    int64_t next = integer_of(r->element[0]);
+    std::vector<std::string> keys;
+    for (size_t i = 1; i + 1 < r->elements; i += 2) {
+      keys.push_back(reply_string(r->element[i]));
+    }
+    pairs = off_home(source, keys);
+    if (next < 0) {
+      source.buckets_read = true;
+      source.next_bucket = 0;
     } else {
-      writes[target].push_back(&job);
+      source.next_bucket = static_cast<uint32_t>(next);
     }
-  }
-  // A deleted job's copy goes first, then its mark: a crash between the two
-  // leaves the mark, and the next pass drops again.
-  for (const auto& [target, list] : drops) {
-    if (store_.shard(target).run(move_drop_call(list, names_)).is_ok()) {
-      for (const auto& [key, created] : list) {
-        ends.emplace_back(key, "done");
-      }
+  } else {
+    // In-flight and dead jobs: a dead one moves, one in flight finishes
+    // here (and, retried, moves with the pending ones).
+    auto reply = shard.command(
+        {"HSCAN", keys::flat_records(), source.flat_cursor, "COUNT", std::to_string(kBatch)});
+    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
+      return 0;
     }
-  }
-  std::map<std::string, std::string> incarnation;  // pending jobs written held
-  for (const auto& [target, list] : writes) {
-    auto written = store_.shard(target).run(move_in_call(list, from));
-    auto answers = written.is_ok() ? strings_of(written->get()) : std::vector<std::string>();
-    bool counted = written.is_ok() && (*written)->type == REDIS_REPLY_ARRAY &&
-                   (*written)->elements == 2 * list.size();
-    if (!counted) {
-      continue;  // not answered: the jobs stay marked, redone next pass
-    }
-    for (size_t i = 0; i < list.size(); ++i) {
-      int64_t verdict = integer_of((*written)->element[2 * i]);
-      if (verdict == 2) {
-        err_log().warn("job {} not moved from shard {}: shard {} holds that id with another body",
-                       list[i]->key, from, names_[target]);
-        ends.emplace_back(list[i]->key, "undo");
+    const redisReply* r = reply->get();
+    source.flat_cursor = reply_string(r->element[0]);
+    const redisReply* fields = r->element[1];
+    std::vector<std::string> dead;
+    for (size_t i = 0; fields->type == REDIS_REPLY_ARRAY && i + 1 < fields->elements; i += 2) {
+      std::string key = reply_string(fields->element[i]);
+      std::string record = reply_string(fields->element[i + 1]);
+      if (!record.empty() && record[0] == 'x') {
+        dead.push_back(std::move(key));
         continue;
       }
-      ends.emplace_back(list[i]->key, "done");
-      if (list[i]->dead_score.empty()) {
-        incarnation[list[i]->key] = answers[2 * i + 1];
-      }
+      auto homes = id_homes(config_.shards, roles_, key);
+      source.off_home += homes && homes->home != source.shard;  // waits until it ends here
+    }
+    pairs = off_home(source, dead);
+    if (source.flat_cursor == "0") {
+      // A whole pass ended: clean when it saw no job off its home.
+      source.clean = source.off_home == 0;
+      source.off_home = 0;
+      source.buckets_read = false;
     }
   }
-  if (ends.empty()) {
-    return 0;
-  }
-  auto done = store_.shard(source).run(move_done_call(ends));
-  if (!done.is_ok() || (*done)->type != REDIS_REPLY_ARRAY || (*done)->elements != ends.size()) {
-    return 0;  // the marks stay: the next pass ends them (move_in answers "moved before")
-  }
-  // The target's held copies are released now (the source holds them no
-  // more); copies of jobs deleted during the move are dropped.
-  std::map<size_t, std::vector<ScriptCall>> settles;
-  std::map<size_t, std::vector<std::pair<std::string, std::string>>> deleted;
-  int ended = 0;  // moved, or dropped as deleted (not undone: those wait a pass)
-  for (size_t i = 0; i < ends.size(); ++i) {
-    const std::string& key = ends[i].first;
-    int64_t verdict = integer_of((*done)->element[i]);
-    auto held = incarnation.find(key);
-    ended += verdict == 1 || verdict == 3;
-    if (verdict == 1) {
-      if (held != incarnation.end()) {
-        settles[target_index[key]].push_back(settle_call(key, held->second, "ok", from, names_));
-      }
-    } else if (verdict == 3 && target_index.count(key) != 0) {
-      auto job = std::find_if(jobs.begin(), jobs.end(),
-                              [&key](const MarkedJob& each) { return each.key == key; });
-      if (job != jobs.end() && !job->record.empty()) {
-        deleted[target_index[key]].emplace_back(key, job->created);
-      }
+  return std::max(0, mover_.move(source.shard, pairs));
+}
+
+void ShardMover::settle_when_done() {
+  size_t changing = *changing_;
+  const std::string& name = names_[changing];
+  bool draining = roles_[changing] == ShardRole::kDraining;
+  if (draining) {
+    auto jobs = jobs_on_shard(config_, config_.shards[changing]);
+    if (!jobs.is_ok() || *jobs > 0 || !drain_settled(config_, config_.shards[changing]).is_ok()) {
+      return;
     }
+  } else if (!std::all_of(sources_.begin(), sources_.end(),
+                          [](const Source& source) { return source.clean; })) {
+    return;
   }
-  for (const auto& [target, calls] : settles) {
-    (void)store_.shard(target).run_all(calls);  // not answered: timer/held_verifier settles them
+  Status ended = settle_shard_change(config_, name, draining ? "draining" : "moving",
+                                     draining ? "drained" : "active");
+  if (!ended.is_ok()) {
+    err_log().warn(
+        "shard {}: every job is home, but its change cannot be ended yet ({}); "
+        "trying again",
+        name, ended.message());
+    return;
   }
-  for (const auto& [target, list] : deleted) {
-    // Not answered: a held copy is dropped by timer/held_verifier (the
-    // source's tombstone); a dead letter's copy stays listed.
-    (void)store_.shard(target).run(move_drop_call(list, names_));
-  }
-  return ended;
+  clear_fences();
+  settled_ = true;
+  err_log().info(draining ? "shard {} is drained: it holds no job, and no host asks it any more"
+                          : "shard {} is active: every job whose home it is was moved to it",
+                 name);
 }
 
 }  // namespace dq

@@ -1,60 +1,77 @@
-// ShardMover: moves the jobs of draining shards (Config::draining) to the
-// shards that take new jobs, each to the first of those in its placement
-// order, so gets, adds and deletes find it where adds would look. Delayed,
-// retrying and dead jobs move; jobs in flight or held finish where they are.
-// A batch of jobs moves in scripts that are each one state change, each
-// crash-safe (docs/decisions.md, "Draining moves the shard's jobs"):
-//   move_mark.lua on the source: out of their due (or dead) zsets, so the
-//     source's timer never delivers them, and into {dq}:moving with their
-//     target;
-//   move_in.lua on each target: written with body, due, attempts,
-//     deferrals, created time and last error; a pending job held for the
-//     source (the same id with the same body there already: moved before);
-//   move_done.lua on the source: its copies removed, the moved count grows;
-//   settle.lua on each target: the held copies released, due as before.
-// A mover that restarts finds {dq}:moving and redoes those jobs (same
-// target). Killed between move_done and settle, the held copies are released
-// by timer/held_verifier (claim.lua on the source: no longer there). A delete
-// during the move flags the mark; the mover then drops the target's copy
-// (move_drop.lua). One checker moves a shard at a time: a 5 s lease in the
-// shard's Redis ({dq}:mover, "host:pid"), renewed every pass and taken over
-// at once by a checker of the same host when its holder's pid is gone.
+// ShardMover: first finishes the store upgrade of any shard the master could
+// not upgrade at its start (common/store/store_upgrade.h), trying every 5 s.
+// Then, while a shard moves in or drains (Config::shard_roles), moves
+// the jobs whose home changed to their home (common/store/job_mover.h), and
+// ends the change once none is left off its home (docs/decisions.md, "One
+// home per id"):
+// - a shard moving in: the jobs of every other shard whose home it is now.
+//   Once a whole pass over every other shard found none (none marked, none
+//   waiting: in flight, or due within kMoveMarginMs), it is made active
+//   (registry state "moving" -> "active") and no host asks the ids'
+//   previous homes any more;
+// - a draining shard: all of its jobs. Once it holds none and has drained
+//   kDrainSettleMs, it is made drained ("draining" -> "drained").
+// First it fences the shards a host that has not seen the change yet may
+// still place such an id on (common/store/placement.h): every other shard
+// for the one moving in, the draining shard for every active one. After
+// that no job can arrive off its home, so a clean pass is the end.
+// Pending jobs are found by bucket (move_scan.lua), in-flight and dead ones
+// by HSCAN of the flat hash; each pass resumes where the last stopped.
+// One checker moves a change at a time: a 5 s lease in the changing shard's
+// Redis ({dq}:mover, "host:pid"), renewed every pass and taken over at once
+// by a checker of the same host when its holder's pid is gone.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/store/job_mover.h"
 #include "common/store/job_store.h"
-#include "common/store/move_calls.h"
 
 namespace dq {
 
 class ShardMover {
  public:
   explicit ShardMover(const Config& config);
-  bool needed() const { return !draining_.empty(); }
-  void run();  // until stop_requested()
+  void run();  // until stop_requested(), or done
 
  private:
-  // One batch off `source`: how many jobs it moved (or tried); 0 when it had
-  // nothing to move or another checker holds the lease.
-  int pass(size_t source);
-  bool take_lease(size_t source);
-  // Jobs marked before (a crash), else the next delayed, retrying or dead ones.
-  std::vector<std::pair<std::string, std::string>> work(size_t source);
-  std::vector<std::string> dead_keys(size_t source, size_t most);
-  std::string target_of(const std::string& key, size_t source) const;
-  // Writes the marked jobs on their targets and ends their moves: how many moved.
-  int move_batch(size_t source, const std::vector<MarkedJob>& jobs);
+  // Where the pass over one source stands.
+  struct Source {
+    size_t shard = 0;
+    uint32_t next_bucket = 0;
+    std::string flat_cursor = "0";
+    bool buckets_read = false;
+    int64_t off_home = 0;  // jobs seen off their home this pass (moved or waiting)
+    bool clean = false;    // the last whole pass saw none
+  };
+
+  bool take_lease();
+  // Names the changing shard in the fences; false while a shard cannot be asked.
+  bool fence();
+  // One batch off `source`: how many jobs moved.
+  int step(Source& source);
+  // The pairs (job key, home name) of `keys` whose home is not `shard`;
+  // counts them in off_home.
+  std::vector<std::pair<std::string, std::string>> off_home(Source& source,
+                                                            const std::vector<std::string>& keys);
+  void settle_when_done();
+  void clear_fences();
 
   const Config& config_;
   BlockingJobStore store_;
   std::vector<std::string> names_;
-  std::vector<bool> placing_;
-  std::vector<size_t> draining_;
+  std::vector<ShardRole> roles_;
+  JobMover mover_;
+  std::optional<size_t> changing_;  // the shard moving in or draining
+  std::vector<Source> sources_;
+  bool fenced_ = false;
+  bool settled_ = false;
   std::string host_;
   std::string holder_;
 };

@@ -253,19 +253,6 @@ std::shared_ptr<const Topic> ConsumerLoop::snapshot(const Topic& topic) {
   return copy;
 }
 
-// A copy on another shard waits for this shard to be asked (placement.h):
-// until it is settled, this shard's jobs wait, so the two are never both
-// delivered.
-bool ConsumerLoop::held_elsewhere(size_t shard) const {
-  const std::string name = config_.shards[shard].name();
-  for (size_t other = 0; other < calls_.size(); ++other) {
-    if (other != shard && calls_[other]->held_for().count(name) > 0) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void ConsumerLoop::request_reserves() {
   int64_t now = monotonic_ms();
   update_permit_wants(online_topics());
@@ -290,8 +277,7 @@ void ConsumerLoop::request_reserves() {
     size_t shard = (round_ + i) % shards_.size();
     const ShardState& state = shards_[shard];
     if (!state.maybe_ready || state.empty_at_turn == changes_ || now < state.retry_at_ms ||
-        calls_[shard]->reserving() || held_elsewhere(shard) ||
-        checker_.is_unreachable(config_.shards[shard].name())) {
+        calls_[shard]->reserving() || checker_.is_unreachable(config_.shards[shard].name())) {
       continue;
     }
     wanting.push_back(shard);

@@ -91,7 +91,6 @@ class ConsumerLoop {
   void late(CURL* easy);                     // the clock ends a call
   void circuits_changed();
   const std::vector<Topic>& online_topics();
-  bool held_elsewhere(size_t shard) const;
   // The online topics a reserve on a shard may list: all of them while every
   // circuit is closed; else without those whose receiver's circuit stops them.
   // Those it lets probe are in *probing (topic -> receiver), and *room has

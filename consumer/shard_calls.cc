@@ -14,7 +14,6 @@ namespace dq {
 namespace {
 
 constexpr int64_t kRecordRetryMs = 200;  // an ack, fail or release whose reply was lost
-constexpr int64_t kHeldReportMs = 250;   // how often held sets are looked for
 // A reserve stops taking jobs once their bodies pass this many bytes, so a
 // batch of big bodies is never one huge reply (it takes at least one job).
 constexpr int64_t kReserveBatchBytes = 4 << 20;
@@ -317,10 +316,6 @@ void ShardCalls::tick(int64_t now_ms) {
   for (auto& release : releases) {
     send_release(std::move(release.reserve_id), std::move(release.then));
   }
-  if (!stopping_ && !held_asked_ && now_ms >= next_held_report_ms_) {
-    next_held_report_ms_ = now_ms + kHeldReportMs;
-    refresh_held();
-  }
 }
 
 void ShardCalls::stop(int64_t deadline_ms) {
@@ -363,44 +358,6 @@ const std::pair<std::string, std::string>& ShardCalls::metric_keys(const std::st
   auto keys = std::make_pair(SharedMetrics::key({"delivery", topic}),
                              SharedMetrics::key({"lateness", topic}));
   return metric_keys_.emplace(topic, std::move(keys)).first->second;
-}
-
-// Which other shards this one holds copies for: one pipelined EXISTS each.
-// A shard that does not answer keeps its last report.
-void ShardCalls::refresh_held() {
-  struct Asked {
-    std::set<std::string> held;
-    size_t left = 0;
-    bool failed = false;
-  };
-  auto asked = std::make_shared<Asked>();
-  std::vector<std::string> names;
-  for (size_t other = 0; other < config_.shards.size(); ++other) {
-    if (other != shard_) {
-      names.push_back(config_.shards[other].name());
-    }
-  }
-  if (names.empty()) {
-    return;
-  }
-  held_asked_ = true;
-  asked->left = names.size();
-  for (const std::string& name : names) {
-    connection_->command(
-        {"EXISTS", keys::held(name)}, [this, asked, name](Result<const redisReply*> reply) {
-          if (!reply.is_ok()) {
-            asked->failed = true;
-          } else if ((*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) {
-            asked->held.insert(name);
-          }
-          if (--asked->left == 0) {
-            held_asked_ = false;
-            if (!asked->failed) {
-              held_for_ = std::move(asked->held);
-            }
-          }
-        });
-  }
 }
 
 }  // namespace dq

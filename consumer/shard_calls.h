@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -81,14 +80,10 @@ class ShardCalls {
   // (the consumer is stopping): no attempt counted.
   void give_back(const std::string& reserve_id);
   void record(Outcome outcome);
-  // Names of the shards this shard holds copies for (placement.h): the
-  // consumer does not reserve on those until the copies are settled.
-  const std::set<std::string>& held_for() const { return held_for_; }
   // Outcomes not yet recorded (queued, out, or waiting to be sent again),
   // and reserves being given back.
   size_t unfinished() const { return unrecorded_ + giving_back_; }
-  // Called every loop tick: records whose reply was lost are sent again,
-  // held copies are looked for.
+  // Called every loop tick: records whose reply was lost are sent again.
   void tick(int64_t now_ms);
   // The consumer stops: lost records and releases are retried until then.
   void stop(int64_t deadline_ms);
@@ -113,7 +108,6 @@ class ShardCalls {
   void send_release(std::string reserve_id, std::function<void()> then);
   void done_recording(size_t count);
   void log_attempt(const Outcome& outcome, const std::string& what);
-  void refresh_held();
   // The delivery and lateness metric keys of a topic, built once.
   const std::pair<std::string, std::string>& metric_keys(const std::string& topic);
 
@@ -147,9 +141,6 @@ class ShardCalls {
   size_t giving_back_ = 0;
   bool stopping_ = false;
   int64_t stop_deadline_ms_ = 0;
-  std::set<std::string> held_for_;
-  bool held_asked_ = false;
-  int64_t next_held_report_ms_ = 0;
   std::map<std::string, std::pair<std::string, std::string>, std::less<>> metric_keys_;
 };
 

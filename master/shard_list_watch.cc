@@ -9,14 +9,14 @@ namespace {
 
 constexpr int64_t kRetryRefusedMs = 30000;
 
-// The shards, their passwords and which take no new job, as one text.
+// The shards, their passwords and their roles in placement, as one text.
 std::string shard_list_text(const Config& config) {
   std::string text;
   for (const auto& shard : config.shards) {
     text += shard.name() + ":" + shard.password + ",";
   }
-  for (const auto& name : config.no_new_jobs) {
-    text += " " + name;
+  for (const auto& [name, role] : config.shard_roles) {
+    text += " " + name + "=" + std::to_string(static_cast<int>(role));
   }
   return text;
 }

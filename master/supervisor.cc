@@ -20,6 +20,7 @@
 #include "common/registry/registry.h"
 #include "common/store/placement.h"     // shard_names
 #include "common/store/script_calls.h"  // day_of
+#include "common/store/store_upgrade.h"
 #include "master/listeners.h"
 #include "master/previous_master.h"
 #include "master/process_title.h"
@@ -93,6 +94,12 @@ int Supervisor::run() {
     err_log().critical("cannot start: {}", safe.message());
     local_redis_.stop_all(5000);
     return 1;
+  }
+  // Before any role places a job by its home (common/store/store_upgrade.h);
+  // a shard that cannot be upgraded now is, by the redis checker, once it can.
+  Status upgraded = upgrade_stores(config_);
+  if (!upgraded.is_ok()) {
+    err_log().warn("{}; the redis checker tries again every 5 s", upgraded.message());
   }
   generation_ = 1;
   SharedMetrics::instance();  // mapped before the first fork, so every child shares it

@@ -26,7 +26,11 @@
 namespace dq {
 namespace {
 
-// 201 added; 200 the same job was held already (a retried add); else the error's.
+// The Retry-After of a 503: a home shard that went down is back, or failed
+// over to a replica (Sentinel, a cluster), within seconds in the common case.
+constexpr std::string_view kRetryAfterSeconds = "1";
+
+// 201 added; 200 the same job was pending already (a retried add); else the error's.
 int added_status(const Result<Added>& added) {
   if (!added.is_ok()) {
     return http_status_of(added.status().code());
@@ -105,6 +109,11 @@ void HttpApi::send(const Exchange& request, const std::string& route, int status
                    std::string_view content_type, std::string_view body,
                    std::string_view body_suffix) {
   record_answer(request, route, status);
+  if (status == 503) {
+    // Nothing was written (a job's home shard is down or refuses writes, or
+    // this server is full): the same request may be sent again shortly.
+    request->add_header("Retry-After", kRetryAfterSeconds);
+  }
   request->answer(status, content_type, body, body_suffix);
   --active_;
 }

@@ -257,7 +257,7 @@ TEST_CASE(
   dqd.start();
   (state == 0 ? first : second).stop();
 
-  // Ids whose home is the shard that is up (the others would be held).
+  // Ids whose home is the shard that is up (the others would be refused, 503).
   auto ids_on_up = [&](const std::string& topic, int count) {
     std::vector<std::string> ids;
     for (int i = 0; static_cast<int>(ids.size()) < count; ++i) {

@@ -1,7 +1,8 @@
 // End-to-end tests of the legacy framed protocol: raw TCP sockets against a
 // real dqd over a real redis-server. Covers each command, frames split into
 // 1-byte writes, pipelined frames, garbage, oversized lengths, unknown cmd,
-// the topic's default delay without fix_time, and a graceful stop.
+// the topic's default delay without fix_time, a graceful stop, and an id
+// whose home shard is down.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -12,6 +13,8 @@
 
 #include "common/core/clock.h"
 #include "common/core/json.h"
+#include "common/core/shard.h"
+#include "common/store/job.h"
 #include "server/legacy_frame.h"
 #include "tests/support/http_client.h"
 #include "tests/support/legacy_socket.h"
@@ -276,4 +279,53 @@ TEST_CASE("SIGTERM: open legacy connections are answered and closed, dqd exits c
         3000);  // not the 5 s drain deadline: idle connections closed at once
   CHECK(idle.closed_by_server(1000));
   CHECK(busy.closed_by_server(1000));
+}
+
+TEST_CASE(
+    "an id whose home shard is down: add, get and del answer code 0 naming it, nothing "
+    "written; the other shard's ids go on") {
+  TestRedis first;
+  TestRedis second;
+  DqdOptions options;
+  options.shards = {first.address(), second.address()};
+  options.extra_ini = "[redis]\ncommand_timeout_ms = 500\n";
+  DqdProcess dqd(options);
+  dqd.add_topic("orders");
+  dqd.start();
+  std::vector<dq::ShardAddress> shards = {first.shard(), second.shard()};
+  auto homed_on = [&](size_t home, const std::string& prefix) {
+    for (int i = 0;; ++i) {
+      std::string id = prefix + std::to_string(i);
+      if (dq::shard_order(shards, dq::job_key("orders", id)).front() == home) return id;
+    }
+  };
+  std::string on_second = homed_on(1, "down-");
+  std::string on_first = homed_on(0, "up-");
+  LegacySocket socket(dqd.legacy_port());
+  const std::string later = local_datetime(dq::now_ms() / 1000 + 3600);
+  check_success(socket.call(add_request(on_second, 1, later)), Json::array());
+  second.stop();
+  // Seen down by dq's connection (it reconnects every 500 ms meanwhile).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::string again = homed_on(1, "again-");
+  for (const Json& request :
+       {add_request(again, 1, later), Json{{"cmd", "get"}, {"topic", "orders"}, {"id", on_second}},
+        Json{{"cmd", "del"}, {"topic", "orders"}, {"id", on_second}}}) {
+    Json reply = socket.call(request);
+    CAPTURE(request.dump());
+    check_failure(reply, second.address());
+    check_failure(reply, "retry later");
+  }
+  check_success(socket.call(add_request(on_first, 1, later)), Json::array());
+  // Back: the add, sent again, is taken; the first job is still there.
+  second.start();
+  Json reply;
+  for (int i = 0; i < 100; ++i) {
+    reply = socket.call(add_request(again, 1, later));
+    if (reply["code"] == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  check_success(reply, Json::array());
+  check_success(socket.call(Json{{"cmd", "get"}, {"topic", "orders"}, {"id", on_second}}), 1);
+  CHECK(dqd.stop() == 0);
 }

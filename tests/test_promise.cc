@@ -21,6 +21,7 @@
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/job_records.h"
 #include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
 
@@ -135,16 +136,22 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
   REQUIRE(wait_until(kGenerousMs, [&] { return aof_flushed(world.first); }));
   world.first.kill9();
   // Re-add every id (same body: a retry), with another body, and delete some.
+  // An id whose home is the killed shard is refused (503, nothing written:
+  // no copy elsewhere), or 504 when the add met the dying connection.
   std::set<std::string> deleted;
-  int held = 0;
+  int refused = 0;
   for (int i = 0; i < kJobs; ++i) {
     std::string id = "o" + std::to_string(i);
     auto again = http.post(world.dqd.jobs_url("orders"), job(id, Json{{"n", i}}, 6));
-    // 504: kept held until the home is asked (a held copy is never a 2xx).
-    CHECK((again.status == 200 || again.status == 504));
-    held += again.status == 504;
+    CHECK((again.status == 200 || again.status == 503 || again.status == 504));
+    refused += again.status == 503;
+    if (again.status == 503) {
+      CHECK(again.header("retry-after") == "1");
+      CHECK(again.json()["error"].get<std::string>().find(world.first.address()) !=
+            std::string::npos);
+    }
     auto other = http.post(world.dqd.jobs_url("orders"), job(id, Json{{"n", i + 1000}}, 6));
-    CHECK((other.status == 409 || other.status == 504));
+    CHECK((other.status == 409 || other.status == 503 || other.status == 504));
     if (i % 3 == 0) {
       auto removed = http.del(world.dqd.jobs_url("orders") + "/" + id);
       CHECK((removed.status == 204 || removed.status == 503));
@@ -153,9 +160,9 @@ TEST_CASE("home shard killed, ids re-added and some deleted, shard back: each de
       }
     }
   }
-  MESSAGE("re-adds held while the home shard was down: ", held,
+  MESSAGE("re-adds refused while the home shard was down: ", refused,
           "; deletes answered 204: ", deleted.size());
-  CHECK(held > 0);
+  CHECK(refused > 0);
   world.first.start();
   // Every job is due 6 s after its add; give them time to arrive.
   REQUIRE(wait_until(kGenerousMs, [&] {
@@ -231,7 +238,7 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
     if (first_add.status / 100 == 2) {
       due[id] = first_add.json()["due_at_ms"].get<int64_t>();
     } else if (first_add.status == 504 || first_add.status == 0) {
-      due[id] = sent + 3000;  // may be stored: due no earlier than asked
+      due[id] = sent + 3000;  // sent to the hung home, may be stored: due no earlier than asked
     } else {
       continue;  // 503: nothing written, and a B could rightly be the job
     }
@@ -244,7 +251,7 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   for (const auto& [status, n] : b_answers) MESSAGE("adds of body B answered ", status, ": ", n);
   for (const auto& [status, n] : fresh_answers)
     MESSAGE("new ids' body A answered ", status, ": ", n);
-  CHECK(b_2xx == 0);  // another body: 409, or 504 while the home cannot be asked
+  CHECK(b_2xx == 0);  // another body: 409, or 503/504 while its home does not answer
   for (const auto& [status, n] : b_answers) {
     CAPTURE(status);
     CHECK((status == 409 || status == 504 || status == 503));
@@ -296,15 +303,17 @@ TEST_CASE("another body for a pending id while its home is hung: never a 2xx tha
   CHECK(wrong_body == 0);
 }
 
-TEST_CASE("jobs held for a shard that was then removed from the config are delivered once") {
+TEST_CASE(
+    "adds homed on a stopped shard are refused; retried once it left the config, each is "
+    "delivered once") {
   TestRedis first;
   TestRedis second;
   CallbackServer callback;
   const int kJobs = 30;
-  int held = 0;
+  std::set<std::string> refused;
   {
     // Both shards configured, the second down: the adds homed on it are
-    // kept on the first, held in {dq}:held:<second> until it can be asked.
+    // refused (503 naming it), nothing kept on the first.
     DqdOptions options;
     options.shards = {first.address(), second.address()};
     options.extra_ini = "[redis]\ncommand_timeout_ms = 500\nprobe_timeout_ms = 200\n";
@@ -314,21 +323,32 @@ TEST_CASE("jobs held for a shard that was then removed from the config are deliv
     dqd.start();
     HttpClient http;
     for (int i = 0; i < kJobs; ++i) {
-      auto added =
-          http.post(dqd.jobs_url("orders"), job("g" + std::to_string(i), Json{{"n", i}}, 1));
-      REQUIRE((added.status == 201 || added.status == 504));  // 504: held, outcome unknown
-      held += added.status == 504;
+      std::string id = "g" + std::to_string(i);
+      auto added = http.post(dqd.jobs_url("orders"), job(id, Json{{"n", i}}, 1));
+      REQUIRE((added.status == 201 || added.status == 503));
+      if (added.status == 503) {
+        CHECK(added.json()["error"].get<std::string>().find(second.address()) != std::string::npos);
+        CHECK(added.header("retry-after") == "1");
+        refused.insert(id);
+        CHECK(http.get(dqd.jobs_url("orders") + "/" + id).status == 503);  // never a 404
+      }
     }
     CHECK(dqd.stop() == 0);
   }
-  MESSAGE("adds held for the stopped shard: ", held);
-  REQUIRE(held > 0);
-  // The second shard is gone for good: a dqd over the first alone must
-  // release what was held for it (timer/held_verifier.h, found by SCAN).
+  MESSAGE("adds refused for the stopped shard: ", refused.size());
+  REQUIRE(!refused.empty());
+  CHECK(dq::test::record_count(first) == kJobs - static_cast<int64_t>(refused.size()));
+  // The second shard is gone for good: the producer's retries land on the
+  // first alone.
   DqdOptions options = one_timer_one_consumer({first.address()});
   DqdProcess dqd(options);
   register_topic(dqd, "orders", callback.url());
   dqd.start();
+  HttpClient http;
+  for (const auto& id : refused) {
+    REQUIRE(http.post(dqd.jobs_url("orders"), job(id, Json{{"n", std::stoi(id.substr(1))}}, 1))
+                .status == 201);
+  }
   REQUIRE(wait_until(kGenerousMs, [&] { return deliveries(callback).size() >= size_t{kJobs}; }));
   sleep_ms(1000);  // anything extra would show up by now
   auto count = deliveries(callback);

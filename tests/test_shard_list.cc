@@ -35,6 +35,7 @@
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
 #include "common/store/job.h"
+#include "common/store/job_mover.h"
 #include "common/store/move_calls.h"
 #include "common/store/placement.h"
 #include "tests/support/callback_server.h"
@@ -132,7 +133,7 @@ HttpResult remove_when_settled(Admin& admin, const std::string& address) {
   return removed;
 }
 
-std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+DqdOptions host_options(const std::vector<std::string>& shards) {
   DqdOptions options;
   options.shards = shards;
   options.consumers = 1;
@@ -141,7 +142,11 @@ std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
   options.extra_ini =
       "[registry]\nshared = yes\n[server]\nrequire_token = yes\n"
       "[admin]\nuser = admin\npassword_file = admin-password\n";
-  auto host = std::make_unique<DqdProcess>(options);
+  return options;
+}
+
+std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
+  auto host = std::make_unique<DqdProcess>(host_options(shards));
   std::ofstream(host->dir() + "/admin-password") << kPassword << "\n";
   host->start();
   return host;
@@ -150,6 +155,19 @@ std::unique_ptr<DqdProcess> start_host(const std::vector<std::string>& shards) {
 RunResult dqctl(const DqdProcess& host, std::vector<std::string> args) {
   args.insert(args.begin(), {"-c", host.config_path()});
   return run_dqctl(args, host.dir(), "");
+}
+
+// Waits until `address` is active in the host's shard list: it joined, and
+// the checker moved the jobs whose home it became and ended the change.
+bool wait_active(const DqdProcess& host, const std::string& address) {
+  return wait_until(kGenerousMs, [&] {
+    RunResult shown = dqctl(host, {"--json", "shard", "list"});
+    Json list = Json::parse(shown.out, nullptr, false);
+    for (const auto& shard : list.is_array() ? list : Json::array()) {
+      if (shard.value("name", "") == address) return shard.value("state", "") == "active";
+    }
+    return false;
+  });
 }
 
 // Jobs of each topic the shard holds now, any state ({dq}:counts).
@@ -186,14 +204,24 @@ class Load {
     return unknown_;
   }
   int refused() const { return refused_; }
+  // The refusals by status, "503 x12 409 x1".
+  std::string refusals() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::string out;
+    for (const auto& [status, n] : refused_by_status_) {
+      out += (out.empty() ? "" : " ") + std::to_string(status) + " x" + std::to_string(n);
+    }
+    return out;
+  }
 
  private:
   void run() {
     HttpClient http;
     http.add_header("Authorization: Bearer " + token_);
     for (int n = 0; !stop_; ++n) {
-      for (const auto* host : {&a_, &b_}) {
-        std::string topic = host == &a_ ? "from-a" : "from-b";
+      for (int k = 0; k < 2; ++k) {  // a and b may be the same host
+        const DqdProcess* host = k == 0 ? &a_ : &b_;
+        std::string topic = k == 0 ? "from-a" : "from-b";
         std::string id = topic + "-" + std::to_string(n);
         int64_t sent = wall_ms();
         long status = http.post(host->jobs_url(topic), job_doc(id, Json{{"n", n}}, kDelayS)).status;
@@ -204,6 +232,8 @@ class Load {
           unknown_[id] = sent;
         } else {
           ++refused_;
+          ++refused_by_status_[status];
+          if (first_refusal_.empty()) first_refusal_ = std::to_string(status) + " " + id;
         }
       }
       sleep_ms(10);
@@ -218,6 +248,8 @@ class Load {
   mutable std::mutex mutex_;
   std::map<std::string, int64_t> accepted_;
   std::map<std::string, int64_t> unknown_;
+  std::map<long, int> refused_by_status_;
+  std::string first_refusal_;
   std::thread thread_;
 };
 
@@ -243,7 +275,7 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
     stray += id.rfind("from-", 0) == 0 && accepted.count(id) == 0 && unknown.count(id) == 0;
   }
   MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
-                      << load.refused() << "; delivered " << delivered.size() << " ids, lost "
+                      << load.refused() << " (" << load.refusals() << "); delivered " << delivered.size() << " ids, lost "
                       << lost << ", twice " << twice << ", early " << early << ", stray " << stray);
   CHECK(lost == 0);
   CHECK(twice == 0);
@@ -252,7 +284,9 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
   return callback.count();
 }
 
-TEST_CASE("shards listed before registry shards took jobs stay unused; new ones join, then place") {
+TEST_CASE(
+    "shards listed before registry shards took jobs stay unused; new ones join, move in, "
+    "settle; a drained one leaves, drains, is drained") {
   char pattern[] = "/tmp/dq-shard-list-XXXXXX";
   REQUIRE(mkdtemp(pattern) != nullptr);
   std::string path = std::string(pattern) + "/dq.db";
@@ -276,55 +310,55 @@ TEST_CASE("shards listed before registry shards took jobs stay unused; new ones 
   REQUIRE(rows.is_ok());
   REQUIRE(rows->size() == 2);
   CHECK((*rows)[0].state == "listed");
-  CHECK((*rows)[1].state == "active");
+  CHECK((*rows)[1].state == "moving");
+  using Roles = std::map<std::string, ShardRole>;
   Config config;
   config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
-  int64_t added = (*rows)[1].created_at_ms;
+  int64_t added = (*rows)[1].changed_at_ms;
+  CHECK(added == (*rows)[1].created_at_ms);
   apply_registry_shards(*rows, added + 1000, &config);
   CHECK(shard_names(config.shards) == std::vector<std::string>{"10.0.0.1:6379", "10.0.0.10:6379"});
-  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // joining
+  CHECK(config.file_shards == std::vector<std::string>{"10.0.0.1:6379"});
+  CHECK(config.shard_roles == Roles{{"10.0.0.10:6379", ShardRole::kJoining}});
   CHECK(shown_state((*rows)[1], added + 1000) == "joining");
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
   apply_registry_shards(*rows, added + kShardJoinMs, &config);
-  CHECK(config.no_new_jobs.empty());
-  CHECK(shown_state((*rows)[1], added + kShardJoinMs) == "active");
+  CHECK(config.shard_roles == Roles{{"10.0.0.10:6379", ShardRole::kMovingIn}});
+  CHECK(shown_state((*rows)[1], added + kShardJoinMs) == "moving");
+  REQUIRE(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "active").is_ok());
   REQUIRE(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "draining").is_ok());
   CHECK(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "gone").code() ==
         Code::kInvalid);
   rows = read_registry_shards((*registry)->db());
+  int64_t drained = (*rows)[1].changed_at_ms;
+  CHECK(drained >= added);
   config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
-  apply_registry_shards(*rows, added + kShardJoinMs, &config);
+  apply_registry_shards(*rows, drained, &config);
   CHECK(config.shards.size() == 2);
-  CHECK(config.no_new_jobs == std::vector<std::string>{"10.0.0.10:6379"});  // draining
+  CHECK(config.shard_roles == Roles{{"10.0.0.10:6379", ShardRole::kLeaving}});
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  apply_registry_shards(*rows, drained + kShardJoinMs, &config);
+  CHECK(config.shard_roles == Roles{{"10.0.0.10:6379", ShardRole::kDraining}});
+  CHECK(shown_state((*rows)[1], drained + kShardJoinMs) == "draining");
+  REQUIRE(set_registry_shard_state((*registry)->db(), "10.0.0.10:6379", "drained").is_ok());
+  // A config-file shard drained gets a row of its own; the file still names
+  // its address.
+  REQUIRE((*registry)->add_extra_shard("10.0.0.1:6379", "", "draining").is_ok());
+  rows = read_registry_shards((*registry)->db());
+  config.shards = {ShardAddress{"10.0.0.1", 6379, ""}};
+  apply_registry_shards(*rows, now_ms() + kShardJoinMs, &config);
+  CHECK(shard_names(config.shards) == std::vector<std::string>{"10.0.0.1:6379", "10.0.0.10:6379"});
+  CHECK(config.shard_roles ==
+        Roles{{"10.0.0.1:6379", ShardRole::kDraining}, {"10.0.0.10:6379", ShardRole::kDrained}});
+  CHECK(in_config_file(config, "10.0.0.1:6379"));
+  CHECK_FALSE(in_config_file(config, "10.0.0.10:6379"));
   registry->reset();
   std::filesystem::remove_all(pattern);
 }
 
-TEST_CASE("a shard given no new job is never the target, and may hold the id wherever it ranks") {
-  std::vector<ShardAddress> shards = {{"a", 1, ""}, {"b", 2, ""}, {"c", 3, ""}};
-  std::vector<size_t> order = {2, 0, 1};  // c first
-  std::vector<bool> placing = {true, true, false};
-  AddPlan up = plan_add(shards, order, {true, true, true}, placing);
-  REQUIRE(up.target.has_value());
-  CHECK(*up.target == 0);
-  CHECK(up.verify_against.empty());
-  // c cannot be asked: the copy goes to a, held until c was asked.
-  AddPlan c_down = plan_add(shards, order, {true, true, false}, placing);
-  REQUIRE(c_down.target.has_value());
-  CHECK(*c_down.target == 0);
-  CHECK(c_down.verify_against == std::vector<std::string>{"c:3"});
-  // Ranked after the target too.
-  AddPlan after = plan_add(shards, {0, 2, 1}, {true, true, false}, placing);
-  CHECK(after.verify_against == std::vector<std::string>{"c:3"});
-  // Only c answers: no target at all.
-  AddPlan only_c = plan_add(shards, order, {false, false, true}, placing);
-  CHECK_FALSE(only_c.target.has_value());
-  // Every shard placing: as before.
-  AddPlan all = plan_add(shards, order, {true, true, true}, {true, true, true});
-  CHECK(*all.target == 2);
-}
-
 TEST_CASE(
-    "a shard added from the admin page takes new jobs from every host, live; drained, it empties") {
+    "a shard added from the admin page under load takes its share from every host, the jobs whose "
+    "home it became move to it; drained, it empties") {
   TestRedis registry_shard;
   TestRedis other_shard;
   TestRedis new_shard;
@@ -335,7 +369,7 @@ TEST_CASE(
   RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
   REQUIRE_MESSAGE(made.exit_code == 0, made.err);
   std::string token = made.out.substr(0, made.out.find('\n'));
-  for (const char* topic : {"from-a", "from-b"}) {
+  for (const char* topic : {"from-a", "from-b", "later"}) {
     RunResult added =
         dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
     REQUIRE_MESSAGE(added.exit_code == 0, added.err);
@@ -346,6 +380,27 @@ TEST_CASE(
     http.add_header("Authorization: Bearer " + token);
     return http.post(b->jobs_url("from-b"), job_doc("warm-b", Json{{"n", 0}}, 0)).status == 201;
   }));
+  // 600 jobs due in 30-45 s whose home the new shard will be: added now,
+  // they sit on their previous homes until the mover brings them to it.
+  std::vector<ShardAddress> all;
+  for (const auto& name : {registry_shard.address(), other_shard.address(), new_shard.address()}) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    all.push_back(address);
+  }
+  std::map<std::string, int64_t> later_due;  // id -> earliest allowed delivery (wall ms)
+  {
+    HttpClient http;
+    http.add_header("Authorization: Bearer " + token);
+    for (int n = 0; later_due.size() < 600; ++n) {
+      std::string id = "later-" + std::to_string(n);
+      if (shard_order(all, job_key("later", id)).front() != 2) continue;
+      double delay = 30 + (n % 16);
+      int64_t sent = wall_ms();
+      REQUIRE(http.post(a->jobs_url("later"), job_doc(id, Json{{"n", n}}, delay)).status == 201);
+      later_due[id] = sent + static_cast<int64_t>(delay * 1000);
+    }
+  }
 
   Admin admin(a->admin_url());
   REQUIRE(admin.login() == 200);
@@ -382,6 +437,14 @@ TEST_CASE(
   MESSAGE("the new shard held jobs from both hosts " << took << " ms after it was added");
   CHECK(both);
   WARN(took < 5000);
+  // The jobs whose home it became are moved to it, each once, and the
+  // checker makes it active: no host asks their previous homes any more.
+  bool settled = wait_active(*b, new_shard.address());
+  MESSAGE("the new shard was active " << monotonic_ms() - added_at << " ms after it was added");
+  CHECK(settled);
+  CHECK(jobs_by_topic(new_shard)["later"] == static_cast<int64_t>(later_due.size()));
+  CHECK(jobs_by_topic(registry_shard)["later"] == 0);
+  CHECK(jobs_by_topic(other_shard)["later"] == 0);
   sleep_ms(1500);  // the load goes on with three shards
 
   // While it holds jobs it is not removed: a clear JSON error from dqctl.
@@ -399,8 +462,9 @@ TEST_CASE(
   CHECK(list[2]["source"] == "registry");
   CHECK(list[2]["state"] == "active");
 
-  // Drained under load: no host gives it a new job, so it empties as its
-  // jobs come due, while both hosts keep adding.
+  // Drained under load: no host gives it a new job, and its jobs move to
+  // their homes (those due within 10 s are delivered from it), while both
+  // hosts keep adding.
   RunResult drained = dqctl(*b, {"--json", "shard", "drain", new_shard.address()});
   REQUIRE_MESSAGE(drained.exit_code == 0, drained.err);
   int64_t drained_at = monotonic_ms();
@@ -420,18 +484,37 @@ TEST_CASE(
   CHECK(Json::parse(after.out, nullptr, false).size() == 2);
 
   load.stop();
-  size_t expected = load.accepted().size() + 1;  // + warm-b
-  REQUIRE(callback.wait_for(expected, kGenerousMs));
+  size_t expected = load.accepted().size() + 1 + later_due.size();  // + warm-b
+  REQUIRE(callback.wait_for(expected, 120000));
   // Unknown adds may still be delivered: wait until the shards hold no job.
   REQUIRE(wait_until(kGenerousMs, [&] {
     return empty(registry_shard) && empty(other_shard) && empty(new_shard);
   }));
   sleep_ms(1000);  // a duplicate would show up now
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    if (later_due.count(id) == 0) continue;
+    ++delivered[id];
+    early += request.arrived_ms < later_due[id];
+  }
+  int lost = 0, twice = 0;
+  for (const auto& [id, due] : later_due) {
+    lost += delivered[id] == 0;
+    twice += delivered[id] > 1;
+  }
+  MESSAGE("jobs moved to the new shard and off it again: " << later_due.size() << " added, lost "
+                                                           << lost << ", twice " << twice
+                                                           << ", early " << early);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
   check_deliveries(callback, load);
 }
 
 // Keys a shard holds that only jobs make (records, due sets, dead sets,
-// bodies, errors, held sets, marks of a move).
+// bodies, errors, marks of a move; store v3's held sets).
 size_t job_keys(TestRedis& redis) {
   size_t n = 0;
   for (const char* pattern : {"{dq}:jobs*", "{dq}:due*", "{dq}:dead:*", "{dq}:bodies",
@@ -448,7 +531,6 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
                          const std::vector<std::string>& later_ids) {
   std::vector<RedisConnection> shard;
   for (const auto& address : all) shard.emplace_back(address, 2000, 5000);
-  const std::string source = all[2].name();
   std::vector<std::string> names = shard_names(all);
   for (int group = 0; group < 3; ++group) {
     std::vector<std::pair<std::string, std::string>> pairs;
@@ -457,7 +539,7 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
       auto order = shard_order(all, key);
       pairs.emplace_back(key, all[order[0] == 2 ? order[1] : order[0]].name());
     }
-    auto marked = shard[2].run(move_mark_call(pairs));
+    auto marked = shard[2].run(move_mark_call(pairs, kMoveMarginMs));
     REQUIRE(marked.is_ok());
     REQUIRE((*marked)->elements == 7 * pairs.size());
     if (group == 0) continue;  // died after the mark
@@ -473,7 +555,7 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
     for (const auto& [target, jobs] : by_target) {
       std::vector<const MarkedJob*> list;
       for (const auto& job : jobs) list.push_back(&job);
-      auto written = shard[target].run(move_in_call(list, source));
+      auto written = shard[target].run(move_in_call(list));
       REQUIRE(written.is_ok());
       REQUIRE((*written)->type == REDIS_REPLY_ARRAY);
     }
@@ -481,7 +563,7 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
     std::vector<std::pair<std::string, std::string>> ends;
     for (const auto& [key, target] : pairs) ends.emplace_back(key, "done");
     auto done = shard[2].run(move_done_call(ends));
-    REQUIRE(done.is_ok());  // died before releasing the target's held copies
+    REQUIRE(done.is_ok());  // died after ending the moves: nothing left to do
   }
   pid_t gone = fork();
   if (gone == 0) _exit(0);
@@ -537,7 +619,9 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   REQUIRE(wait_until(kGenerousMs, [&] {
     return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
   }));
-  sleep_ms(4500);
+  REQUIRE(wait_active(*a, drained.address()));
+  REQUIRE(wait_active(*b, drained.address()));
+  sleep_ms(1500);  // both hosts reloaded with it active
   std::vector<ShardAddress> all;
   for (const auto& name : {first.address(), second.address(), drained.address()}) {
     ShardAddress address;
@@ -571,9 +655,9 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   for (const auto& [id, due] : due_at) later_ids.push_back(id);
   // A mover that died midway before the drain was seen by dqd: 30 jobs it
   // had only marked, 30 written on their target too, 30 also removed from
-  // the source (held on the target, not yet released), and its lease (2 min)
-  // held by a pid of this host that is gone. The checker started by the
-  // drain takes the lease over at once and finishes each move.
+  // the source, and its lease (2 min) held by a pid of this host that is
+  // gone. The checker started by the drain takes the lease over at once and
+  // finishes each move.
   simulate_dead_mover(all, later_ids);
 
   Load load(*a, *b, token);
@@ -740,6 +824,117 @@ TEST_CASE("kill -9 of every checker under an add load delivers each job once") {
   REQUIRE(callback.wait_for(load.accepted().size() + 1, 60000));
   CHECK(wait_until(kGenerousMs, [&] { return empty(first) && empty(second) && empty(third); }));
   sleep_ms(1000);
+  check_deliveries(callback, load);
+}
+
+}  // namespace
+}  // namespace dq::test
+
+namespace dq::test {
+namespace {
+
+// Any shard can be drained: one of the config file's, under load. Its jobs
+// move to their homes, it ends with none, and it stays drained (asked by
+// no one, given nothing) while the file lists it; once out of the file it
+// is removed.
+TEST_CASE("a config-file shard drained under load ends with 0 jobs and stays drained until it is "
+          "removed from the file") {
+  TestRedis first;
+  TestRedis second;
+  CallbackServer callback;
+  std::vector<std::string> shards = {first.address(), second.address()};
+  auto a = start_host(shards);
+  std::string token = add_load_topics(*a, callback);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + token);
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return http.post(a->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
+  }));
+  std::vector<ShardAddress> all;
+  for (const auto& name : shards) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    all.push_back(address);
+  }
+  // 500 jobs due in 25-40 s on the shard to drain.
+  std::map<std::string, int64_t> due_at;
+  for (int n = 0; due_at.size() < 500; ++n) {
+    std::string id = "later-" + std::to_string(n);
+    if (shard_order(all, job_key("later", id)).front() != 1) continue;
+    double delay = 25 + (n % 16);
+    int64_t sent = wall_ms();
+    REQUIRE(http.post(a->jobs_url("later"), job_doc(id, Json{{"n", n}}, delay)).status == 201);
+    due_at[id] = sent + static_cast<int64_t>(delay * 1000);
+  }
+  CHECK(counted(second, "later:d") == 500);
+  Load load(*a, *a, token);
+  sleep_ms(1000);
+  RunResult drain = dqctl(*a, {"--json", "shard", "drain", second.address()});
+  REQUIRE_MESSAGE(drain.exit_code == 0, drain.err);
+  int64_t drained_at = monotonic_ms();
+  // The checker moves its jobs and, once it holds none (and drained 10 s),
+  // makes it drained.
+  auto state = [&] {
+    RunResult shown = dqctl(*a, {"--json", "shard", "list"});
+    Json list = Json::parse(shown.out, nullptr, false);
+    for (const auto& shard : list.is_array() ? list : Json::array()) {
+      if (shard.value("name", "") == second.address()) return shard;
+    }
+    return Json();
+  };
+  CHECK(wait_until(60000, [&] { return state().value("state", "") == "drained"; }));
+  Json shown = state();
+  MESSAGE("the config-file shard was drained " << monotonic_ms() - drained_at << " ms after the "
+                                               << "drain: " << shown.dump());
+  CHECK(shown["source"] == "config");
+  CHECK(shown["jobs"] == 0);
+  CHECK(shown["moved"].get<int64_t>() >= 500);
+  for (const auto& [topic, jobs] : jobs_by_topic(second)) {
+    CAPTURE(topic);
+    CHECK(jobs == 0);
+  }
+  // It stays drained: the load's new jobs all go to the first shard.
+  sleep_ms(1500);
+  for (const auto& [topic, jobs] : jobs_by_topic(second)) {
+    CAPTURE(topic);
+    CHECK(jobs == 0);
+  }
+  // Not removed while the file lists it.
+  RunResult refused = dqctl(*a, {"--json", "shard", "remove", second.address()});
+  CHECK(refused.exit_code == 1);
+  CHECK(Json::parse(refused.out, nullptr, false).value("error", "").find("config file") !=
+        std::string::npos);
+  load.stop();
+  // Out of the file (the master reloads on its own), then removed.
+  a->rewrite_config(host_options({first.address()}));
+  bool removed = wait_until(kGenerousMs, [&] {
+    return dqctl(*a, {"shard", "remove", second.address()}).exit_code == 0;
+  });
+  CHECK(removed);
+  RunResult after = dqctl(*a, {"--json", "shard", "list"});
+  CHECK(Json::parse(after.out, nullptr, false).size() == 1);
+
+  size_t expected = load.accepted().size() + 1 + due_at.size();  // + warm
+  REQUIRE(callback.wait_for(expected, 120000));
+  sleep_ms(1000);  // a duplicate would show up now
+  std::map<std::string, int> delivered;
+  int early = 0;
+  for (const auto& request : callback.requests()) {
+    std::string id = request.header("x-dq-id");
+    if (due_at.count(id) == 0) continue;
+    ++delivered[id];
+    early += request.arrived_ms < due_at[id];
+  }
+  int lost = 0, twice = 0;
+  for (const auto& [id, due] : due_at) {
+    lost += delivered[id] == 0;
+    twice += delivered[id] > 1;
+  }
+  MESSAGE("jobs on the drained config-file shard: " << due_at.size() << ", lost " << lost
+                                                    << ", twice " << twice << ", early " << early);
+  CHECK(lost == 0);
+  CHECK(twice == 0);
+  CHECK(early == 0);
   check_deliveries(callback, load);
 }
 

@@ -100,7 +100,6 @@ TEST_CASE("stats: counts, totals, minutes and days summed over two shards; a dea
   hset(a, keys::counts(), "u:d", "5");
   hset(b, keys::counts(), "t:d", "2");
   hset(b, keys::counts(), "t:x", "4");
-  hset(b, keys::counts(), "t:h", "1");
   hset(a, keys::totals(), "t:added", "10");
   hset(b, keys::totals(), "t:added", "5");
   hset(b, keys::totals(), "t:delivered", "7");
@@ -118,7 +117,6 @@ TEST_CASE("stats: counts, totals, minutes and days summed over two shards; a dea
   CHECK(stats->now.delayed == 5);
   CHECK(stats->now.ready == 1);
   CHECK(stats->now.dead == 4);
-  CHECK(stats->now.held == 1);
   CHECK(stats->now.working == 0);
   CHECK(stats->total.added == 15);
   CHECK(stats->total.delivered == 7);

@@ -2,8 +2,7 @@
 // ShardTimer moves due jobs from the delayed set to the ready lists
 // (promote.lua, a batch per call) and requeues jobs whose lease expired;
 // between rounds it waits until the next due time, woken early by a token
-// that add.lua / fail.lua push when an earlier job arrives. A HeldVerifier
-// per shard settles held copies. Every call is asynchronous on the one loop
+// that add.lua / fail.lua push when an earlier job arrives. Every call is asynchronous on the one loop
 // (common/store/async_job_store.h), so a slow shard delays only its own
 // work. Several timers may run against the same Redis: every move is one
 // Lua script, so a job is promoted by exactly one of them.
@@ -19,7 +18,6 @@
 #include "common/core/stop_flag.h"
 #include "common/registry/topic_cache.h"
 #include "common/store/async_job_store.h"
-#include "timer/held_verifier.h"
 #include "timer/shard_timer.h"
 
 namespace dq {
@@ -49,9 +47,6 @@ struct TimerLoop {
     for (auto& timer : timers) {
       timer->stop();
     }
-    for (auto& verifier : verifiers) {
-      verifier->stop();
-    }
     wakes.shutdown();
     store.shutdown();
   }
@@ -75,11 +70,9 @@ struct TimerLoop {
     for (size_t shard = 0; shard < config.shards.size(); ++shard) {
       timers.push_back(
           std::make_unique<ShardTimer>(config, shard, base.get(), store, wakes, topics));
-      verifiers.push_back(std::make_unique<HeldVerifier>(config, shard, base.get(), store));
     }
     for (size_t shard = 0; shard < timers.size(); ++shard) {
       timers[shard]->start();
-      verifiers[shard]->start();
     }
     UniqueEvent tick(event_new(base.get(), -1, EV_PERSIST, &TimerLoop::on_tick, this));
     timeval every{0, static_cast<suseconds_t>(kStopCheckMs * 1000)};
@@ -91,11 +84,10 @@ struct TimerLoop {
   std::string title;
   Config settings;
   UniqueEventBase base;  // before everything on it
-  AsyncJobStore store;   // promote, requeue, held copies
+  AsyncJobStore store;   // promote, requeue
   AsyncJobStore wakes;   // the wake waits only (a BLPOP holds its connection)
   TopicCache topics;
   std::vector<std::unique_ptr<ShardTimer>> timers;
-  std::vector<std::unique_ptr<HeldVerifier>> verifiers;
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ async function pageShards(main) {
           el('th', { className: 'num hide-narrow' }, 'Memory'), el('th', { className: 'hide-narrow' }, 'Persistence'), el('th', { className: 'num' }, 'Jobs'),
           el('th', { className: 'hide-narrow' }, 'From'), el('th', {}, ''))), body))),
     el('section', { className: 'panel' }, el('h2', {}, 'Add a shard'),
-      el('p', { className: 'muted' }, 'A shard added here takes new jobs on every host within seconds (each host reloads its workers). It must answer and keep its data (persistence on, noeviction). Drain a shard to give it no new job and move its delayed jobs and dead letters to the others (Jobs counts down, moved off counts up); it is removed only while it holds no job. [redis] shards of the config file are changed there.'),
+      el('p', { className: 'muted' }, 'A shard added here joins every host within seconds (each host reloads its workers), then takes the ids it is the home of, and the jobs whose home it became are moved to it (moving, then active). It must answer and keep its data (persistence on, noeviction). Drain any host:port shard, of the registry or the config file, to give it no new job and move its delayed jobs and dead letters to their homes (Jobs counts down, moved off counts up); once drained it can be removed (a config-file shard stays drained until it is removed from the file). One change at a time.'),
       el('form', { className: 'row', onsubmit: async (e) => {
         e.preventDefault();
         addError.textContent = '';
@@ -51,12 +51,12 @@ async function pageShards(main) {
         el('td', { className: 'hide-narrow' }, c ? c.persistence || '—' : '—'),
         el('td', { className: 'num' }, s.jobs >= 0 ? String(s.jobs) : '—',
           s.moved > 0 ? el('div', { className: 'muted', 'data-moved': String(s.moved) }, s.moved + ' moved off') : null),
-        el('td', { className: 'hide-narrow muted' }, s.source + (s.source === 'registry' ? ' · ' + s.state + (s.in_use ? '' : ' · starting') : '')),
-        el('td', {}, s.source === 'registry' && s.state !== 'draining' ? armedButton('Drain', 'Sure?', async () => {
+        el('td', { className: 'hide-narrow muted' }, s.source + ' · ' + s.state + (s.in_use ? '' : ' · starting')),
+        el('td', {}, s.state === 'active' ? armedButton('Drain', 'Sure?', async () => {
           const d = await api('POST', '/api/shards/' + enc(s.name) + '/drain');
-          if (!d.ok) notice(message, false, d.data.error); else { notice(message, true, 'Shard ' + s.name + ' takes no new job; its jobs are being moved to the others. Remove it once it holds none.'); load(); }
+          if (!d.ok) notice(message, false, d.data.error); else { notice(message, true, 'Shard ' + s.name + ' takes no new job within seconds; its jobs are being moved to their homes. Remove it once it is drained.'); load(); }
         }, 'small') : null,
-        s.source === 'registry' ? armedButton('Remove', 'Sure?', async () => {
+        s.state === 'drained' || s.state === 'listed' || (s.source === 'registry' && s.state === 'draining') ? armedButton('Remove', 'Sure?', async () => {
           const d = await api('DELETE', '/api/shards/' + enc(s.name));
           if (!d.ok) notice(message, false, d.data.error); else { notice(message, true, 'Shard ' + s.name + ' removed.'); load(); }
         }, 'small') : null)));

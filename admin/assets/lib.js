@@ -99,7 +99,7 @@ function notice(target, ok, text) {
 }
 
 function stateBadge(name) {
-  const kind = { delayed: 'off', ready: 'ok', working: 'ok', retrying: 'warn', dead: 'bad', held: 'warn' }[name] || 'off';
+  const kind = { delayed: 'off', ready: 'ok', working: 'ok', retrying: 'warn', dead: 'bad' }[name] || 'off';
   return el('span', { className: 'badge ' + kind, text: name });
 }
 

@@ -3,8 +3,8 @@
 
 // ---------- dashboard ----------
 
-const COUNT_FIELDS = ['delayed', 'ready', 'working', 'retrying', 'dead', 'held'];
-const COUNT_TITLES = { delayed: 'Delayed', ready: 'Ready', working: 'In flight', retrying: 'Retrying', dead: 'Dead', held: 'Held' };
+const COUNT_FIELDS = ['delayed', 'ready', 'working', 'retrying', 'dead'];
+const COUNT_TITLES = { delayed: 'Delayed', ready: 'Ready', working: 'In flight', retrying: 'Retrying', dead: 'Dead' };
 
 async function pageDashboard(main) {
   const topicsBody = el('tbody', { id: 'dash-topics' });

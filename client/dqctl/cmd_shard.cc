@@ -1,12 +1,12 @@
-// `dqctl shard ...`: the registry's Redis shards (common/registry/shard_list.h),
-// beside the config file's [redis] shards. Shared with every host when
-// [registry] shared = yes; each host's master reloads its workers within
-// seconds of a change.
+// `dqctl shard ...`: the shards of the registry and of the config file
+// (common/registry/shard_list.h), changed by common/registry/shard_workflow.h.
+// Shared with every host when [registry] shared = yes; each host's master
+// reloads its workers within seconds of a change.
 //   shard list                         every shard, its state, source, jobs held and moved off
-//   shard add HOST:PORT [--password P] new jobs are placed on it from then on
-//   shard drain HOST:PORT              no new job goes to it (its jobs stay, delivered
-//                                      from it as they come due)
-//   shard remove HOST:PORT             refused while it holds a job
+//   shard add HOST:PORT [--password P] joins, then takes the ids it is the home of
+//   shard drain HOST:PORT              any host:port shard: no new job goes to it, its
+//                                      jobs move to their homes
+//   shard remove HOST:PORT             refused until it is drained (and out of the file)
 // With --json a refusal is printed as {"error": "..."} on stdout too.
 #include <cstdio>
 #include <string>
@@ -17,6 +17,7 @@
 #include "common/core/clock.h"
 #include "common/core/json.h"
 #include "common/registry/shard_list.h"
+#include "common/registry/shard_workflow.h"
 
 namespace dq::ctl {
 // Its own namespace (not an anonymous one): dqctl's command files share unity
@@ -32,33 +33,16 @@ int refuse(const CtlOptions& options, const Status& status) {
   return report_failure(status);
 }
 
-const RegistryShard* find_shard(const std::vector<RegistryShard>& shards,
-                                const std::string& address) {
-  for (const auto& shard : shards) {
-    if (shard.address == address) {
-      return &shard;
-    }
-  }
-  return nullptr;
-}
-
-ShardAddress address_of(const RegistryShard& shard) {
-  ShardAddress address;
-  parse_host_port(shard.address, &address.host, &address.port);
-  address.password = shard.password;
-  return address;
-}
-
 int list_shards(const CtlOptions& options, const Config& config,
                 const std::vector<RegistryShard>& registry) {
   Json out = Json::array();
   std::vector<std::vector<std::string>> rows{{"SHARD", "STATE", "SOURCE", "JOBS", "MOVED"}};
   for (const auto& address : merged_shards(config.shards, registry)) {
-    const RegistryShard* from = find_shard(registry, address.name());
+    const RegistryShard* from = find_registry_shard(registry, address.name());
     auto jobs = jobs_on_shard(config, address);
     Json one{{"name", address.name()},
              {"state", from != nullptr ? shown_state(*from, now_ms()) : "active"},
-             {"source", from != nullptr ? "registry" : "config"},
+             {"source", in_config_file(config, address.name()) ? "config" : "registry"},
              {"jobs", jobs.is_ok() ? Json(*jobs) : Json(nullptr)}};
     // A draining shard's progress: jobs moved off it, and JOBS still there.
     auto moved = jobs_moved_off(config, address);
@@ -85,65 +69,40 @@ int list_shards(const CtlOptions& options, const Config& config,
   return kExitOk;
 }
 
+// Runs a change of common/registry/shard_workflow.h: the versioned write,
+// through the shared registry when [registry] shared = yes.
+Status run_change(const CtlOptions& options, Registry& registry, const Result<ShardEdit>& change) {
+  if (!change.is_ok()) {
+    return change.status();
+  }
+  if (change->unchanged) {
+    return Status::ok();
+  }
+  return write_registry_change(options, registry, change->write);
+}
+
 int add_shard(const CtlOptions& options, Registry& registry, const Config& config,
-              const std::vector<RegistryShard>& listed, const std::string& address,
-              const std::string& password) {
-  Status status = check_new_shard(config, address, password);
-  if (status.is_ok() && find_shard(listed, address) != nullptr) {
-    status = Status(Code::kConflict, "shard " + address + " is listed already");
-  }
-  RegistryShard shard{address, password, "active", 0};
-  if (status.is_ok()) {
-    status = check_shard_usable(config, address_of(shard));
-  }
-  if (status.is_ok()) {
-    ObjectWrite write{find_registry_kind("shard"), address, PutMode::kCreate, std::nullopt,
-                      [&] { return registry.add_extra_shard(address, password); }};
-    status = write_registry_change(options, registry, write);
-  }
+              const std::string& address, const std::string& password) {
+  auto change = plan_shard_add(config, registry, address, password);
+  Status status = run_change(options, registry, change);
   if (!status.is_ok()) {
     return refuse(options, status);
   }
   if (options.json) {
-    print_json(Json{{"added", address}, {"state", "active"}});
+    print_json(Json{{"added", address}, {"state", "joining"}});
   } else {
-    printf("shard %s added: every host places new jobs on it within seconds\n", address.c_str());
+    printf(
+        "shard %s added: every host asks it about the ids it will be the home of within "
+        "seconds, places them on it 3 s later, and the checker moves the jobs whose home it "
+        "became (dqctl shard list: moving, then active)\n",
+        address.c_str());
   }
   return kExitOk;
 }
 
 int remove_shard(const CtlOptions& options, Registry& registry, const Config& config,
-                 const std::vector<RegistryShard>& listed, const std::string& address) {
-  const RegistryShard* from = find_shard(listed, address);
-  Status status;
-  if (from == nullptr) {
-    bool in_file = false;
-    for (const auto& shard : config.shards) {
-      in_file = in_file || shard.name() == address;
-    }
-    status = in_file ? Status(Code::kConflict, "shard " + address +
-                                                   " is in [redis] shards; remove it from the "
-                                                   "config file")
-                     : Status(Code::kNotFound, "shard " + address + " is not in the registry");
-  } else if (from->state != "listed") {  // a listed one never took a job
-    auto jobs = jobs_on_shard(config, address_of(*from));
-    if (!jobs.is_ok()) {
-      status =
-          Status(Code::kConflict, "shard " + address + " cannot be asked whether it holds jobs (" +
-                                      jobs.status().message() + "); not removed");
-    } else if (*jobs > 0) {
-      status =
-          Status(Code::kConflict, "shard " + address + " still holds " + std::to_string(*jobs) +
-                                      " job(s); drain it first; not removed");
-    } else {
-      status = drain_settled(config, address_of(*from));
-    }
-  }
-  if (status.is_ok()) {
-    ObjectWrite write{find_registry_kind("shard"), address, PutMode::kDelete, std::nullopt,
-                      [&] { return registry.remove_extra_shard(address); }};
-    status = write_registry_change(options, registry, write);
-  }
+                 const std::string& address) {
+  Status status = run_change(options, registry, plan_shard_remove(config, registry, address));
   if (!status.is_ok()) {
     return refuse(options, status);
   }
@@ -155,17 +114,9 @@ int remove_shard(const CtlOptions& options, Registry& registry, const Config& co
   return kExitOk;
 }
 
-int drain_shard(const CtlOptions& options, Registry& registry,
-                const std::vector<RegistryShard>& listed, const std::string& address) {
-  const RegistryShard* from = find_shard(listed, address);
-  Status status;
-  if (from == nullptr) {
-    status = Status(Code::kNotFound, "shard " + address + " is not in the registry");
-  } else if (from->state != "draining") {
-    ObjectWrite write{find_registry_kind("shard"), address, PutMode::kUpdate, std::nullopt,
-                      [&] { return set_registry_shard_state(registry.db(), address, "draining"); }};
-    status = write_registry_change(options, registry, write);
-  }
+int drain_shard(const CtlOptions& options, Registry& registry, const Config& config,
+                const std::string& address) {
+  Status status = run_change(options, registry, plan_shard_drain(config, registry, address));
   if (!status.is_ok()) {
     return refuse(options, status);
   }
@@ -173,9 +124,9 @@ int drain_shard(const CtlOptions& options, Registry& registry,
     print_json(Json{{"draining", address}});
   } else {
     printf(
-        "shard %s draining: no host gives it a new job from now on, and its delayed and dead "
-        "jobs are moved to the other shards; remove it once it holds none (dqctl shard list "
-        "shows its jobs and those moved)\n",
+        "shard %s draining: within seconds no host gives it a new job, and the checker moves "
+        "its delayed and dead jobs to their homes; once it holds none it is drained (dqctl "
+        "shard list shows its jobs and those moved); then remove it\n",
         address.c_str());
   }
   return kExitOk;
@@ -219,27 +170,28 @@ int run_shard_command(const CtlOptions& options, const std::vector<std::string>&
   if (!registry) {
     return exit_code;
   }
-  auto listed = read_registry_shards(registry->db());
-  if (!listed.is_ok()) {
-    return refuse(options, listed.status());
-  }
   if (sub == "list") {
+    auto listed = read_registry_shards(registry->db());
+    if (!listed.is_ok()) {
+      return refuse(options, listed.status());
+    }
     return list_shards(options, config, *listed);
   }
   if (sub == "add") {
-    return add_shard(options, *registry, config, *listed, address, password);
+    return add_shard(options, *registry, config, address, password);
   }
   if (sub == "drain") {
-    return drain_shard(options, *registry, *listed, address);
+    return drain_shard(options, *registry, config, address);
   }
-  return remove_shard(options, *registry, config, *listed, address);
+  return remove_shard(options, *registry, config, address);
 }
 
 constexpr const char* kUsage =
     "shard list                          every shard: state, source (config|registry), jobs\n"
-    "shard add HOST:PORT [--password P]  new jobs go to it on every host within seconds\n"
-    "shard drain HOST:PORT               no new job goes to it; it empties as its jobs come due\n"
-    "shard remove HOST:PORT              refused while it holds a job";
+    "shard add HOST:PORT [--password P]  joins, then takes its share of ids; their jobs move to "
+    "it\n"
+    "shard drain HOST:PORT               no new job goes to it; its jobs move to their homes\n"
+    "shard remove HOST:PORT              once drained (and out of every host's config file)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_shard_command);
 
 }  // namespace shard_command

@@ -49,12 +49,12 @@ int print_all(const CtlOptions& options, WaitingShards& shards,
     printf("%s\n", out.dump(2).c_str());
   } else {
     std::vector<std::vector<std::string>> rows = {{"TOPIC", "STATUS", "DELAYED", "READY", "WORKING",
-                                                   "RETRYING", "DEAD", "HELD", "ADDED", "DELIVERED",
+                                                   "RETRYING", "DEAD", "ADDED", "DELIVERED",
                                                    "FAILED"}};
     for (const auto& s : *all) {
       rows.push_back({s.topic, status_of(s.topic), n(s.now.delayed), n(s.now.ready),
-                      n(s.now.working), n(s.now.retrying), n(s.now.dead), n(s.now.held),
-                      n(s.total.added), n(s.total.delivered), n(s.total.failed)});
+                      n(s.now.working), n(s.now.retrying), n(s.now.dead), n(s.total.added),
+                      n(s.total.delivered), n(s.total.failed)});
     }
     print_rows(rows);
   }
@@ -81,9 +81,8 @@ int print_one(const CtlOptions& options, WaitingShards& shards, const Topic& top
   const StateCounts& now = stats->now;
   const EventCounts& total = stats->total;
   printf("topic %s (%s)\n", topic.name.c_str(), topic.online ? "online" : "offline");
-  print_rows(
-      {{"now:", "delayed " + n(now.delayed), "ready " + n(now.ready), "working " + n(now.working),
-        "retrying " + n(now.retrying), "dead " + n(now.dead), "held " + n(now.held)}});
+  print_rows({{"now:", "delayed " + n(now.delayed), "ready " + n(now.ready),
+               "working " + n(now.working), "retrying " + n(now.retrying), "dead " + n(now.dead)}});
   EventCounts hour;
   for (const auto& [minute, c] : stats->per_minute) {
     hour.added += c.added;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,13 @@ struct Config {
 
   // [redis]
   std::vector<ShardAddress> shards;
-  // Names of shards that are asked and read but given no new job: registry
-  // shards joining or draining (common/registry/shard_list.h). Not a key.
-  std::vector<std::string> no_new_jobs;
-  // Names of the registry shards draining: their jobs are moved to the
-  // others (checker/shard_mover.h). Not a key.
-  std::vector<std::string> draining;
+  // The role of each shard that is joining, moving in, draining or drained,
+  // by name (from the registry: common/registry/shard_list.h); a shard not
+  // named is active. Not a key.
+  std::map<std::string, ShardRole> shard_roles;
+  // The names of the config file's own [redis] shards, once the registry's
+  // were merged into `shards` (empty before). Not a key.
+  std::vector<std::string> file_shards;
   int redis_connect_timeout_ms = 1000;
   int redis_command_timeout_ms = 2000;
   // How long an add waits for another shard to say whether it holds the id.

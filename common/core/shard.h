@@ -67,6 +67,23 @@ std::vector<HostPort> configured_endpoints(const ShardAddress& shard);
 // list runs to the next item that has a scheme: common/core/sentinel_entry.h).
 Result<std::vector<ShardAddress>> parse_shard_list(const std::string& text);
 
+// A shard's part in placement while the shard list changes (docs/decisions.md,
+// "One home per id"). Only one shard changes at a time, so an id is looked
+// for on at most two shards: its home, and its previous or next home.
+enum class ShardRole {
+  kActive,    // takes new jobs: the home of the ids it ranks first for
+  kJoining,   // added, its first seconds: asked about the ids it will be the
+              // home of (a host that saw it moving in may have placed one
+              // there), given none
+  kMovingIn,  // takes new jobs; the previous home of its ids is asked too
+              // until the checker moved their jobs to it
+  kLeaving,   // drained, its first seconds: still takes new jobs, and the
+              // next home of its ids is asked too
+  kDraining,  // takes no new job; asked as the previous home of its ids until
+              // the checker moved its jobs away
+  kDrained,   // emptied: neither asked nor given jobs, listed until removed
+};
+
 // Rendezvous (highest random weight) order of shard indexes for a job key:
 // the first is the job's home shard, the rest are the fallbacks in order.
 // Adding a shard moves only ~1/N of the keys, and every shard's rank for a key

@@ -325,7 +325,8 @@ Result<std::vector<std::string>> Registry::list_extra_shards() {
   });
 }
 
-Status Registry::add_extra_shard(const std::string& address, const std::string& password) {
+Status Registry::add_extra_shard(const std::string& address, const std::string& password,
+                                 const std::string& state) {
   std::string host;
   int port = 0;
   if (!parse_host_port(address, &host, &port) || host.find_first_of(" \t/,") != std::string::npos) {
@@ -334,9 +335,11 @@ Status Registry::add_extra_shard(const std::string& address, const std::string& 
   if (password.find_first_of(",\r\n") != std::string::npos) {
     return bad_field("password", "must not contain a comma or a line break");
   }
-  Status status = run_sql(
-      db_, "INSERT INTO shards (address, password, enabled, created_at_ms) VALUES (?1, ?2, 1, ?3)",
-      address, password, now_ms());
+  int64_t now = now_ms();
+  Status status = run_sql(db_,
+                          "INSERT INTO shards (address, password, enabled, created_at_ms, state, "
+                          "changed_at_ms) VALUES (?1, ?2, 1, ?3, ?4, ?3)",
+                          address, password, now, state);
   if (status.code() == Code::kConflict) {
     return Status(Code::kConflict, "shard " + address + " is listed already");
   }

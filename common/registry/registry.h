@@ -97,7 +97,10 @@ class Registry {
   // Shards added beyond [redis] shards (kept for the admin page).
   Result<std::vector<std::string>> list_extra_shards();
   // address is host:port (kInvalid otherwise); kConflict when listed already.
-  Status add_extra_shard(const std::string& address, const std::string& password);
+  // state: "moving" (a shard added: common/registry/shard_list.h) or
+  // "draining" (a config-file shard drained).
+  Status add_extra_shard(const std::string& address, const std::string& password,
+                         const std::string& state = "moving");
   Status remove_extra_shard(const std::string& address);  // kNotFound when absent
 
   // Alert settings: key/value (smtp_host, smtp_port, mail_from, ...).

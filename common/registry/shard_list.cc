@@ -16,14 +16,15 @@ namespace dq {
 Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db) {
   auto stmt = Statement::prepare(
       db,
-      "SELECT address, password, state, created_at_ms FROM shards WHERE enabled = 1 "
-      "ORDER BY created_at_ms, address");
+      "SELECT address, password, state, created_at_ms, changed_at_ms FROM shards "
+      "WHERE enabled = 1 ORDER BY created_at_ms, address");
   if (!stmt.is_ok()) {
     return stmt.status();
   }
   return stmt->rows([](const Statement& row) {
     RegistryShard shard;
-    row.read(&shard.address, &shard.password, &shard.state, &shard.created_at_ms);
+    row.read(&shard.address, &shard.password, &shard.state, &shard.created_at_ms,
+             &shard.changed_at_ms);
     return shard;
   });
 }
@@ -40,12 +41,27 @@ Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlit
   return read_registry_shards(db->get());
 }
 
+const RegistryShard* find_registry_shard(const std::vector<RegistryShard>& rows,
+                                         const std::string& address) {
+  for (const auto& row : rows) {
+    if (row.address == address) {
+      return &row;
+    }
+  }
+  return nullptr;
+}
+
+bool in_config_file(const Config& config, const std::string& address) {
+  const auto& file = config.file_shards;
+  return std::find(file.begin(), file.end(), address) != file.end();
+}
+
 std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
                                         const std::vector<RegistryShard>& registry) {
   std::vector<ShardAddress> out = file;
   for (const auto& shard : registry) {
-    if (shard.state != "active" && shard.state != "draining") {
-      continue;  // "listed": from before registry shards took jobs
+    if (shard.state == "listed") {
+      continue;  // from before registry shards took jobs
     }
     ShardAddress address;
     if (!parse_host_port(shard.address, &address.host, &address.port)) {
@@ -63,27 +79,46 @@ std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
   return out;
 }
 
-std::string shown_state(const RegistryShard& shard, int64_t now_ms) {
-  if (shard.state == "active" && now_ms < shard.created_at_ms + kShardJoinMs) {
-    return "joining";
+ShardRole shard_role(const RegistryShard& shard, int64_t now_ms) {
+  bool first_seconds = now_ms < shard.changed_at_ms + kShardJoinMs;
+  if (shard.state == "moving") {
+    return first_seconds ? ShardRole::kJoining : ShardRole::kMovingIn;
   }
-  return shard.state;
+  if (shard.state == "draining") {
+    return first_seconds ? ShardRole::kLeaving : ShardRole::kDraining;
+  }
+  if (shard.state == "drained") {
+    return ShardRole::kDrained;
+  }
+  return ShardRole::kActive;
+}
+
+std::string shown_state(const RegistryShard& shard, int64_t now_ms) {
+  switch (shard_role(shard, now_ms)) {
+    case ShardRole::kJoining:
+      return "joining";
+    case ShardRole::kMovingIn:
+      return "moving";
+    case ShardRole::kLeaving:
+    case ShardRole::kDraining:
+      return "draining";
+    case ShardRole::kDrained:
+      return "drained";
+    case ShardRole::kActive:
+      break;
+  }
+  return shard.state == "listed" ? "listed" : "active";
 }
 
 void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t now_ms,
                            Config* config) {
-  std::vector<std::string> file = shard_names(config->shards);
+  config->file_shards = shard_names(config->shards);
   config->shards = merged_shards(config->shards, registry);
-  config->no_new_jobs.clear();
-  config->draining.clear();
+  config->shard_roles.clear();
   for (const auto& shard : registry) {
-    bool in_file = std::find(file.begin(), file.end(), shard.address) != file.end();
-    bool used = shard.state == "active" || shard.state == "draining";
-    if (!in_file && used && shown_state(shard, now_ms) != "active") {
-      config->no_new_jobs.push_back(shard.address);
-    }
-    if (!in_file && shard.state == "draining") {
-      config->draining.push_back(shard.address);
+    ShardRole role = shard_role(shard, now_ms);
+    if (shard.state != "listed" && role != ShardRole::kActive) {
+      config->shard_roles[shard.address] = role;
     }
   }
 }
@@ -116,11 +151,12 @@ Status check_new_shard(const Config& config, const std::string& address,
 }
 
 Status set_registry_shard_state(sqlite3* db, const std::string& address, const std::string& state) {
-  if (state != "active" && state != "draining") {
-    return Status(Code::kInvalid, "state: active or draining");
+  if (state != "moving" && state != "active" && state != "draining" && state != "drained") {
+    return Status(Code::kInvalid, "state: moving, active, draining or drained");
   }
   auto stmt =
-      Statement::prepare(db, "UPDATE shards SET state = ?2 WHERE address = ?1", address, state);
+      Statement::prepare(db, "UPDATE shards SET state = ?2, changed_at_ms = ?3 WHERE address = ?1",
+                         address, state, now_ms());
   if (!stmt.is_ok()) {
     return stmt.status();
   }

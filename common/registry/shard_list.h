@@ -1,10 +1,13 @@
 // The shard list every role uses: the config file's [redis] shards, then the
 // registry's shards (table shards, shared between hosts as registry kind
-// "shard" when [registry] shared = yes) that are not in the file. A registry
-// shard is active (new jobs are placed on it) or draining; a removed shard
-// is a deleted row. The master reads this list at start and every second,
-// and reloads its children when it changes (docs/decisions.md, "Shards
-// from the registry").
+// "shard" when [registry] shared = yes) that are not in the file, and the
+// role each has in placement (common/core/shard.h, ShardRole). A registry
+// row is "moving" (added: joining, then moving in), "active", "draining"
+// (leaving, then draining) or "drained"; a removed shard is a deleted row.
+// A config-file shard has a row once it is drained, and is active without
+// one. The master reads this list at start and every second, and reloads
+// its children when it changes (docs/decisions.md, "Shards from the
+// registry", "One home per id").
 #pragma once
 
 #include <cstdint>
@@ -21,8 +24,11 @@ namespace dq {
 struct RegistryShard {
   std::string address;  // host:port
   std::string password;
-  std::string state;  // "active", "draining"; "listed": from before shards took jobs, unused
+  // "moving", "active", "draining", "drained"; "listed": from before shards
+  // took jobs, unused
+  std::string state;
   int64_t created_at_ms = 0;
+  int64_t changed_at_ms = 0;  // when the state was set (the writing host's clock)
 };
 
 // Every shard of the registry's table, oldest first.
@@ -31,20 +37,34 @@ Result<std::vector<RegistryShard>> read_registry_shards(sqlite3* db);
 // file without the table answers an error).
 Result<std::vector<RegistryShard>> read_registry_shards(const std::string& sqlite_path);
 
-// A shard added to the registry is first only asked (whether it holds an
-// id) and read, for this long after it was added, and then also given new
-// jobs: by then every host has reloaded with it, so no host places a job on
-// it that another host's add of the same id would not see.
+// The row of `address`, or nullptr.
+const RegistryShard* find_registry_shard(const std::vector<RegistryShard>& rows,
+                                         const std::string& address);
+// Whether `address` is one of the config file's own shards (Config::file_shards).
+bool in_config_file(const Config& config, const std::string& address);
+
+// A shard added (or drained) is first joining (or leaving) for this long
+// after its state was set: asked as the next home of its ids, while the
+// ids' homes stay as they were. By then every host has reloaded with the
+// change (hosts see it up to ~1.5 s apart, and a reload runs two
+// generations 300 ms side by side), so no host still placing an id on its
+// old home can meet one that already places it on the new one
+// (common/store/placement.h).
 inline constexpr int64_t kShardJoinMs = 3000;
 
 // `file` (the config file's shards), then each registry shard not in it
-// that is active or draining.
+// that is moving, active, draining or drained.
 std::vector<ShardAddress> merged_shards(const std::vector<ShardAddress>& file,
                                         const std::vector<RegistryShard>& registry);
 
-// config->shards (the config file's) merged with the registry's, and
-// config->no_new_jobs: the registry shards draining, or added less than
-// kShardJoinMs before now_ms.
+// The shard's role in placement at now_ms: a "moving" row is joining for
+// kShardJoinMs after changed_at_ms, then moving in; a "draining" one
+// leaving, then draining.
+ShardRole shard_role(const RegistryShard& shard, int64_t now_ms);
+
+// config->shards (the config file's) merged with the registry's,
+// config->shard_roles from the registry's rows (a config-file shard's
+// too), and config->file_shards.
 void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t now_ms,
                            Config* config);
 
@@ -52,8 +72,8 @@ void apply_registry_shards(const std::vector<RegistryShard>& registry, int64_t n
 // failure config is left as it is.
 Status merge_registry_shards(Config* config);
 
-// The registry shard's state as shown: "joining" (not yet given new jobs),
-// "active" or "draining".
+// The shard's state as shown: "joining", "moving" (taking new jobs, its ids'
+// jobs being moved to it), "active", "draining" or "drained".
 std::string shown_state(const RegistryShard& shard, int64_t now_ms);
 
 // Whether `address` may be added to the registry: host:port, no password
@@ -62,8 +82,9 @@ std::string shown_state(const RegistryShard& shard, int64_t now_ms);
 Status check_new_shard(const Config& config, const std::string& address,
                        const std::string& password);
 
-// Sets a registry shard's state ("active" or "draining"); kNotFound when
-// the registry does not list it. The change of a versioned write.
+// Sets a registry shard's state ("moving", "active", "draining" or
+// "drained") and its changed_at_ms to now; kNotFound when the registry does
+// not list it. The change of a versioned write.
 Status set_registry_shard_state(sqlite3* db, const std::string& address, const std::string& state);
 
 // Asks the shard whether it can take jobs: kUnavailable when it cannot be

@@ -11,19 +11,6 @@ namespace {
 constexpr size_t kMostJobs = 128;
 constexpr size_t kMostBytes = 1 << 20;
 
-std::string verdicts_of(const std::vector<std::string>& verify_against,
-                        const std::vector<std::string>& unreachable) {
-  std::string text;
-  for (const auto& name : verify_against) {
-    text += name + ",";
-  }
-  text += "|";
-  for (const auto& name : unreachable) {
-    text += name + ",";
-  }
-  return text;
-}
-
 }  // namespace
 
 AddBatcher::AddBatcher(event_base* base)
@@ -31,18 +18,16 @@ AddBatcher::AddBatcher(event_base* base)
 
 AddBatcher::~AddBatcher() = default;
 
-void AddBatcher::add(AsyncShard* writer, const std::vector<std::string>& verify_against,
-                     const std::vector<std::string>& unreachable, const AddRequest& request,
+void AddBatcher::add(AsyncShard* writer, const std::string& next_home, const AddRequest& request,
                      JobDone done) {
-  std::string verdicts = verdicts_of(verify_against, unreachable);
   Batch* batch = nullptr;
   for (auto& queued : batches_) {
-    if (queued.writer == writer && queued.verdicts == verdicts) {
+    if (queued.writer == writer && queued.next_home == next_home) {
       batch = &queued;
     }
   }
   if (batch == nullptr) {
-    batches_.push_back({writer, verdicts, add_call_for(verify_against, unreachable), {}, 0});
+    batches_.push_back({writer, next_home, add_call_for(next_home), {}, 0});
     batch = &batches_.back();
   }
   append_add(&batch->call, request.topic, request.id, request.body, request.due);

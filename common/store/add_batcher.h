@@ -36,10 +36,10 @@ class AddBatcher {
   AddBatcher(const AddBatcher&) = delete;
   AddBatcher& operator=(const AddBatcher&) = delete;
 
-  // Queues one job for `writer`. Jobs share a call only when their
-  // placement verdicts (verify_against, unreachable) are the same.
-  void add(AsyncShard* writer, const std::vector<std::string>& verify_against,
-           const std::vector<std::string>& unreachable, const AddRequest& request, JobDone done);
+  // Queues one job for `writer`. Jobs share a call only when their next
+  // home (common/store/placement.h; "" for nearly every add) is the same.
+  void add(AsyncShard* writer, const std::string& next_home, const AddRequest& request,
+           JobDone done);
   // Sends every queued call whose shard has no call in flight; with
   // `all`, every queued call (at shutdown).
   void flush(bool all = false);
@@ -47,7 +47,7 @@ class AddBatcher {
  private:
   struct Batch {
     AsyncShard* writer = nullptr;
-    std::string verdicts;  // verify_against and unreachable, joined
+    std::string next_home;
     ScriptCall call;
     std::vector<JobDone> done;
     size_t bytes = 0;
@@ -56,7 +56,7 @@ class AddBatcher {
   void on_reply(AsyncShard* writer);
   static void on_flush(evutil_socket_t fd, short what, void* arg);
 
-  std::vector<Batch> batches_;  // one per (writer, verdicts): a few at most
+  std::vector<Batch> batches_;  // one per (writer, next home): a few at most
   UniqueEvent flush_event_;
   bool scheduled_ = false;
   std::map<AsyncShard*, int> in_flight_;  // add.lua calls awaiting replies, per shard

@@ -1,5 +1,5 @@
 // AsyncJobStore's per-shard calls (common/store/async_job_store.h): the
-// timer's promote, requeue_expired, held_copies and wake wait, and the
+// timer's promote, requeue_expired and wake wait, and the
 // consumer's reserve, release, ack and fail. Each is one command or script
 // on the shard's connection; the reply is read here.
 #include <algorithm>
@@ -76,52 +76,6 @@ void AsyncJobStore::requeue_expired(size_t shard, int limit,
           result.dead.emplace_back(reply_string(dead->element[i]), static_cast<int>(attempts));
         }
         done(std::move(result));
-      });
-}
-
-void AsyncJobStore::held_copies(size_t shard, const std::string& against, int limit,
-                                std::function<void(Result<std::vector<HeldCopy>>)> done) {
-  shards_[shard]->command(
-      {"ZRANGE", keys::held(against), "0", std::to_string(std::max(1, limit) - 1)},
-      [this, shard, done = std::move(done)](Reply members) mutable {
-        if (!members.is_ok()) {
-          return done(members.status());
-        }
-        const redisReply* list = *members;
-        if (list->type != REDIS_REPLY_ARRAY) {
-          return done(unexpected(shard, "ZRANGE"));
-        }
-        if (list->elements == 0) {
-          return done(std::vector<HeldCopy>());
-        }
-        // Held copies keep their records in the flat hash.
-        std::vector<std::string> argv = {"HMGET", keys::flat_records()};
-        for (size_t i = 0; i < list->elements; ++i) {
-          argv.push_back(reply_string(list->element[i]));
-        }
-        shards_[shard]->command(argv, [this, shard, argv, done = std::move(done)](Reply records) {
-          if (!records.is_ok()) {
-            return done(records.status());
-          }
-          const size_t count = argv.size() - 2;
-          if ((*records)->type != REDIS_REPLY_ARRAY || (*records)->elements != count) {
-            return done(unexpected(shard, "HMGET"));
-          }
-          std::vector<HeldCopy> copies;
-          for (size_t i = 0; i < count; ++i) {
-            HeldCopy copy;
-            copy.key = argv[i + 2];
-            const redisReply* record = (*records)->element[i];
-            Job job;
-            if (record->type == REDIS_REPLY_STRING &&
-                parse_job_meta(std::string_view(record->str, record->len), &job)) {
-              copy.incarnation = job.incarnation;
-              copy.created_ms = job.created_at_ms;
-            }
-            copies.push_back(std::move(copy));  // no incarnation: settle just drops the entry
-          }
-          done(std::move(copies));
-        });
       });
 }
 

@@ -1,11 +1,12 @@
 // AsyncJobStore (common/store/async_job_store.h): adds, lookups and deletes
-// over async shards, with the one-copy rules of common/store/placement.h. The
-// timer's and consumer's calls are in async_job_leases.cc.
+// by id, each asking the id's home (common/store/placement.h). The timer's
+// and consumer's calls are in async_job_leases.cc.
 #include "common/store/async_job_store.h"
 
 #include <algorithm>
 
 #include "common/core/log.h"
+#include "common/store/fence.h"
 #include "common/store/job_meta.h"
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
@@ -15,9 +16,9 @@
 namespace dq {
 namespace {
 
-// How long an add or delete waits for another shard's answer to "do you hold
-// this id?" before counting it unreachable, so a stalled shard costs adds at
-// most this much while it is not yet marked down.
+// How long an add waits for an id's other home (previous or next, while
+// the shard list changes) to say whether it holds the id, so a stalled
+// shard costs such adds at most this much while it is not yet marked down.
 constexpr int kProbeFloorMs = 50;
 
 std::string reply_text(const redisReply* reply) {
@@ -27,58 +28,48 @@ std::string reply_text(const redisReply* reply) {
   return {};
 }
 
-// Not found on any shard that answered: 404, unless a down shard (`down`,
-// the first one seen) may hold it.
+std::string job_name(const std::string& topic, const std::string& id) {
+  return "job " + topic + "/" + id;
+}
+
+Status no_home(const std::string& topic, const std::string& id) {
+  return Status(Code::kUnavailable, job_name(topic, id) +
+                                        ": no Redis shard takes new jobs (every shard is "
+                                        "draining or drained); nothing was written");
+}
+
+// Not found on any shard asked: 404, unless one that may hold it (`down`,
+// why it could not be asked) did not answer.
 Status missing_job(const std::string& topic, const std::string& id, const std::string& down) {
   if (!down.empty()) {
-    return Status(Code::kUnavailable, "job " + topic + "/" + id +
-                                          " is not on any reachable shard; shard " + down +
-                                          " is down and may hold it");
+    return Status(Code::kUnavailable, job_name(topic, id) +
+                                          " is not on a shard that answered, and the shard that "
+                                          "may hold it cannot be asked: " +
+                                          down + "; retry later");
   }
-  return Status(Code::kNotFound, "job " + topic + "/" + id + " not found");
+  return Status(Code::kNotFound, job_name(topic, id) + " not found");
 }
 
 }  // namespace
 
-// One add in progress: other shards are asked whether they hold the id, then
-// the add script runs on the target; a target that turns out to be down
-// (nothing sent) starts another round with the next shard.
+// One add in progress: its homes, and the request it answers.
 struct AsyncJobStore::AddState {
   AddRequest request;
-  std::vector<size_t> order;
-  std::vector<bool> reachable;
-  AddPlan plan;  // planned once per round; a shard that cannot be asked joins plan.unreachable
-  size_t checks_left = 0;
-  std::optional<size_t> found_on;  // another shard holds the id
-  Job found;
-  bool found_inline = false;  // its record carries the body
-  Status refused;             // a shard's refusal (full, read-only...), for the 503
+  IdHomes homes;
   AsyncJobStore::AddDone done;
 
   void finish(Result<Added> added) { done(request, std::move(added)); }
 };
 
-// What every shard that answered said about one id.
-struct AsyncJobStore::Lookup {
-  std::string topic;
-  std::string id;
-  size_t left = 0;
-  std::vector<CopySeen> copies;
-  std::vector<Job> metas;  // parallel to copies
-  std::vector<std::string> unreachable;
-  Status error;  // a Redis error other than unreachable
-};
-
 AsyncJobStore::AsyncJobStore(event_base* base, const Config& config)
     : addresses_(config.shards),
       names_(shard_names(config.shards)),
+      roles_(roles_of(config)),
       probe_timeout_ms_(std::max(kProbeFloorMs, config.redis_probe_timeout_ms)),
       command_timeout_ms_(config.redis_command_timeout_ms),
       checker_(config.pid_file),
       batcher_(base) {
   for (const auto& address : addresses_) {
-    placing_.push_back(std::find(config.no_new_jobs.begin(), config.no_new_jobs.end(),
-                                 address.name()) == config.no_new_jobs.end());
     shards_.push_back(std::make_unique<AsyncShard>(base, address, config.redis_connect_timeout_ms,
                                                    config.redis_command_timeout_ms));
     if (config.redis_wait_replicas > 0) {
@@ -119,8 +110,8 @@ bool AsyncJobStore::connecting(size_t shard) const {
 
 void AsyncJobStore::shutdown() {
   batcher_.flush(true);  // queued adds are sent, then failed with the rest below
-  // A callback that moves on to a later shard (get) may send there; that
-  // shard's own stop() below fails it in turn, so nothing is left waiting.
+  // A callback that moves on to a later shard (get, delete) may send there;
+  // that shard's own stop() below fails it in turn, so nothing is left waiting.
   for (auto& shard : shards_) {
     shard->stop();
   }
@@ -133,197 +124,128 @@ void AsyncJobStore::add(AddRequest request, AddDone done) {
   auto state = std::make_shared<AddState>();
   state->request = std::move(request);
   state->done = std::move(done);
-  state->order = shard_order(addresses_, job_key(state->request.topic, state->request.id));
-  state->reachable.resize(shards_.size());
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    state->reachable[i] = usable(i);
+  const AddRequest& r = state->request;
+  auto homes = id_homes(addresses_, roles_, job_key(r.topic, r.id));
+  if (!homes) {
+    return state->finish(no_home(r.topic, r.id));
   }
-  add_round(std::move(state));
-}
-
-void AsyncJobStore::add_round(std::shared_ptr<AddState> state) {
-  state->plan = plan_add(addresses_, state->order, state->reachable, placing_);
-  const AddPlan& plan = state->plan;
-  if (!plan.target) {
-    state->finish(no_shard_can_take(shards_, checker_, state->refused,
-                                    state->request.topic + "/" + state->request.id));
-    return;
-  }
-  std::vector<size_t> others;
-  for (size_t index : state->order) {
-    if (state->reachable[index] && index != *plan.target) {
-      others.push_back(index);
+  state->homes = *homes;
+  // Every shard that may hold the id must answer, or the add could make a
+  // second copy: refused at once (503), nothing written.
+  for (size_t shard : homes->asked()) {
+    if (!usable(shard)) {
+      return state->finish(Status(Code::kUnavailable, job_name(r.topic, r.id) +
+                                                          " not added: " + down_reason(shard) +
+                                                          "; nothing was written, retry later"));
     }
   }
-  if (others.empty()) {
+  look_elsewhere(std::move(state), 0);
+}
+
+void AsyncJobStore::look_elsewhere(std::shared_ptr<AddState> state, size_t next) {
+  std::vector<size_t> asked = state->homes.asked();
+  if (next + 1 >= asked.size()) {
     run_add(std::move(state));
     return;
   }
-  state->checks_left = others.size();
+  size_t other = asked[next + 1];
   const std::string key = job_key(state->request.topic, state->request.id);
-  for (size_t index : others) {
-    shards_[index]->probe(
-        record_read_argv(key), probe_timeout_ms_,
-        [this, state, index](Result<const redisReply*> reply) {
-          if (!reply.is_ok()) {
-            // Cannot be asked: the copy remembers it. Every shard asked ranks
-            // after the target, so the target and verify_against stay; one
-            // given no new job may hold the id wherever it ranks.
-            state->reachable[index] = false;
-            state->plan.unreachable.push_back(addresses_[index].name());
-            if (!placing_[index]) {
-              state->plan.verify_against.push_back(addresses_[index].name());
-            }
-          } else if ((*reply)->type == REDIS_REPLY_STRING && !state->found_on) {
-            Job job;
-            job.topic = state->request.topic;
-            job.id = state->request.id;
-            const std::string record = reply_text(*reply);
-            if (parse_job_meta(record, &job)) {
-              state->found_on = index;
-              state->found_inline = body_is_inline(record);
-              state->found = std::move(job);
-            }
-          }
-          if (--state->checks_left > 0) {
-            return;
-          }
-          if (!state->found_on) {
-            run_add(state);
-            return;
-          }
-          // Another shard holds it: the same body is a retried add.
-          size_t holder = *state->found_on;
-          if (state->found_inline) {
-            state->finish(read_copy_elsewhere(state->found, state->found.body, state->request.body,
-                                              addresses_[holder].name()));
-            return;
-          }
-          shards_[holder]->command(
-              {"HGET", keys::bodies(), job_key(state->request.topic, state->request.id)},
-              [this, state, holder](Result<const redisReply*> body) {
-                if (!body.is_ok()) {
-                  state->finish(body.status());
-                  return;
-                }
-                std::optional<std::string_view> stored;
-                if ((*body)->type == REDIS_REPLY_STRING) {
-                  stored = std::string_view((*body)->str, (*body)->len);
-                }
-                state->finish(read_copy_elsewhere(state->found, stored, state->request.body,
-                                                  addresses_[holder].name()));
-              });
-        });
-  }
+  // The previous home is fenced for this add's home as it is asked: from
+  // then on it refuses the id from a host that has not seen the change yet.
+  auto argv = state->homes.previous == other
+                  ? fenced_record_read_argv(key, names_[state->homes.home])
+                  : record_read_argv(key);
+  shards_[other]->probe(
+      argv, probe_timeout_ms_, [this, state, other, next](Result<const redisReply*> reply) {
+        const AddRequest& r = state->request;
+        if (!reply.is_ok()) {
+          // A look writes no job (the fence is a name in a set): nothing written.
+          return state->finish(Status(
+              Code::kUnavailable, job_name(r.topic, r.id) + " not added: shard " + names_[other] +
+                                      ", which may hold it while the shard list changes, did "
+                                      "not answer (" +
+                                      reply.status().message() +
+                                      "); nothing was written, retry later"));
+        }
+        Job found;
+        found.topic = r.topic;
+        found.id = r.id;
+        const std::string record = reply_text(*reply);
+        if ((*reply)->type != REDIS_REPLY_STRING || !parse_job_meta(record, &found)) {
+          look_elsewhere(state, next + 1);
+          return;
+        }
+        // Held there: the same body is a retried add.
+        if (body_is_inline(record)) {
+          return state->finish(read_copy_elsewhere(found, found.body, r.body, names_[other]));
+        }
+        shards_[other]->command(
+            {"HGET", keys::bodies(), job_key(r.topic, r.id)},
+            [this, state, found, other](Result<const redisReply*> body) {
+              if (!body.is_ok()) {
+                return state->finish(
+                    Status(Code::kUnavailable, body.status().message() + "; nothing was written"));
+              }
+              std::optional<std::string_view> stored;
+              if ((*body)->type == REDIS_REPLY_STRING) {
+                stored = std::string_view((*body)->str, (*body)->len);
+              }
+              state->finish(read_copy_elsewhere(found, stored, state->request.body, names_[other]));
+            });
+      });
 }
 
 void AsyncJobStore::run_add(std::shared_ptr<AddState> state) {
-  const AddPlan& plan = state->plan;
-  const AddRequest& r = state->request;
-  size_t target = *plan.target;
-  AsyncShard* writer = confirms_.empty() ? shards_[target].get() : &confirms_[target]->connection();
+  size_t home = state->homes.home;
+  std::string next_home = state->homes.next ? names_[*state->homes.next] : std::string();
+  AsyncShard* writer = confirms_.empty() ? shards_[home].get() : &confirms_[home]->connection();
+  const AddRequest& request = state->request;  // the callback below keeps `state` alive
   batcher_.add(
-      writer, plan.verify_against, plan.unreachable, r,
-      [this, state = std::move(state), target](Result<const redisReply*> reply, size_t index) {
+      writer, next_home, request,
+      [this, state = std::move(state), home](Result<const redisReply*> reply, size_t index) {
+        const AddRequest& r = state->request;
         if (reply.is_ok()) {
-          Result<Added> added =
-              read_add_reply(*reply, index, state->request.topic, state->request.id);
+          Result<Added> added = read_add_reply(*reply, index, r.topic, r.id);
           if (confirms_.empty() || !added.is_ok()) {
             return state->finish(std::move(added));
           }
           // Also for a retried add (existing): its answer waits for the
           // replicas too, so a retry after a replication_timeout confirms.
-          confirms_[target]->confirm([state, added](const Status& replicated) {
+          confirms_[home]->confirm([state, added](const Status& replicated) {
             state->finish(replicated.is_ok() ? added : Result<Added>(replicated));
           });
         } else if (reply.status().code() == Code::kUnavailable) {
           // Not sent (the shard went down a moment ago) or refused (full,
-          // read-only...): nothing written. Try the next one.
-          state->reachable[target] = false;
-          state->refused = reply.status();
-          state->found_on.reset();
-          add_round(state);
+          // read-only...): nothing written. No other shard takes its ids.
+          state->finish(Status(Code::kUnavailable, job_name(r.topic, r.id) +
+                                                       " not added: " + reply.status().message() +
+                                                       "; nothing was written, retry later"));
         } else {
           state->finish(reply.status());  // kUnknown: 504, the client may retry safely
         }
       });
 }
 
-void AsyncJobStore::look_everywhere(const std::string& topic, const std::string& id,
-                                    const std::function<void(std::shared_ptr<Lookup>)>& done) {
-  auto lookup = std::make_shared<Lookup>();
-  lookup->topic = topic;
-  lookup->id = id;
-  std::vector<size_t> asked;
-  const std::string key = job_key(topic, id);
-  for (size_t index : shard_order(addresses_, key)) {  // each shard that may hold it
-    if (usable(index)) {
-      asked.push_back(index);
-    } else {
-      lookup->unreachable.push_back(names_[index]);
-    }
+std::vector<size_t> AsyncJobStore::lookup_order(const IdHomes& homes) const {
+  std::vector<size_t> order;
+  if (homes.previous) {
+    order.push_back(*homes.previous);
   }
-  lookup->left = asked.size();
-  if (asked.empty()) {
-    done(lookup);
-    return;
+  order.push_back(homes.home);
+  if (homes.next && homes.next != homes.previous) {
+    order.push_back(*homes.next);
   }
-  for (size_t index : asked) {
-    shards_[index]->probe(record_read_argv(key), probe_timeout_ms_,
-                          [this, lookup, index, done](Result<const redisReply*> reply) {
-                            if (!reply.is_ok()) {
-                              if (is_unreachable(reply.status())) {
-                                lookup->unreachable.push_back(names_[index]);
-                              } else {
-                                lookup->error = reply.status();
-                              }
-                            } else if ((*reply)->type == REDIS_REPLY_STRING) {
-                              Job job;
-                              job.topic = lookup->topic;
-                              job.id = lookup->id;
-                              if (parse_job_meta(reply_text(*reply), &job)) {
-                                lookup->copies.push_back({index, job.state});
-                                lookup->metas.push_back(std::move(job));
-                              }
-                            }
-                            if (--lookup->left == 0) {
-                              done(lookup);
-                            }
-                          });
-  }
-}
-
-void AsyncJobStore::look_for_moving(const std::string& topic, const std::string& id,
-                                    const std::function<void(std::shared_ptr<Lookup>)>& done) {
-  look_everywhere(topic, id, [this, topic, id, done](std::shared_ptr<Lookup> lookup) {
-    if (!lookup->copies.empty() || !lookup->error.is_ok() || !any_not_placing()) {
-      done(std::move(lookup));
-      return;
-    }
-    look_everywhere(topic, id, done);
-  });
-}
-
-bool AsyncJobStore::any_not_placing() const {
-  return std::find(placing_.begin(), placing_.end(), false) != placing_.end();
+  return order;
 }
 
 void AsyncJobStore::get(const std::string& topic, const std::string& id,
                         std::function<void(Result<Job>)> done) {
-  std::vector<size_t> order = shard_order(addresses_, job_key(topic, id));
-  if (!any_not_placing()) {
-    find_job(topic, id, std::move(order), 0, "", std::move(done));
+  auto homes = id_homes(addresses_, roles_, job_key(topic, id));
+  if (!homes) {
+    done(no_home(topic, id));
     return;
   }
-  // Not found once while a shard drains: asked again (see look_for_moving).
-  find_job(topic, id, order, 0, "",
-           [this, topic, id, order, done = std::move(done)](Result<Job> job) mutable {
-             if (job.is_ok() || job.status().code() != Code::kNotFound) {
-               done(std::move(job));
-               return;
-             }
-             find_job(topic, id, std::move(order), 0, "", std::move(done));
-           });
+  find_job(topic, id, lookup_order(*homes), 0, "", std::move(done));
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
@@ -331,7 +253,7 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
                              std::function<void(Result<Job>)> done) {
   while (next < order.size() && !usable(order[next])) {
     if (down.empty()) {
-      down = names_[order[next]];
+      down = down_reason(order[next]);
     }
     ++next;
   }
@@ -345,7 +267,7 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
       [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
         if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
           if (!reply.is_ok() && down.empty()) {
-            down = names_[index];
+            down = reply.status().message();
           }
           find_job(topic, id, std::move(order), next + 1, std::move(down), std::move(done));
           return;
@@ -355,7 +277,7 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
         job.id = id;
         const std::string record = reply_text(*reply);
         if (!parse_job_meta(record, &job)) {
-          done(Status(Code::kInternal, "job " + topic + "/" + id + " has a malformed record"));
+          done(Status(Code::kInternal, job_name(topic, id) + " has a malformed record"));
           return;
         }
         read_body(index, std::move(job), body_is_inline(record), std::move(done));
@@ -401,52 +323,86 @@ void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
                  });
 }
 
+// One delete in progress: the shards it asks in turn, and what they said.
+struct AsyncJobStore::Deleting {
+  std::string topic;
+  std::string id;
+  std::vector<size_t> order;
+  std::string down;  // why a shard that may hold it could not be asked (503)
+  Status unknown;    // a delete sent that got no answer (504)
+  DelDone done;
+};
+
 void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
-  look_for_moving(topic, id, [this, done = std::move(done)](const std::shared_ptr<Lookup>& lookup) {
-    if (!lookup->error.is_ok()) {
-      done(lookup->error, false);
-      return;
+  auto homes = id_homes(addresses_, roles_, job_key(topic, id));
+  if (!homes) {
+    done(no_home(topic, id), false);
+    return;
+  }
+  auto deleting = std::make_shared<Deleting>();
+  deleting->topic = topic;
+  deleting->id = id;
+  deleting->order = lookup_order(*homes);
+  deleting->done = std::move(done);
+  delete_from(deleting, 0);
+}
+
+void AsyncJobStore::delete_from(const std::shared_ptr<Deleting>& deleting, size_t next) {
+  while (next < deleting->order.size() && !usable(deleting->order[next])) {
+    if (deleting->down.empty()) {
+      deleting->down = down_reason(deleting->order[next]);
     }
-    DeletePlan plan = plan_delete(lookup->copies, lookup->unreachable, lookup->topic, lookup->id);
-    if (!plan.verdict.is_ok() || lookup->copies.empty()) {
-      done(plan.verdict, false);
-      return;
+    ++next;
+  }
+  if (next == deleting->order.size()) {
+    // Deleted nowhere. A delete whose answer did not come may have run: 504;
+    // else a shard that may hold it could not be asked: 503, nothing deleted.
+    if (!deleting->unknown.is_ok()) {
+      return deleting->done(deleting->unknown, false);
     }
-    struct Deleting {
-      size_t left = 0;
-      Status status;
-      bool in_flight = false;  // a copy was being delivered (state w) when deleted
-      DelDone done;
-    };
-    auto deleting = std::make_shared<Deleting>();
-    deleting->left = lookup->copies.size();
-    deleting->done = done;
-    for (const auto& copy : lookup->copies) {
-      shards_[copy.shard]->run(del_call(lookup->topic, lookup->id, plan.tomb, names_),
-                               [deleting, lookup](const Result<const redisReply*>& reply) {
-                                 // A copy that did not answer may still be there: say so.
-                                 // Refused or not sent (kUnavailable) changed nothing: with
-                                 // one copy that is a 503.
-                                 if (!reply.is_ok() && deleting->status.is_ok()) {
-                                   deleting->status =
-                                       reply.status().code() == Code::kUnavailable &&
-                                               lookup->copies.size() > 1
-                                           ? Status(Code::kUnknown, reply.status().message() +
-                                                                        "; delete outcome unknown")
-                                           : reply.status();
-                                 }
-                                 // del.lua: {1, state} when it deleted the copy.
-                                 const redisReply* r = reply.is_ok() ? *reply : nullptr;
-                                 if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                                     reply_text(r->element[1]) == "w") {
-                                   deleting->in_flight = true;
-                                 }
-                                 if (--deleting->left == 0) {
-                                   deleting->done(deleting->status, deleting->in_flight);
-                                 }
-                               });
+    if (!deleting->down.empty()) {
+      return deleting->done(
+          Status(Code::kUnavailable, "cannot delete " + job_name(deleting->topic, deleting->id) +
+                                         ": " + deleting->down +
+                                         "; nothing was deleted, retry later"),
+          false);
     }
-  });
+    return deleting->done(
+        Status(Code::kNotFound, job_name(deleting->topic, deleting->id) + " not found"), false);
+  }
+  size_t shard = deleting->order[next];
+  shards_[shard]->run(
+      del_call(deleting->topic, deleting->id),
+      [this, deleting, next](const Result<const redisReply*>& reply) {
+        if (!reply.is_ok()) {
+          if (reply.status().code() == Code::kUnavailable) {
+            // Refused or not sent: nothing changed there.
+            if (deleting->down.empty()) {
+              deleting->down = reply.status().message();
+            }
+          } else if (deleting->unknown.is_ok()) {
+            deleting->unknown = Status(reply.status().code(),
+                                       reply.status().message() + "; delete outcome unknown");
+          }
+          delete_from(deleting, next + 1);
+          return;
+        }
+        // del.lua: {1, state} when it deleted the job, {0, ''} when it had none.
+        const redisReply* r = *reply;
+        bool deleted = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                       r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1;
+        if (!deleted) {
+          delete_from(deleting, next + 1);
+          return;
+        }
+        // One pending job per id: once found, no other shard holds it (a
+        // copy the mover wrote on its home meanwhile is dropped by it).
+        deleting->done(Status::ok(), reply_text(r->element[1]) == "w");
+      });
+}
+
+std::string AsyncJobStore::down_reason(size_t shard) {
+  return shard_down_reason(*shards_[shard], checker_);
 }
 
 bool AsyncJobStore::usable(size_t shard) {

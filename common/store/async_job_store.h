@@ -7,9 +7,9 @@
 //
 // Each state change is one Lua script (common/store/lua/*.lua, built by
 // common/store/script_calls.h), over one AsyncShard per shard. The placement
-// rules are common/store/placement.h: a job goes to the first reachable
-// shard of shard_order(), held until any shard ranked before it that could
-// not be asked has been; lookups try every shard.
+// rule is common/store/placement.h: an add, get or delete asks the id's home
+// alone (and, while one shard joins or drains, one more shard); a home that
+// cannot be asked is a 503 naming it, nothing written.
 #pragma once
 
 #include <event2/event.h>
@@ -56,17 +56,20 @@ class AsyncJobStore {
   // new ones. Call before destroying those servers.
   void shutdown();
 
-  // kConflict: held with another body (or dead). kUnavailable: nothing was
-  // written. kUnknown: sent, no answer (504: a retry is safe). kTimeout:
+  // kConflict: pending with another body (or dead). kUnavailable: its home
+  // (or other home) is down or refused the write, named in the message;
+  // nothing was written. kUnknown: sent, no answer (504: a retry is safe). kTimeout:
   // stored on the primary, fewer than [redis] wait_replicas confirmed it
   // (504 replication_timeout: a retry is safe).
   // `done` gets the request back, so a caller need not keep a copy of it.
   using AddDone = std::function<void(const AddRequest& request, Result<Added> added)>;
   void add(AddRequest request, AddDone done);
-  // kNotFound, or kUnavailable when not found but a shard is down.
+  // kNotFound, or kUnavailable when not found and its home (or other home)
+  // is down, named in the message.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
-  // A copy whose delete got no reply may still be there: kUnknown (504);
-  // the delete is safe to retry.
+  // kUnavailable when its home (or other home) is down and the job was not
+  // found elsewhere: nothing was deleted. A delete that got no reply may
+  // have run: kUnknown (504); the delete is safe to retry.
   // in_flight: a copy deleted was being delivered; its callback is not stopped.
   using DelDone = std::function<void(const Status& status, bool in_flight)>;
   void del(const std::string& topic, const std::string& id, DelDone done);
@@ -76,9 +79,6 @@ class AsyncJobStore {
   // dead_callback_topics: see requeue_expired_call (common/store/script_calls.h).
   void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
                        const std::vector<std::string>& dead_callback_topics = {});
-  // Copies on `shard` held until shard `against` is asked, at most `limit`.
-  void held_copies(size_t shard, const std::string& against, int limit,
-                   std::function<void(Result<std::vector<HeldCopy>>)> done);
   // BLPOP on the wake list for up to timeout_ms (<= 0: only takes a token
   // already there); true when a token came. The command has its own
   // timeout (timeout_ms + the command timeout), so it is not failed early.
@@ -117,24 +117,23 @@ class AsyncJobStore {
 
  private:
   struct AddState;
-  struct Lookup;
-  void add_round(std::shared_ptr<AddState> state);
+  // Asks the id's other homes (previous, next) whether they hold it, from
+  // `next` on; then writes it on its home.
+  void look_elsewhere(std::shared_ptr<AddState> state, size_t next);
   void run_add(std::shared_ptr<AddState> state);
-  // HGET of the job's metadata on every shard that is up, each answered
-  // within the probe timeout; then `done` with what was seen.
-  void look_everywhere(const std::string& topic, const std::string& id,
-                       const std::function<void(std::shared_ptr<Lookup>)>& done);
-  // look_everywhere, and once more when nothing was seen while a shard is
-  // given no new job: a job moving off a draining shard
-  // (checker/shard_mover.h) may have been looked for on its target just
-  // before it was written there and on its source just after it left.
-  void look_for_moving(const std::string& topic, const std::string& id,
-                       const std::function<void(std::shared_ptr<Lookup>)>& done);
-  bool any_not_placing() const;
+  // The shards a get or delete asks, in the order they are asked: the
+  // previous home first (a job moving home is written there before it
+  // leaves: common/store/job_mover.h), then the home, then the next home.
+  std::vector<size_t> lookup_order(const IdHomes& homes) const;
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);
   static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
+  // Deletes on order[next], then on the next shard until one deleted it.
+  struct Deleting;
+  void delete_from(const std::shared_ptr<Deleting>& deleting, size_t next);
+  // "Redis shard X is down: why", for the 503 of a request it could not answer.
+  std::string down_reason(size_t shard);
   // Connected, and not marked down by dq-redis-checker.
   bool usable(size_t shard);
   // An unexpected reply from a shard: kInternal naming the call.
@@ -142,7 +141,7 @@ class AsyncJobStore {
 
   std::vector<ShardAddress> addresses_;
   std::vector<std::string> names_;
-  std::vector<bool> placing_;  // false: a shard given no new job (Config::no_new_jobs)
+  std::vector<ShardRole> roles_;  // parallel to shards_ (Config::shard_roles)
   std::vector<std::unique_ptr<AsyncShard>> shards_;
   // One per shard when [redis] wait_replicas > 0: adds run there and wait
   // for the replicas; empty otherwise.

@@ -26,8 +26,6 @@ const char* state_name(JobState state) {
       return "retrying";
     case JobState::kDead:
       return "dead";
-    case JobState::kHeld:
-      return "held";
   }
   return "unknown";
 }

@@ -8,7 +8,7 @@
 
 namespace dq {
 
-enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead, kHeld };
+enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead };
 
 // Names one delivery exactly: the job's incarnation and the reserve that
 // leased it. Ack and fail act only on what it names.
@@ -17,7 +17,7 @@ struct Lease {
   std::string reserve_id;
 };
 
-// "delayed", "ready", "working", "retrying", "dead", "held".
+// "delayed", "ready", "working", "retrying", "dead".
 const char* state_name(JobState state);
 
 struct Job {

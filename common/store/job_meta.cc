@@ -34,7 +34,9 @@ bool state_of_letter(char letter, JobState* state) {
       *state = JobState::kDead;
       return true;
     case 'h':
-      *state = JobState::kHeld;
+      // A copy store v3 held until another shard was asked: pending, and not
+      // delivered, until the store upgrade settles it (store_upgrade.h).
+      *state = JobState::kDelayed;
       return true;
     default:
       return false;

@@ -1,8 +1,8 @@
 // Reading job records from C++ (store v3, common/store/keys.h): a pending job's
 // record is in its bucket hash, the others (and store v2's pending ones
 // until promote.lua converts them) in the flat hash. A read of a job in any
-// state asks both in one round trip; a read of jobs known to be in flight,
-// dead or held asks the flat hash alone.
+// state asks both in one round trip; a read of jobs known to be in flight
+// or dead asks the flat hash alone.
 #pragma once
 
 #include <optional>
@@ -23,7 +23,7 @@ Result<std::vector<std::optional<std::string>>> read_records(RedisConnection& sh
                                                              const std::vector<std::string>& keys);
 
 // The same from the flat hash alone, in one HMGET: for jobs whose state keeps
-// them there (dead, held).
+// them there (in flight, dead).
 Result<std::vector<std::optional<std::string>>> read_flat_records(
     RedisConnection& shard, const std::vector<std::string>& keys);
 

@@ -52,13 +52,6 @@ struct FailDeferral {
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
-// A copy held on a shard until another shard is asked (see placement.h).
-struct HeldCopy {
-  std::string key;
-  std::string incarnation;
-  int64_t created_ms = 0;  // by its shard's clock
-};
-
 // One ack of ack_all: views of the caller's strings (no copies per job),
 // valid for the call.
 struct AckRequest {

@@ -142,13 +142,6 @@ Result<bool> BlockingJobStore::wait_consumer_wake(size_t shard, int timeout_ms) 
       [&](auto done) { async_.wait_wake(shard, WakeList::kConsumer, timeout_ms, done); });
 }
 
-Result<std::vector<HeldCopy>> BlockingJobStore::held_copies(size_t shard,
-                                                            const std::string& against, int limit) {
-  connect(shard);
-  return wait<Result<std::vector<HeldCopy>>>(
-      [&](auto done) { async_.held_copies(shard, against, limit, done); });
-}
-
 Result<ReserveBatch> BlockingJobStore::reserve(size_t shard, const std::string& reserve_id,
                                                const std::vector<ReserveSlot>& slots, int most_jobs,
                                                int64_t most_bytes, const std::string& forget_id) {

@@ -6,7 +6,8 @@
 // answers are the same everywhere. A shard is connected when a call first
 // uses it, and again on a call while it is down.
 //
-// shard(i) is a blocking connection of its own, for a caller's own commands.
+// shard(i) is a blocking connection of its own, for the checker's mover and
+// the store upgrade (common/store/job_mover.h).
 //
 // One BlockingJobStore per thread.
 #pragma once
@@ -46,14 +47,14 @@ class BlockingJobStore {
   const std::vector<ShardAddress>& addresses() const { return addresses_; }
 
   // --- producer side: AsyncJobStore::add, get, del ---
-  // kConflict: held already with another body (or dead); existing: the same
-  // body was held already (a retry). kUnavailable: no shard can take it
-  // (nothing written). kUnknown: sent, no answer: it may exist now.
+  // kConflict: pending already with another body (or dead); existing: the
+  // same body was pending already (a retry). kUnavailable: its home cannot
+  // take it (nothing written). kUnknown: sent, no answer: it may exist now.
   // kTimeout: stored, but fewer than [redis] wait_replicas confirmed it.
   Result<Added> add(const std::string& topic, const std::string& id, const std::string& body,
                     DueTime due);
-  // kNotFound when no shard holds it; kUnavailable when it is on no reachable
-  // shard but some shard is down (it may be there).
+  // kNotFound when its home does not hold it; kUnavailable when its home
+  // (or other home) is down (it may be there).
   Result<Job> get(const std::string& topic, const std::string& id);
   // kUnknown (504) when a copy's delete got no reply.
   Status del(const std::string& topic, const std::string& id);
@@ -64,8 +65,6 @@ class BlockingJobStore {
                                         const std::vector<std::string>& dead_callback_topics = {});
   // Blocks up to timeout_ms for a wake token; true when one came.
   Result<bool> wait_timer_wake(size_t shard, int timeout_ms);
-  // Copies on `shard` held until shard `against` is asked, at most `limit`.
-  Result<std::vector<HeldCopy>> held_copies(size_t shard, const std::string& against, int limit);
 
   // --- consumer side, per shard ---
   Result<ReserveBatch> reserve(size_t shard, const std::string& reserve_id,

@@ -37,8 +37,8 @@ inline std::string due_index() { return kPrefix + "due"; }
 inline std::string due_prefix() { return kPrefix + "due:"; }
 inline std::string due(uint32_t bucket) { return due_prefix() + std::to_string(bucket); }
 inline std::string bodies() { return kPrefix + "bodies"; }  // hash: job key -> big body bytes
-// hash: job key -> record of a job in flight, dead or held (state r, w, x,
-// h; pending ones are in buckets). Store v2 kept every record here, and its
+// hash: job key -> record of a job in flight or dead (state r, w, x;
+// pending ones are in buckets). Store v2 kept every record here, and its
 // delayed jobs in the zset flat_delayed(), which store_upgrade.lua converts.
 inline std::string flat_records() { return kPrefix + "jobs"; }
 inline std::string flat_delayed() { return kPrefix + "delayed"; }
@@ -46,11 +46,13 @@ inline std::string working() { return kPrefix + "working"; }  // zset: lease dea
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
 inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
-inline std::string tombs() { return kPrefix + "tombs"; }      // zset: deleted while a shard was out
-inline std::string moved() { return kPrefix + "moved"; }      // hash: job key -> shard holding it
-// Moving jobs off a draining shard (checker/shard_mover.h): hash job key ->
-// "target|dead score" while a job is marked, the count of jobs moved off,
-// and the mover's lease.
+// While the shard list changes: the names of the shards that now place ids
+// this shard was the home of (zset: name -> when named, Redis ms;
+// common/store/fence.h). add.lua refuses an id whose next home is named here.
+inline std::string fence() { return kPrefix + "fence"; }
+// Moving jobs to their home (checker/shard_mover.h): hash job key ->
+// "target|dead score|created|flag" while a job is marked, the count of jobs
+// moved off, and the mover's lease.
 inline std::string moving() { return kPrefix + "moving"; }
 inline std::string moved_out() { return kPrefix + "moved_out"; }
 inline std::string mover_lease() { return kPrefix + "mover"; }
@@ -61,11 +63,6 @@ inline std::string ready_prefix() { return kPrefix + "ready:"; }
 inline std::string ready(std::string_view topic) { return ready_prefix() + std::string(topic); }
 inline std::string dead_prefix() { return kPrefix + "dead:"; }
 inline std::string dead(std::string_view topic) { return dead_prefix() + std::string(topic); }
-// zset of job keys held until shard `name` is asked whether it holds them.
-inline std::string held_prefix() { return kPrefix + "held:"; }
-inline std::string held(std::string_view shard_name) {
-  return held_prefix() + std::string(shard_name);
-}
 inline std::string lease(std::string_view reserve_id) {
   return kPrefix + "lease:" + std::string(reserve_id);
 }
@@ -73,8 +70,8 @@ inline std::string cancel(std::string_view reserve_id) {
   return kPrefix + "cancel:" + std::string(reserve_id);
 }
 // Event counters "topic:event" (added, delivered, failed, dead, deleted,
-// expired, requeued, duplicate): per day (YYYYMMDD, 40 days), since the shard
-// began (totals), and per minute of Redis's clock (unix minute, 2 hours).
+// expired, requeued; duplicate: a held copy dropped, before store v4): per day (YYYYMMDD, 40 days),
+// since the shard began (totals), and per minute of Redis's clock (unix minute, 2 hours).
 inline std::string stats(std::string_view day) { return kPrefix + "stats:" + std::string(day); }
 inline std::string totals() { return kPrefix + "totals"; }
 inline std::string minute_prefix() { return kPrefix + "minute:"; }

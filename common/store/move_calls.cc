@@ -1,18 +1,20 @@
 #include "common/store/move_calls.h"
 
-#include "common/core/text_list.h"
 #include "common/store/keys.h"
 #include "common/store/lua_scripts.h"
 
 namespace dq {
 
-ScriptCall move_pick_call(int most) {
-  return {&kMovePickScript, {keys::due_index()}, {std::to_string(most)}};
+ScriptCall move_scan_call(uint32_t first_bucket, int most) {
+  return {
+      &kMoveScanScript, {keys::due_index()}, {std::to_string(first_bucket), std::to_string(most)}};
 }
 
-ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  ScriptCall call{
-      &kMoveMarkScript, {keys::moving(), keys::bodies(), keys::errors()}, {keys::dead_prefix()}};
+ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>& pairs,
+                          int64_t margin_ms) {
+  ScriptCall call{&kMoveMarkScript,
+                  {keys::moving(), keys::bodies(), keys::errors()},
+                  {keys::dead_prefix(), std::to_string(margin_ms)}};
   for (const auto& [key, target] : pairs) {
     call.args.push_back(key);
     call.args.push_back(target);
@@ -20,10 +22,10 @@ ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>
   return call;
 }
 
-ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs, const std::string& source) {
+ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs) {
   ScriptCall call{&kMoveInScript,
-                  {keys::bodies(), keys::counts(), keys::seq(), keys::errors()},
-                  {source, keys::dead_prefix(), keys::held_prefix()}};
+                  {keys::bodies(), keys::counts(), keys::seq(), keys::errors(), keys::timer_wake()},
+                  {keys::dead_prefix()}};
   for (const MarkedJob* job : jobs) {
     for (const std::string* field :
          {&job->key, &job->record, &job->body, &job->error, &job->dead_score}) {
@@ -45,11 +47,10 @@ ScriptCall move_done_call(const std::vector<std::pair<std::string, std::string>>
   return call;
 }
 
-ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs,
-                          const std::vector<std::string>& shard_names) {
+ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
   ScriptCall call{&kMoveDropScript,
                   {keys::bodies(), keys::errors(), keys::counts(), keys::working()},
-                  {keys::dead_prefix(), keys::held_prefix(), join_list(shard_names, ",")}};
+                  {keys::dead_prefix()}};
   for (const auto& [key, created] : pairs) {
     call.args.push_back(key);
     call.args.push_back(created);
@@ -58,10 +59,11 @@ ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>
 }
 
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
-                           const std::string& dead_holder) {
+                           const std::string& dead_holder, bool draining) {
   return {&kMoveLeaseScript,
           {keys::mover_lease(), keys::draining_since()},
-          {holder, std::to_string(lease_ms), dead_holder, std::to_string(kDrainingSinceTtlMs)}};
+          {holder, std::to_string(lease_ms), dead_holder,
+           draining ? std::to_string(kDrainingSinceTtlMs) : "0"}};
 }
 
 }  // namespace dq

@@ -1,6 +1,7 @@
-// The calls that move a draining shard's jobs to the other shards
-// (common/store/lua/move_*.lua; the mover is checker/shard_mover.h). Each
-// takes a batch of jobs: one script per state change on each side.
+// The calls that move jobs to their home shard (common/store/lua/move_*.lua;
+// common/store/job_mover.h runs them for checker/shard_mover.h and the store
+// upgrade). Each takes a batch of jobs: one script per state change on each
+// side.
 #pragma once
 
 #include <cstdint>
@@ -23,23 +24,27 @@ struct MarkedJob {
   std::string created;  // the record's created time, kept on the target
 };
 
-// The next delayed or retrying jobs to move, earliest due first.
-ScriptCall move_pick_call(int most);
-// pairs: job key and its target shard's name.
-ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>& pairs);
-// Jobs to write on one target shard, moved from `source`.
-ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs, const std::string& source);
+// The pending jobs of buckets first_bucket.. (about `most`): {next bucket
+// or -1, key, due, ...}.
+ScriptCall move_scan_call(uint32_t first_bucket, int most);
+// pairs: job key and its target shard's name. A pending job due within
+// margin_ms is not marked (nor answered).
+ScriptCall move_mark_call(const std::vector<std::pair<std::string, std::string>>& pairs,
+                          int64_t margin_ms);
+// Jobs to write on one target shard.
+ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs);
 // pairs: job key and "done" or "undo" (the target refused it; it goes back
 // into its state on the source).
 ScriptCall move_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
-// pairs: job key and its created time; shard_names: every shard's name.
-ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs,
-                          const std::vector<std::string>& shard_names);
+// pairs: job key and its created time.
+ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 // How long a shard's draining-since time outlives the last mover pass: a
 // shard drained again after this starts its settling time anew.
 constexpr int64_t kDrainingSinceTtlMs = 15000;
 // dead_holder: a holder known dead (this host, its pid gone), or "".
+// draining: the shard drains (its draining-since time is kept), else it
+// moves in.
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
-                           const std::string& dead_holder);
+                           const std::string& dead_holder, bool draining = true);
 
 }  // namespace dq

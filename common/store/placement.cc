@@ -2,59 +2,78 @@
 
 #include <charconv>
 
-#include "common/core/text_list.h"
 #include "common/store/job_meta.h"
 
 namespace dq {
 namespace {
 
-// A copy kept held is not an answer: a shard that could not be asked may
-// hold the id with another body, and then this copy is dropped. Answered
-// 504 (outcome unknown), never 2xx, until that shard has been asked
-// (docs/decisions.md, "A held copy is not a 201").
-Status held_outcome(const std::string& topic, const std::string& id) {
-  return Status(Code::kUnknown,
-                "outcome unknown: a shard that may hold job " + topic + "/" + id +
-                    " is unreachable; a copy is kept and is delivered unless that shard holds "
-                    "the id (with another body: then this add is refused); retry the same add "
-                    "to learn the outcome");
+// The shards that took new jobs before the change under way: a draining
+// shard did, one moving in did not.
+bool took_jobs_before(ShardRole role) {
+  return role == ShardRole::kActive || role == ShardRole::kLeaving || role == ShardRole::kDraining;
+}
+
+// The shards that take new jobs once the change under way is done.
+bool takes_jobs_after(ShardRole role) {
+  return role == ShardRole::kActive || role == ShardRole::kMovingIn || role == ShardRole::kJoining;
 }
 
 }  // namespace
 
-AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
-                 const std::vector<bool>& reachable) {
-  AddPlan plan;
-  for (size_t index : order) {
-    if (!reachable[index]) {
-      plan.unreachable.push_back(shards[index].name());
-      if (!plan.target) {
-        plan.verify_against.push_back(shards[index].name());
-      }
-    } else if (!plan.target) {
-      plan.target = index;
-    }
-  }
-  return plan;
+bool takes_new_jobs(ShardRole role) {
+  return role == ShardRole::kActive || role == ShardRole::kMovingIn || role == ShardRole::kLeaving;
 }
 
-AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
-                 const std::vector<bool>& reachable, const std::vector<bool>& placing) {
-  AddPlan plan;
-  for (size_t index : order) {
-    if (!reachable[index]) {
-      plan.unreachable.push_back(shards[index].name());
-      if (!plan.target || !placing[index]) {
-        plan.verify_against.push_back(shards[index].name());
-      }
-    } else if (!plan.target && placing[index]) {
-      plan.target = index;
+std::vector<size_t> IdHomes::asked() const {
+  std::vector<size_t> out{home};
+  if (previous) {
+    out.push_back(*previous);
+  }
+  if (next && next != previous) {
+    out.push_back(*next);
+  }
+  return out;
+}
+
+std::optional<IdHomes> id_homes(const std::vector<ShardAddress>& shards,
+                                const std::vector<ShardRole>& roles, std::string_view job_key) {
+  std::optional<size_t> home;
+  std::optional<size_t> before;
+  std::optional<size_t> after;
+  for (size_t index : shard_order(shards, job_key)) {
+    ShardRole role = roles[index];
+    if (!home && takes_new_jobs(role)) {
+      home = index;
+    }
+    if (!before && took_jobs_before(role)) {
+      before = index;
+    }
+    if (!after && takes_jobs_after(role)) {
+      after = index;
     }
   }
-  if (!plan.target) {
-    plan.verify_against.clear();
+  if (!home) {
+    return std::nullopt;
   }
-  return plan;
+  IdHomes homes;
+  homes.home = *home;
+  if (before && *before != *home) {
+    homes.previous = before;
+  }
+  if (after && *after != *home) {
+    homes.next = after;
+  }
+  return homes;
+}
+
+std::vector<ShardRole> roles_of(const Config& config) {
+  std::vector<ShardRole> roles;
+  roles.reserve(config.shards.size());
+  for (const auto& shard : config.shards) {
+    auto found = config.shard_roles.find(shard.name());
+    roles.push_back(found == config.shard_roles.end() ? ShardRole::kActive : found->second);
+  }
+  return roles;
 }
 
 std::string conflict_message(const std::string& topic, const std::string& id, JobState state) {
@@ -84,6 +103,14 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
   std::string_view verdict = text.substr(0, first_bar);
   std::string_view due = text.substr(first_bar + 1, last_bar - first_bar - 1);
   std::string_view letter = text.substr(last_bar + 1);
+  if (verdict == "fenced") {
+    // The shard list is changing and a host that already sees the change may
+    // place this id on its next home: nothing was written here.
+    return Status(Code::kUnavailable,
+                  "job " + topic + "/" + id + " not added: its home is moving to shard " +
+                      std::string(letter) +
+                      " (the shard list is changing); nothing was written, retry in a second");
+  }
   JobState state = JobState::kDelayed;
   if (letter.size() != 1 || !state_of_letter(letter[0], &state)) {
     return Status(Code::kInternal, "unexpected state in the reply to add");
@@ -97,52 +124,20 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
       (verdict != "added" && verdict != "same")) {
     return Status(Code::kInternal, "unexpected reply to add");
   }
-  if (state == JobState::kHeld) {
-    return held_outcome(topic, id);
-  }
   added.existing = verdict == "same";
   return added;
 }
 
-Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,
+Result<Added> read_copy_elsewhere(const Job& found, std::optional<std::string_view> stored_body,
                                   const std::string& body, const std::string& shard_name) {
-  if (held.state != JobState::kDead && stored_body == std::string_view(body)) {
-    if (held.state == JobState::kHeld) {
-      return held_outcome(held.topic, held.id);
-    }
+  if (found.state != JobState::kDead && stored_body == std::string_view(body)) {
     Added added;
-    added.due_ms = held.due_at_ms;
+    added.due_ms = found.due_at_ms;
     added.existing = true;
     return added;
   }
-  return Status(Code::kConflict, conflict_message(held.topic, held.id, held.state) + " (on shard " +
-                                     shard_name + ")");
-}
-
-DeletePlan plan_delete(const std::vector<CopySeen>& copies,
-                       const std::vector<std::string>& unreachable, const std::string& topic,
-                       const std::string& id) {
-  DeletePlan plan;
-  std::string name = topic + "/" + id;
-  bool verified = false;
-  for (const auto& copy : copies) {
-    verified = verified || copy.state != JobState::kHeld;
-  }
-  if (unreachable.empty()) {
-    if (copies.empty()) {
-      plan.verdict = Status(Code::kNotFound, "job " + name + " not found");
-    }
-    return plan;
-  }
-  if (!verified) {
-    plan.verdict =
-        Status(Code::kUnavailable,
-               "cannot delete job " + name + ": shard(s) " + join_list(unreachable, ", ") +
-                   " unreachable and may hold it; nothing was changed, retry later");
-    return plan;
-  }
-  plan.tomb = true;
-  return plan;
+  return Status(Code::kConflict, conflict_message(found.topic, found.id, found.state) +
+                                     " (on shard " + shard_name + ")");
 }
 
 bool is_unreachable(const Status& status) {

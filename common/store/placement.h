@@ -1,16 +1,22 @@
-// The rules that keep one copy of a (topic, id) across shards, whatever is
-// unreachable (docs/decisions.md, "One copy per id"), applied by the one job
-// store (common/store/async_job_store.h).
+// One home per (topic, id) (docs/decisions.md, "One home per id"): the rule
+// the one job store (common/store/async_job_store.h), the checker's mover
+// (checker/shard_mover.h) and the store upgrade share.
 //
-// Add: the job goes to the first reachable shard in its placement order. Every
-// other reachable shard is asked first whether it holds the id. A shard ranked
-// before the target that could not be asked may hold it: the new copy is then
-// held (not delivered) until that shard has been asked (timer/held_verifier).
-// An add whose copy is held, new or retried, is answered kUnknown (504): that
-// shard may hold the id with another body, and then the held copy is dropped,
-// so no 2xx is given before it has been asked.
-// Delete: every reachable shard deletes its copy. 204 needs a copy that was
-// not held, or every shard asked; else 503 and nothing changes.
+// An id's home is the first shard in its rendezvous order (shard_order) that
+// takes new jobs (active, moving in or leaving); of a Redis Cluster's virtual
+// shards each key ranks one. An add, get or delete asks the home alone,
+// except while one shard joins or drains. Then one more shard may hold the
+// id, and is asked too:
+// - its previous home (a shard moving in is its home now, or its home is
+//   draining): a job added before the change is there until the checker
+//   moves it home. An add's look there also fences it
+//   (common/store/lua/fence_look.lua): that shard then refuses a write of an
+//   id whose next home is this add's home, so a host that sees the change a
+//   second later cannot place the id there any more;
+// - its next home (a shard joins, or its home is leaving): a host that saw
+//   the change first may have placed the id there. The add carries that
+//   name, and its home refuses it once fenced (add.lua).
+// So two hosts that see a change a second apart never both place an id.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -21,63 +27,52 @@
 #include <string_view>
 #include <vector>
 
+#include "common/core/config.h"
 #include "common/core/shard.h"
 #include "common/core/status.h"
 #include "common/store/job.h"
 
 namespace dq {
 
-struct AddPlan {
-  std::optional<size_t> target;             // first reachable shard in the order
-  std::vector<std::string> verify_against;  // unreachable shards ranked before it
-  std::vector<std::string> unreachable;     // every unreachable shard
+struct IdHomes {
+  size_t home = 0;                 // where an add writes
+  std::optional<size_t> previous;  // asked too; fenced by an add's look
+  std::optional<size_t> next;      // asked too; named in the add
+  // home, then previous and next when set (one of them while one shard
+  // changes at a time).
+  std::vector<size_t> asked() const;
 };
 
-AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
-                 const std::vector<bool>& reachable);
-// The same where a shard with placing[i] false (joining or draining) is never
-// the target, and, when unreachable, is verified against wherever it ranks:
-// it may hold the id (draining: its old jobs; joining: a host that already
-// places on it).
-AddPlan plan_add(const std::vector<ShardAddress>& shards, const std::vector<size_t>& order,
-                 const std::vector<bool>& reachable, const std::vector<bool>& placing);
+// The homes of job_key over `shards` with their roles (parallel); nullopt
+// when no shard takes new jobs.
+std::optional<IdHomes> id_homes(const std::vector<ShardAddress>& shards,
+                                const std::vector<ShardRole>& roles, std::string_view job_key);
+
+// The role of each of config.shards (Config::shard_roles; absent: active).
+std::vector<ShardRole> roles_of(const Config& config);
+// Active, moving in or leaving: a home for the ids it ranks first for.
+bool takes_new_jobs(ShardRole role);
 
 // What an add did.
 struct Added {
   int64_t due_ms = 0;
-  bool existing = false;  // the same id with the same body was held already
+  bool existing = false;  // the same id with the same body was pending already
 };
 
 // Reads the reply add.lua gave job `index` of its call: Added, kConflict
-// with a message, or kUnknown when the copy is held.
+// with a message, or kUnavailable when its shard was fenced for the id's
+// next home (nothing written: the add is retried once this host reloads).
 Result<Added> read_add_reply(const redisReply* reply, size_t index, const std::string& topic,
                              const std::string& id);
 
-// Another shard holds the id: with the same body, the add is answered as
-// existing (a retry), or kUnknown while that copy is held; dead or another
-// body is a conflict. stored_body is the
-// body that shard holds (inline in its record, or from {dq}:bodies), nullopt
-// when it holds none.
-Result<Added> read_copy_elsewhere(const Job& held, std::optional<std::string_view> stored_body,
+// The id was found on its other home (previous or next): with the same
+// body, the add is answered as existing (a retry); dead or another body is
+// a conflict. stored_body is the body that shard holds (inline in its
+// record, or from {dq}:bodies), nullopt when it holds none.
+Result<Added> read_copy_elsewhere(const Job& found, std::optional<std::string_view> stored_body,
                                   const std::string& body, const std::string& shard_name);
 
 std::string conflict_message(const std::string& topic, const std::string& id, JobState state);
-
-// Lookup result of a delete: which shards hold a copy, and in what state.
-struct CopySeen {
-  size_t shard = 0;
-  JobState state = JobState::kDelayed;
-};
-
-// kOk: delete those copies and answer 204 (tomb: leave tombstones, as a
-// shard was not asked). kNotFound / kUnavailable: answer that, change nothing.
-struct DeletePlan {
-  Status verdict;
-  bool tomb = false;
-};
-DeletePlan plan_delete(const std::vector<CopySeen>& copies,
-                       const std::vector<std::string>& unreachable, const std::string& topic,
-                       const std::string& id);
 
 // A read or write error that means "this shard could not be asked".
 bool is_unreachable(const Status& status);

@@ -3,7 +3,7 @@
 #include <ctime>
 
 #include "common/core/clock.h"
-#include "common/core/text_list.h"
+#include "common/store/fence.h"
 #include "common/store/job.h"
 #include "common/store/keys.h"
 
@@ -14,8 +14,6 @@ namespace {
 constexpr int64_t kLeaseListKeepMs = 60000;
 // A cancel marker outlives any reserve still queued in a stalled Redis.
 constexpr int64_t kCancelKeepMs = 600000;
-// How far two shards' clocks may disagree for claim.lua's tombstone check.
-constexpr int64_t kShardClockSlackMs = 1000;
 
 // The stats hash is named by the host's calendar day: a skewed host clock
 // only moves a count into a neighbouring day near midnight.
@@ -32,16 +30,15 @@ std::string day_of(int64_t ms) {
   return text;
 }
 
-ScriptCall add_call_for(const std::vector<std::string>& verify_against,
-                        const std::vector<std::string>& unreachable) {
+ScriptCall add_call_for(const std::string& next_home) {
   return {&kAddScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), today_stats(),
-           keys::timer_wake(), keys::counts(), keys::seq(), keys::moved()},
-          {keys::held_prefix(), join_list(verify_against, ","), join_list(unreachable, ",")}};
+           keys::timer_wake(), keys::counts(), keys::seq(), keys::fence()},
+          {next_home, std::to_string(kFenceMs)}};
 }
 
-// add.lua's ARGV: three for the call, then six per job.
-constexpr size_t kAddCallArgs = 3;
+// add.lua's ARGV: two for the call, then six per job.
+constexpr size_t kAddCallArgs = 2;
 constexpr size_t kAddJobArgs = 6;
 
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
@@ -61,21 +58,18 @@ size_t add_call_jobs(const ScriptCall& call) {
 }
 
 ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
-                    DueTime due, const std::vector<std::string>& verify_against,
-                    const std::vector<std::string>& unreachable) {
-  ScriptCall call = add_call_for(verify_against, unreachable);
+                    DueTime due, const std::string& next_home) {
+  ScriptCall call = add_call_for(next_home);
   append_add(&call, topic, id, body, due);
   return call;
 }
 
-ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
-                    const std::vector<std::string>& shard_names) {
+ScriptCall del_call(const std::string& topic, const std::string& id) {
   return {&kDelScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
-           keys::tombs(), keys::moving()},
-          {job_key(topic, id), topic, tomb ? "1" : "0", keys::held_prefix(),
-           join_list(shard_names, ",")}};
+           keys::moving()},
+          {job_key(topic, id), topic}};
 }
 
 ScriptCall promote_call(int limit) {
@@ -161,23 +155,6 @@ ScriptCall dead_purge_call(const std::string& topic, int limit) {
       &kDeadPurgeScript,
       {keys::records_prefix(), keys::dead(topic), keys::errors(), keys::bodies(), keys::counts()},
       {std::to_string(limit), topic}};
-}
-
-ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms) {
-  return {&kClaimScript,
-          {keys::records_prefix(), keys::tombs(), keys::moved(), keys::moving()},
-          {job_key, holder, std::to_string(created_ms), std::to_string(kShardClockSlackMs)}};
-}
-
-ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
-                       const std::string& verdict, const std::string& answered_by,
-                       const std::vector<std::string>& shard_names) {
-  std::string topic = job_key.substr(0, job_key.find(':'));
-  return {&kSettleScript,
-          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::errors(), today_stats(),
-           keys::counts(), keys::timer_wake()},
-          {job_key, topic, incarnation, verdict, answered_by, keys::held_prefix(),
-           join_list(shard_names, ",")}};
 }
 
 }  // namespace dq

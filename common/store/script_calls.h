@@ -29,22 +29,18 @@ struct ReserveSlot {
 // Local calendar day "YYYYMMDD" of a time in ms: the stats hash of that day.
 std::string day_of(int64_t ms);
 
-// verify_against: shards that may hold the id and could not be asked (the
-// job is held until they are); unreachable: every shard not asked.
+// next_home: the jobs' next home while the shard list changes, "" when
+// none (common/store/placement.h); a shard fenced for it refuses them.
 ScriptCall add_call(const std::string& topic, const std::string& id, const std::string& body,
-                    DueTime due, const std::vector<std::string>& verify_against,
-                    const std::vector<std::string>& unreachable);
-// An add call for many jobs with the same verify_against and unreachable
-// (common/store/lua/add.lua takes any number): jobs are appended by append_add.
-ScriptCall add_call_for(const std::vector<std::string>& verify_against,
-                        const std::vector<std::string>& unreachable);
+                    DueTime due, const std::string& next_home = "");
+// An add call for many jobs with the same next home (common/store/lua/add.lua
+// takes any number): jobs are appended by append_add.
+ScriptCall add_call_for(const std::string& next_home);
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
                 const std::string& body, DueTime due);
 // The jobs an add call carries.
 size_t add_call_jobs(const ScriptCall& call);
-// tomb: leave a tombstone (some shard could not be asked).
-ScriptCall del_call(const std::string& topic, const std::string& id, bool tomb,
-                    const std::vector<std::string>& shard_names);
+ScriptCall del_call(const std::string& topic, const std::string& id);
 ScriptCall promote_call(int limit);
 // dead_callback_topics: the topics with a dead-letter callback (their jobs
 // that die get an outbox entry: common/store/dead_callbacks.h).
@@ -71,12 +67,4 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
 // id empty: a batch of up to `limit` dead jobs of the topic.
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit);
 ScriptCall dead_purge_call(const std::string& topic, int limit);
-// Asked of the shard a held copy waits for; holder is the copy's shard,
-// created_ms when the copy was made (the holder's clock).
-ScriptCall claim_call(const std::string& job_key, const std::string& holder, int64_t created_ms);
-// verdict: "dup" or "ok", from claim on shard `answered_by`.
-ScriptCall settle_call(const std::string& job_key, const std::string& incarnation,
-                       const std::string& verdict, const std::string& answered_by,
-                       const std::vector<std::string>& shard_names);
-
 }  // namespace dq

@@ -22,7 +22,7 @@ namespace {
 constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
-const char* const kStateLetters[] = {"d", "r", "w", "y", "x", "h"};
+const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
 const char* const kEvents[] = {"added",   "delivered", "failed",   "dead",
                                "deleted", "expired",   "requeued", "duplicate"};
 
@@ -41,9 +41,6 @@ int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   }
   if (letter == "x") {
     return &counts.dead;
-  }
-  if (letter == "h") {
-    return &counts.held;
   }
   return nullptr;
 }
@@ -402,8 +399,11 @@ void all_topic_stats(const ShardSet& shards, const std::vector<std::string>& top
 }
 
 Json to_json(const StateCounts& c) {
-  return Json{{"delayed", c.delayed},   {"ready", c.ready}, {"working", c.working},
-              {"retrying", c.retrying}, {"dead", c.dead},   {"held", c.held}};
+  return Json{{"delayed", c.delayed},
+              {"ready", c.ready},
+              {"working", c.working},
+              {"retrying", c.retrying},
+              {"dead", c.dead}};
 }
 
 Json to_json(const EventCounts& counts) {

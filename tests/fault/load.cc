@@ -58,6 +58,11 @@ std::vector<AcceptedJob> Load::accepted() const {
   return accepted_;
 }
 
+std::vector<AddAnswer> Load::answers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return answers_;
+}
+
 void Load::produce() {
   HttpClient http;
   while (running_) {
@@ -75,7 +80,12 @@ void Load::produce() {
     for (size_t attempt = 0; !done && steady_ms() < give_up_at; ++attempt) {
       const std::string& host = hosts_[(n + attempt) % hosts_.size()];
       int64_t sent_ms = wall_ms();
+      int64_t sent_steady_ms = steady_ms();
       HttpResult result = http.request("POST", host + path, doc, 3000);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        answers_.push_back({sent_steady_ms, steady_ms(), result.status});
+      }
       if (result.status == 200 || result.status == 201) {
         int64_t due = result.json()["due_at_ms"].get<int64_t>();
         int64_t earliest =

@@ -17,9 +17,15 @@ struct AcceptedJob {
   int64_t due_at_ms = 0;
   // The earliest due time an attempt of this add may have set: an attempt
   // whose outcome is unknown (no answer, 504) may have stored the job then,
-  // and that earlier copy may be the one kept (docs/decisions.md, "One copy
-  // per id": a held copy answered 504 is dropped when the home holds one).
+  // with its own delay from then.
   int64_t earliest_due_ms = 0;
+};
+
+// One attempt of an add and its answer (steady clock).
+struct AddAnswer {
+  int64_t sent_ms = 0;
+  int64_t answered_ms = 0;
+  long status = 0;  // 0: no answer
 };
 
 class Load {
@@ -33,6 +39,7 @@ class Load {
   void stop();  // waits for the adds in flight (and their retries)
 
   std::vector<AcceptedJob> accepted() const;
+  std::vector<AddAnswer> answers() const;     // every attempt, retries too
   int given_up() const { return given_up_; }  // adds never answered 200/201
 
  private:
@@ -49,6 +56,7 @@ class Load {
   std::vector<std::thread> workers_;
   mutable std::mutex mutex_;
   std::vector<AcceptedJob> accepted_;
+  std::vector<AddAnswer> answers_;
 };
 
 }  // namespace dq::test

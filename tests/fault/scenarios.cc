@@ -90,6 +90,51 @@ void stop_one_shard_for_a_while(World& world, int load_ms) {
   sleep_ms(load_ms / 5);
 }
 
+void kill_one_shard_for_a_while(World& world, int load_ms) {
+  sleep_ms(load_ms / 5);
+  world.fault_at_ms = steady_ms();
+  world.first.kill9();
+  sleep_ms(load_ms * 3 / 5);
+  world.first.start();  // same port, same AOF
+  apply_fsync_setting(world.first);
+  sleep_ms(load_ms / 5);
+}
+
+// How long after the kill an add may still have been sent on the dead
+// connection: until dq read its end (one turn of its loop, on a loaded
+// machine a few ms).
+constexpr int64_t kConnectionSeenDeadMs = 200;
+
+// One home per id: an add whose home was killed is refused, 503, nothing
+// written; the producer adds it again until its home is back. 504 only for
+// an add sent on the connection as the shard died (its outcome is unknown).
+void adds_answered_201_or_503(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  std::map<long, int> answers;
+  int in_flight_at_kill = 0;
+  int other = 0;
+  for (const AddAnswer& answer : world.add_answers) {
+    ++answers[answer.status];
+    if (answer.status == 200 || answer.status == 201 || answer.status == 503) {
+      continue;
+    }
+    bool at_kill = answer.status == 504 &&
+                   answer.sent_ms <= world.fault_at_ms + kConnectionSeenDeadMs &&
+                   answer.answered_ms >= world.fault_at_ms;
+    in_flight_at_kill += at_kill;
+    other += !at_kill;
+  }
+  std::ostringstream note;
+  note << "answers:";
+  for (const auto& [status, n] : answers) {
+    note << " " << n << "x" << status;
+  }
+  note << " (" << in_flight_at_kill << " 504 sent as the shard died)";
+  row.note += (row.note.empty() ? "" : "; ") + note.str();
+  CHECK_MESSAGE(answers[503] > 0, "no add was refused while the shard was down: " << note.str());
+  CHECK_MESSAGE(other == 0, "an answer other than 201, 200 or 503: " << note.str());
+  CHECK_MESSAGE(row.given_up == 0, "a refused add was never taken: " << note.str());
+}
+
 void hang_one_shard(World& world, int load_ms) {
   sleep_ms(load_ms / 5);
   kill(world.second.pid(), SIGSTOP);
@@ -500,6 +545,8 @@ std::vector<Scenario> all_scenarios() {
        nullptr, 1.0, ""},
       {"one shard of 2 hung", kPlainTopics, plain, true, ack_lost, hang_one_shard, nullptr, 1.0,
        ""},
+      {"one shard of 2 killed", kPlainTopics, plain, true, ack_lost, kill_one_shard_for_a_while,
+       adds_answered_201_or_503, 1.0, ""},
       {"callbacks misbehave",
        {{"e500", CallbackFault::error500},
         {"e429", CallbackFault::busy429},
@@ -577,6 +624,7 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   load.stop();
   std::vector<AcceptedJob> accepted = load.accepted();
   accepted.insert(accepted.end(), world.extra_accepted.begin(), world.extra_accepted.end());
+  world.add_answers = load.answers();
   // Lost jobs never arrive: a scenario that loses some on purpose waits less.
   wait_until(scenario.why_losses.empty() ? kSettleMs : kSettleWithLossesMs,
              [&] { return all_delivered(world, accepted); });

@@ -117,7 +117,7 @@ ScenarioCheck refusal_seen(const std::string& redis_word) {
                     line.find(redis_word) != npos;
       }
     }
-    // No add answered 500 (503 only when no shard could take it).
+    // No add answered 500 (503: an add whose home was the refusing shard).
     HttpClient http;
     std::istringstream page(http.get(world.hosts[0]->base_url() + "/metrics").body);
     double refused = 0;

@@ -48,6 +48,7 @@ struct World {
   std::string fault_note;                          // what the fault did, for the row
   std::unique_ptr<IdleFlood> flood;                // idle connections a scenario holds open
   std::vector<AcceptedJob> extra_accepted;         // jobs a scenario added itself, counted too
+  std::vector<AddAnswer> add_answers;              // the load's, once it stopped
 
   std::vector<std::string> host_urls() const;
   pid_t master() const { return hosts[0]->pid(); }

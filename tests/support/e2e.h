@@ -16,10 +16,9 @@
 #include "common/registry/registry.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/sleep_ms.h"
 
 namespace dq::test {
-
-inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 inline int64_t wall_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -32,6 +32,15 @@ size_t keep_header_line(char* data, size_t size, size_t count, void* user) {
 
 Json HttpResult::json() const { return Json::parse(body, nullptr, false); }
 
+std::string HttpResult::header(const std::string& name) const {
+  std::string lower = name;
+  for (char& c : lower) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  auto found = headers.find(lower);
+  return found == headers.end() ? "" : found->second;
+}
+
 HttpClient::HttpClient() : curl_(curl_easy_init()) {}
 
 HttpResult HttpClient::request(const std::string& method, const std::string& url,

@@ -21,6 +21,8 @@ struct HttpResult {
   std::map<std::string, std::string> headers;  // the answer's, by lower-case name
 
   Json json() const;  // parsed body; discarded JSON when it is not JSON
+  // The value of header `name` (any case), "" when absent.
+  std::string header(const std::string& name) const;
 };
 
 class HttpClient {

@@ -18,6 +18,7 @@
 
 #include "common/core/clock.h"
 #include "common/redis/redis_sync.h"
+#include "common/store/fence.h"
 #include "common/store/job_meta.h"
 #include "common/store/job_store.h"
 #include "common/store/keys.h"
@@ -25,6 +26,7 @@
 #include "common/store/script_calls.h"
 #include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/sleep_ms.h"
 #include "tests/support/store_reads.h"
 
 namespace dq::test {
@@ -61,10 +63,29 @@ inline std::unique_ptr<BlockingJobStore> store_over(const std::vector<TestRedis*
   return std::make_unique<BlockingJobStore>(shards, 300, command_timeout_ms);
 }
 
-// An add whose copy is held is answered kUnknown (504), never ok: the shard
-// that could not be asked may hold the id (common/store/placement.h).
-inline bool answered_held(const Result<Added>& added) {
-  return !added.is_ok() && added.status().code() == Code::kUnknown;
+// A store whose shards have the roles given (common/store/placement.h), in
+// the order of `servers`; absent: active.
+inline std::unique_ptr<BlockingJobStore> store_with_roles(const std::vector<TestRedis*>& servers,
+                                                          const std::vector<ShardRole>& roles) {
+  Config config;
+  for (size_t i = 0; i < servers.size(); ++i) {
+    require_own_server(*servers[i]);
+    config.shards.push_back(servers[i]->shard());
+    if (i < roles.size() && roles[i] != ShardRole::kActive) {
+      config.shard_roles[servers[i]->shard().name()] = roles[i];
+    }
+  }
+  config.redis_connect_timeout_ms = 300;
+  config.redis_command_timeout_ms = 2000;
+  config.redis_probe_timeout_ms = 2000;
+  return std::make_unique<BlockingJobStore>(config);
+}
+
+// Refused before anything was written (503): the id's home, or its other
+// home, is down or refused the write, and the message names it.
+inline bool refused_naming(const Result<Added>& added, const std::string& shard) {
+  return !added.is_ok() && added.status().code() == Code::kUnavailable &&
+         added.status().message().find(shard) != std::string::npos;
 }
 
 inline DueTime in_ms(int64_t ms) { return {true, ms}; }   // relative to Redis's now
@@ -94,8 +115,6 @@ inline ReservedJob reserve_one(BlockingJobStore& store, const std::string& topic
   REQUIRE(batch->jobs.size() == 1);
   return batch->jobs.front();
 }
-
-inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // A job id whose home (first in placement order) is shard `home`.
 inline std::string id_homed_on(const BlockingJobStore& store, const std::string& topic, size_t home,

@@ -35,7 +35,7 @@ for n, key in ipairs(keys) do
     from = record and 'bucket' or nil
   end
   local j = (not done[key]) and parse_record(record) or nil
-  if not j or j.inc ~= inc or j.state == 'h' then
+  if not j or j.inc ~= inc then
     out[n] = 0
   else
     out[n] = 2
@@ -47,7 +47,7 @@ for n, key in ipairs(keys) do
     if j.state == 'w' then
       working[#working + 1] = key
     else  -- ready, retrying or dead: rare (acked after its lease expired), one call each
-      unlink_job(key, j, tagged(ARGV[1]) .. topic, KEYS[3], tagged(ARGV[2]) .. topic, {}, from, bucket)
+      unlink_job(key, j, tagged(ARGV[1]) .. topic, KEYS[3], tagged(ARGV[2]) .. topic, from, bucket)
     end
     if from == 'flat' then
       flat_gone[#flat_gone + 1] = key

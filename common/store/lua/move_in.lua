@@ -1,22 +1,19 @@
--- move_in: writes jobs moved from a draining shard (move_mark.lua) on their
--- new shard, keeping body, due time, attempts, deferrals, created time and
--- last error; each gets an incarnation of this shard. A pending job is
--- written held for the source shard ({dq}:held:<source>): it is not
--- delivered until the mover settles it (settle.lua, once move_done.lua
--- removed the source's copy) or, after a crash of the mover,
--- timer/held_verifier hears from claim.lua on the source that the source no
--- longer holds it (a delete the source took during the move: dropped). So
--- it is never due on two shards, and keeps its due time. A dead job is
+-- move_in: writes jobs moved to their home shard (move_mark.lua marked them
+-- on their source; checker/shard_mover.h) here, keeping state, body, due
+-- time, attempts, deferrals, created time and last error; each gets an
+-- incarnation of this shard. A pending job goes into its due zset as it
+-- was: the source took its copy out of its own (so it is never due on two
+-- shards), and marks only jobs due well after the move ends. A dead job is
 -- written dead, at its death time.
--- KEYS[1] bodies  KEYS[2] counts  KEYS[3] seq  KEYS[4] errors
--- ARGV[1] source shard name  ARGV[2] dead key prefix  ARGV[3] held set
--- prefix, then five per job: job key, record as the source held it, body
--- when not inline, last error, dead score ('' unless dead).
+-- KEYS[1] bodies  KEYS[2] counts  KEYS[3] seq  KEYS[4] errors  KEYS[5] timer wake list
+-- ARGV[1] dead key prefix, then five per job: job key, record as the
+-- source held it, body when not inline, last error, dead score ('' unless
+-- dead).
 -- Returns two per job: verdict (0 written, 1 here already with the same
 -- body: moved before, 2 this shard holds the id with another body: not
 -- written) and the incarnation of the copy here ('' for 2).
 local out = {}
-for a = 4, #ARGV, 5 do
+for a = 2, #ARGV, 5 do
   local key = ARGV[a]
   local j = parse_record(ARGV[a + 1])
   if not j then return redis.error_reply('move_in: bad record of ' .. key) end
@@ -32,15 +29,16 @@ for a = 4, #ARGV, 5 do
     end
   else
     local topic = topic_of(key)
+    local bucket = bucket_of(key)
     j.inc = string.format('%d', redis.call('INCR', KEYS[3]))
     j.lease, j.max = '', ''
     if j.state == 'x' then
-      redis.call('ZADD', tagged(ARGV[2]) .. topic, ARGV[a + 4], key)
+      redis.call('ZADD', tagged(ARGV[1]) .. topic, ARGV[a + 4], key)
     else
-      j.state = 'h'
-      redis.call('ZADD', tagged(ARGV[3]) .. ARGV[1], j.due, key)
+      wake_timer_if_first(kDueIndex, KEYS[5], j.due)
+      due_add(bucket, key, j.due)
     end
-    record_set(key, record_text(j), nil)
+    record_set(key, record_text(j), nil, bucket)
     if j.rest == '' then redis.call('HSET', KEYS[1], key, body) end
     if ARGV[a + 3] ~= '' then redis.call('HSET', KEYS[4], key, ARGV[a + 3]) end
     count(KEYS[2], topic, j.state, 1)

@@ -1,19 +1,23 @@
--- move_mark: on a draining shard, marks jobs as being moved to another shard
+-- move_mark: marks jobs as being moved to their home shard
 -- (checker/shard_mover.h). A delayed or retrying job leaves its due zset (the
 -- timer never delivers it here again), a dead one its dead zset; its record
 -- stays, so gets, adds and deletes by id still find it, and {dq}:moving
 -- holds "target|dead score|created|" (the dead score '' unless dead). Jobs in
--- flight or held are left until they finish. A job marked already is
+-- flight are left until they finish, and pending ones due within ARGV[2] ms:
+-- a job is never due on its target before its move has ended (a delete
+-- during the move drops the target's copy first). A job marked already is
 -- answered again, with the target it was marked for: a mover restarted
 -- after a crash finishes what it began. A mark del.lua flagged "deleted"
 -- (the job was deleted during its move) is answered with an empty record,
 -- so the mover drops the target's copy before move_done.lua clears it.
 -- KEYS[1] moving  KEYS[2] bodies  KEYS[3] errors
--- ARGV[1] dead key prefix, then pairs: job key, target shard name
+-- ARGV[1] dead key prefix  ARGV[2] how long from now a pending job must not
+-- be due to be marked (ms), then pairs: job key, target shard name
 -- Returns {key, target, record ('' when deleted), body ('' when inline), last
 -- error, dead score, created, ...} of each job marked now or before.
 local out = {}
-for a = 2, #ARGV, 2 do
+local earliest = redis_now() + tonumber(ARGV[2])
+for a = 3, #ARGV, 2 do
   local key = ARGV[a]
   local marked = redis.call('HGET', KEYS[1], key)
   local record = false
@@ -21,7 +25,7 @@ for a = 2, #ARGV, 2 do
   if not marked then
     record = record_get(key)
     j = parse_record(record)
-    if j and (j.state == 'd' or j.state == 'y' or j.state == 'x') then
+    if j and (j.state == 'x' or (j.state == 'd' or j.state == 'y') and tonumber(j.due) >= earliest) then
       local score = ''
       if j.state == 'x' then
         local dead_key = tagged(ARGV[1]) .. topic_of(key)

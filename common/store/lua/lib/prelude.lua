@@ -2,8 +2,8 @@
 -- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
 --
 -- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max[|deferrals]":
---   state    d delayed, r ready, w working (leased), y retrying, x dead,
---            h held (added while a shard that may hold the id was unreachable)
+--   state    d delayed, r ready, w working (leased), y retrying, x dead
+--            (store v3 also had h, held: store_upgrade.lua settles those)
 --   attempts delivery attempts started so far
 --   due      due time, ms by Redis's clock
 --   created  creation time, ms by Redis's clock
@@ -28,7 +28,7 @@
 --          {dq}:due scores each bucket that has a due zset with its
 --          earliest due, exactly: promote reads the buckets whose score has
 --          passed and, in each, only the jobs that are due.
---   r, w, x, h   jobs in flight, dead or held, the few: in the flat hash
+--   r, w, x  jobs in flight or dead, the few: in the flat hash
 --          {dq}:jobs, so a reserve or an ack reads and writes all its jobs
 --          with one command each.
 -- Store v2 kept every record in {dq}:jobs and delayed jobs in the zset
@@ -247,17 +247,15 @@ local function wake_timer_if_first(due_index_key, wake_key, due)
 end
 
 -- Removes a job's key from the structure its state keeps it in.
--- held_keys: the {dq}:held:<shard> sets (state h only). from: where its
--- record is (record_get). bucket: bucket_of(key) when the caller knows it.
-local function unlink_job(key, j, ready_key, working_key, dead_key, held_keys, from, bucket)
+-- from: where its record is (record_get). bucket: bucket_of(key) when the
+-- caller knows it.
+local function unlink_job(key, j, ready_key, working_key, dead_key, from, bucket)
   if j.state == 'r' then
     redis.call('LREM', ready_key, 1, key)
   elseif j.state == 'w' then
     redis.call('ZREM', working_key, key)
   elseif j.state == 'x' then
     redis.call('ZREM', dead_key, key)
-  elseif j.state == 'h' then
-    for _, held in ipairs(held_keys) do redis.call('ZREM', held, key) end
   elseif j.state == 'd' or j.state == 'y' then
     if from == 'flat' then
       redis.call('ZREM', kFlatDelayed, key)  -- a store v2 record
