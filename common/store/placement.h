@@ -10,7 +10,7 @@
 // - its previous home (a shard moving in is its home now, or its home is
 //   draining): a job added before the change is there until the checker
 //   moves it home. An add's look there also fences it
-//   (common/store/lua/fence_look.lua): that shard then refuses a write of an
+//   (common/store/fence.h): that shard then refuses a write of an
 //   id whose next home is this add's home, so a host that sees the change a
 //   second later cannot place the id there any more;
 // - its next home (a shard joins, or its home is leaving): a host that saw

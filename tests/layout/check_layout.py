@@ -64,6 +64,17 @@ for folder in PRODUCTION:
         if lines > LOOK_AT_LINES:
             print(f'note: {rel(path)}: {lines} lines, worth a look (one concern?)')
 
+# Migrations are applied by number: two files of one number would leave one
+# of them never applied (branches that each add "the next" number meet).
+numbers = {}
+for name in sorted(os.listdir(os.path.join(ROOT, 'sql'))):
+    match = re.match(r'(\d{3})_.*\.sql$', name)
+    if match:
+        if match.group(1) in numbers:
+            problems.append(f'sql/{name}: migration number {match.group(1)} is also '
+                            f'sql/{numbers[match.group(1)]}')
+        numbers[match.group(1)] = name
+
 for problem in problems:
     print(problem)
 print(f'layout: {len(problems)} problem(s)')

@@ -1,4 +1,4 @@
--- 014: one home per id (docs/decisions.md, "One home per id"). A shard's
+-- 015: one home per id (docs/decisions.md, "One home per id"). A shard's
 -- changes are staged: an added shard is 'moving' (joining for its first
 -- seconds, then taking new jobs while the checker moves the jobs whose home
 -- it became) until the checker makes it 'active'; a drained one is
