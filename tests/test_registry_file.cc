@@ -169,7 +169,10 @@ TEST_CASE(
   const std::string backup = world.dqd->dir() + "/backup.db";
   {
     std::ofstream ini(world.dqd->dir() + "/backup.ini");
-    ini << "[sqlite]\npath = " << backup << "\n[redis]\nshards = " << world.redis.address() << "\n";
+    // Not shared: the backup is this file alone, not the registry every
+    // host on the shard shares.
+    ini << "[sqlite]\npath = " << backup << "\n[redis]\nshards = " << world.redis.address()
+        << "\n[registry]\nshared = no\n";
   }
   for (const char* topic : {"t1", "t9"}) {
     auto made = dq::test::run_dqctl({"-c", world.dqd->dir() + "/backup.ini", "topic", "add", topic,

@@ -374,11 +374,14 @@ TEST_CASE(
         dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
     REQUIRE_MESSAGE(added.exit_code == 0, added.err);
   }
-  // Both hosts know the token and topics (the shared registry's pull).
+  // Both hosts know the token and topics (the shared registry's pull): B
+  // took a job, and A knows the last topic added (each API process reads
+  // the registry on its own, a moment after the write).
   REQUIRE(wait_until(kGenerousMs, [&] {
     HttpClient http;
     http.add_header("Authorization: Bearer " + token);
-    return http.post(b->jobs_url("from-b"), job_doc("warm-b", Json{{"n", 0}}, 0)).status == 201;
+    return http.post(b->jobs_url("from-b"), job_doc("warm-b", Json{{"n", 0}}, 0)).status == 201 &&
+           http.get(a->base_url() + "/v1/topics/later").status == 200;
   }));
   // 600 jobs due in 30-45 s whose home the new shard will be: added now,
   // they sit on their previous homes until the mover brings them to it.

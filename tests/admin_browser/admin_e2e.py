@@ -251,7 +251,7 @@ def main():
         wait_for("delivered counted on the dashboard", counted, timeout=15)
         time.sleep(0.5)
         shown = {}
-        for field in ("delayed", "ready", "working", "retrying", "dead", "held"):
+        for field in ("delayed", "ready", "working", "retrying", "dead"):
             shown[field] = int(css("tr[data-topic=orders] td[data-count=%s]" % field).text)
         totals = {f: int(css("tr[data-topic=orders] td[data-total=%s]" % f).text)
                   for f in ("added", "delivered", "failed")}
