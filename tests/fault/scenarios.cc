@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -24,6 +25,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/idle_connections.h"
 #include "tests/support/process_tree.h"
+#include "tests/support/run_program.h"
 #include "tests/support/text_files.h"
 
 namespace dq::test {
@@ -442,6 +444,56 @@ void config_never_taken(World& world, const std::vector<AcceptedJob>&, TallyRow&
   CHECK_MESSAGE(row.given_up == 0, "adds went unanswered or were refused while the file changed");
 }
 
+// The first host's registry file deleted under it while the load runs (an
+// operator's rm, a cleanup job), and dqctl asked to add a topic: dqd serves
+// on from what it read, says so, and dqctl makes no new, empty registry
+// beside it (which would split the hosts' topics). (A child respawned after
+// the delete has no file to read: tests/test_registry_file.cc covers that
+// it makes no new one either; it serves no topic until dqd restarts.)
+struct RegistryDeleted {
+  bool file_came_back = false;
+  int dqctl_exit = -1;
+  std::string dqctl_err;
+};
+RegistryDeleted g_registry_deleted;
+
+void delete_the_registry_file(World& world, int load_ms) {
+  g_registry_deleted = RegistryDeleted{};
+  DqdProcess& host = *world.hosts[0];
+  sleep_ms(load_ms / 4);
+  world.fault_at_ms = steady_ms();
+  std::filesystem::remove(host.sqlite_path());
+  sleep_ms(500);
+  RunResult added = run_dqctl({"-c", host.config_path(), "topic", "add", "made-after-delete",
+                               "--callback", "http://127.0.0.1:9/x"},
+                              host.dir());
+  g_registry_deleted.dqctl_exit = added.exit_code;
+  g_registry_deleted.dqctl_err = added.err;
+  sleep_ms(std::max(1000, load_ms - static_cast<int>(steady_ms() - world.fault_at_ms)));
+  g_registry_deleted.file_came_back = std::filesystem::exists(host.sqlite_path());
+}
+
+// Every add was answered, the err log and /healthz say what happened, and
+// no registry file was made again.
+void registry_delete_said(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
+  DqdProcess& host = *world.hosts[0];
+  std::string errors = read_logs(host.log_dir(), "err");
+  bool logged = errors.find("was deleted") != std::string::npos;
+  Json health = HttpClient().get(host.base_url() + "/healthz").json();
+  bool health_says = health.is_object() && health.contains("registry") &&
+                     health["registry"].value("ok", true) == false;
+  row.note += std::string(row.note.empty() ? "" : "; ") + "dq.db deleted: " + "dqctl exit " +
+              std::to_string(g_registry_deleted.dqctl_exit) +
+              (g_registry_deleted.file_came_back ? ", a NEW FILE was made" : ", no new file") +
+              (logged ? ", err log says so" : ", NOT LOGGED") +
+              (health_says ? ", /healthz registry ok=false" : ", /healthz SILENT");
+  CHECK_MESSAGE(g_registry_deleted.dqctl_exit == 3, g_registry_deleted.dqctl_err);
+  CHECK_FALSE(g_registry_deleted.file_came_back);
+  CHECK(logged);
+  CHECK(health_says);
+  CHECK_MESSAGE(row.given_up == 0, "adds of known topics went unanswered or were refused");
+}
+
 // The one consumer of the host is stopped (SIGSTOP, as a GC pause, swap or a
 // VM's stolen time would) for 3.5 s while its 32 calls are open; the
 // callback server answers each within 150 ms, during the pause. A burst of
@@ -593,6 +645,8 @@ std::vector<Scenario> all_scenarios() {
        idle_connection_flood, adds_kept_answering, 1.0, ""},
       {"half-written config file", kPlainTopics, plain, false, "", half_written_config,
        config_never_taken, 1.0, ""},
+      {"registry file deleted", kPlainTopics, plain, false, "", delete_the_registry_file,
+       registry_delete_said, 1.0, ""},
       {"a consumer paused 3.5 s",
        {{"alpha", CallbackFault::quick}, {"beta", CallbackFault::quick}},
        Setup::one_consumer,
