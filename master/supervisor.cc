@@ -88,6 +88,7 @@ int Supervisor::run() {
   if (registry.is_ok()) {
     registry->reset();
   }
+  registry_hold_.hold(config_.sqlite_path);
   config_ = shard_list_.with_registry_shards(config_);
   Status safe = check_shards_before_start(config_);
   if (!safe.is_ok()) {

@@ -19,6 +19,7 @@
 #include "master/config_watch.h"
 #include "master/local_redis.h"
 #include "master/pid_file.h"
+#include "master/registry_file_hold.h"
 #include "master/shard_list_watch.h"
 #include "master/signal_pipe.h"
 
@@ -80,6 +81,7 @@ class Supervisor {
   ListenSockets sockets_;
   ChildTable table_;
   LocalRedis local_redis_;
+  RegistryFileHold registry_hold_;  // the registry file stays readable if deleted
   ConfigWatch watch_;
   pid_t master_pid_;
   int64_t started_at_ms_;

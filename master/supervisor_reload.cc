@@ -109,6 +109,7 @@ void Supervisor::apply_reload(ReloadCause cause, const std::string& why, const C
   init_logging(config_.log_dir, config_.log_level, kMasterTitle);
   next_log_prune_ms_ = 0;
   local_redis_.ensure_started(config_);
+  registry_hold_.hold(config_.sqlite_path);  // a moved registry is held where it is now
 
   // Retire the running generation: children waiting for a respawn are simply
   // dropped, running ones get SIGTERM once the new generation had a moment.

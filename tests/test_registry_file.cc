@@ -141,6 +141,21 @@ TEST_CASE("dq.db deleted under a running dqd: dqctl makes no new one, dqd says s
   // Kept as dqctl says: the held file and its journal copied out, dqd
   // stopped, both put back, dqd started: every topic is there again.
   auto asked = world.dqctl({"topic", "list"});
+  CAPTURE(asked.err);
+  std::string holders;  // which processes hold the deleted file, when the message names none
+  for (pid_t child : dq::test::children_titled(world.dqd->pid(), "dq-")) {
+    std::error_code error;
+    for (const auto& fd :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(child) + "/fd", error)) {
+      auto target = std::filesystem::read_symlink(fd.path(), error);
+      if (!error && contains(target.string(), "dq.db")) {
+        holders += fd.path().string() + " -> " + target.string() + "\n";
+      }
+    }
+  }
+  CAPTURE(holders);
+  std::string status_file = dq::test::read_text_file(world.dqd->dir() + "/dqd.pid.status.json");
+  CAPTURE(status_file);
   CHECK(asked.exit_code == 3);
   std::smatch held;
   REQUIRE(std::regex_search(asked.err, held, std::regex("cp (/proc/[0-9]+/fd/[0-9]+) ")));
