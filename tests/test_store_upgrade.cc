@@ -5,9 +5,12 @@
 // master upgrades before its roles start, every job counted.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "common/core/json.h"
+#include "common/registry/registry.h"
+#include "common/registry/shard_workflow.h"
 #include "common/store/store_upgrade.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
@@ -162,6 +165,53 @@ TEST_CASE("store v3 -> v4: held copies settled once, markers and tombstones gone
   REQUIRE(upgrade_stores(config_over({&a, &b})).is_ok());
   CHECK(a.dump_all() == a_after);
   CHECK(b.dump_all() == b_after);
+}
+
+TEST_CASE(
+    "a shard added at runtime is a current store: a checker's upgrade, whatever its view of the "
+    "change, never puts back a job in flight on it (it would be delivered twice)") {
+  TestRedis old_shard, new_shard;
+  Config config = config_over({&old_shard});
+  REQUIRE(upgrade_stores(config).is_ok());  // as the master's start leaves it
+  char pattern[] = "/tmp/dq-upgrade-added-XXXXXX";
+  REQUIRE(mkdtemp(pattern) != nullptr);
+  {
+    auto registry = Registry::open(std::string(pattern) + "/dq.db");
+    REQUIRE(registry.is_ok());
+    auto added = plan_shard_add(config, **registry, new_shard.address(), "");
+    REQUIRE_MESSAGE(added.is_ok(), added.status().message());
+  }
+  std::filesystem::remove_all(pattern);
+  // Once it takes jobs, a job whose home it is goes out to its callback:
+  // the shard's timer promotes it (its first promote would convert a store
+  // v2 batch first), the consumer reserves it.
+  Config two = config_over({&old_shard, &new_shard});
+  std::string id = homed(*store_over({&old_shard, &new_shard}), "t", 1, "flying-");
+  auto on_new = store_over({&new_shard});
+  REQUIRE(on_new->add("t", id, "{\"v\":1}", kNow).is_ok());
+  ReservedJob flying = reserve_one(*on_new, "t", 60000, "r-flying");
+  REQUIRE(flying.job.id == id);
+  // A checker that still sees the shard joining, and one that sees it
+  // draining (to both the job is off its home), each run the upgrade
+  // their generation tries 5 s after its start.
+  for (ShardRole role : {ShardRole::kJoining, ShardRole::kDraining}) {
+    Config view = two;
+    view.shard_roles[new_shard.address()] = role;
+    REQUIRE(upgrade_stores(view).is_ok());
+  }
+  CHECK(text(new_shard.command({"GET", "{dq}:store_version"}).get()) == "4");
+  // The job is still in flight where it was: nothing can deliver it again.
+  auto record = record_of(new_shard, job_key("t", id));
+  REQUIRE(record.has_value());
+  CHECK(record->substr(0, 2) == "w|");
+  CHECK_FALSE(record_of(old_shard, job_key("t", id)).has_value());
+  CHECK(store_over({&old_shard})->promote(0, 100)->moved == 0);
+  CHECK(on_new->promote(0, 100)->moved == 0);
+  auto acked = ack(*on_new, 0, "t", id, flying.lease);
+  REQUIRE(acked.is_ok());
+  CHECK(*acked == AckOutcome::kAcked);
+  check_consistent(old_shard);
+  check_consistent(new_shard);
 }
 
 TEST_CASE(

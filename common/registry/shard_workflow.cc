@@ -8,6 +8,7 @@
 #include "common/registry/registry_rows.h"
 #include "common/registry/shard_list.h"
 #include "common/registry/shared_registry.h"
+#include "common/store/store_upgrade.h"
 
 namespace dq {
 namespace {
@@ -63,6 +64,17 @@ Result<ShardEdit> plan_shard_add(const Config& config, Registry& registry,
     parse_host_port(address, &shard.host, &shard.port);
     shard.password = password;
     status = check_shard_usable(config, shard);
+    if (status.is_ok()) {
+      // Before any host places a job on it: else the first upgrade that
+      // runs there takes the running dq's jobs for a stopped v3 dq's.
+      RedisConnection connection(shard, config.redis_connect_timeout_ms,
+                                 config.redis_command_timeout_ms);
+      Status marked = mark_new_store_current(connection);
+      if (!marked.is_ok()) {
+        status = Status(Code::kUnavailable, "shard " + address + " cannot be reached (" +
+                                                marked.message() + "); nothing was changed");
+      }
+    }
   }
   if (!status.is_ok()) {
     return status;

@@ -364,4 +364,24 @@ void upgrade_store_step(AsyncShard& shard, int limit, std::function<void(Result<
 
 Status upgrade_stores(const Config& config) { return Upgrade(config).run(); }
 
+Status mark_new_store_current(RedisConnection& shard) {
+  auto version = shard.command({"GET", version_key()});
+  if (!version.is_ok()) {
+    return version.status();
+  }
+  if ((*version)->type != REDIS_REPLY_NIL) {
+    return Status::ok();  // current, or an older store upgrade_stores converts
+  }
+  auto written = scan_keys(shard, keys::kPrefix + "*");
+  if (!written.is_ok()) {
+    return written.status();
+  }
+  if (!written->empty()) {
+    return Status::ok();  // a store v2's keys: converted by the upgrade
+  }
+  // NX: a version written meanwhile is never replaced.
+  auto set = shard.command({"SET", version_key(), std::to_string(kCurrentVersion), "NX"});
+  return set.is_ok() ? Status::ok() : set.status();
+}
+
 }  // namespace dq

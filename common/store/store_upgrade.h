@@ -47,4 +47,15 @@ void upgrade_store_step(AsyncShard& shard, int limit, std::function<void(Result<
 // again later. Meanwhile a copy still held is not delivered.
 Status upgrade_stores(const Config& config);
 
+// Records the current store version on a shard dq never wrote (no key
+// under {dq}), before any host places a job on it: a shard added while dq
+// runs (common/registry/shard_workflow.h). Without it, the timer's first
+// promote there records v3 (nothing of v2 to convert), and a later
+// upgrade_stores would take the jobs the running dq holds on it for what a
+// stopped v3 dq left: a job in flight made delayed again (delivered twice),
+// and, by a checker whose view of the change is another host's (still
+// joining, or draining), jobs moved off their home. A shard that holds a
+// version, or keys of an older store, is left to upgrade_stores.
+Status mark_new_store_current(RedisConnection& shard);
+
 }  // namespace dq
