@@ -364,9 +364,22 @@ TEST_CASE("signing keys set on one host sign what another host delivers; a rotat
   MESSAGE("a secret set on A was in B's copy after " << monotonic_ms() - set_at << " ms");
   // A job through B, and its call (B's consumer signs it with A's secret).
   int n = 0;
+  // Each job is added once: retried only while B's API answers 404 (it has
+  // not read the topic yet: nothing written). ms_until_taken's retry of a
+  // timed-out add could add the id again once its first job was delivered:
+  // a second job, and a second call that is the test's doing, not dq's.
   auto next_call = [&] {
     std::string id = "job-" + std::to_string(++n);
-    REQUIRE(ms_until_taken(*b, token, "signed", id) >= 0);
+    long status = 0;
+    REQUIRE(wait_until(kGenerousMs, [&] {
+      HttpClient http;
+      http.add_header("Authorization: Bearer " + token);
+      status =
+          http.request("POST", b->jobs_url("signed"), job_doc(id, Json{{"n", 1}}, 0), kGenerousMs)
+              .status;
+      return status != 404;
+    }));
+    REQUIRE(status == 201);
     REQUIRE(wait_until(kGenerousMs, [&] { return deliveries_by_id(callback)[id] >= 1; }));
     for (const auto& call : callback.requests()) {
       if (call.header("x-dq-id") == id) return call;
@@ -404,9 +417,17 @@ TEST_CASE("signing keys set on one host sign what another host delivers; a rotat
   REQUIRE(signature_count(both) == 2);
   CHECK(signatures_by(both, first) == 1);
   CHECK(signatures_by(both, second) == 1);
-  // Both hosts show the same keys at the same version.
-  Json on_a = topic_on(a, "signed");
-  Json on_b = topic_on(*b, "signed");
+  // Both hosts show the same keys at the same version. B's copy has them
+  // (its consumer signed with both); A's was written by dqctl after the
+  // shared copy took the change, unless that write found A's file busy,
+  // and then by A's next pull: waited for, not assumed.
+  Json on_a, on_b;
+  CHECK(wait_until(kGenerousMs, [&] {
+    on_a = topic_on(a, "signed");
+    on_b = topic_on(*b, "signed");
+    return on_a["signing_keys"].size() == 2 && on_a["signing_keys"] == on_b["signing_keys"] &&
+           on_a["version"] == on_b["version"];
+  }));
   CHECK(on_a["signing_keys"] == on_b["signing_keys"]);
   CHECK(on_a["signing_keys"].size() == 2);
   CHECK(on_a["version"] == on_b["version"]);
