@@ -13,7 +13,8 @@ void RegistryFileHold::hold(const std::string& path) {
     return;
   }
   release();
-  // O_CLOEXEC: the children are forked, not exec'd, and hold their own.
+  // Forked children inherit it (one more descriptor on the same file);
+  // O_CLOEXEC keeps it out of the programs dqd execs (a local redis-server).
   fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   path_ = fd_ >= 0 ? path : "";
 }

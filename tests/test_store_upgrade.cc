@@ -173,15 +173,14 @@ TEST_CASE(
   TestRedis old_shard, new_shard;
   Config config = config_over({&old_shard});
   REQUIRE(upgrade_stores(config).is_ok());  // as the master's start leaves it
-  char pattern[] = "/tmp/dq-upgrade-added-XXXXXX";
-  REQUIRE(mkdtemp(pattern) != nullptr);
+  std::string dir = dq::test::make_temp_dir("dq-upgrade-added");
   {
-    auto registry = Registry::open(std::string(pattern) + "/dq.db");
+    auto registry = Registry::open(dir + "/dq.db");
     REQUIRE(registry.is_ok());
     auto added = plan_shard_add(config, **registry, new_shard.address(), "");
     REQUIRE_MESSAGE(added.is_ok(), added.status().message());
   }
-  std::filesystem::remove_all(pattern);
+  std::filesystem::remove_all(dir);
   // Once it takes jobs, a job whose home it is goes out to its callback:
   // the shard's timer promotes it (its first promote would convert a store
   // v2 batch first), the consumer reserves it.
