@@ -253,6 +253,30 @@ class Load {
   std::thread thread_;
 };
 
+// Adds job `id` (due now) once the host knows the token and topic: repeated
+// only while the answer is 401 or 404 (nothing written), never after a 201 or a 504
+// (a second add of a delivered job is a second job). The last status.
+long add_once_known(HttpClient& http, const std::string& jobs_url, const std::string& id) {
+  long status = 0;
+  wait_until(kGenerousMs, [&] {
+    status = http.post(jobs_url, job_doc(id, Json{{"n", 0}}, 0)).status;
+    return status != 401 && status != 404;
+  });
+  return status;
+}
+
+// Says when each delivery of `id` arrived (ms after its add was sent), its
+// attempt and whether its answer was sent: what a duplicate's cause needs.
+void describe_deliveries(const CallbackServer& callback, const std::string& id, int64_t sent) {
+  std::string out;
+  for (const auto& request : callback.requests()) {
+    if (request.header("x-dq-id") != id) continue;
+    out += " +" + std::to_string(request.arrived_ms - sent) + " ms attempt " +
+           request.header("x-dq-attempt") + (request.answered ? " answered;" : " not answered;");
+  }
+  MESSAGE("delivered more than once: " << id << " (added at wall ms " << sent << "):" << out);
+}
+
 // Every accepted job delivered once and not before its delay; an unknown
 // one at most once. Returns the deliveries seen.
 size_t check_deliveries(const CallbackServer& callback, const Load& load) {
@@ -272,11 +296,18 @@ size_t check_deliveries(const CallbackServer& callback, const Load& load) {
   }
   for (const auto& [id, count] : delivered) {
     twice += count > 1;
+    if (count > 1) {
+      describe_deliveries(callback, id,
+                          accepted.count(id)  ? accepted[id]
+                          : unknown.count(id) ? unknown[id]
+                                              : 0);
+    }
     stray += id.rfind("from-", 0) == 0 && accepted.count(id) == 0 && unknown.count(id) == 0;
   }
   MESSAGE("accepted " << accepted.size() << ", unknown " << unknown.size() << ", refused "
-                      << load.refused() << " (" << load.refusals() << "); delivered " << delivered.size() << " ids, lost "
-                      << lost << ", twice " << twice << ", early " << early << ", stray " << stray);
+                      << load.refused() << " (" << load.refusals() << "); delivered "
+                      << delivered.size() << " ids, lost " << lost << ", twice " << twice
+                      << ", early " << early << ", stray " << stray);
   CHECK(lost == 0);
   CHECK(twice == 0);
   CHECK(early == 0);
@@ -377,12 +408,13 @@ TEST_CASE(
   // Both hosts know the token and topics (the shared registry's pull): B
   // took a job, and A knows the last topic added (each API process reads
   // the registry on its own, a moment after the write).
-  REQUIRE(wait_until(kGenerousMs, [&] {
+  {
     HttpClient http;
     http.add_header("Authorization: Bearer " + token);
-    return http.post(b->jobs_url("from-b"), job_doc("warm-b", Json{{"n", 0}}, 0)).status == 201 &&
-           http.get(a->base_url() + "/v1/topics/later").status == 200;
-  }));
+    REQUIRE(add_once_known(http, b->jobs_url("from-b"), "warm-b") == 201);
+    REQUIRE(wait_until(kGenerousMs,
+                       [&] { return http.get(a->base_url() + "/v1/topics/later").status == 200; }));
+  }
   // 600 jobs due in 30-45 s whose home the new shard will be: added now,
   // they sit on their previous homes until the mover brings them to it.
   std::vector<ShardAddress> all;
@@ -619,9 +651,7 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   HttpClient http;
   http.add_header("Authorization: Bearer " + token);
   // Both hosts place on it once it joined.
-  REQUIRE(wait_until(kGenerousMs, [&] {
-    return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
-  }));
+  REQUIRE(add_once_known(http, b->jobs_url("later"), "warm") == 201);
   REQUIRE(wait_active(*a, drained.address()));
   REQUIRE(wait_active(*b, drained.address()));
   sleep_ms(1500);  // both hosts reloaded with it active
@@ -803,9 +833,7 @@ TEST_CASE("kill -9 of every checker under an add load delivers each job once") {
   REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
   HttpClient http;
   http.add_header("Authorization: Bearer " + token);
-  REQUIRE(wait_until(kGenerousMs, [&] {
-    return http.post(b->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
-  }));
+  REQUIRE(add_once_known(http, b->jobs_url("later"), "warm") == 201);
   sleep_ms(4500);
   Load load(*a, *b, token);
   sleep_ms(3000);
@@ -840,8 +868,9 @@ namespace {
 // move to their homes, it ends with none, and it stays drained (asked by
 // no one, given nothing) while the file lists it; once out of the file it
 // is removed.
-TEST_CASE("a config-file shard drained under load ends with 0 jobs and stays drained until it is "
-          "removed from the file") {
+TEST_CASE(
+    "a config-file shard drained under load ends with 0 jobs and stays drained until it is "
+    "removed from the file") {
   TestRedis first;
   TestRedis second;
   CallbackServer callback;
@@ -850,9 +879,7 @@ TEST_CASE("a config-file shard drained under load ends with 0 jobs and stays dra
   std::string token = add_load_topics(*a, callback);
   HttpClient http;
   http.add_header("Authorization: Bearer " + token);
-  REQUIRE(wait_until(kGenerousMs, [&] {
-    return http.post(a->jobs_url("later"), job_doc("warm", Json{{"n", 0}}, 0)).status == 201;
-  }));
+  REQUIRE(add_once_known(http, a->jobs_url("later"), "warm") == 201);
   std::vector<ShardAddress> all;
   for (const auto& name : shards) {
     ShardAddress address;
