@@ -183,7 +183,8 @@ void ShardCalls::send_acks() {
   std::vector<AckRequest> acks;
   acks.reserve(batch.size());
   for (const auto& outcome : batch) {
-    acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease});
+    acks.push_back(
+        {outcome.job.topic, outcome.job.id, outcome.lease, outcome.topic->dedup_window_s * 1000});
   }
   store_.ack_all(shard_, acks,
                  [this, batch = std::move(batch)](std::vector<Result<AckOutcome>> results) mutable {
@@ -227,6 +228,7 @@ void ShardCalls::send_fail(Outcome outcome) {
   std::string error = outcome.result.error;
   FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals, outcome.count_attempt};
   deferral.dead_callback = !topic.dead_callback.empty();
+  deferral.dedup_window_ms = topic.dedup_window_s * 1000;
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
     most = 0;  // fail.lua dead-letters it now
     deferral.retry_after_ms = -1;

@@ -39,17 +39,26 @@ int added_status(const Result<Added>& added) {
 }
 
 // The add's answer, written as dump_json wrote {"topic", "id", "due_at_ms",
-// "existing"} (nlohmann orders an object's keys).
+// "existing", and for a job that ended "ended_at_ms" and "state"} (nlohmann
+// orders an object's keys).
 std::string added_text(const AddRequest& add, const Added& added) {
   std::string out;
-  out.reserve(64 + add.id.size() + add.topic.size());
+  out.reserve(96 + add.id.size() + add.topic.size());
   out += "{\"due_at_ms\":";
   out += std::to_string(added.due_ms);
+  if (!added.ended.empty()) {
+    out += ",\"ended_at_ms\":";
+    out += std::to_string(added.ended_at_ms);
+  }
   if (added.existing) {
     out += ",\"existing\":true";
   }
   out += ",\"id\":";
   append_json_string(&out, add.id);
+  if (!added.ended.empty()) {
+    out += ",\"state\":";
+    append_json_string(&out, added.ended);
+  }
   out += ",\"topic\":";
   append_json_string(&out, add.topic);
   out += '}';
@@ -246,6 +255,10 @@ void HttpApi::add_batch(const Exchange& request, const std::string& topic) {
         if (added->existing) {
           result["existing"] = true;
         }
+        if (!added->ended.empty()) {
+          result["state"] = added->ended;
+          result["ended_at_ms"] = added->ended_at_ms;
+        }
       } else {
         result["error"] = added.status().message();
       }
@@ -275,18 +288,20 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
   if (!ok.is_ok()) {
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
   }
-  jobs_.del(topic, id, [this, request, topic, id](const Status& status, bool in_flight) {
-    // 202: deleted, but a delivery already under way is not called back.
-    int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
-    request_log().info("del {} {} -> {}", topic, id, code);
-    if (!status.is_ok()) {
-      return finish(request, "del", code, Json{{"error", status.message()}});
-    }
-    if (in_flight) {
-      return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
-    }
-    finish(request, "del", 204, Json());
-  });
+  jobs_.del(
+      topic, id, dedup_window_ms(topics_, topic),
+      [this, request, topic, id](const Status& status, bool in_flight) {
+        // 202: deleted, but a delivery already under way is not called back.
+        int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
+        request_log().info("del {} {} -> {}", topic, id, code);
+        if (!status.is_ok()) {
+          return finish(request, "del", code, Json{{"error", status.message()}});
+        }
+        if (in_flight) {
+          return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
+        }
+        finish(request, "del", 204, Json());
+      });
 }
 
 ListingDone HttpApi::listing(const Exchange& request, const std::string& route) {

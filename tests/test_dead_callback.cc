@@ -129,7 +129,7 @@ TEST_CASE("a lease that expires on the last attempt writes the entry; one claime
   REQUIRE(batch->jobs.size() == 2);
   sleep_ms(200);
   // Only "called" has a dead-letter callback.
-  auto expired = store.requeue_expired(0, 100, {"called"});
+  auto expired = store.requeue_expired(0, 100, {{"called", true, 0}});
   REQUIRE(expired.is_ok());
   CHECK(expired->dead.size() == 2);
   CHECK(*pending_dead_callbacks(shard) == 1);

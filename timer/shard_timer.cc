@@ -112,12 +112,13 @@ void ShardTimer::promoted(Result<PromoteResult> result) {
   if (now < next_lease_check_ms_) {
     return sleep();
   }
-  // Jobs of these topics that die get a dead-letter callback.
+  // Jobs of these topics that die get a dead-letter callback, or are
+  // remembered for a dedup window other than the default.
   topics_.refresh_if_older(config_.registry_refresh_ms);
-  called_back_.clear();
+  expiry_topics_.clear();
   for (const auto& [name, topic] : topics_.all()) {
-    if (!topic.dead_callback.empty()) {
-      called_back_.push_back(name);
+    if (!topic.dead_callback.empty() || topic.dedup_window_s != kDefaultDedupWindowS) {
+      expiry_topics_.push_back({name, !topic.dead_callback.empty(), topic.dedup_window_s * 1000});
     }
   }
   requeue();
@@ -126,7 +127,8 @@ void ShardTimer::promoted(Result<PromoteResult> result) {
 void ShardTimer::requeue() {
   store_.requeue_expired(
       shard_, std::max(1, config_.timer_batch),
-      [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, called_back_);
+      [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, expiry_topics_,
+      kDefaultDedupWindowS * 1000);
 }
 
 void ShardTimer::requeued(Result<ExpiredResult> result) {

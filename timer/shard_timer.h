@@ -63,7 +63,8 @@ class ShardTimer {
   bool upgrading_ = false;  // the last step converted a batch: more to do
   PromoteResult last_;      // this round's last promote
   int64_t round_started_ms_ = 0;
-  std::vector<std::string> called_back_;  // topics with a dead_callback, for requeue_expired
+  // The topics with a dead_callback or their own dedup window, for requeue_expired.
+  std::vector<ExpiryTopic> expiry_topics_;
   int64_t next_lease_check_ms_ = 0;
 };
 

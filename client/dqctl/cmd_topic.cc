@@ -58,6 +58,10 @@ void print_topic(const Topic& topic) {
   line("max_deferrals:", std::to_string(topic.max_deferrals));
   line("dead_on:", topic.dead_on.empty() ? "(none)" : topic.dead_on);
   line("dead_callback:", topic.dead_callback.empty() ? "(none)" : topic.dead_callback);
+  line("dedup_window_s:", topic.dedup_window_s == 0
+                              ? std::string("0 (ended jobs not remembered)")
+                              : std::to_string(topic.dedup_window_s) +
+                                    " (a retried add of an ended job answers how it ended)");
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -307,6 +311,8 @@ constexpr const char* kUsage =
     "          [--signing-secret generate|whsec_...|off] [--signing-ed25519 generate|off]\n"
     "          [--overlap 24h]   (a replaced signing key is still sent this long)\n"
     "          [--dead-callback URL|off]   (POSTed, signed, when a job dies)\n"
+    "          [--dedup-window-s S]   (a retried add within S of its job's end answers\n"
+    "          how it ended; default 600, 0: not remembered)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

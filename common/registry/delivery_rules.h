@@ -16,6 +16,10 @@ constexpr int kDefaultMaxDeferrals = 10;
 constexpr int kMaxMaxDeferrals = 1000;
 constexpr int kMaxRetryJitterPercent = 100;
 constexpr size_t kMaxDeadOnStatuses = 32;
+// A topic's dedup_window_s by default: a producer's retries of an add go on
+// for minutes, not seconds (docs/RELIABILITY.md, "A retried add").
+constexpr int64_t kDefaultDedupWindowS = 600;
+constexpr int64_t kMaxDedupWindowS = 7 * 24 * 3600;
 
 // Parses dead_on ("400,410,422"): HTTP statuses 100-599 but no 2xx, commas,
 // optional spaces, at most kMaxDeadOnStatuses. Empty text: no status.

@@ -35,7 +35,7 @@ constexpr const char* kTopicColumns =
     ", max_deferrals, dead_on, retry_jitter"
     ", circuit_breaker, circuit_failures, circuit_open_ms"
     ", max_in_flight, max_rate, max_burst"
-    ", dead_callback";
+    ", dead_callback, dedup_window_s";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -46,7 +46,7 @@ Topic read_topic(const Statement& row) {
            &topic.callback_format, &topic.success_json, &topic.max_deferrals, &topic.dead_on,
            &topic.retry_jitter, &topic.circuit_breaker, &topic.circuit_failures,
            &topic.circuit_open_ms, &topic.max_in_flight, &topic.max_rate, &topic.max_burst,
-           &topic.dead_callback);
+           &topic.dead_callback, &topic.dedup_window_s);
   topic.online = status == "online";
   return topic;
 }
@@ -76,7 +76,8 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(22, int64_t{topic.max_in_flight})
       .bind(23, int64_t{topic.max_rate})
       .bind(24, int64_t{topic.max_burst})
-      .bind(25, topic.dead_callback);
+      .bind(25, topic.dead_callback)
+      .bind(26, topic.dedup_window_s);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -243,10 +244,10 @@ Status Registry::add_topic(const Topic& topic) {
       ", max_deferrals, dead_on, retry_jitter"
       ", circuit_breaker, circuit_failures, circuit_open_ms"
       ", max_in_flight, max_rate, max_burst"
-      ", dead_callback"
+      ", dead_callback, dedup_window_s"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
       ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
-      ", ?25"
+      ", ?25, ?26"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -282,7 +283,7 @@ Status Registry::update_topic(const Topic& topic) {
                          ", max_deferrals = ?16, dead_on = ?17, retry_jitter = ?18"
                          ", circuit_breaker = ?19, circuit_failures = ?20, circuit_open_ms = ?21"
                          ", max_in_flight = ?22, max_rate = ?23, max_burst = ?24"
-                         ", dead_callback = ?25"
+                         ", dead_callback = ?25, dedup_window_s = ?26"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

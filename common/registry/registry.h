@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/core/status.h"
+#include "common/registry/delivery_rules.h"
 #include "common/registry/signing_keys.h"
 #include "common/registry/sqlite_db.h"
 
@@ -61,6 +62,10 @@ struct Topic {
   // "" or the URL dq-redis-checker POSTs a signed JSON document to when one of
   // the topic's jobs dies (docs/callbacks.md, "Dead-letter callback").
   std::string dead_callback;
+  // How long a job that ended (delivered, deleted, dead) is remembered: an
+  // add of the same id and body within it is a producer's retry, answered
+  // 200 "existing" with how the job ended, never run again. 0: not remembered.
+  int64_t dedup_window_s = kDefaultDedupWindowS;
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;

@@ -93,6 +93,11 @@ Status validate_receiver_rules(const Topic& topic) {
     return invalid("retry_jitter",
                    std::to_string(topic.retry_jitter) + " must be a percent from 0 to 100");
   }
+  if (topic.dedup_window_s < 0 || topic.dedup_window_s > kMaxDedupWindowS) {
+    return invalid("dedup_window_s", std::to_string(topic.dedup_window_s) +
+                                         " must be from 0 (remember nothing) to " +
+                                         std::to_string(kMaxDedupWindowS) + " (7 days)");
+  }
   return Status::ok();
 }
 

@@ -54,9 +54,10 @@ void AsyncJobStore::promote(size_t shard, int limit,
 
 void AsyncJobStore::requeue_expired(size_t shard, int limit,
                                     std::function<void(Result<ExpiredResult>)> done,
-                                    const std::vector<std::string>& dead_callback_topics) {
+                                    const std::vector<ExpiryTopic>& topics,
+                                    int64_t default_dedup_window_ms) {
   shards_[shard]->run(
-      requeue_expired_call(limit, dead_callback_topics),
+      requeue_expired_call(limit, topics, default_dedup_window_ms),
       [this, shard, done = std::move(done)](Reply reply) {
         if (!reply.is_ok()) {
           return done(reply.status());
@@ -173,7 +174,8 @@ void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
   std::vector<AckTarget> targets;
   targets.reserve(acks.size());
   for (const auto& ack : acks) {
-    targets.push_back({ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id});
+    targets.push_back(
+        {ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id, ack.dedup_window_ms});
   }
   const size_t count = acks.size();
   shards_[shard]->run(ack_call(targets), [this, shard, count, done = std::move(done)](Reply reply) {

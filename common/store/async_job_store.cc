@@ -327,13 +327,15 @@ void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
 struct AsyncJobStore::Deleting {
   std::string topic;
   std::string id;
+  int64_t dedup_window_ms = 0;
   std::vector<size_t> order;
   std::string down;  // why a shard that may hold it could not be asked (503)
   Status unknown;    // a delete sent that got no answer (504)
   DelDone done;
 };
 
-void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
+void AsyncJobStore::del(const std::string& topic, const std::string& id, int64_t dedup_window_ms,
+                        DelDone done) {
   auto homes = id_homes(addresses_, roles_, job_key(topic, id));
   if (!homes) {
     done(no_home(topic, id), false);
@@ -342,6 +344,7 @@ void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone
   auto deleting = std::make_shared<Deleting>();
   deleting->topic = topic;
   deleting->id = id;
+  deleting->dedup_window_ms = dedup_window_ms;
   deleting->order = lookup_order(*homes);
   deleting->done = std::move(done);
   delete_from(deleting, 0);
@@ -372,7 +375,7 @@ void AsyncJobStore::delete_from(const std::shared_ptr<Deleting>& deleting, size_
   }
   size_t shard = deleting->order[next];
   shards_[shard]->run(
-      del_call(deleting->topic, deleting->id),
+      del_call(deleting->topic, deleting->id, deleting->dedup_window_ms),
       [this, deleting, next](const Result<const redisReply*>& reply) {
         if (!reply.is_ok()) {
           if (reply.status().code() == Code::kUnavailable) {

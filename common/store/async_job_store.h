@@ -71,14 +71,17 @@ class AsyncJobStore {
   // found elsewhere: nothing was deleted. A delete that got no reply may
   // have run: kUnknown (504); the delete is safe to retry.
   // in_flight: a copy deleted was being delivered; its callback is not stopped.
+  // dedup_window_ms: the topic's dedup_window_s in ms; the deleted job is
+  // remembered that long, so a late retry of its add cannot bring it back.
   using DelDone = std::function<void(const Status& status, bool in_flight)>;
-  void del(const std::string& topic, const std::string& id, DelDone done);
+  void del(const std::string& topic, const std::string& id, int64_t dedup_window_ms, DelDone done);
 
   // --- the timer's calls, per shard ---
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
-  // dead_callback_topics: see requeue_expired_call (common/store/script_calls.h).
+  // topics, default_dedup_window_ms: see requeue_expired_call (common/store/script_calls.h).
   void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
-                       const std::vector<std::string>& dead_callback_topics = {});
+                       const std::vector<ExpiryTopic>& topics = {},
+                       int64_t default_dedup_window_ms = 0);
   // BLPOP on the wake list for up to timeout_ms (<= 0: only takes a token
   // already there); true when a token came. The command has its own
   // timeout (timeout_ms + the command timeout), so it is not failed early.

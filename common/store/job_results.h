@@ -49,6 +49,18 @@ struct FailDeferral {
   // The topic has a dead-letter callback: a job that dies gets its outbox
   // entry in the same script (common/store/dead_callbacks.h).
   bool dead_callback = false;
+  // The topic's dedup_window_s in ms: a job that dies is remembered that long
+  // (remember_end in common/store/lua/lib/prelude.lua).
+  int64_t dedup_window_ms = 0;
+};
+
+// What the lease check needs of a topic whose jobs may die there, for the
+// topics that differ from the default: no dead-letter callback and the
+// default dedup window (requeue_expired_call).
+struct ExpiryTopic {
+  std::string topic;
+  bool dead_callback = false;
+  int64_t dedup_window_ms = 0;
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
@@ -58,6 +70,9 @@ struct AckRequest {
   std::string_view topic;
   std::string_view id;
   const Lease& lease;
+  // The topic's dedup_window_s in ms: the delivered job is remembered that
+  // long, so a retried add of it is answered, not run again. 0: not remembered.
+  int64_t dedup_window_ms = 0;
 };
 
 // The wake lists the timer and the consumers block on (BLPOP).

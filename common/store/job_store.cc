@@ -96,10 +96,12 @@ Result<Job> BlockingJobStore::get(const std::string& topic, const std::string& i
   return wait<Result<Job>>([&](auto done) { async_.get(topic, id, done); });
 }
 
-Status BlockingJobStore::del(const std::string& topic, const std::string& id) {
+Status BlockingJobStore::del(const std::string& topic, const std::string& id,
+                             int64_t dedup_window_ms) {
   connect_all();
   return wait<Status>([&](auto done) {
-    async_.del(topic, id, [done](const Status& status, bool /*in_flight*/) { done(status); });
+    async_.del(topic, id, dedup_window_ms,
+               [done](const Status& status, bool /*in_flight*/) { done(status); });
   });
 }
 
@@ -123,11 +125,13 @@ Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
   return result;
 }
 
-Result<ExpiredResult> BlockingJobStore::requeue_expired(
-    size_t shard, int limit, const std::vector<std::string>& dead_callback_topics) {
+Result<ExpiredResult> BlockingJobStore::requeue_expired(size_t shard, int limit,
+                                                        const std::vector<ExpiryTopic>& topics,
+                                                        int64_t default_dedup_window_ms) {
   connect(shard);
-  return wait<Result<ExpiredResult>>(
-      [&](auto done) { async_.requeue_expired(shard, limit, done, dead_callback_topics); });
+  return wait<Result<ExpiredResult>>([&](auto done) {
+    async_.requeue_expired(shard, limit, done, topics, default_dedup_window_ms);
+  });
 }
 
 Result<bool> BlockingJobStore::wait_timer_wake(size_t shard, int timeout_ms) {

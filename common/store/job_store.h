@@ -57,12 +57,15 @@ class BlockingJobStore {
   // (or other home) is down (it may be there).
   Result<Job> get(const std::string& topic, const std::string& id);
   // kUnknown (504) when a copy's delete got no reply.
-  Status del(const std::string& topic, const std::string& id);
+  // dedup_window_ms: see AsyncJobStore::del (0, as tools and tests use it:
+  // the deleted job is not remembered).
+  Status del(const std::string& topic, const std::string& id, int64_t dedup_window_ms = 0);
 
   // --- timer side, per shard ---
   Result<PromoteResult> promote(size_t shard, int limit);
   Result<ExpiredResult> requeue_expired(size_t shard, int limit,
-                                        const std::vector<std::string>& dead_callback_topics = {});
+                                        const std::vector<ExpiryTopic>& topics = {},
+                                        int64_t default_dedup_window_ms = 0);
   // Blocks up to timeout_ms for a wake token; true when one came.
   Result<bool> wait_timer_wake(size_t shard, int timeout_ms);
 

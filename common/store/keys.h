@@ -46,6 +46,12 @@ inline std::string working() { return kPrefix + "working"; }  // zset: lease dea
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
 inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
+// A job that ended (delivered, deleted, dead), remembered for its topic's
+// dedup window: string "how|ended ms|due ms|body print" with that time to
+// live (remember_end in common/store/lua/lib/prelude.lua).
+inline std::string ended(std::string_view job_key) {
+  return kPrefix + "ended:" + std::string(job_key);
+}
 // While the shard list changes: the names of the shards that now place ids
 // this shard was the home of (zset: name -> when named, Redis ms;
 // common/store/fence.h). add.lua refuses an id whose next home is named here.

@@ -84,6 +84,33 @@ std::string conflict_message(const std::string& topic, const std::string& id, Jo
   return "job " + name + " is already pending (" + state_name(state) + ") with another body";
 }
 
+namespace {
+
+// "due|how|ended at" of an add.lua "ended" verdict: the job ran (or was
+// deleted, or died) within its topic's dedup window; the add was a retry.
+Result<Added> read_ended(std::string_view text) {
+  size_t first_bar = text.find('|');
+  size_t last_bar = text.rfind('|');
+  Added added;
+  added.existing = true;
+  if (first_bar == std::string_view::npos || last_bar == first_bar) {
+    return Status(Code::kInternal, "unexpected reply to add");
+  }
+  std::string_view due = text.substr(0, first_bar);
+  std::string_view at = text.substr(last_bar + 1);
+  added.ended = std::string(text.substr(first_bar + 1, last_bar - first_bar - 1));
+  auto due_read = std::from_chars(due.data(), due.data() + due.size(), added.due_ms);
+  auto at_read = std::from_chars(at.data(), at.data() + at.size(), added.ended_at_ms);
+  if (due_read.ec != std::errc() || at_read.ec != std::errc() ||
+      at_read.ptr != at.data() + at.size() ||
+      (added.ended != "delivered" && added.ended != "deleted" && added.ended != "dead")) {
+    return Status(Code::kInternal, "unexpected reply to add");
+  }
+  return added;
+}
+
+}  // namespace
+
 Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const std::string& topic,
                              const std::string& id) {
   if (call_reply->type != REDIS_REPLY_ARRAY || call_reply->elements <= index) {
@@ -101,6 +128,9 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
     return Status(Code::kInternal, "unexpected reply to add");
   }
   std::string_view verdict = text.substr(0, first_bar);
+  if (verdict == "ended") {
+    return read_ended(text.substr(first_bar + 1));
+  }
   std::string_view due = text.substr(first_bar + 1, last_bar - first_bar - 1);
   std::string_view letter = text.substr(last_bar + 1);
   if (verdict == "fenced") {

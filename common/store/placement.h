@@ -56,7 +56,13 @@ bool takes_new_jobs(ShardRole role);
 // What an add did.
 struct Added {
   int64_t due_ms = 0;
-  bool existing = false;  // the same id with the same body was pending already
+  // The same id with the same body was pending already, or ended (below)
+  // within its topic's dedup window: a retried add, nothing changed.
+  bool existing = false;
+  // When it ended: "delivered", "deleted" or "dead", and when (Redis ms);
+  // "" and 0 while it is pending.
+  std::string ended;
+  int64_t ended_at_ms = 0;
 };
 
 // Reads the reply add.lua gave job `index` of its call: Added, kConflict

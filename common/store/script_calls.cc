@@ -64,12 +64,12 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
   return call;
 }
 
-ScriptCall del_call(const std::string& topic, const std::string& id) {
+ScriptCall del_call(const std::string& topic, const std::string& id, int64_t dedup_window_ms) {
   return {&kDelScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
            keys::moving()},
-          {job_key(topic, id), topic}};
+          {job_key(topic, id), topic, std::to_string(dedup_window_ms)}};
 }
 
 ScriptCall promote_call(int limit) {
@@ -78,12 +78,18 @@ ScriptCall promote_call(int limit) {
           {std::to_string(limit), keys::ready_prefix()}};
 }
 
-ScriptCall requeue_expired_call(int limit, const std::vector<std::string>& dead_callback_topics) {
+ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics,
+                                int64_t default_dedup_window_ms) {
   ScriptCall call{&kRequeueExpiredScript,
                   {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
                    keys::counts(), keys::errors()},
-                  {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix()}};
-  call.args.insert(call.args.end(), dead_callback_topics.begin(), dead_callback_topics.end());
+                  {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix(),
+                   std::to_string(default_dedup_window_ms)}};
+  for (const auto& topic : topics) {
+    call.args.push_back(topic.topic);
+    call.args.push_back(std::string(topic.dead_callback ? "1" : "0") + "|" +
+                        std::to_string(topic.dedup_window_ms));
+  }
   return call;
 }
 
@@ -118,7 +124,7 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
                   {keys::records_prefix(), keys::bodies(), keys::working(), keys::due_index(),
                    keys::errors(), today_stats(), keys::counts()},
                   {keys::ready_prefix(), keys::dead_prefix()}};
-  call.args.reserve(2 + 4 * targets.size());
+  call.args.reserve(2 + 5 * targets.size());
   for (const auto& target : targets) {
     std::string key = job_key(target.topic, target.id);
     std::string bucket = std::to_string(keys::bucket_of(key));
@@ -126,6 +132,7 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
     call.args.emplace_back(target.incarnation);
     call.args.emplace_back(target.reserve_id);
     call.args.push_back(std::move(bucket));
+    call.args.push_back(std::to_string(target.dedup_window_ms));
   }
   return call;
 }
@@ -140,7 +147,7 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error, std::to_string(deferral.retry_after_ms),
            std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0",
-           deferral.dead_callback ? "1" : "0"}};
+           deferral.dead_callback ? "1" : "0", std::to_string(deferral.dedup_window_ms)}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {

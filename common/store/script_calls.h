@@ -40,12 +40,15 @@ void append_add(ScriptCall* call, const std::string& topic, const std::string& i
                 const std::string& body, DueTime due);
 // The jobs an add call carries.
 size_t add_call_jobs(const ScriptCall& call);
-ScriptCall del_call(const std::string& topic, const std::string& id);
+// dedup_window_ms: how long the deleted job is remembered (remember_end in
+// common/store/lua/lib/prelude.lua); 0: not at all.
+ScriptCall del_call(const std::string& topic, const std::string& id, int64_t dedup_window_ms);
 ScriptCall promote_call(int limit);
-// dead_callback_topics: the topics with a dead-letter callback (their jobs
-// that die get an outbox entry: common/store/dead_callbacks.h).
-ScriptCall requeue_expired_call(int limit,
-                                const std::vector<std::string>& dead_callback_topics = {});
+// topics: those with a dead-letter callback (their jobs that die get an
+// outbox entry: common/store/dead_callbacks.h) or a dedup window other than
+// default_dedup_window_ms, which the others' dead jobs are remembered for.
+ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics = {},
+                                int64_t default_dedup_window_ms = 0);
 // forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
@@ -57,6 +60,7 @@ struct AckTarget {
   std::string_view id;
   std::string_view incarnation;
   std::string_view reserve_id;
+  int64_t dedup_window_ms = 0;
 };
 // Acks every target in one script run (common/store/lua/ack.lua), in order.
 ScriptCall ack_call(const std::vector<AckTarget>& targets);

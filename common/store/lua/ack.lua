@@ -3,7 +3,8 @@
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] working  KEYS[4] due index  KEYS[5] errors
 -- KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] ready key prefix  ARGV[2] dead key prefix
--- then per job four entries: job key, incarnation, reserve id, the key's bucket.
+-- then per job five entries: job key, incarnation, reserve id, the key's
+-- bucket, and its topic's dedup window in ms (remember_end: 0 remembers nothing).
 -- Only the job that was delivered is touched: a job deleted and re-added
 -- meanwhile has another incarnation and is left alone. The same job whose
 -- lease expired (requeued, or leased again) is removed too: its callback
@@ -15,11 +16,13 @@
 -- apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
+local kPerAck = 5
 local keys, buckets, out = {}, {}, {}
-for base = 3, #ARGV, 4 do
+for base = 3, #ARGV, kPerAck do
   keys[#keys + 1] = ARGV[base]
   buckets[#buckets + 1] = ARGV[base + 3]
 end
+local now = redis_now()
 -- Acked jobs are in flight: their records are in the flat hash. A miss may
 -- be a job that became pending again (retrying after its lease expired):
 -- its bucket is asked too.
@@ -27,7 +30,7 @@ local records = bulk_read('HMGET', kFlatRecords, keys)
 local done, working, flat_gone, apart, per_state, per_topic = {}, {}, {}, {}, {}, {}
 local errors_gone = {}
 for n, key in ipairs(keys) do
-  local base = 3 + (n - 1) * 4
+  local base = 3 + (n - 1) * kPerAck
   local inc, lease, bucket = ARGV[base + 1], ARGV[base + 2], buckets[n]
   local record, from = records[n], 'flat'
   if not record and not done[key] then
@@ -41,6 +44,8 @@ for n, key in ipairs(keys) do
     out[n] = 2
     if j.state == 'w' and j.lease == lease then out[n] = 1 end
     done[key] = true
+    local window = tonumber(ARGV[base + 4])
+    if window > 0 then remember_end(key, 'a', j, body_of(j, key, KEYS[2]), window, now) end
     errors_gone[#errors_gone + 1] = key
     if j.rest == '' then apart[#apart + 1] = key end
     local topic = topic_of(key)
@@ -65,7 +70,6 @@ if #errors_gone > 0 then
   bulk_write('HDEL', KEYS[2], apart)
   bulk_write('HDEL', KEYS[5], errors_gone)
   for counted, n in pairs(per_state) do redis.call('HINCRBY', KEYS[7], counted, -n) end
-  local now = redis_now()
   for topic, n in pairs(per_topic) do stat(KEYS[6], topic, 'delivered', n, now) end
 end
 return out

@@ -17,9 +17,12 @@
 -- a new pending job costs an HSETNX into it and a ZADD into its due zset.
 -- Returns one reply per job, in order, each one string "verdict|due|state":
 -- "added|due|d"; "same|due|state" when the same id is pending with the
--- same body (a retried add: nothing changes); "exists||state" when it is
--- pending with another body, or dead; "fenced||<next home>" when ARGV[1] is
--- fenced here (nothing written). Strings, not a table per job: a table per
+-- same body (a retried add: nothing changes); "ended|due|how|ended at" when
+-- it ended (delivered, deleted, dead) with the same body within its topic's
+-- dedup window (a retried add whose job already ran: nothing changes;
+-- remember_end in the prelude); "exists||state" when it is pending with
+-- another body, or dead; "fenced||<next home>" when ARGV[1] is fenced here
+-- (nothing written). Strings, not a table per job: a table per
 -- job and its conversion to a reply cost ~11 % of the call.
 local kPerJob = 6
 local kFirstJob = 3
@@ -91,21 +94,34 @@ for i = 1, jobs do
     local bucket_key = KEYS[1] .. ARGV[a + 5]
     local existing = parse_record(in_flat[i])
     local record, body_apart, due, due_ms = nil, false, nil, nil
+    local how, ended_at, ended_due = nil, nil, nil
     if not existing then
-      -- A new pending job: one HSETNX both looks for it in its bucket and
-      -- writes it there.
-      due, due_ms = due_of(a)
-      record, body_apart = new_job_record(due, body)
-      if redis.call('HSETNX', bucket_key, key, record) == 0 then
+      -- Ended within its topic's dedup window with this body: a retry of
+      -- an add that was stored (its answer lost) and ran already. Unless a
+      -- newer job of the id is pending in its bucket, nothing is written.
+      how, ended_at, ended_due = ended_with(key, body)
+      if how then
         existing = parse_record(redis.call('HGET', bucket_key, key))
+      else
+        -- A new pending job: one HSETNX both looks for it in its bucket and
+        -- writes it there.
+        due, due_ms = due_of(a)
+        record, body_apart = new_job_record(due, body)
+        if redis.call('HSETNX', bucket_key, key, record) == 0 then
+          existing = parse_record(redis.call('HGET', bucket_key, key))
+        end
       end
+    elseif existing.state == 'x' then
+      how, ended_at, ended_due = ended_with(key, body)  -- died within the window
     end
-    if existing then
+    if existing and not (existing.state == 'x' and how) then
       if existing.state ~= 'x' and body_of(existing, key, KEYS[2]) == body then
         replies[i] = 'same|' .. existing.due .. '|' .. existing.state
       else
         replies[i] = 'exists||' .. existing.state
       end
+    elseif how then
+      replies[i] = 'ended|' .. ended_due .. '|' .. how .. '|' .. ended_at
     else
       stored = stored + 1
       if body_apart then

@@ -14,6 +14,8 @@
 -- stopped its calls: the job waits for it, attempts as before; never dead)
 -- ARGV[11] '1': the topic has a dead-letter callback; a job that dies here
 -- gets its entry in the dead-letter callback outbox (dead_callback_add).
+-- ARGV[12] the topic's dedup window, ms: a job that dies is remembered that
+-- long (remember_end), so a retried add of it answers how it ended.
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
@@ -59,6 +61,7 @@ if not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]) then
   count(KEYS[8], topic, 'x', 1)
   stat(KEYS[6], topic, 'dead', 1, now)
   if ARGV[11] == '1' then dead_callback_add(key, j, error_text, now) end
+  remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), tonumber(ARGV[12] or '0'), now)
   return 2
 end
 local next_due = ms_text(now + delay)

@@ -300,3 +300,33 @@ local function dead_callback_add(key, j, error_text, now)
              'died_at', ms_text(now), 'created', j.created, 'inc', j.inc, 'tries', '0')
   redis.call('ZADD', kDeadCallbacks, ms_text(now), n)
 end
+
+-- Ended records: a retried add must never run a job twice. After a job ends
+-- (delivered, deleted, dead) its key is remembered for its topic's
+-- dedup_window_s, with how and when it ended, its due time and a print of
+-- its body; an add of the same id and body within the window answers
+-- "ended" (200 existing, with the final state) instead of adding the job
+-- again (add.lua). One string key per ended job, expired by Redis itself:
+-- "how|ended ms|due ms|print", how: a delivered, e deleted, x dead.
+-- A print is 16 hex digits of the body's SHA-1: it tells a producer's retry
+-- from a new body for the same id, it is no defence against a forger.
+local kEndedPrefix = kTag .. ':ended:'
+local function body_print(body)
+  return string.sub(redis.sha1hex(body), 1, 16)
+end
+local function remember_end(key, how, j, body, window_ms, now)
+  if not window_ms or window_ms <= 0 or not body then return end
+  redis.call('SET', kEndedPrefix .. key,
+             how .. '|' .. ms_text(now) .. '|' .. j.due .. '|' .. body_print(body),
+             'PX', string.format('%d', window_ms))
+end
+-- The end remembered for key with this body: how ('delivered', 'deleted',
+-- 'dead'), ended ms and due ms as text; nil when none, or another body's.
+local kEndedWords = {a = 'delivered', e = 'deleted', x = 'dead'}
+local function ended_with(key, body)
+  local ended = redis.call('GET', kEndedPrefix .. key)
+  if not ended then return nil end
+  local how, at, due, print = string.match(ended, '^(%a)|(%d+)|(%d+)|(%x+)$')
+  if not how or print ~= body_print(body) then return nil end
+  return kEndedWords[how], at, due
+end
