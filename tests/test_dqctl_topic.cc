@@ -164,10 +164,13 @@ TEST_CASE("add, list, show: human and JSON output") {
     keys.push_back(member.key());
   }
   std::sort(keys.begin(), keys.end());
-  // dead_callback checked on its own line, so the list below merges with other new settings.
+  // dead_callback and dedup_window_s checked on their own lines, so the list below merges with other new settings.
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");
   REQUIRE(dead_callback != keys.end());
   keys.erase(dead_callback);
+  auto dedup_window = std::find(keys.begin(), keys.end(), "dedup_window_s");
+  REQUIRE(dedup_window != keys.end());
+  keys.erase(dedup_window);
   CHECK(keys == std::vector<std::string>{"alert_emails",
                                          "callback_format",
                                          "callback_url",

@@ -29,12 +29,13 @@ int64_t steady_ms() {
 }  // namespace
 
 Load::Load(std::vector<std::string> hosts, std::vector<std::string> topics, std::string prefix,
-           int threads, int pause_ms)
+           int threads, int pause_ms, int retry_after_unknown_ms)
     : hosts_(std::move(hosts)),
       topics_(std::move(topics)),
       prefix_(std::move(prefix)),
       threads_(threads),
-      pause_ms_(pause_ms) {}
+      pause_ms_(pause_ms),
+      retry_after_unknown_ms_(retry_after_unknown_ms) {}
 
 Load::~Load() { stop(); }
 
@@ -96,10 +97,12 @@ void Load::produce() {
         accepted_.push_back({std::move(job), due, earliest});
         done = true;
       } else if (result.status == 0 || result.status >= 500) {
+        int wait_ms = 100;
         if (result.status == 0 || result.status == 504) {  // 503: nothing written
           earliest_unknown_ms = std::min(earliest_unknown_ms, sent_ms);
+          wait_ms = retry_after_unknown_ms_;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));  // unknown: retry
+        std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
       } else {
         break;  // refused (4xx): a bug the tally shows as given up
       }

@@ -31,9 +31,11 @@ struct AddAnswer {
 class Load {
  public:
   // Jobs go round robin over `topics` and `hosts` (base URLs), due 0.2 s to
-  // 2 s after their add; ids start with `prefix`.
+  // 2 s after their add; ids start with `prefix`. An add is retried with the
+  // same id and body 100 ms after a 503 (nothing written) and
+  // retry_after_unknown_ms after a 504 or no answer (it may have been written).
   Load(std::vector<std::string> hosts, std::vector<std::string> topics, std::string prefix,
-       int threads = 2, int pause_ms = 5);
+       int threads = 2, int pause_ms = 5, int retry_after_unknown_ms = 100);
   ~Load();
   void start();
   void stop();  // waits for the adds in flight (and their retries)
@@ -50,6 +52,7 @@ class Load {
   std::string prefix_;
   int threads_;
   int pause_ms_;
+  int retry_after_unknown_ms_;
   std::atomic<bool> running_{false};
   std::atomic<int> next_{0};
   std::atomic<int> given_up_{0};

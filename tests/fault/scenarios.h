@@ -40,6 +40,11 @@ struct Scenario {
   // Set when the fault destroys data (a shard restarted empty): lost jobs
   // are then expected, and `check` must show that dq reported them.
   std::string why_losses;
+  // How long the load waits before retrying an add whose outcome is unknown
+  // (504, no answer): a producer that backs off retries after its job ran.
+  int retry_after_unknown_ms = 100;
+  // Producer threads of the load: each has one add (and its retries) open.
+  int load_threads = 2;
 };
 
 std::vector<Scenario> all_scenarios();
