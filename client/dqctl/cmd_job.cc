@@ -330,6 +330,11 @@ int run_add(const CtlOptions& options, const std::vector<std::string>& raw) {
   }
   if (args.json) {
     printf("%s\n", added->raw_json.c_str());
+  } else if (!added->ended.empty()) {
+    // A retry of an add whose job already ran: nothing was added again.
+    printf("already %s %s/%s (same body, ended %s), not added again\n", added->ended.c_str(),
+           added->topic.c_str(), added->id.c_str(),
+           format_local_datetime(added->ended_at_ms).c_str());
   } else {
     printf("%s %s/%s, due %s (due_at_ms=%lld)\n",
            added->existing ? "already pending (same body)" : "added", added->topic.c_str(),

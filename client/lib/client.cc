@@ -251,9 +251,14 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
         "add answered " + std::to_string(answer.status) + " without due_at_ms: " + answer.body,
         answer, called->server);
   }
-  Added added{reply.value("topic", topic), reply.value("id", id), reply["due_at_ms"].get<int64_t>(),
-              answer.body};
+  Added added;
+  added.topic = reply.value("topic", topic);
+  added.id = reply.value("id", id);
+  added.due_at_ms = reply["due_at_ms"].get<int64_t>();
+  added.raw_json = answer.body;
   added.existing = reply.value("existing", false);
+  added.ended = reply.value("state", std::string());
+  added.ended_at_ms = reply.value("ended_at_ms", int64_t{0});
   return added;
 }
 

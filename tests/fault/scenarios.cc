@@ -699,8 +699,8 @@ TallyRow run_scenario(const Scenario& scenario, int round) {
   for (const auto& topic : scenario.topics) {
     topics.push_back(topic.first);
   }
-  Load load(world.host_urls(), topics, "r" + std::to_string(round) + "-",
-            scenario.load_threads, 5, scenario.retry_after_unknown_ms);
+  Load load(world.host_urls(), topics, "r" + std::to_string(round) + "-", scenario.load_threads, 5,
+            scenario.retry_after_unknown_ms);
   load.start();
   scenario.inject(world, static_cast<int>(load_ms_for_this_run() * scenario.load_share));
   load.stop();

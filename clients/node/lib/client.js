@@ -49,7 +49,8 @@ class Client {
 
   // body: any JSON value; delay: seconds; at: unix seconds or a time text;
   // neither: the topic's default delay. Resolves to {topic, id, due_at_ms}
-  // (+ existing: true when the same job was pending already).
+  // (+ existing: true when the same job was pending already, or ended within
+  // the topic's dedup_window_s: then state says how, and ended_at_ms when).
   add(topic, id, body, when = {}) {
     return this.call("POST", `/v1/topics/${segment(topic)}/jobs`, { body: job(id, body, when) });
   }

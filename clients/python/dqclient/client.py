@@ -22,7 +22,8 @@ class DqError(Exception):
     body:    the server's answer as parsed JSON, when it was JSON
     outcome_unknown: True on 504 (and when no answer came to a write): dq
              cannot tell whether the write happened; retrying the same call
-             is safe (the same add answers 200 existing).
+             is safe (the same add answers 200 existing, and "state" says
+             how the job ended when it ran already).
     """
 
     def __init__(self, status, message, body=None, outcome_unknown=False):
