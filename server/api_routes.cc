@@ -63,6 +63,10 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.delete_job(request, match.topic, match.id);
        }},
+      {"POST", "/v1/topics/{topic}/jobs/{id}/run", "run", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.run_job(request, match.topic, match.id);
+       }},
       {"GET", "/healthz", "healthz", Access::kOpen,
        [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.healthz(request); }},
       {"GET", "/metrics", "metrics", Access::kOpen,

@@ -304,6 +304,26 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
       });
 }
 
+void HttpApi::run_job(const Exchange& request, const std::string& topic, const std::string& id) {
+  Status ok = check_topic_and_id(topic, id, topics_);
+  if (!ok.is_ok()) {
+    return finish(request, "run", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  }
+  jobs_.run_now(topic, id, [this, request, topic, id](Result<RunNow> ran) {
+    int code = ran.is_ok() ? 200 : http_status_of(ran.status().code());
+    request_log().info("run {} {} -> {}", topic, id, code);
+    if (!ran.is_ok()) {
+      return finish(request, "run", code, Json{{"error", ran.status().message()}});
+    }
+    finish(request, "run", 200,
+           Json{{"topic", topic},
+                {"id", id},
+                {"state", state_name(ran->state)},
+                {"due_at_ms", ran->due_ms},
+                {"moved", ran->moved}});
+  });
+}
+
 ListingDone HttpApi::listing(const Exchange& request, const std::string& route) {
   return [this, request, route](const ListingAnswer& answer) {
     finish(request, route, answer.status, answer.body);

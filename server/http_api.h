@@ -108,6 +108,9 @@ class HttpApi {
   void add_batch(const Exchange& request, const std::string& topic);
   void get_job(const Exchange& request, const std::string& topic, const std::string& id);
   void delete_job(const Exchange& request, const std::string& topic, const std::string& id);
+  // Makes a delayed or retrying job due now (attempts kept): 200 with its
+  // state and due time, "moved" false when it was due already.
+  void run_job(const Exchange& request, const std::string& topic, const std::string& id);
   // server/dead_routes.cc; id "" requeues every dead letter of the topic.
   void list_dead(const Exchange& request, const std::string& topic);
   void purge_dead(const Exchange& request, const std::string& topic);

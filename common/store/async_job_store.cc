@@ -10,6 +10,7 @@
 #include "common/store/job_meta.h"
 #include "common/store/job_records.h"
 #include "common/store/keys.h"
+#include "common/store/reply_values.h"
 #include "common/store/script_calls.h"
 #include "common/store/shard_reasons.h"
 
@@ -324,83 +325,120 @@ void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
 }
 
 // One delete in progress: the shards it asks in turn, and what they said.
-struct AsyncJobStore::Deleting {
+// A script run on the job wherever it is: its homes in lookup order, until
+// one answers that it held the job ({1 or more, ...}; {0, ...}: not here).
+struct AsyncJobStore::JobWrite {
   std::string topic;
   std::string id;
-  int64_t dedup_window_ms = 0;
+  const char* verb = "";  // "delete", "run": for the messages
+  ScriptCall call;
   std::vector<size_t> order;
   std::string down;  // why a shard that may hold it could not be asked (503)
-  Status unknown;    // a delete sent that got no answer (504)
-  DelDone done;
+  Status unknown;    // a call sent that got no answer (504)
+  WriteDone done;
 };
 
-void AsyncJobStore::del(const std::string& topic, const std::string& id, int64_t dedup_window_ms,
-                        DelDone done) {
+void AsyncJobStore::write_where_found(const std::string& topic, const std::string& id,
+                                      const char* verb, ScriptCall call, WriteDone done) {
   auto homes = id_homes(addresses_, roles_, job_key(topic, id));
   if (!homes) {
-    done(no_home(topic, id), false);
+    done(no_home(topic, id), nullptr);
     return;
   }
-  auto deleting = std::make_shared<Deleting>();
-  deleting->topic = topic;
-  deleting->id = id;
-  deleting->dedup_window_ms = dedup_window_ms;
-  deleting->order = lookup_order(*homes);
-  deleting->done = std::move(done);
-  delete_from(deleting, 0);
+  auto write = std::make_shared<JobWrite>();
+  write->topic = topic;
+  write->id = id;
+  write->verb = verb;
+  write->call = std::move(call);
+  write->order = lookup_order(*homes);
+  write->done = std::move(done);
+  write_from(write, 0);
 }
 
-void AsyncJobStore::delete_from(const std::shared_ptr<Deleting>& deleting, size_t next) {
-  while (next < deleting->order.size() && !usable(deleting->order[next])) {
-    if (deleting->down.empty()) {
-      deleting->down = down_reason(deleting->order[next]);
+void AsyncJobStore::write_from(const std::shared_ptr<JobWrite>& write, size_t next) {
+  while (next < write->order.size() && !usable(write->order[next])) {
+    if (write->down.empty()) {
+      write->down = down_reason(write->order[next]);
     }
     ++next;
   }
-  if (next == deleting->order.size()) {
-    // Deleted nowhere. A delete whose answer did not come may have run: 504;
-    // else a shard that may hold it could not be asked: 503, nothing deleted.
-    if (!deleting->unknown.is_ok()) {
-      return deleting->done(deleting->unknown, false);
+  if (next == write->order.size()) {
+    // Found nowhere. A call whose answer did not come may have run: 504;
+    // else a shard that may hold it could not be asked: 503, nothing changed.
+    if (!write->unknown.is_ok()) {
+      return write->done(write->unknown, nullptr);
     }
-    if (!deleting->down.empty()) {
-      return deleting->done(
-          Status(Code::kUnavailable, "cannot delete " + job_name(deleting->topic, deleting->id) +
-                                         ": " + deleting->down +
-                                         "; nothing was deleted, retry later"),
-          false);
+    if (!write->down.empty()) {
+      return write->done(
+          Status(Code::kUnavailable, std::string("cannot ") + write->verb + " " +
+                                         job_name(write->topic, write->id) + ": " + write->down +
+                                         "; nothing was changed, retry later"),
+          nullptr);
     }
-    return deleting->done(
-        Status(Code::kNotFound, job_name(deleting->topic, deleting->id) + " not found"), false);
+    return write->done(Status(Code::kNotFound, job_name(write->topic, write->id) + " not found"),
+                       nullptr);
   }
-  size_t shard = deleting->order[next];
-  shards_[shard]->run(
-      del_call(deleting->topic, deleting->id, deleting->dedup_window_ms),
-      [this, deleting, next](const Result<const redisReply*>& reply) {
-        if (!reply.is_ok()) {
-          if (reply.status().code() == Code::kUnavailable) {
-            // Refused or not sent: nothing changed there.
-            if (deleting->down.empty()) {
-              deleting->down = reply.status().message();
-            }
-          } else if (deleting->unknown.is_ok()) {
-            deleting->unknown = Status(reply.status().code(),
-                                       reply.status().message() + "; delete outcome unknown");
-          }
-          delete_from(deleting, next + 1);
-          return;
+  size_t shard = write->order[next];
+  shards_[shard]->run(write->call, [this, write, next](const Result<const redisReply*>& reply) {
+    if (!reply.is_ok()) {
+      if (reply.status().code() == Code::kUnavailable) {
+        // Refused or not sent: nothing changed there.
+        if (write->down.empty()) {
+          write->down = reply.status().message();
         }
-        // del.lua: {1, state} when it deleted the job, {0, ''} when it had none.
-        const redisReply* r = *reply;
-        bool deleted = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                       r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 1;
-        if (!deleted) {
-          delete_from(deleting, next + 1);
-          return;
+      } else if (write->unknown.is_ok()) {
+        write->unknown = Status(reply.status().code(),
+                                reply.status().message() + "; " + write->verb + " outcome unknown");
+      }
+      write_from(write, next + 1);
+      return;
+    }
+    const redisReply* r = *reply;
+    bool found = r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+                 r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer != 0;
+    if (!found) {
+      write_from(write, next + 1);
+      return;
+    }
+    // One pending job per id: once found, no other shard holds it (a copy
+    // the mover wrote on its home meanwhile is dropped by it).
+    write->done(Status::ok(), r);
+  });
+}
+
+void AsyncJobStore::del(const std::string& topic, const std::string& id, int64_t dedup_window_ms,
+                        DelDone done) {
+  write_where_found(topic, id, "delete", del_call(topic, id, dedup_window_ms),
+                    [done = std::move(done)](const Status& status, const redisReply* reply) {
+                      // del.lua: {1, state} when it deleted the job.
+                      done(status, reply != nullptr && reply_text(reply->element[1]) == "w");
+                    });
+}
+
+void AsyncJobStore::run_now(const std::string& topic, const std::string& id,
+                            std::function<void(Result<RunNow>)> done) {
+  write_where_found(
+      topic, id, "run", run_now_call(topic, id),
+      [this, topic, id, done = std::move(done)](const Status& status, const redisReply* reply) {
+        if (!status.is_ok()) {
+          return done(status);
         }
-        // One pending job per id: once found, no other shard holds it (a
-        // copy the mover wrote on its home meanwhile is dropped by it).
-        deleting->done(Status::ok(), reply_text(r->element[1]) == "w");
+        // run_now.lua: {1 made due now | 2 due already | 3 dead, state letter, due ms}.
+        RunNow result;
+        JobState state = JobState::kDelayed;
+        std::string letter = reply->elements == 3 ? reply_text(reply->element[1]) : "";
+        if (letter.size() != 1 || !state_of_letter(letter[0], &state) ||
+            !reply_int(reply->element[2], &result.due_ms)) {
+          return done(Status(Code::kInternal, "unexpected reply to run"));
+        }
+        if (reply->element[0]->integer == 3) {
+          return done(Status(Code::kConflict, job_name(topic, id) +
+                                                  " is in the dead-letter set; requeue it to "
+                                                  "run it again"));
+        }
+        result.state = state;
+        result.moved = reply->element[0]->integer == 1;
+        done(result);
       });
 }
 

@@ -75,6 +75,12 @@ class AsyncJobStore {
   // remembered that long, so a late retry of its add cannot bring it back.
   using DelDone = std::function<void(const Status& status, bool in_flight)>;
   void del(const std::string& topic, const std::string& id, int64_t dedup_window_ms, DelDone done);
+  // Makes a delayed or retrying job due at Redis's now (attempts kept):
+  // moved true. A ready or working job is due already (moved false);
+  // kConflict for a dead letter (requeue it), kNotFound, and kUnavailable /
+  // kUnknown as for a delete.
+  void run_now(const std::string& topic, const std::string& id,
+               std::function<void(Result<RunNow>)> done);
 
   // --- the timer's calls, per shard ---
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
@@ -132,9 +138,13 @@ class AsyncJobStore {
                 size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);
   static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
-  // Deletes on order[next], then on the next shard until one deleted it.
-  struct Deleting;
-  void delete_from(const std::shared_ptr<Deleting>& deleting, size_t next);
+  // Runs a script on the job wherever it is (its homes in lookup order);
+  // `done` gets the reply of the shard that held it, or the 404, 503 or 504.
+  using WriteDone = std::function<void(const Status& status, const redisReply* found)>;
+  struct JobWrite;
+  void write_where_found(const std::string& topic, const std::string& id, const char* verb,
+                         ScriptCall call, WriteDone done);
+  void write_from(const std::shared_ptr<JobWrite>& write, size_t next);
   // "Redis shard X is down: why", for the 503 of a request it could not answer.
   std::string down_reason(size_t shard);
   // Connected, and not marked down by dq-redis-checker.

@@ -64,6 +64,13 @@ struct ExpiryTopic {
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
+// What a run-now found (run_now.lua): the job's state and due time after it.
+struct RunNow {
+  JobState state = JobState::kDelayed;
+  int64_t due_ms = 0;
+  bool moved = false;  // it was delayed or retrying and is due now; else due already
+};
+
 // One ack of ack_all: views of the caller's strings (no copies per job),
 // valid for the call.
 struct AckRequest {

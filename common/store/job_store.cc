@@ -105,6 +105,11 @@ Status BlockingJobStore::del(const std::string& topic, const std::string& id,
   });
 }
 
+Result<RunNow> BlockingJobStore::run_now(const std::string& topic, const std::string& id) {
+  connect_all();
+  return wait<Result<RunNow>>([&](auto done) { async_.run_now(topic, id, done); });
+}
+
 Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
   // Until the shard says its store is current, each promote first converts a
   // batch (common/store/store_upgrade.h); after that it is never asked again.

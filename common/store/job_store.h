@@ -60,6 +60,8 @@ class BlockingJobStore {
   // dedup_window_ms: see AsyncJobStore::del (0, as tools and tests use it:
   // the deleted job is not remembered).
   Status del(const std::string& topic, const std::string& id, int64_t dedup_window_ms = 0);
+  // See AsyncJobStore::run_now.
+  Result<RunNow> run_now(const std::string& topic, const std::string& id);
 
   // --- timer side, per shard ---
   Result<PromoteResult> promote(size_t shard, int limit);

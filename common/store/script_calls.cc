@@ -72,6 +72,12 @@ ScriptCall del_call(const std::string& topic, const std::string& id, int64_t ded
           {job_key(topic, id), topic, std::to_string(dedup_window_ms)}};
 }
 
+ScriptCall run_now_call(const std::string& topic, const std::string& id) {
+  return {&kRunNowScript,
+          {keys::records_prefix(), keys::due_index(), keys::timer_wake()},
+          {job_key(topic, id)}};
+}
+
 ScriptCall promote_call(int limit) {
   return {&kPromoteScript,
           {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts()},

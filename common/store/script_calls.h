@@ -43,6 +43,8 @@ size_t add_call_jobs(const ScriptCall& call);
 // dedup_window_ms: how long the deleted job is remembered (remember_end in
 // common/store/lua/lib/prelude.lua); 0: not at all.
 ScriptCall del_call(const std::string& topic, const std::string& id, int64_t dedup_window_ms);
+// Makes a delayed or retrying job due now (common/store/lua/run_now.lua).
+ScriptCall run_now_call(const std::string& topic, const std::string& id);
 ScriptCall promote_call(int limit);
 // topics: those with a dead-letter callback (their jobs that die get an
 // outbox entry: common/store/dead_callbacks.h) or a dedup window other than
