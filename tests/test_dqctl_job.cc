@@ -63,6 +63,18 @@ TEST_CASE("add, get, del: output and exit codes") {
   CHECK(duplicate.exit_code == 1);
   CHECK(contains(duplicate.err, "Conflict (409)"));
 
+  // run: due at once, attempts kept; --json prints the server's fields.
+  RunResult ran = dqctl({"-s", s, "--json", "run", "orders", "ctl-1"});
+  CHECK_MESSAGE(ran.exit_code == 0, ran.err);
+  Json run_answer = Json::parse(ran.out, nullptr, false);
+  REQUIRE(run_answer.is_object());
+  CHECK(run_answer["moved"] == true);
+  CHECK(run_answer["state"] == "delayed");
+  RunResult ran_missing = dqctl({"-s", s, "run", "orders", "ctl-none"});
+  CHECK(ran_missing.exit_code == 1);
+  CHECK(contains(ran_missing.err, "NotFound (404)"));
+  CHECK(dqctl({"-s", s, "run", "orders"}).exit_code == 2);
+
   RunResult deleted = dqctl({"-s", s, "del", "orders", "ctl-1"});
   CHECK(deleted.exit_code == 0);
   CHECK(contains(deleted.out, "deleted orders/ctl-1"));

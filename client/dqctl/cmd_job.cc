@@ -36,6 +36,8 @@ constexpr const char* kAddUsage =
     "{\"id\",\"body\",\"delay\"|\"at\"[,\"topic\"]}";
 constexpr const char* kGetUsage = "get TOPIC ID [--timeout-ms N]";
 constexpr const char* kDelUsage = "del TOPIC ID [--timeout-ms N]";
+constexpr const char* kRunUsage =
+    "run TOPIC ID [--timeout-ms N]   (a delayed or retrying job is due now, attempts kept)";
 constexpr size_t kBatchChunk =
     500;  // jobs per request (the server's max_batch_jobs is 1000 by default)
 
@@ -404,9 +406,41 @@ int run_del(const CtlOptions& options, const std::vector<std::string>& raw) {
   return kExitOk;
 }
 
+// dqctl run: POST .../jobs/{id}/run.
+int run_run(const CtlOptions& options, const std::vector<std::string>& raw) {
+  JobArgs args;
+  int exit_code = kExitOk;
+  if (!parse_job_args("run", raw, &args, &exit_code)) {
+    return exit_code;
+  }
+  args.json = args.json || options.json;
+  if (args.positional.size() != 2) {
+    return usage_error("run", "expected TOPIC ID");
+  }
+  dc::Client client = make_client(options, args);
+  auto ran = client.run(args.positional[0], args.positional[1]);
+  if (!ran) {
+    return report(ran.error(), args.json);
+  }
+  if (args.json) {
+    Json out{{"topic", args.positional[0]},
+             {"id", args.positional[1]},
+             {"state", dc::job_state_name(ran->state)},
+             {"due_at_ms", ran->due_at_ms},
+             {"moved", ran->moved}};
+    printf("%s\n", out.dump().c_str());
+  } else {
+    printf("%s %s/%s (%s), due %s\n", ran->moved ? "running now" : "already due",
+           args.positional[0].c_str(), args.positional[1].c_str(), dc::job_state_name(ran->state),
+           format_local_datetime(ran->due_at_ms).c_str());
+  }
+  return kExitOk;
+}
+
 const CommandRegistration kAdd("add", kAddUsage, &run_add);
 const CommandRegistration kGet("get", kGetUsage, &run_get);
 const CommandRegistration kDel("del", kDelUsage, &run_del);
+const CommandRegistration kRun("run", kRunUsage, &run_run);
 
 }  // namespace job_command
 }  // namespace dq::ctl

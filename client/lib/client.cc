@@ -287,6 +287,25 @@ Result<JobInfo> Client::get(const std::string& topic, const std::string& id) {
   return info;
 }
 
+Result<RunResult> Client::run(const std::string& topic, const std::string& id) {
+  auto got = impl_->object_call(
+      "POST", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id) + "/run", "", "run",
+      {"state", "due_at_ms", "moved"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& reply = got->reply;
+  if (!reply["state"].is_string() || !reply["due_at_ms"].is_number_integer() ||
+      !reply["moved"].is_boolean()) {
+    return Error{ErrorCode::Protocol, 200, "run: unexpected answer: " + got->body, got->server};
+  }
+  RunResult result;
+  result.state = state_from_name(reply["state"].get<std::string>());
+  result.due_at_ms = reply["due_at_ms"].get<int64_t>();
+  result.moved = reply["moved"].get<bool>();
+  return result;
+}
+
 Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   bool unsure = false;
   auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),

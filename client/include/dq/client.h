@@ -129,6 +129,13 @@ struct JobInfo {
   std::string raw_json;  // the server's answer
 };
 
+// The answer to run(): the job's state and due time after it.
+struct RunResult {
+  JobState state = JobState::Unknown;
+  int64_t due_at_ms = 0;
+  bool moved = false;  // it was delayed or retrying and is due now; false: due already
+};
+
 struct Deleted {
   // 202: deleted, but a delivery was already under way; its callback still runs.
   bool delivery_in_flight = false;
@@ -242,6 +249,9 @@ class DQCLIENT_API Client {
   Result<JobInfo> get(const std::string& topic, const std::string& id);
   // DELETE /v1/topics/{topic}/jobs/{id}.
   Result<Deleted> del(const std::string& topic, const std::string& id);
+  // POST /v1/topics/{topic}/jobs/{id}/run: a delayed or retrying job is due
+  // at once, its attempts kept. A dead letter is a Conflict (requeue it).
+  Result<RunResult> run(const std::string& topic, const std::string& id);
   // POST /v1/topics/{topic}/jobs/batch: one result per job, in the same order.
   // The call itself fails only when the batch as a whole was refused.
   Result<std::vector<BatchItemResult>> add_batch(const std::string& topic,

@@ -74,6 +74,13 @@ class Client {
     return reply || { deleted: true, delivery_in_flight: false };
   }
 
+  // A delayed or retrying job due now, its attempts kept: {topic, id, state,
+  // due_at_ms, moved} (moved false: it was due already). A dead letter is a
+  // DqError 409 (requeue it).
+  run(topic, id) {
+    return this.call("POST", `/v1/topics/${segment(topic)}/jobs/${segment(id)}/run`);
+  }
+
   listJobs(topic, state, { offset, limit } = {}) {
     return this.call("GET", `/v1/topics/${segment(topic)}/jobs`, { query: { state, offset, limit } });
   }

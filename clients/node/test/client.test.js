@@ -98,6 +98,17 @@ test("against a real dqd", { skip }, async (t) => {
     assert.deepEqual(job.body, { amount: 42 });
     await producer.add("node-jobs", "a/b c", "text", { at: Math.floor(Date.now() / 1000) + 3600 });
     assert.equal((await producer.get("node-jobs", "a/b c")).body, "text");
+    await producer.add("node-jobs", "run-1", 1, { delay: 3600 });
+    const ran = await producer.run("node-jobs", "run-1");
+    assert.equal(ran.moved, true);
+    assert.equal(ran.state, "delayed");
+    assert.ok(ran.due_at_ms < Date.now() + 60000);
+    // It is delivered now (and is no longer on its way when the signed test starts).
+    const runDeadline = Date.now() + 30000;
+    const ranOnce = () => received.some(({ headers }) => headers["x-dq-id"] === "run-1");
+    while (!ranOnce() && Date.now() < runDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(ranOnce(), "the job run now was not delivered");
+    await rejects(producer.run("node-jobs", "no-such-job"), 404);
     const conflict = await rejects(producer.add("node-jobs", "order-1", { amount: 43 }), 409);
     assert.match(conflict.serverMessage, /order-1/);
     assert.equal((await producer.delete("node-jobs", "order-1")).deleted, true);

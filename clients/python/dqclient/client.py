@@ -84,6 +84,12 @@ class Client:
         reply = self._call("DELETE", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
         return reply or {"deleted": True, "delivery_in_flight": False}
 
+    def run(self, topic, id):  # noqa: A002
+        """Makes a delayed or retrying job due now, its attempts kept. Returns
+        {"topic", "id", "state", "due_at_ms", "moved"}: moved False when it was
+        due already. A dead letter raises DqError 409 (requeue it)."""
+        return self._call("POST", "/v1/topics/%s/jobs/%s/run" % (_segment(topic), _segment(id)))
+
     def list_jobs(self, topic, state, offset=None, limit=None):
         """Pending jobs in one state (delayed, ready, working, retrying), next due first."""
         return self._call("GET", "/v1/topics/%s/jobs" % _segment(topic),

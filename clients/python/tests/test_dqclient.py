@@ -118,6 +118,14 @@ class AgainstDqdTest(unittest.TestCase):
         self.assertEqual(job["body"], {"amount": 42})
         self.assertTrue(self.producer.add("py-jobs", "a/b c", "text", at=int(time.time()) + 3600))
         self.assertEqual(self.producer.get("py-jobs", "a/b c")["body"], "text")
+        self.producer.add("py-jobs", "run-1", 1, delay=3600)
+        ran = self.producer.run("py-jobs", "run-1")
+        self.assertTrue(ran["moved"])
+        self.assertEqual(ran["state"], "delayed")
+        self.assertLess(ran["due_at_ms"], int(time.time() * 1000) + 60000)
+        with self.assertRaises(DqError) as no_job:
+            self.producer.run("py-jobs", "no-such-job")
+        self.assertEqual(no_job.exception.status, 404)
         with self.assertRaises(DqError) as conflict:
             self.producer.add("py-jobs", "order-1", {"amount": 43})
         self.assertEqual(conflict.exception.status, 409)
