@@ -235,6 +235,9 @@ void AdminApp::route_api(Exchange& exchange, const Session& session) {
     if (part == "jobs" && path.size() == 5) {
       return job_route(exchange, topic, path[4]);
     }
+    if (part == "jobs" && path.size() == 6 && path[5] == "run" && method == "POST") {
+      return run_job(exchange, topic, path[4]);
+    }
     if (part == "dead") {
       return dead_route(exchange, topic);
     }

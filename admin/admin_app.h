@@ -80,6 +80,8 @@ class AdminApp {
   // api_jobs.cc
   void jobs_route(Exchange& exchange, const std::string& topic);
   void job_route(Exchange& exchange, const std::string& topic, const std::string& id);
+  // A delayed or retrying job due now, its attempts kept (the Run now button).
+  void run_job(Exchange& exchange, const std::string& topic, const std::string& id);
   void purge_topic(Exchange& exchange, const std::string& topic);
   void dead_route(Exchange& exchange, const std::string& topic);
   void dead_requeue(Exchange& exchange, const std::string& topic);

@@ -40,6 +40,22 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
   exchange.reply_json(200, Json{{"deleted", id}});
 }
 
+void AdminApp::run_job(Exchange& exchange, const std::string& topic, const std::string& id) {
+  if (!valid_topic(topic) || !valid_id(id)) {
+    return exchange.reply_error(400, "not a valid topic name or job id");
+  }
+  auto ran = store_.run_now(topic, id);
+  if (!ran.is_ok()) {
+    return exchange.reply_error(ran.status());
+  }
+  err_log().info("dq-admin: job {} of {} run now", id, topic);
+  exchange.reply_json(200, Json{{"topic", topic},
+                                {"id", id},
+                                {"state", state_name(ran->state)},
+                                {"due_at_ms", ran->due_ms},
+                                {"moved", ran->moved}});
+}
+
 // Deletes every job of the topic, pending and dead, after the caller typed
 // the topic's name (body {"confirm": "<topic>"}).
 void AdminApp::purge_topic(Exchange& exchange, const std::string& topic) {

@@ -13,6 +13,17 @@ function jobDetails(job) {
   return el('dl', { className: 'details', id: 'job-details' }, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
 
+// "Run now" for a delayed or retrying job: due at once, attempts kept
+// (POST .../run); nothing for the other states.
+function runNowButton(topic, job, message, className) {
+  if (job.state !== 'delayed' && job.state !== 'retrying') return '';
+  return el('button', { className: ((className || '') + ' run-now').trim(), type: 'button', onclick: async () => {
+    const d = await api('POST', '/api/topics/' + enc(topic) + '/jobs/' + enc(job.id) + '/run');
+    if (!d.ok) notice(message, false, d.data.error || 'HTTP ' + d.status);
+    else notice(message, true, 'Job ' + job.id + (d.data.moved ? ' is due now.' : ' was due already.'));
+  } }, 'Run now');
+}
+
 async function pageJobs(main) {
   const p = params();
   const names = await topicNames();
@@ -74,7 +85,7 @@ async function pageJobs(main) {
         el('td', {}, fmtTime(job.due_at_ms || job.due_ms)),
         el('td', { className: 'hide-narrow error' }, job.last_error || ''),
         el('td', { className: 'mono hide-narrow' }, job.shard || ''),
-        el('td', {}, armedButton('Delete', 'Sure?', async () => {
+        el('td', {}, runNowButton(topic, job, listMessage, 'small'), armedButton('Delete', 'Sure?', async () => {
           const d = await api('DELETE', '/api/topics/' + enc(topic) + '/jobs/' + enc(job.id));
           if (!d.ok) notice(listMessage, false, d.data.error); else load();
         }, 'small'))));
@@ -91,6 +102,7 @@ async function pageJobs(main) {
     clear(lookupResult);
     if (!r.ok) { notice(lookupResult, false, r.data.error || 'HTTP ' + r.status); return; }
     lookupResult.append(jobDetails(r.data), el('div', { className: 'row' },
+      runNowButton(r.data.topic, r.data, lookupResult),
       armedButton('Delete this job', 'Click again to delete', async () => {
         const d = await api('DELETE', '/api/topics/' + enc(r.data.topic) + '/jobs/' + enc(r.data.id));
         if (!d.ok) notice(lookupResult, false, d.data.error); else { notice(lookupResult, true, 'Job ' + r.data.id + ' deleted.'); load(); }
