@@ -19,7 +19,7 @@ constexpr size_t kMaxDeadOnStatuses = 32;
 // A topic's dedup_window_s by default: a producer's retries of an add go on
 // for minutes, not seconds (docs/RELIABILITY.md, "A retried add").
 constexpr int64_t kDefaultDedupWindowS = 600;
-constexpr int64_t kMaxDedupWindowS = 7 * 24 * 3600;
+constexpr int64_t kMaxDedupWindowS = int64_t{7} * 24 * 3600;
 
 // Parses dead_on ("400,410,422"): HTTP statuses 100-599 but no 2xx, commas,
 // optional spaces, at most kMaxDeadOnStatuses. Empty text: no status.

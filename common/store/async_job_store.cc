@@ -419,7 +419,7 @@ void AsyncJobStore::run_now(const std::string& topic, const std::string& id,
                             std::function<void(Result<RunNow>)> done) {
   write_where_found(
       topic, id, "run", run_now_call(topic, id),
-      [this, topic, id, done = std::move(done)](const Status& status, const redisReply* reply) {
+      [topic, id, done = std::move(done)](const Status& status, const redisReply* reply) {
         if (!status.is_ok()) {
           return done(status);
         }
