@@ -85,8 +85,6 @@ class AdminApp {
   void purge_topic(Exchange& exchange, const std::string& topic);
   void dead_route(Exchange& exchange, const std::string& topic);
   void dead_requeue(Exchange& exchange, const std::string& topic);
-  // The topic's dedup_window_s in ms, for a delete (0 when it is not known).
-  int64_t dedup_window_ms(const std::string& topic);
   // api_system.cc
   void shards_route(Exchange& exchange);
   void add_shard(Exchange& exchange);

@@ -13,11 +13,6 @@
 
 namespace dq {
 
-int64_t AdminApp::dedup_window_ms(const std::string& topic) {
-  auto known = registry_->get_topic(topic);
-  return known.is_ok() ? known->dedup_window_s * 1000 : 0;
-}
-
 void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std::string& id) {
   if (!valid_topic(topic) || !valid_id(id)) {
     return exchange.reply_error(400, "not a valid topic name or job id");
@@ -32,7 +27,7 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
   if (exchange.method() != "DELETE") {
     return exchange.reply_error(405, "GET or DELETE");
   }
-  Status deleted = store_.del(topic, id, dedup_window_ms(topic));
+  Status deleted = store_.del(topic, id);
   if (!deleted.is_ok()) {
     return exchange.reply_error(deleted);
   }
@@ -99,7 +94,7 @@ void AdminApp::dead_route(Exchange& exchange, const std::string& topic) {
     if (job->state != JobState::kDead) {
       return exchange.reply_error(409, "job " + id + " is not a dead letter");
     }
-    Status deleted = store_.del(topic, id, dedup_window_ms(topic));
+    Status deleted = store_.del(topic, id);
     if (!deleted.is_ok()) {
       return exchange.reply_error(deleted);
     }

@@ -288,20 +288,18 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
   if (!ok.is_ok()) {
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
   }
-  jobs_.del(
-      topic, id, dedup_window_ms(topics_, topic),
-      [this, request, topic, id](const Status& status, bool in_flight) {
-        // 202: deleted, but a delivery already under way is not called back.
-        int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
-        request_log().info("del {} {} -> {}", topic, id, code);
-        if (!status.is_ok()) {
-          return finish(request, "del", code, Json{{"error", status.message()}});
-        }
-        if (in_flight) {
-          return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
-        }
-        finish(request, "del", 204, Json());
-      });
+  jobs_.del(topic, id, [this, request, topic, id](const Status& status, bool in_flight) {
+    // 202: deleted, but a delivery already under way is not called back.
+    int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
+    request_log().info("del {} {} -> {}", topic, id, code);
+    if (!status.is_ok()) {
+      return finish(request, "del", code, Json{{"error", status.message()}});
+    }
+    if (in_flight) {
+      return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
+    }
+    finish(request, "del", 204, Json());
+  });
 }
 
 void HttpApi::run_job(const Exchange& request, const std::string& topic, const std::string& id) {

@@ -89,11 +89,6 @@ Status check_topic_and_id(const std::string& topic, const std::string& id, Topic
   return check_id(id);
 }
 
-int64_t dedup_window_ms(const TopicCache& topics, const std::string& topic) {
-  const Topic* known = topics.find(topic);
-  return known == nullptr ? 0 : known->dedup_window_s * 1000;
-}
-
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms) {

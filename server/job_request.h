@@ -43,8 +43,6 @@ Result<std::string> id_of_number(std::string_view raw);
 // Topic must be valid and known (online or offline); id must be valid. For get/del.
 Status check_topic_and_id(const std::string& topic, const std::string& id, TopicCache& topics);
 Status check_topic(const std::string& topic, TopicCache& topics);
-// The topic's dedup_window_s in ms, for a delete (0 for a topic unknown by now).
-int64_t dedup_window_ms(const TopicCache& topics, const std::string& topic);
 // kInvalid, saying what an id may be, unless valid_id(id).
 Status check_id(const std::string& id);
 

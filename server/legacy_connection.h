@@ -359,17 +359,16 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     }
     uint64_t number = begin("del", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.del(topic, id, dedup_window_ms(server_.topics_, topic),
-                      [weak, number, topic, id](const Status& status, bool) {
-                        auto self = weak.lock();
-                        if (!self || !self->current(number)) {
-                          return;
-                        }
-                        if (!status.is_ok()) {
-                          return self->finish_failure("del", topic, id, status.message());
-                        }
-                        self->finish_success("del", topic, id, Json::array());
-                      });
+    server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status, bool) {
+      auto self = weak.lock();
+      if (!self || !self->current(number)) {
+        return;
+      }
+      if (!status.is_ok()) {
+        return self->finish_failure("del", topic, id, status.message());
+      }
+      self->finish_success("del", topic, id, Json::array());
+    });
   }
 
   // Marks a request in flight and arms its reply timeout; returns its number.

@@ -1,4 +1,4 @@
--- 016: how long a job that ended (delivered, deleted, dead) is remembered, so
+-- 016: how long a job that ran (delivered, or dead) is remembered, so
 -- that a producer's retry of its add (same id and body) answers 200
 -- "existing" with how it ended instead of running it again (docs/RELIABILITY.md,
 -- "A retried add"). 0: nothing is remembered.

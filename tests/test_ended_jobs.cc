@@ -1,5 +1,5 @@
-// Ended records: a job that ended (delivered, deleted, dead) is remembered
-// for its topic's dedup window, so a producer's retry of its add (same id,
+// Ended records: a job that ran (delivered, or dead after its attempts) is
+// remembered for its topic's dedup window, so a producer's retry of its add (same id,
 // same body) is answered with how it ended and never runs the job again
 // (remember_end and ended_with in common/store/lua/lib/prelude.lua).
 #include <doctest/doctest.h>
@@ -91,16 +91,15 @@ TEST_CASE("a window of 0 remembers nothing; a short window ends by itself") {
   check_consistent(redis);
 }
 
-TEST_CASE("a deleted job's retried add answers deleted; a big body is compared too") {
+TEST_CASE("a big body is compared too; a delete is not remembered: delete then add moves a job") {
   TestRedis redis;
   auto store = store_over({&redis});
   std::string big(5000, 'b');  // stored apart from its record
-  REQUIRE(store->add("t", "big", big, in_ms(60000)).is_ok());
-  REQUIRE(store->del("t", "big", kWindowMs).is_ok());
+  deliver(*store, "t", "big", big, kWindowMs);
   auto retried = store->add("t", "big", big, kNow);
   REQUIRE(retried.is_ok());
   CHECK(retried->existing);
-  CHECK(retried->ended == "deleted");
+  CHECK(retried->ended == "delivered");
   CHECK(record_count(redis) == 0);
   CHECK(integer(redis, {"EXISTS", keys::bodies()}) == 0);
   std::string other = big;
@@ -110,12 +109,16 @@ TEST_CASE("a deleted job's retried add answers deleted; a big body is compared t
   CHECK_FALSE(changed->existing);
   check_consistent(redis);
 
-  // A delete without a window (dqctl, tests) remembers nothing.
-  REQUIRE(store->add("t", "plain", "{}", in_ms(60000)).is_ok());
-  REQUIRE(store->del("t", "plain").is_ok());
-  auto readded = store->add("t", "plain", "{}", in_ms(60000));
+  // A delete is the producer's own act: the same add right after it is a
+  // new job (moving a reminder to another time), never answered as ended.
+  REQUIRE(store->add("t", "moved", "{}", in_ms(60000)).is_ok());
+  REQUIRE(store->del("t", "moved").is_ok());
+  CHECK(integer(redis, {"EXISTS", keys::ended(job_key("t", "moved"))}) == 0);
+  auto readded = store->add("t", "moved", "{}", in_ms(120000));
   REQUIRE(readded.is_ok());
   CHECK_FALSE(readded->existing);
+  CHECK(readded->ended.empty());
+  check_consistent(redis);
 }
 
 TEST_CASE("a dead job's retried add answers dead, by a failed attempt or an expired lease") {

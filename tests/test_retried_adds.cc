@@ -16,6 +16,7 @@
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
 
 using namespace dq;
 using namespace dq::test;
@@ -141,4 +142,39 @@ TEST_CASE("a producer retrying 504s while its shard stalls 3 s gets no job deliv
   CHECK(lost == 0);
   CHECK(twice == 0);
   CHECK(unasked == 0);
+}
+
+TEST_CASE("dqctl add of a job delivered a moment ago: 'already delivered', nothing added") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdOptions options = one_timer_one_consumer({redis.address()});
+  DqdProcess dqd(options);
+  register_topic(dqd, "orders", callback.url());
+  dqd.start();
+  std::string server = "127.0.0.1:" + std::to_string(dqd.http_port());
+  RunResult added = run_dqctl({"-s", server, "add", "orders", "o-1", R"({"a":1})"}, dqd.dir());
+  REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  REQUIRE(callback.wait_for(1, 20000));
+  // Delivered, then acked: the job is gone from its shard.
+  HttpClient http;
+  REQUIRE(
+      wait_until(10000, [&] { return http.get(dqd.jobs_url("orders") + "/o-1").status == 404; }));
+
+  RunResult again = run_dqctl({"-s", server, "add", "orders", "o-1", R"({"a":1})"}, dqd.dir());
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out.find("already delivered orders/o-1 (same body, ended ") != std::string::npos);
+  RunResult as_json =
+      run_dqctl({"-s", server, "--json", "add", "orders", "o-1", R"({"a":1})"}, dqd.dir());
+  Json answer = Json::parse(as_json.out, nullptr, false);
+  REQUIRE(answer.is_object());
+  CHECK(answer["existing"] == true);
+  CHECK(answer["state"] == "delivered");
+  CHECK(answer["ended_at_ms"].get<int64_t>() > 0);
+  sleep_ms(1000);
+  CHECK(callback.count() == 1);
+
+  // Another body is a new job, delivered too.
+  RunResult other = run_dqctl({"-s", server, "add", "orders", "o-1", R"({"a":2})"}, dqd.dir());
+  CHECK(other.out.find("added orders/o-1") != std::string::npos);
+  CHECK(callback.wait_for(2, 20000));
 }

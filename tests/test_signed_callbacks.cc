@@ -366,8 +366,10 @@ TEST_CASE("a signed callback verifies with standardwebhooks; other body, secret 
       webhook_signature({*key}, now_ms(), old_headers["webhook-id"], recent, calls[1].body);
   CHECK(verified(verify(calls[1].body, old_headers, {secret}).secrets[0]));
 
-  // The same id added again is another job instance: another webhook-id.
-  world.add_job("hooks", "order 1", "{\"amount\": 12.5}");
+  // The same id added again (with another body: the same one within the
+  // topic's dedup window is a retry of the first add) is another job
+  // instance: another webhook-id.
+  world.add_job("hooks", "order 1", "{\"amount\": 12.5, \"again\": true}");
   auto again = world.wait_calls("order 1", 3);
   CHECK(again[2].header("webhook-id") != calls[0].header("webhook-id"));
   CHECK(verified(verify(again[2].body, again[2].headers, {secret}).secrets[0]));

@@ -125,7 +125,7 @@ TEST_CASE("a delete whose reply does not come is 504 outcome unknown, and safe t
   // than the command timeout: it may run, the answer does not come.
   proxy.set_delay(10000);
   std::optional<Status> deleted;
-  store.del("t", "1", 0, [&](const Status& status, bool) { deleted = status; });
+  store.del("t", "1", [&](const Status& status, bool) { deleted = status; });
   int64_t deadline = monotonic_ms() + 20000;
   while (!deleted && monotonic_ms() < deadline) {
     event_base_loop(waiter.base(), EVLOOP_ONCE);

@@ -116,7 +116,7 @@ const TOPIC_FIELDS = [
   { key: 'max_in_flight', label: 'Max calls open', number: true, hint: 'calls to the callback open at once, over every consumer and host; 0: no cap' },
   { key: 'max_rate', label: 'Max calls/s', number: true, hint: 'calls to the callback per second, over every consumer and host; 0: no cap' },
   { key: 'max_burst', label: 'Max burst', number: true, hint: 'calls at once above the rate; 0: a tenth of max calls/s (at least 1)' },
-  { key: 'dedup_window_s', label: 'Dedup window (s)', number: true, hint: 'how long a job that ended (delivered, deleted, dead) is remembered: an add of the same id and body within it is a retry, answered 200 existing with how the job ended; 0: not remembered' },
+  { key: 'dedup_window_s', label: 'Dedup window (s)', number: true, hint: 'how long a job that ran (delivered, or dead) is remembered: an add of the same id and body within it is a retry, answered 200 existing with how the job ended; 0: not remembered' },
   { key: 'dead_callback', label: 'Dead-letter callback', hint: 'empty: none; else http:// or https:// URL POSTed a signed JSON document (id, body, attempts, last error) when a job dies' },
   { key: 'signing_secret', label: 'Signing secret', hint: 'Standard Webhooks HMAC: "generate", a whsec_... secret, or empty for unsigned callbacks; shown masked, a new one in full once' },
   { key: 'signing_public_key', label: 'Ed25519 key', hint: '"generate" for a new key pair, empty for none; receivers fetch it at GET /v1/signing-keys' },

@@ -62,7 +62,7 @@ struct Topic {
   // "" or the URL dq-redis-checker POSTs a signed JSON document to when one of
   // the topic's jobs dies (docs/callbacks.md, "Dead-letter callback").
   std::string dead_callback;
-  // How long a job that ended (delivered, deleted, dead) is remembered: an
+  // How long a job that ran (delivered, or dead) is remembered: an
   // add of the same id and body within it is a producer's retry, answered
   // 200 "existing" with how the job ended, never run again. 0: not remembered.
   int64_t dedup_window_s = kDefaultDedupWindowS;

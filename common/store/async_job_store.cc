@@ -406,9 +406,8 @@ void AsyncJobStore::write_from(const std::shared_ptr<JobWrite>& write, size_t ne
   });
 }
 
-void AsyncJobStore::del(const std::string& topic, const std::string& id, int64_t dedup_window_ms,
-                        DelDone done) {
-  write_where_found(topic, id, "delete", del_call(topic, id, dedup_window_ms),
+void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
+  write_where_found(topic, id, "delete", del_call(topic, id),
                     [done = std::move(done)](const Status& status, const redisReply* reply) {
                       // del.lua: {1, state} when it deleted the job.
                       done(status, reply != nullptr && reply_text(reply->element[1]) == "w");

@@ -71,10 +71,8 @@ class AsyncJobStore {
   // found elsewhere: nothing was deleted. A delete that got no reply may
   // have run: kUnknown (504); the delete is safe to retry.
   // in_flight: a copy deleted was being delivered; its callback is not stopped.
-  // dedup_window_ms: the topic's dedup_window_s in ms; the deleted job is
-  // remembered that long, so a late retry of its add cannot bring it back.
   using DelDone = std::function<void(const Status& status, bool in_flight)>;
-  void del(const std::string& topic, const std::string& id, int64_t dedup_window_ms, DelDone done);
+  void del(const std::string& topic, const std::string& id, DelDone done);
   // Makes a delayed or retrying job due at Redis's now (attempts kept):
   // moved true. A ready or working job is due already (moved false);
   // kConflict for a dead letter (requeue it), kNotFound, and kUnavailable /

@@ -96,12 +96,10 @@ Result<Job> BlockingJobStore::get(const std::string& topic, const std::string& i
   return wait<Result<Job>>([&](auto done) { async_.get(topic, id, done); });
 }
 
-Status BlockingJobStore::del(const std::string& topic, const std::string& id,
-                             int64_t dedup_window_ms) {
+Status BlockingJobStore::del(const std::string& topic, const std::string& id) {
   connect_all();
   return wait<Status>([&](auto done) {
-    async_.del(topic, id, dedup_window_ms,
-               [done](const Status& status, bool /*in_flight*/) { done(status); });
+    async_.del(topic, id, [done](const Status& status, bool /*in_flight*/) { done(status); });
   });
 }
 

@@ -57,9 +57,7 @@ class BlockingJobStore {
   // (or other home) is down (it may be there).
   Result<Job> get(const std::string& topic, const std::string& id);
   // kUnknown (504) when a copy's delete got no reply.
-  // dedup_window_ms: see AsyncJobStore::del (0, as tools and tests use it:
-  // the deleted job is not remembered).
-  Status del(const std::string& topic, const std::string& id, int64_t dedup_window_ms = 0);
+  Status del(const std::string& topic, const std::string& id);
   // See AsyncJobStore::run_now.
   Result<RunNow> run_now(const std::string& topic, const std::string& id);
 

@@ -46,7 +46,7 @@ inline std::string working() { return kPrefix + "working"; }  // zset: lease dea
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
 inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
-// A job that ended (delivered, deleted, dead), remembered for its topic's
+// A job that ran (delivered, or dead), remembered for its topic's
 // dedup window: string "how|ended ms|due ms|body print" with that time to
 // live (remember_end in common/store/lua/lib/prelude.lua).
 inline std::string ended(std::string_view job_key) {

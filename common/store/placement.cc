@@ -86,8 +86,8 @@ std::string conflict_message(const std::string& topic, const std::string& id, Jo
 
 namespace {
 
-// "due|how|ended at" of an add.lua "ended" verdict: the job ran (or was
-// deleted, or died) within its topic's dedup window; the add was a retry.
+// "due|how|ended at" of an add.lua "ended" verdict: the job was delivered
+// (or died) within its topic's dedup window; the add was a retry.
 Result<Added> read_ended(std::string_view text) {
   size_t first_bar = text.find('|');
   size_t last_bar = text.rfind('|');
@@ -103,7 +103,7 @@ Result<Added> read_ended(std::string_view text) {
   auto at_read = std::from_chars(at.data(), at.data() + at.size(), added.ended_at_ms);
   if (due_read.ec != std::errc() || at_read.ec != std::errc() ||
       at_read.ptr != at.data() + at.size() ||
-      (added.ended != "delivered" && added.ended != "deleted" && added.ended != "dead")) {
+      (added.ended != "delivered" && added.ended != "dead")) {
     return Status(Code::kInternal, "unexpected reply to add");
   }
   return added;

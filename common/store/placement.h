@@ -59,7 +59,7 @@ struct Added {
   // The same id with the same body was pending already, or ended (below)
   // within its topic's dedup window: a retried add, nothing changed.
   bool existing = false;
-  // When it ended: "delivered", "deleted" or "dead", and when (Redis ms);
+  // When it ended: "delivered" or "dead", and when (Redis ms);
   // "" and 0 while it is pending.
   std::string ended;
   int64_t ended_at_ms = 0;

@@ -64,12 +64,12 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
   return call;
 }
 
-ScriptCall del_call(const std::string& topic, const std::string& id, int64_t dedup_window_ms) {
+ScriptCall del_call(const std::string& topic, const std::string& id) {
   return {&kDelScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
            keys::moving()},
-          {job_key(topic, id), topic, std::to_string(dedup_window_ms)}};
+          {job_key(topic, id), topic}};
 }
 
 ScriptCall run_now_call(const std::string& topic, const std::string& id) {

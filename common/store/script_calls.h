@@ -40,9 +40,7 @@ void append_add(ScriptCall* call, const std::string& topic, const std::string& i
                 const std::string& body, DueTime due);
 // The jobs an add call carries.
 size_t add_call_jobs(const ScriptCall& call);
-// dedup_window_ms: how long the deleted job is remembered (remember_end in
-// common/store/lua/lib/prelude.lua); 0: not at all.
-ScriptCall del_call(const std::string& topic, const std::string& id, int64_t dedup_window_ms);
+ScriptCall del_call(const std::string& topic, const std::string& id);
 // Makes a delayed or retrying job due now (common/store/lua/run_now.lua).
 ScriptCall run_now_call(const std::string& topic, const std::string& id);
 ScriptCall promote_call(int limit);

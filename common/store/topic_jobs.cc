@@ -149,7 +149,7 @@ void delete_jobs(const ShardSet& set, size_t index, const std::string& topic,
         std::string key_topic, id;
         for (const auto& key : found) {
           if (split_job_key(key, &key_topic, &id)) {
-            calls.push_back(del_call(topic, id, 0));  // the topic's jobs go: none is retried
+            calls.push_back(del_call(topic, id));
           }
         }
         if (calls.empty()) {

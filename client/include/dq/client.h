@@ -109,7 +109,7 @@ struct Added {
   std::string raw_json;   // the server's answer
   bool existing = false;  // 200: the same job (same body) was pending already, e.g. a retry
   // With existing: the job already ended within its topic's dedup_window_s
-  // ("delivered", "deleted" or "dead"), and when; "" and 0 while pending.
+  // ("delivered" or "dead"), and when; "" and 0 while pending.
   std::string ended;
   int64_t ended_at_ms = 0;
 };

@@ -18,7 +18,7 @@
 -- Returns one reply per job, in order, each one string "verdict|due|state":
 -- "added|due|d"; "same|due|state" when the same id is pending with the
 -- same body (a retried add: nothing changes); "ended|due|how|ended at" when
--- it ended (delivered, deleted, dead) with the same body within its topic's
+-- it ran (delivered, dead) with the same body within its topic's
 -- dedup window (a retried add whose job already ran: nothing changes;
 -- remember_end in the prelude); "exists||state" when it is pending with
 -- another body, or dead; "fenced||<next home>" when ARGV[1] is fenced here

@@ -2,7 +2,10 @@
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] due index  KEYS[4] working
 -- KEYS[5] ready list of topic  KEYS[6] dead zset of topic  KEYS[7] errors
 -- KEYS[8] stats of the day  KEYS[9] counts  KEYS[10] moving
--- ARGV[1] job key  ARGV[2] topic  ARGV[3] the topic's dedup window, ms (remember_end)
+-- ARGV[1] job key  ARGV[2] topic
+-- A delete is remembered by no ended record (remember_end): it is the
+-- producer's own act, and a delete then an add of the same body is how a
+-- job is moved to another time.
 -- Returns {1, state} when deleted, {0, ''} when there was no such job.
 local key, topic = ARGV[1], ARGV[2]
 local bucket = bucket_of(key)
@@ -11,7 +14,6 @@ local j = parse_record(record)
 if not j then
   return {0, ''}
 end
-remember_end(key, 'e', j, body_of(j, key, KEYS[2]), tonumber(ARGV[3] or '0'), redis_now())
 unlink_job(key, j, KEYS[5], KEYS[4], KEYS[6], from, bucket)
 record_del(key, from, bucket)
 if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart

@@ -301,13 +301,14 @@ local function dead_callback_add(key, j, error_text, now)
   redis.call('ZADD', kDeadCallbacks, ms_text(now), n)
 end
 
--- Ended records: a retried add must never run a job twice. After a job ends
--- (delivered, deleted, dead) its key is remembered for its topic's
--- dedup_window_s, with how and when it ended, its due time and a print of
--- its body; an add of the same id and body within the window answers
--- "ended" (200 existing, with the final state) instead of adding the job
--- again (add.lua). One string key per ended job, expired by Redis itself:
--- "how|ended ms|due ms|print", how: a delivered, e deleted, x dead.
+-- Ended records: a retried add must never run a job twice. After a job ran
+-- (delivered, or dead after its attempts) its key is remembered for its
+-- topic's dedup_window_s, with how and when it ended, its due time and a
+-- print of its body; an add of the same id and body within the window
+-- answers "ended" (200 existing, with the final state) instead of adding
+-- the job again (add.lua). A delete is not remembered (del.lua). One string
+-- key per ended job, expired by Redis itself: "how|ended ms|due ms|print",
+-- how: a delivered, x dead.
 -- A print is 16 hex digits of the body's SHA-1: it tells a producer's retry
 -- from a new body for the same id, it is no defence against a forger.
 local kEndedPrefix = kTag .. ':ended:'
@@ -320,9 +321,9 @@ local function remember_end(key, how, j, body, window_ms, now)
              how .. '|' .. ms_text(now) .. '|' .. j.due .. '|' .. body_print(body),
              'PX', string.format('%d', window_ms))
 end
--- The end remembered for key with this body: how ('delivered', 'deleted',
--- 'dead'), ended ms and due ms as text; nil when none, or another body's.
-local kEndedWords = {a = 'delivered', e = 'deleted', x = 'dead'}
+-- The end remembered for key with this body: how ('delivered', 'dead'),
+-- ended ms and due ms as text; nil when none, or another body's.
+local kEndedWords = {a = 'delivered', x = 'dead'}
 local function ended_with(key, body)
   local ended = redis.call('GET', kEndedPrefix .. key)
   if not ended then return nil end
