@@ -1,7 +1,8 @@
 // AsyncJobStore driven directly on an event loop, as the API server drives
-// it: the adds of one loop turn leave as one add.lua call, a delete whose
-// reply does not come is 504 "outcome unknown", and a BLPOP wait longer than
-// the command timeout is not failed early (its own timeout).
+// it: the adds of one loop turn leave as one add.lua call, a get waits for a
+// slow home up to the command timeout, a delete whose reply does not come is
+// 504 "outcome unknown", and a BLPOP wait longer than the command timeout is
+// not failed early (its own timeout).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -105,6 +106,30 @@ TEST_CASE("a wake wait longer than the command timeout runs its full time and is
       [&](auto done) { store.wait_wake(0, WakeList::kConsumer, 1200, done); });
   REQUIRE(woken.is_ok());
   CHECK(*woken);
+}
+
+TEST_CASE("a get waits for the id's home up to the command timeout, not the probe timeout") {
+  TestRedis redis;
+  DelayProxy proxy(redis.port(), 100);  // each way: a slow home that answers
+  Config config = config_over(redis, 3000, proxy.port());
+  config.redis_probe_timeout_ms = 50;  // below the home's round trip
+  LoopWaiter waiter;
+  AsyncJobStore store(waiter.base(), config);
+  connect(waiter, store);
+  auto added = waiter.wait<Result<Added>>([&](auto done) {
+    store.add(AddRequest{"t", "1", "{}", {true, 60000}},
+              [done](const AddRequest&, Result<Added> result) { done(std::move(result)); });
+  });
+  REQUIRE(added.is_ok());
+
+  // The home is the one shard that can hold the job: its 200 ms answer is
+  // waited for (probe_timeout_ms bounds the asks of another home, while a
+  // shard joins or drains), not a 503 saying it did not answer in time.
+  auto got = waiter.wait<Result<Job>>([&](auto done) { store.get("t", "1", done); });
+  CHECK_MESSAGE(got.is_ok(), got.status().message());
+  if (got.is_ok()) {
+    CHECK(got->id == "1");
+  }
 }
 
 TEST_CASE("a delete whose reply does not come is 504 outcome unknown, and safe to retry") {

@@ -246,11 +246,11 @@ void AsyncJobStore::get(const std::string& topic, const std::string& id,
     done(no_home(topic, id));
     return;
   }
-  find_job(topic, id, lookup_order(*homes), 0, "", std::move(done));
+  find_job(topic, id, lookup_order(*homes), homes->home, 0, "", std::move(done));
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
-                             std::vector<size_t> order, size_t next, std::string down,
+                             std::vector<size_t> order, size_t home, size_t next, std::string down,
                              std::function<void(Result<Job>)> done) {
   while (next < order.size() && !usable(order[next])) {
     if (down.empty()) {
@@ -263,14 +263,18 @@ void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
     return;
   }
   size_t index = order[next];
+  // The id's home gets the command timeout, as any command to it; only its
+  // previous or next home (while a shard joins or drains) is asked for at
+  // most probe_timeout_ms.
+  int timeout_ms = index == home ? command_timeout_ms_ : probe_timeout_ms_;
   shards_[index]->probe(
-      record_read_argv(job_key(topic, id)), probe_timeout_ms_,
+      record_read_argv(job_key(topic, id)), timeout_ms,
       [=, done = std::move(done)](Result<const redisReply*> reply) mutable {
         if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
           if (!reply.is_ok() && down.empty()) {
             down = reply.status().message();
           }
-          find_job(topic, id, std::move(order), next + 1, std::move(down), std::move(done));
+          find_job(topic, id, std::move(order), home, next + 1, std::move(down), std::move(done));
           return;
         }
         Job job;

@@ -133,7 +133,7 @@ class AsyncJobStore {
   // leaves: common/store/job_mover.h), then the home, then the next home.
   std::vector<size_t> lookup_order(const IdHomes& homes) const;
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
-                size_t next, std::string down, std::function<void(Result<Job>)> done);
+                size_t home, size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);
   static void read_last_error(AsyncShard* redis, Job job, std::function<void(Result<Job>)> done);
   // Runs a script on the job wherever it is (its homes in lookup order);

@@ -299,13 +299,31 @@ void fast_shard_stays_on_time(World& world, const std::vector<AcceptedJob>& acce
   CHECK_MESSAGE(late[1] * 20 <= jobs[1], "the slow shard held up the fast one: " << note.str());
 }
 
+// Calls of this host's consumers that the callback server answered 2xx
+// (its notify log's "result=ok" lines).
+size_t calls_answered_ok(const DqdProcess& host) {
+  std::istringstream log(read_logs(host.log_dir(), "notify"));
+  size_t ok = 0;
+  for (std::string line; std::getline(log, line);) {
+    ok += line.find(" result=ok ") != std::string::npos ? 1 : 0;
+  }
+  return ok;
+}
+
+// The partitioned host answers again, and its consumers delivered jobs: a
+// host whose calls cannot reach the callback server (a callback URL it cannot
+// reach) would fail every attempt it makes, and the scenario would test
+// another host than the one it cuts off.
 void partitioned_host_came_back(World& world, const std::vector<AcceptedJob>&, TallyRow& row) {
   HttpClient http;
   bool healthy =
       wait_until(5000, [&] { return http.get(world.host_urls()[1] + "/healthz").status == 200; });
+  size_t delivered_there = calls_answered_ok(*world.hosts[1]);
   row.note += std::string(row.note.empty() ? "" : "; ") + "cut off 3 s (netns " +
-              world.ns->inside_ip() + ")" + (healthy ? "" : ", NOT BACK");
+              world.ns->inside_ip() + ")" + (healthy ? "" : ", NOT BACK") + ", it delivered " +
+              std::to_string(delivered_there);
   CHECK_MESSAGE(healthy, "the partitioned host did not answer /healthz after the partition");
+  CHECK_MESSAGE(delivered_there > 0, "the partitioned host delivered no job");
 }
 
 // CPU seconds used so far by these processes (utime + stime).

@@ -60,7 +60,11 @@ std::unique_ptr<NetNamespace> namespace_for(Setup setup, std::string* skipped) {
   return NetNamespace::create(skipped);
 }
 
-// Callbacks registered on a host in the namespace go to the outside address.
+// With a namespace, callbacks go to the outside address, which the hosts on
+// both sides reach (the callback server listens on every address): the hosts
+// share one registry (the default [registry] shared = yes), so a topic has
+// one callback URL for all of them, and 127.0.0.1 inside the namespace is the
+// namespace's own loopback, where nothing listens.
 std::string reachable_from(const std::string& url, const NetNamespace* ns) {
   if (!ns) {
     return url;
@@ -142,10 +146,9 @@ World::World(const Scenario& scenario)
   for (const auto& [topic, fault] : scenario.topics) {
     std::string url = faults.url_for(topic, fault);
     for (auto& host : hosts) {
-      bool inside = host->base_url().find("127.0.0.1") == std::string::npos;
       // A 12 s callback needs a topic timeout above it.
       int timeout_ms = fault == CallbackFault::takes12s ? kLongTopicTimeoutMs : kTopicTimeoutMs;
-      register_topic(*host, topic, reachable_from(url, inside ? ns.get() : nullptr), timeout_ms);
+      register_topic(*host, topic, reachable_from(url, ns.get()), timeout_ms);
       if (scenario.setup == Setup::one_consumer) {
         // The receiver's circuit is watched: a pause must not open it.
         Topic settings = *host->registry().get_topic(topic);
