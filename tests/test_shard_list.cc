@@ -754,6 +754,15 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   // Well before the first job is due (20 s after it was added).
   CHECK(wait_until(60000, [&] { return empty(drained) && job_keys(drained) == 0; }));
   MESSAGE("the drained shard held no job " << monotonic_ms() - drained_at << " ms after the drain");
+  // A job due within kMoveMarginMs of the mover's pass is delivered where it
+  // is, never moved (a move could make it early). When the move outlasts the
+  // first due times less that margin (a loaded machine), those jobs may stay.
+  int64_t emptied_wall_ms = wall_ms();
+  int64_t may_stay = 0;
+  for (const auto& [id, due] : due_at) {
+    may_stay += deleted.count(id) == 0 && due < emptied_wall_ms + kMoveMarginMs ? 1 : 0;
+  }
+  MESSAGE(may_stay << " job(s) were due within the move margin when the shard emptied");
   CHECK(job_keys(drained) == 0);
   CHECK(counted(first, "dying:x") + counted(second, "dying:x") == 20);
   RunResult listed = dqctl(*a, {"--json", "shard", "list"});
@@ -764,7 +773,7 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   CHECK(list[2]["jobs"] == 0);
   // Moved, not emptied by due time: every delayed job not deleted before its
   // move, and every dead letter.
-  CHECK(list[2]["moved"].get<int64_t>() >= static_cast<int64_t>(2020 - deleted.size()));
+  CHECK(list[2]["moved"].get<int64_t>() >= static_cast<int64_t>(2020 - deleted.size()) - may_stay);
   Admin admin(a->admin_url());
   REQUIRE(admin.login() == 200);
   HttpResult shown = admin.call("GET", "/api/shards");
