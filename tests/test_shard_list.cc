@@ -769,7 +769,9 @@ TEST_CASE("a drained shard's delayed jobs and dead letters move to the others, o
   Json list = Json::parse(listed.out, nullptr, false);
   REQUIRE(list.is_array());
   REQUIRE(list.size() == 3);
-  CHECK(list[2]["state"] == "draining");
+  // "drained" once it has been empty for the settle time (kDrainSettleMs),
+  // which a slow move under load can already have passed.
+  CHECK((list[2]["state"] == "draining" || list[2]["state"] == "drained"));
   CHECK(list[2]["jobs"] == 0);
   // Moved, not emptied by due time: every delayed job not deleted before its
   // move, and every dead letter.

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "client/include/dq/counts.h"
+#include "common/core/job_counts.h"
 #include "common/core/json.h"
 #include "common/core/status.h"
 #include "common/store/shard_set.h"

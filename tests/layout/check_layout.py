@@ -6,6 +6,8 @@
 - common/ has no loose sources: every file is in one group;
 - a group of common/ includes only itself and the groups below it, in the
   order its libraries link (core < redis < store < registry < http < alerts);
+- common/ includes no role and nothing of client/ (arrows only point into
+  common/, never out of it);
 File size is not a rule (cohesion first): a production file past ~800 lines
 is printed as worth a look, never a failure.
 Prints each violation and exits 1 when there is any."""
@@ -50,6 +52,9 @@ for name in os.listdir(os.path.join(ROOT, 'common')):
 for rank, group in enumerate(GROUPS):
     for path in sources(os.path.join('common', group)):
         for top, sub in INCLUDE.findall(open(path, encoding='utf-8').read()):
+            if top in ROLES or top == 'client':
+                problems.append(f'{rel(path)}: common/ includes {top}/, which is above it')
+                continue
             if top != 'common':
                 continue
             used = sub.rstrip('/')

@@ -1,7 +1,9 @@
 // A topic's job counts as dq's stats answer them (GET /v1/topics/{t}/stats):
 // one definition for the server, which sums them over shards
 // (common/store/topic_stats.h), and the client library, which reads them
-// (dq/client.h). Installed with dq/client.h; standard library only.
+// (dq/client.h). The build copies this file to the client's include folder as
+// dq/counts.h and installs it with dq/client.h, so it uses the standard
+// library only and includes nothing of dq (common/ never includes client/).
 #pragma once
 
 #include <cstdint>
