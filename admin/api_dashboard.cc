@@ -113,7 +113,7 @@ void AdminApp::jobs_route(Exchange& exchange, const std::string& topic) {
   if (!exchange.page(&offset, &limit)) {
     return;
   }
-  list_topic_jobs(shards(), topic, *state, offset, limit,
+  list_topic_jobs(shards(), topic, *state, offset, limit, exchange.query("id_prefix"),
                   [held = exchange.hold(), offset](Result<JobPage> page) {
                     if (!page.is_ok()) {
                       return held->reply_error(page.status());

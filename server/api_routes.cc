@@ -19,7 +19,7 @@ namespace {
 ListingQuery query_of(const HttpExchange& request) {
   std::string query(request.query());
   return {query_value(query, "search"), query_value(query, "state"), query_value(query, "offset"),
-          query_value(query, "limit")};
+          query_value(query, "limit"), query_value(query, "id_prefix")};
 }
 
 // The path against a pattern's parts: a literal part must be equal, "{topic}"

@@ -151,14 +151,18 @@ void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::st
   if (!parse_page(query, kDefaultJobs, &offset, &limit, &answer)) {
     return done(std::move(answer));
   }
-  list_topic_jobs(shards, topic, *state, offset, limit,
-                  [topic, state, offset, limit, done = std::move(done)](Result<JobPage> page) {
+  list_topic_jobs(shards, topic, *state, offset, limit, query.id_prefix,
+                  [topic, state, offset, limit, id_prefix = query.id_prefix,
+                   done = std::move(done)](Result<JobPage> page) {
                     if (!page.is_ok()) {
                       return done(failed(page.status()));
                     }
                     Json body = to_json(*page);
                     body["topic"] = topic;
                     body["state"] = list_state_name(*state);
+                    if (!id_prefix.empty()) {
+                      body["id_prefix"] = id_prefix;
+                    }
                     body["offset"] = offset;
                     body["limit"] = limit;
                     done({200, std::move(body)});

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <dq/client.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -182,6 +183,39 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     CHECK(unknown.status == 404);
     CHECK(unknown.json()["error"].is_string());
     CHECK(http.del(world.url("/v1/topics/orders/jobs")).status == 405);
+
+    // A search by id prefix: only matching ids, total the matches found.
+    for (const char* id : {"vip-1", "vip-2"}) {
+      REQUIRE(http.post(world.dqd->jobs_url("orders"),
+                        std::string(R"({"id":")") + id + R"(","body":0,"delay":50})")
+                  .status == 201);
+    }
+    Json vip = http.get(world.url("/v1/topics/orders/jobs?state=delayed&id_prefix=vip-")).json();
+    auto vip_ids = ids_of(vip);  // due in the same ms, maybe: either order
+    std::sort(vip_ids.begin(), vip_ids.end());
+    CHECK(vip_ids == std::vector<std::string>{"vip-1", "vip-2"});
+    CHECK(vip["total"] == 2);
+    CHECK(vip["id_prefix"] == "vip-");
+    Json js =
+        http.get(world.url("/v1/topics/orders/jobs?state=delayed&id_prefix=j&limit=1")).json();
+    CHECK(ids_of(js) == std::vector<std::string>{"j1"});
+    CHECK(js["total"] == 5);
+    Json everything = http.get(world.url("/v1/topics/orders/jobs?state=delayed")).json();
+    CHECK(everything["total"] == 7);
+    CHECK_FALSE(everything.contains("id_prefix"));
+    auto control = http.get(world.url("/v1/topics/orders/jobs?state=delayed&id_prefix=a%0Ab"));
+    CHECK(control.status == 400);
+    CHECK(contains(control.json()["error"].get<std::string>(), "id_prefix"));
+    auto longer = http.get(
+        world.url("/v1/topics/orders/jobs?state=delayed&id_prefix=" + std::string(257, 'x')));
+    CHECK(longer.status == 400);
+    RunResult searched = world.dqctl(
+        {"jobs", "list", "orders", "--state", "delayed", "--id-prefix", "vip-", "--json"});
+    REQUIRE_MESSAGE(searched.exit_code == 0, searched.err);
+    CHECK(Json::parse(searched.out)["total"] == 2);
+    CHECK(Json::parse(searched.out)["jobs"].size() == 2);
+    CHECK(world.dqctl({"jobs", "list", "orders", "--id-prefix", std::string(300, 'x')}).exit_code ==
+          2);
   }
 
   SUBCASE("libdqclient: list_topics, topic_stats, list_jobs") {

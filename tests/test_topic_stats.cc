@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -302,6 +303,81 @@ TEST_CASE("listing: ready keeps queue order, working by lease deadline") {
   CHECK(working->jobs[0].lease_deadline_ms == 8000);
   CHECK(working->jobs[0].attempts == 2);
   CHECK(to_json(*working)["jobs"][0]["lease_deadline_ms"] == 8000);
+}
+
+TEST_CASE("listing: a search by id prefix over two shards counts every match, pages the earliest") {
+  TestRedis a, b;
+  auto store = store_over({&a, &b});
+  // 1,500 matching delayed jobs (more than a search keeps in hand before it
+  // trims: 2 x the page + 1,000), due in an order unrelated to their buckets,
+  // beside 600 of other ids in the same topic and matching ids of another topic.
+  std::map<int64_t, std::string> matching_by_due;
+  for (int i = 0; i < 1500; ++i) {
+    std::string id = "order-1" + std::to_string(10000 + i);
+    int64_t due = 1000 + (int64_t{i} * 7919) % 100000;  // a permutation of 0..99999 steps
+    put_delayed(i % 2 ? a : b, "t", id, 'd', due);
+    matching_by_due[due] = id;
+  }
+  for (int i = 0; i < 600; ++i) {
+    put_delayed(i % 2 ? b : a, "t", "user-" + std::to_string(i), 'd', i);  // due before every match
+    put_delayed(a, "other", "order-1" + std::to_string(i), 'd', i);
+  }
+  hset(a, keys::counts(), "t:d", "1050");
+  hset(b, keys::counts(), "t:d", "1050");
+
+  auto page = list_topic_jobs(*store, "t", ListState::kDelayed, 0, 5, "order-1");
+  REQUIRE(page.is_ok());
+  CHECK(page->total == 1500);  // the matches, not {dq}:counts
+  CHECK_FALSE(page->truncated);
+  std::vector<std::string> earliest;
+  for (const auto& [due, id] : matching_by_due) {
+    if (earliest.size() < 5) {
+      earliest.push_back(id);
+    }
+  }
+  CHECK(ids_of(*page) == earliest);
+  auto deeper = list_topic_jobs(*store, "t", ListState::kDelayed, 1495, 10, "order-1");
+  REQUIRE(deeper.is_ok());
+  CHECK(deeper->jobs.size() == 5);
+  CHECK(deeper->jobs.back().id == matching_by_due.rbegin()->second);
+  auto narrow = list_topic_jobs(*store, "t", ListState::kDelayed, 0, 50, "order-11000");
+  REQUIRE(narrow.is_ok());
+  CHECK(narrow->total == 10);  // order-110000 .. order-110009
+  CHECK(narrow->jobs.size() == 10);
+  auto none = list_topic_jobs(*store, "t", ListState::kDelayed, 0, 50, "nobody");
+  REQUIRE(none.is_ok());
+  CHECK(none->total == 0);
+  CHECK(none->jobs.empty());
+  // Without a prefix the listing is as before: {dq}:counts.
+  auto all = list_topic_jobs(*store, "t", ListState::kDelayed, 0, 5);
+  REQUIRE(all.is_ok());
+  CHECK(all->total == 2100);
+  CHECK(all->jobs.front().id == "user-0");
+
+  // The ready list and the working set are searched the same way.
+  put_job(a, "t", "order-r1", 'r', 100);
+  put_job(a, "t", "user-r2", 'r', 90);
+  put_job(b, "t", "order-r3", 'r', 80);
+  a.command({"RPUSH", keys::ready("t"), "t:order-r1", "t:user-r2"});
+  b.command({"RPUSH", keys::ready("t"), "t:order-r3"});
+  auto ready = list_topic_jobs(*store, "t", ListState::kReady, 0, 10, "order-");
+  REQUIRE(ready.is_ok());
+  CHECK(ids_of(*ready) == std::vector<std::string>{"order-r3", "order-r1"});
+  CHECK(ready->total == 2);
+  put_job(a, "t", "order-w1", 'w', 10, 1);
+  put_job(a, "t", "user-w2", 'w', 10, 1);
+  a.command({"ZADD", keys::working(), "9000", "t:order-w1", "8000", "t:user-w2"});
+  auto working = list_topic_jobs(*store, "t", ListState::kWorking, 0, 10, "order-");
+  REQUIRE(working.is_ok());
+  CHECK(ids_of(*working) == std::vector<std::string>{"order-w1"});
+  CHECK(working->total == 1);
+
+  // A bad prefix is refused and reads nothing.
+  CHECK(list_topic_jobs(*store, "t", ListState::kDelayed, 0, 5, std::string(257, 'x'))
+            .status()
+            .code() == Code::kInvalid);
+  CHECK(list_topic_jobs(*store, "t", ListState::kDelayed, 0, 5, "a\nb").status().code() ==
+        Code::kInvalid);
 }
 
 TEST_CASE("listing: truncated when the cap is reached before the page is full") {

@@ -29,12 +29,19 @@ async function pageJobs(main) {
   const names = await topicNames();
   let topic = p.get('topic') || names[0] || '';
   let listState = p.get('state') || 'delayed';
+  let idPrefix = p.get('id_prefix') || '';
+  let counts = null; // the topic's jobs per state ({dq}:counts), shown on the tabs
   let offset = 0;
   const limit = 25;
   const body = el('tbody', { id: 'jobs-body' });
   const pagerBox = el('div');
   const listMessage = el('div', { id: 'jobs-message' });
   const tabs = el('div', { className: 'tabs', id: 'state-tabs' });
+  // A search by id prefix: the list shows only matching ids, its total the matches found.
+  const prefixInput = el('input', { id: 'jobs-id-prefix', placeholder: 'id starts with', value: idPrefix });
+  const searchForm = el('form', { className: 'row', id: 'jobs-search', onsubmit: (e) => {
+    e.preventDefault(); idPrefix = prefixInput.value; offset = 0; load();
+  } }, prefixInput, el('button', { type: 'submit', className: 'small', id: 'jobs-search-button' }, 'Search'));
   const lookupTopic = topicSelect(names, topic, () => {}, 'lookup-topic');
   const lookupId = el('input', { id: 'lookup-id', placeholder: 'job id', value: p.get('id') || '' });
   const lookupResult = el('div', { id: 'lookup-result' });
@@ -50,6 +57,7 @@ async function pageJobs(main) {
       lookupResult),
     el('section', { className: 'panel' },
       el('div', { className: 'row' }, el('h2', {}, 'Pending jobs of'), select, el('span', { className: 'spacer' }), tabs),
+      searchForm,
       listMessage,
       el('div', { className: 'table-wrap' }, el('table', {},
         el('thead', {}, el('tr', {}, el('th', {}, 'Id'), el('th', {}, 'State'), el('th', { className: 'num' }, 'Attempts'),
@@ -63,19 +71,27 @@ async function pageJobs(main) {
   function drawTabs() {
     clear(tabs);
     for (const s of ['delayed', 'ready', 'working', 'retrying']) {
+      const label = (s === 'working' ? 'in flight' : s) + (counts ? ' (' + counts[s] + ')' : '');
       tabs.appendChild(el('button', { type: 'button', className: 'small' + (s === listState ? ' active' : ''), 'data-state': s,
-        onclick: () => { listState = s; offset = 0; load(); } }, s === 'working' ? 'in flight' : s));
+        'data-count': counts ? String(counts[s]) : '', onclick: () => { listState = s; offset = 0; load(); } }, label));
     }
   }
 
   async function load() {
     drawTabs();
-    setParams({ topic, state: listState });
+    setParams({ topic, state: listState, id_prefix: idPrefix });
     clear(body);
     if (!topic) { body.appendChild(el('tr', {}, el('td', { colspan: 7, className: 'muted' }, 'No topics yet.'))); return; }
-    const r = await api('GET', '/api/topics/' + enc(topic) + '/jobs?state=' + listState + '&offset=' + offset + '&limit=' + limit);
+    const [r, stats] = await Promise.all([
+      api('GET', '/api/topics/' + enc(topic) + '/jobs?state=' + listState + '&offset=' + offset + '&limit=' + limit +
+        (idPrefix ? '&id_prefix=' + enc(idPrefix) : '')),
+      api('GET', '/api/topics/' + enc(topic) + '/stats')]);
+    counts = stats.ok && stats.data.now ? stats.data.now : null;
+    drawTabs();
     if (!r.ok) { notice(listMessage, false, r.data.error || 'HTTP ' + r.status); return; }
     clear(listMessage);
+    if (idPrefix) notice(listMessage, true, r.data.total + ' ' + listState + ' job(s) whose id starts with "' + idPrefix + '"' +
+      (r.data.truncated ? ' found before the search stopped (more may exist)' : '') + '.');
     if (r.data.unreachable_shards && r.data.unreachable_shards.length) notice(listMessage, false, 'Not listed: shards ' + r.data.unreachable_shards.join(', ') + ' cannot be reached.');
     for (const job of r.data.jobs) {
       body.appendChild(el('tr', { 'data-job': job.id },
@@ -90,7 +106,7 @@ async function pageJobs(main) {
           if (!d.ok) notice(listMessage, false, d.data.error); else load();
         }, 'small'))));
     }
-    if (!r.data.jobs.length) body.appendChild(el('tr', {}, el('td', { colspan: 7, className: 'muted' }, 'No ' + listState + ' jobs.')));
+    if (!r.data.jobs.length) body.appendChild(el('tr', {}, el('td', { colspan: 7, className: 'muted' }, 'No ' + listState + ' jobs' + (idPrefix ? ' whose id starts with "' + idPrefix + '".' : '.'))));
     clear(pagerBox).appendChild(pager(offset, limit, r.data.total, (next) => { offset = next; load(); }));
   }
 

@@ -1,4 +1,4 @@
-// `dqctl jobs list TOPIC [--state S]`: a registered topic's pending jobs in
+// `dqctl jobs list TOPIC [--state S] [--id-prefix P]`: a registered topic's pending jobs in
 // one state, next due first, or without --state in every state (delayed,
 // ready, working, retrying: a job's way through dq), straight from the
 // Redis shards of the config (common/store/job_listing.h, the code behind
@@ -26,6 +26,7 @@ struct ListArgs {
   std::optional<ListState> state;
   int64_t offset = 0;
   int64_t limit = 50;
+  std::string id_prefix;  // only ids that start with it
 };
 
 // False (after printing why) on a usage error.
@@ -56,6 +57,11 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
       if (!parse_int_arg(value, 0, 1LL << 40, &out->offset)) {
         return bad("--offset '" + value + "' is not a whole number >= 0");
       }
+    } else if (arg == "--id-prefix") {
+      if (Status checked = check_id_prefix(value); !checked.is_ok()) {
+        return bad("--id-prefix: " + checked.message());
+      }
+      out->id_prefix = value;
     } else if (arg == "--limit") {
       if (!parse_int_arg(value, 1, kMaxListLimit, &out->limit)) {
         return bad("--limit '" + value + "' is not 1.." + std::to_string(kMaxListLimit));
@@ -74,9 +80,9 @@ constexpr ListState kEveryState[] = {ListState::kDelayed, ListState::kReady, Lis
                                      ListState::kRetrying};
 
 Result<JobPage> one_page(WaitingShards& shards, const std::string& topic, ListState state,
-                         int64_t offset, int64_t limit) {
+                         int64_t offset, int64_t limit, const std::string& id_prefix) {
   return shards.wait<Result<JobPage>>([&](std::function<void(Result<JobPage>)> done) {
-    list_topic_jobs(shards.set(), topic, state, offset, limit, std::move(done));
+    list_topic_jobs(shards.set(), topic, state, offset, limit, id_prefix, std::move(done));
   });
 }
 
@@ -94,7 +100,8 @@ Result<AllStates> list_every_state(WaitingShards& shards, const ListArgs& list) 
   for (ListState state : kEveryState) {
     int64_t room = list.limit - static_cast<int64_t>(all.page.jobs.size());
     // A page of at least one job also tells this state's total.
-    auto page = one_page(shards, list.topic, state, skip, std::max<int64_t>(room, 1));
+    auto page =
+        one_page(shards, list.topic, state, skip, std::max<int64_t>(room, 1), list.id_prefix);
     if (!page.is_ok()) {
       return page.status();
     }
@@ -183,7 +190,7 @@ int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
   WaitingShards shards(config);
   AllStates all;
   if (list.state) {
-    auto page = one_page(shards, list.topic, *list.state, list.offset, list.limit);
+    auto page = one_page(shards, list.topic, *list.state, list.offset, list.limit, list.id_prefix);
     if (!page.is_ok()) {
       return report_failure(page.status());
     }
@@ -218,7 +225,9 @@ constexpr const char* kUsage =
     "jobs list TOPIC [--state delayed|ready|working|retrying] [--offset N] [--limit N]\n"
     "          (next due first; ready in queue order, working by lease deadline;\n"
     "           without --state every state, delayed first, then ready, working,\n"
-    "           retrying; default limit 50, at most 500; --json for the API's JSON)";
+    "           retrying; default limit 50, at most 500; --json for the API's JSON)\n"
+    "          [--id-prefix P]   (only ids that start with P; the total counts\n"
+    "           the matches found, within the listing's caps)";
 const CommandRegistration kRegistered(kCommand, kUsage, &run_jobs);
 
 }  // namespace jobs_command

@@ -122,7 +122,7 @@ JobPage merge(const ListPlan& plan, std::vector<Result<ShardPart>>& parts, size_
       page.unreachable_shards.push_back(plan.set.names[i]);
       continue;
     }
-    page.total += parts[i]->total;
+    page.total += plan.searching() ? parts[i]->scan.matched : parts[i]->total;
     page.truncated = page.truncated || parts[i]->scan.truncated;
     scans.push_back(&parts[i]->scan);
   }
@@ -175,18 +175,37 @@ const char* list_state_name(ListState state) {
   return "unknown";
 }
 
+Status check_id_prefix(std::string_view id_prefix) {
+  if (id_prefix.size() > kMaxIdPrefixBytes) {
+    return Status(Code::kInvalid, "id_prefix is " + std::to_string(id_prefix.size()) +
+                                      " bytes; an id has at most " +
+                                      std::to_string(kMaxIdPrefixBytes));
+  }
+  for (char c : id_prefix) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return Status(Code::kInvalid, "id_prefix holds a control character, which no id has");
+    }
+  }
+  return Status::ok();
+}
+
 void list_topic_jobs(const ShardSet& shards, const std::string& topic, ListState state,
-                     int64_t offset, int64_t limit, std::function<void(Result<JobPage>)> done) {
+                     int64_t offset, int64_t limit, const std::string& id_prefix,
+                     std::function<void(Result<JobPage>)> done) {
   if (offset < 0) {
     return done(Status(Code::kInvalid, "offset must be 0 or more"));
   }
   if (limit < 1 || limit > kMaxListLimit) {
     return done(Status(Code::kInvalid, "limit must be 1 to " + std::to_string(kMaxListLimit)));
   }
+  if (Status prefix = check_id_prefix(id_prefix); !prefix.is_ok()) {
+    return done(prefix);
+  }
   auto plan = std::make_shared<ListPlan>();
   plan->set = shards;
   plan->walk_until_ms = deadline_after(shards.timeout_ms);
   plan->topic = topic;
+  plan->id_prefix = id_prefix;
   plan->state = state;
   plan->need = static_cast<size_t>(offset + limit);
   PlanPtr fixed = plan;

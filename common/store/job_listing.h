@@ -40,6 +40,7 @@ std::optional<ListState> parse_list_state(std::string_view text);
 const char* list_state_name(ListState state);
 
 constexpr int64_t kMaxListLimit = 500;
+constexpr size_t kMaxIdPrefixBytes = 256;
 constexpr int64_t kMaxExaminedPerShard = 200000;
 
 struct ListedJob {
@@ -64,9 +65,20 @@ struct JobPage {
 
 // A topic's jobs in one state, next due first (ready: queue order; working:
 // lease deadline), merged over shards, paged. kInvalid unless offset >= 0 and
-// 1 <= limit <= kMaxListLimit.
+// 1 <= limit <= kMaxListLimit, and for a bad id_prefix.
+//
+// id_prefix ("": every job) keeps the jobs whose id starts with it: a search,
+// so the walk goes on past the page to count the matches (`total` is then
+// the matches found, not {dq}:counts), within the same caps (at most
+// kMaxExaminedPerShard entries per shard, the set's timeout_ms) and
+// `truncated` when one of them cut it short.
 void list_topic_jobs(const ShardSet& shards, const std::string& topic, ListState state,
-                     int64_t offset, int64_t limit, std::function<void(Result<JobPage>)> done);
+                     int64_t offset, int64_t limit, const std::string& id_prefix,
+                     std::function<void(Result<JobPage>)> done);
+
+// An id prefix a listing takes: at most 256 bytes (an id's limit), no
+// control characters; "" is every job.
+Status check_id_prefix(std::string_view id_prefix);
 
 // {"total","truncated","unreachable_shards","jobs":[{"id","state","attempts",
 //  "due_at_ms","created_at_ms","shard"(,"last_error","last_error_at_ms")

@@ -63,7 +63,7 @@ ChunkFn zset_chunks(const PlanPtr& plan, size_t index, const std::string& zset) 
           if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 0) {
             return done(unexpected(*plan, index, "ZRANGE"));
           }
-          const std::string prefix = plan->topic + ":";
+          const std::string prefix = plan->key_prefix();
           Chunk chunk;
           chunk.read = r->elements / 2;
           for (size_t i = 0; i + 1 < r->elements; i += 2) {
@@ -93,10 +93,14 @@ ChunkFn list_chunks(const PlanPtr& plan, size_t index, const std::string& list) 
           if (r->type != REDIS_REPLY_ARRAY) {
             return done(unexpected(*plan, index, "LRANGE"));
           }
+          const std::string prefix = plan->key_prefix();
           Chunk chunk;
           chunk.read = r->elements;
           for (size_t i = 0; i < r->elements; ++i) {
-            chunk.kept.push_back({reply_string(r->element[i]), 0});
+            std::string key = reply_string(r->element[i]);
+            if (key.compare(0, prefix.size(), prefix) == 0) {
+              chunk.kept.push_back({std::move(key), 0});
+            }
           }
           done(std::move(chunk));
         });
@@ -114,6 +118,7 @@ void keep_if_in_state(const std::string& shard, const Entry& entry, std::string_
   if (!parse_job_meta(record, &job) || !split_job_key(entry.key, &topic, &job.id)) {
     return;
   }
+  ++scan->matched;
   Candidate found;
   found.key = entry.key;
   found.job.id = job.id;
@@ -176,7 +181,7 @@ class ChunkWalk : public std::enable_shared_from_this<ChunkWalk> {
 
   void next() {
     auto self = shared_from_this();
-    if (scan_->found.size() >= plan_->need) {
+    if (!plan_->searching() && scan_->found.size() >= plan_->need) {
       return done_(std::move(*scan_));
     }
     if (start_ > 0 && monotonic_ms() >= plan_->walk_until_ms) {
@@ -204,6 +209,11 @@ class ChunkWalk : public std::enable_shared_from_this<ChunkWalk> {
                         return self->done_(kept);
                       }
                       self->start_ += read;
+                      // A search counts on; the walk's order is the
+                      // listing's, so the first `need` found are the page's.
+                      if (self->scan_->found.size() > self->plan_->need) {
+                        self->scan_->found.resize(self->plan_->need);
+                      }
                       if (read < count) {
                         return self->done_(std::move(*self->scan_));  // the end
                       }
@@ -277,7 +287,7 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
             *bad = true;
             return;
           }
-          const std::string prefix = self->plan_->topic + ":";
+          const std::string prefix = self->plan_->key_prefix();
           for (size_t i = 0; i + 1 < all->elements; i += 2) {
             ++self->examined_;
             Entry entry{reply_string(all->element[i]), 0};
@@ -297,6 +307,7 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
             return self->done_(unexpected(*self->plan_, self->index_, "HGETALL"));
           }
           self->start_ += buckets;
+          self->keep_first_found();
           if (buckets < kBucketsPerRound) {
             return self->finish();  // the end
           }
@@ -304,8 +315,17 @@ class DueWalk : public std::enable_shared_from_this<DueWalk> {
         });
   }
 
+  // A search walks every bucket to count its matches: it keeps only the
+  // earliest `need` of them (buckets overlap in due time, so sorted first).
+  void keep_first_found() {
+    if (plan_->searching() && scan_->found.size() > 2 * plan_->need + kChunk) {
+      sort_by_order(scan_.get());
+      scan_->found.resize(plan_->need);
+    }
+  }
+
   bool sorted_enough(int64_t next_bound) {
-    if (scan_->found.size() < plan_->need) {
+    if (plan_->searching() || scan_->found.size() < plan_->need) {
       return false;
     }
     sort_by_order(scan_.get());

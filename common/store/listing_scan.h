@@ -27,6 +27,7 @@ struct Candidate {
 
 struct ShardScan {
   std::vector<Candidate> found;  // in the shard's order
+  int64_t matched = 0;           // jobs kept so far, found or not (an id search counts them all)
   bool truncated = false;
 };
 
@@ -39,8 +40,14 @@ struct ListPlan {
   int64_t walk_until_ms = 0;
   int64_t step_deadline() const { return deadline_after(set.timeout_ms); }
   std::string topic;
+  std::string id_prefix;  // "": every job of the topic
   ListState state = ListState::kDelayed;
   size_t need = 0;  // offset + limit
+  // A search (an id prefix) walks on past `need` to count every match, and
+  // keeps only the first `need` of them.
+  bool searching() const { return !id_prefix.empty(); }
+  // The text a job's key starts with: "topic:" and the id prefix.
+  std::string key_prefix() const { return topic + ":" + id_prefix; }
 };
 using PlanPtr = std::shared_ptr<const ListPlan>;
 

@@ -225,6 +225,20 @@ def main():
         status, added = http_json("POST", api + "/v1/topics/orders/jobs",
                                   {"id": "order-43", "body": 1, "delay": 3600})
         assert status == 201, (status, added)
+        # Search by id prefix in the pending list; the state tabs show counts.
+        css("#state-tabs button[data-state=delayed]").click()
+        css("#jobs-id-prefix").send_keys("order-43")
+        css("#jobs-search-button").click()
+
+        def searched():
+            rows = [row.get_attribute("data-job")
+                    for row in driver.find_elements(By.CSS_SELECTOR, "#jobs-body tr[data-job]")]
+            return rows == ["order-43"] and "1 delayed job(s)" in css("#jobs-message").text
+        wait_for("order-43 found by its id prefix, alone", searched)
+        delayed_tab = css("#state-tabs button[data-state=delayed]")
+        assert int(delayed_tab.get_attribute("data-count")) >= 1, delayed_tab.text
+        assert "(" in delayed_tab.text, delayed_tab.text
+        shot("jobs-search")
         css("#lookup-id").clear()
         css("#lookup-id").send_keys("order-43")
         css("#lookup-button").click()

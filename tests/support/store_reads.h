@@ -42,9 +42,10 @@ inline Result<std::vector<TopicStats>> all_topic_stats(JobStore& store,
 }
 
 inline Result<JobPage> list_topic_jobs(JobStore& store, const std::string& topic, ListState state,
-                                       int64_t offset, int64_t limit) {
+                                       int64_t offset, int64_t limit,
+                                       const std::string& id_prefix = "") {
   return wait_on<Result<JobPage>>(store.addresses(), [&](const ShardSet& set, auto done) {
-    dq::list_topic_jobs(set, topic, state, offset, limit, done);
+    dq::list_topic_jobs(set, topic, state, offset, limit, id_prefix, done);
   });
 }
 
