@@ -12,7 +12,7 @@ namespace {
 
 // The members of a clean add request, as raw text; empty when absent.
 struct AddMembers {
-  std::string_view id, body, delay, at;
+  std::string_view id, body, delay, at, tz;
 };
 
 std::optional<AddMembers> add_members(std::string_view text) {
@@ -30,6 +30,7 @@ std::optional<AddMembers> add_members(std::string_view text) {
                              : member.key == "body"  ? &found.body
                              : member.key == "delay" ? &found.delay
                              : member.key == "at"    ? &found.at
+                             : member.key == "tz"    ? &found.tz
                                                      : nullptr;
     if (slot == nullptr || !slot->empty()) {
       return std::nullopt;  // unknown or twice
@@ -94,15 +95,18 @@ std::optional<AddRequest> fast_add(const std::string& topic, std::string_view te
   if (!id || !check_topic_and_id(topic, *id, topics).is_ok()) {
     return std::nullopt;
   }
-  std::optional<Json> delay, at;
+  std::optional<Json> delay, at, tz;
   if (!members->delay.empty()) {
     delay = value_of(members->delay);
   }
   if (!members->at.empty()) {
     at = value_of(members->at);
   }
+  if (!members->tz.empty()) {
+    tz = Json::parse(members->tz, nullptr, false);
+  }
   auto built = add_request_of(topic, std::move(*id), members->body, delay ? &*delay : nullptr,
-                              at ? &*at : nullptr, topics, config, now_ms);
+                              at ? &*at : nullptr, topics, config, now_ms, tz ? &*tz : nullptr);
   if (!built.is_ok()) {
     return std::nullopt;
   }

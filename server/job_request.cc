@@ -29,9 +29,10 @@ Result<DueTime> due_from_delay(const Json& delay) {
 
 // A fixed time is kept as given; one in the past is due at once (as the PHP
 // queue did), as promote compares it with Redis's clock. The forms are those
-// of common/core/time_text.h, shared with the legacy port's fix_time.
-Result<DueTime> due_from_at(const Json& at, int64_t now_ms) {
-  auto due = parse_time_value(at);
+// of common/core/time_text.h, shared with the legacy port's fix_time; a wall
+// time without an offset is read in `zone` (nullptr: the server's zone).
+Result<DueTime> due_from_at(const Json& at, const TimeZone* zone, int64_t now_ms) {
+  auto due = parse_time_value(at, zone);
   if (!due.is_ok()) {
     return Status(Code::kInvalid, "at: " + due.status().message());
   }
@@ -115,9 +116,10 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
     return status;
   }
   for (const auto& item : job.items()) {
-    if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at") {
+    if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at" &&
+        item.key() != "tz") {
       return Status(Code::kInvalid,
-                    "unknown field '" + item.key() + "' (expected id, body, delay or at)");
+                    "unknown field '" + item.key() + "' (expected id, body, delay, at or tz)");
     }
   }
   if (job.find("body") == job.end()) {
@@ -129,13 +131,41 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
   }
   auto delay = job.find("delay");
   auto at = job.find("at");
+  auto tz = job.find("tz");
   return add_request_of(topic, std::move(id), *body, delay == job.end() ? nullptr : &*delay,
-                        at == job.end() ? nullptr : &*at, topics, config, now_ms);
+                        at == job.end() ? nullptr : &*at, topics, config, now_ms,
+                        tz == job.end() ? nullptr : &*tz);
 }
+
+namespace {
+
+// The zone an add's `at` is read in: its `tz`, if any (checked).
+Result<std::optional<TimeZone>> zone_of_request(const Json* tz, const Json* at) {
+  if (tz == nullptr) {
+    return std::optional<TimeZone>();
+  }
+  if (!tz->is_string()) {
+    return Status(Code::kInvalid, "tz must be an IANA time zone name such as \"Europe/Paris\"");
+  }
+  if (at == nullptr) {
+    return Status(Code::kInvalid, "tz applies to at: give at with it (a delay has no time zone)");
+  }
+  const std::string& name = tz->get_ref<const std::string&>();
+  if (name.empty()) {
+    return std::optional<TimeZone>();  // the server's zone, as without tz
+  }
+  auto zone = TimeZone::find(name);
+  if (!zone.is_ok()) {
+    return Status(Code::kInvalid, "tz: " + zone.status().message());
+  }
+  return std::optional<TimeZone>(std::move(*zone));
+}
+
+}  // namespace
 
 Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
                                   const Json* delay, const Json* at, TopicCache& topics,
-                                  const Config& config, int64_t now_ms) {
+                                  const Config& config, int64_t now_ms, const Json* tz) {
   if (body.size() > config.max_body_bytes) {
     return Status(Code::kTooLarge,
                   "body is " + std::to_string(body.size()) + " bytes, over the limit of " +
@@ -148,8 +178,12 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
   if (delay != nullptr) {
     due = due_from_delay(*delay);
   }
+  auto zone = zone_of_request(tz, at);
+  if (!zone.is_ok()) {
+    return zone.status();
+  }
   if (at != nullptr) {
-    due = due_from_at(*at, now_ms);
+    due = due_from_at(*at, zone->has_value() ? &**zone : nullptr, now_ms);
   }
   if (!due.is_ok()) {
     return due.status();

@@ -16,7 +16,7 @@ namespace dq {
 
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
 // any time form of common/core/time_text.h (server local time unless the text
-// carries an offset). Neither: the
+// carries an offset, or "tz" names the zone). Neither: the
 // topic's default delay. `job_text` is JSON text with a top-level "body"
 // member equal to job's (the text `job` was parsed from, or the legacy
 // request it was built from): the body is stored as that member's raw text,
@@ -29,9 +29,12 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
 // The checks after the request's shape (build_add_request's last ones):
 // the body's size, then the due time from `delay` or `at` (nullptr: not
 // given) or the topic's default. The topic and id are already checked.
+// `tz` (nullptr: not given) names the IANA zone an `at` without an offset is
+// read in ("2026-03-29 09:00" + "Europe/Paris"), by the rule of
+// common/core/time_zone.h; kInvalid for an unknown zone, or tz without at.
 Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
                                   const Json* delay, const Json* at, TopicCache& topics,
-                                  const Config& config, int64_t now_ms);
+                                  const Config& config, int64_t now_ms, const Json* tz = nullptr);
 
 // The id of an add sent as a JSON number, from the number's text as sent: an
 // integer is kept exactly as written ("42", "-7", digits past 64 bits too);

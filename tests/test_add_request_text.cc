@@ -277,9 +277,25 @@ TEST_CASE("clean requests are read by the scanner, and read right") {
     CHECK(same_both_ways(world, "orders", text).find("send this one as a string") !=
           std::string::npos);
   }
+  // `tz` reads `at`'s wall time in that zone, both ways; refusals alike.
+  CHECK(same_both_ways(world, "orders",
+                       R"({"id":"z","body":1,"at":"2027-03-28 02:30","tz":"Europe/Paris"})") ==
+        "added orders [z] [1] at 1806197400000");  // skipped: 03:30 CEST, 01:30 UTC
+  CHECK(same_both_ways(world, "orders",
+                       R"({"tz":"America/New_York","id":"z","body":1,"at":"2027-11-07 01:30"})") ==
+        "added orders [z] [1] at 1825565400000");  // repeated: the first, 01:30 EDT
+  CHECK(same_both_ways(world, "orders", R"({"id":"z","body":1,"at":"2027-03-28 02:30","tz":""})")
+            .rfind("added", 0) == 0);
+  for (const char* text : {R"({"id":"z","body":1,"at":"2027-03-28 09:00","tz":"Mars/Olympus"})",
+                           R"({"id":"z","body":1,"at":"2027-03-28 09:00","tz":7})",
+                           R"({"id":"z","body":1,"delay":5,"tz":"Europe/Paris"})",
+                           R"({"id":"z","body":1,"tz":"Europe/Paris"})"}) {
+    INFO(text);
+    CHECK(same_both_ways(world, "orders", text).rfind("json refused", 0) == 0);
+  }
   // A refusal still names the first problem as before.
   CHECK(same_both_ways(world, "orders", R"({"id":"a","body":1,"b":1,"a":2})") ==
-        "json refused 1 [unknown field 'a' (expected id, body, delay or at)] id \"a\"");
+        "json refused 1 [unknown field 'a' (expected id, body, delay, at or tz)] id \"a\"");
 }
 
 TEST_CASE("append_json_string writes what nlohmann's dump writes") {
