@@ -139,10 +139,17 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
 
 namespace {
 
-// The zone an add's `at` is read in: its `tz`, if any (checked).
-Result<std::optional<TimeZone>> zone_of_request(const Json* tz, const Json* at) {
+// The zone an add's `at` is read in: its `tz`, if any (checked), else the
+// topic's (checked when it was set; a zone the tz database lost since is
+// the server's zone rather than a refusal of every add).
+Result<std::optional<TimeZone>> zone_of_request(const Json* tz, const Json* at,
+                                                const std::string& topic_tz) {
   if (tz == nullptr) {
-    return std::optional<TimeZone>();
+    if (at == nullptr || topic_tz.empty()) {
+      return std::optional<TimeZone>();
+    }
+    auto zone = TimeZone::find(topic_tz);
+    return zone.is_ok() ? std::optional<TimeZone>(std::move(*zone)) : std::optional<TimeZone>();
   }
   if (!tz->is_string()) {
     return Status(Code::kInvalid, "tz must be an IANA time zone name such as \"Europe/Paris\"");
@@ -174,11 +181,12 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
   if (delay != nullptr && at != nullptr) {
     return Status(Code::kInvalid, "give delay or at, not both");
   }
-  Result<DueTime> due = DueTime{true, topics.find(topic)->default_delay_s * 1000};
+  const Topic* registered = topics.find(topic);
+  Result<DueTime> due = DueTime{true, registered->default_delay_s * 1000};
   if (delay != nullptr) {
     due = due_from_delay(*delay);
   }
-  auto zone = zone_of_request(tz, at);
+  auto zone = zone_of_request(tz, at, registered->tz);
   if (!zone.is_ok()) {
     return zone.status();
   }

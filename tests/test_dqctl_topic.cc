@@ -164,7 +164,13 @@ TEST_CASE("add, list, show: human and JSON output") {
     keys.push_back(member.key());
   }
   std::sort(keys.begin(), keys.end());
-  // dead_callback and dedup_window_s checked on their own lines, so the list below merges with other new settings.
+  // tz ("" by default: the server's zone), on its own line too.
+  auto tz = std::find(keys.begin(), keys.end(), "tz");
+  REQUIRE(tz != keys.end());
+  CHECK(shown["tz"] == "");
+  keys.erase(tz);
+  // dead_callback and dedup_window_s checked on their own lines, so the list below merges with
+  // other new settings.
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");
   REQUIRE(dead_callback != keys.end());
   keys.erase(dead_callback);
@@ -267,6 +273,18 @@ TEST_CASE("set, online, offline, del") {
   REQUIRE(ctl.run({"topic", "set", "orders", "--max-burst", "0"}).exit_code == 0);
   CHECK(contains(ctl.run({"topic", "show", "orders"}).out,
                  "max_burst:       5 (a tenth of max_rate)"));
+
+  // A topic's time zone: a name of the tz database, or "" for the server's.
+  RunResult zoned = ctl.run({"topic", "set", "orders", "--tz", "Asia/Shanghai"});
+  CHECK_MESSAGE(zoned.exit_code == 0, zoned.err);
+  CHECK(ctl.registry()->get_topic("orders")->tz == "Asia/Shanghai");
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "Asia/Shanghai"));
+  RunResult unknown_zone = ctl.run({"topic", "set", "orders", "--tz", "Mars/Olympus"});
+  CHECK(unknown_zone.exit_code != 0);
+  CHECK(contains(unknown_zone.err + unknown_zone.out, "tz: "));
+  CHECK(ctl.registry()->get_topic("orders")->tz == "Asia/Shanghai");
+  CHECK(ctl.run({"topic", "set", "orders", "--tz", ""}).exit_code == 0);
+  CHECK(ctl.registry()->get_topic("orders")->tz.empty());
 
   RunResult offline = ctl.run({"topic", "offline", "orders"});
   CHECK(offline.exit_code == 0);

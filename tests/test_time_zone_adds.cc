@@ -20,6 +20,7 @@
 #include "common/registry/registry.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/legacy_socket.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/time_oracle.h"
 
@@ -174,4 +175,49 @@ TEST_CASE("adds with at and tz land where the documented rule says, across the D
   REQUIRE(in_batch.status == 200);
   CHECK(in_batch.json()["results"][0]["status"] == 400);
   CHECK(http.get(jobs + "/batch-bad").status == 404);
+}
+
+TEST_CASE("a topic's tz reads adds' at and the legacy fix_time; an add's own tz wins") {
+  dq::test::TestRedis redis;
+  dq::test::DqdOptions options;
+  options.shards = {redis.address()};
+  options.timers = 1;
+  options.consumers = 1;
+  dq::test::DqdProcess dqd(options);
+  dq::Topic topic;
+  topic.name = "ny";
+  topic.callback_url = "http://127.0.0.1:9/never";
+  topic.online = false;
+  topic.tz = "America/New_York";
+  REQUIRE(dqd.registry().add_topic(topic).is_ok());
+  topic.name = "bad";
+  topic.tz = "Mars/Olympus";
+  dq::Status refused = dqd.registry().add_topic(topic);
+  CHECK(refused.code() == dq::Code::kInvalid);
+  CHECK(refused.message().rfind("tz: ", 0) == 0);
+  dqd.start();
+  dq::test::HttpClient http;
+  std::string jobs = dqd.jobs_url("ny");
+  const int year = dq::civil_from_wall_seconds(static_cast<int64_t>(std::time(nullptr))).year + 1;
+  std::string july = std::to_string(year) + "-07-01 09:00";
+
+  REQUIRE(http.post(jobs, R"({"id":"topic-zone","body":1,"at":")" + july + R"("})").status == 201);
+  CHECK(http.get(jobs + "/topic-zone").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);  // EDT
+  REQUIRE(
+      http.post(jobs, R"({"id":"own-zone","body":1,"at":")" + july + R"(","tz":"Europe/Paris"})")
+          .status == 201);
+  CHECK(http.get(jobs + "/own-zone").json()["due_at_ms"] == utc(year, 7, 1, 7) * 1000);  // CEST
+  REQUIRE(
+      http.post(jobs + "/batch", R"({"jobs":[{"id":"batched","body":1,"at":")" + july + R"("}]})")
+          .status == 200);
+  CHECK(http.get(jobs + "/batched").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);
+  // A delay has no zone; the topic's changes nothing.
+  REQUIRE(http.post(jobs, R"({"id":"delayed","body":1,"delay":60})").status == 201);
+
+  dq::test::LegacySocket socket(dqd.legacy_port());
+  Json reply = socket.call(Json{
+      {"cmd", "add"}, {"topic", "ny"}, {"id", "legacy"}, {"body", {{"a", 1}}}, {"fix_time", july}});
+  REQUIRE_MESSAGE(reply.is_object(), reply.dump());
+  CHECK_MESSAGE(reply.value("code", -1) == 1, reply.dump());
+  CHECK(http.get(jobs + "/legacy").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);
 }

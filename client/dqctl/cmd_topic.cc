@@ -50,6 +50,7 @@ void print_topic(const Topic& topic) {
   line("success_json:", topic.success_json.empty() ? "(any 2xx)" : topic.success_json);
   line("timeout_ms:", std::to_string(topic.timeout_ms));
   line("default_delay_s:", std::to_string(topic.default_delay_s));
+  line("tz:", topic.tz.empty() ? std::string("(the server's zone)") : topic.tz);
   line("max_attempts:",
        topic.max_attempts == 0 ? "0 (the [delivery] default)" : std::to_string(topic.max_attempts));
   line("priority:", std::to_string(topic.priority));
@@ -303,6 +304,8 @@ constexpr const char* kUsage =
     "topic list\n"
     "topic show NAME\n"
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
+    "          [--tz ZONE]   (IANA, e.g. Europe/Paris: adds' at and fix_time without an\n"
+    "          offset are read there; \"\": the server's zone)\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
     "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"

@@ -32,6 +32,10 @@ struct Topic {
   std::string success_json;
   int timeout_ms = 5000;
   int64_t default_delay_s = 0;
+  // The IANA zone (e.g. "Europe/Paris") an add's `at` without an offset is
+  // read in when the add names no `tz`, and the legacy fix_time; "": the
+  // server's local zone.
+  std::string tz;
   int max_attempts = 0;      // 0: [delivery] default_max_attempts
   int priority = 2;          // 1 highest, 3 lowest
   std::string retry_ms;      // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units

@@ -108,6 +108,7 @@ const TopicField kTopicFields[] = {
     {"success_json", "--success-json", FlagKind::kText, &set_member<&Topic::success_json>},
     {"timeout_ms", "--timeout-ms", FlagKind::kInteger, &set_member<&Topic::timeout_ms>},
     {"default_delay_s", "--delay", FlagKind::kInteger, &set_member<&Topic::default_delay_s>},
+    {"tz", "--tz", FlagKind::kText, &set_member<&Topic::tz>},
     {"max_attempts", "--max-attempts", FlagKind::kInteger, &set_member<&Topic::max_attempts>},
     {"priority", "--priority", FlagKind::kInteger, &set_member<&Topic::priority>},
     {"retry_ms", "--retry-ms", FlagKind::kText, &set_member<&Topic::retry_ms>},

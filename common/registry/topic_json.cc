@@ -30,6 +30,7 @@ Json topic_to_json(const Topic& topic) {
             {"success_json", topic.success_json},
             {"timeout_ms", topic.timeout_ms},
             {"default_delay_s", topic.default_delay_s},
+            {"tz", topic.tz},
             {"max_attempts", topic.max_attempts},
             {"priority", topic.priority},
             {"retry_ms", topic.retry_ms},

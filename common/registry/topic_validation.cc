@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/time_zone.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/registry.h"
@@ -92,6 +93,11 @@ Status validate_receiver_rules(const Topic& topic) {
   if (topic.retry_jitter < 0 || topic.retry_jitter > kMaxRetryJitterPercent) {
     return invalid("retry_jitter",
                    std::to_string(topic.retry_jitter) + " must be a percent from 0 to 100");
+  }
+  if (!topic.tz.empty()) {
+    if (auto zone = TimeZone::find(topic.tz); !zone.is_ok()) {
+      return invalid("tz", zone.status().message());
+    }
   }
   if (topic.dedup_window_s < 0 || topic.dedup_window_s > kMaxDedupWindowS) {
     return invalid("dedup_window_s", std::to_string(topic.dedup_window_s) +
