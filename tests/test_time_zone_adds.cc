@@ -40,21 +40,31 @@ std::string wall_text(int64_t wall_s) {
   return text;
 }
 
-}  // namespace
-
-TEST_CASE("adds with at and tz land where the documented rule says, across the DST changes") {
-  dq::test::TestRedis redis;
+dq::test::DqdOptions one_of_each(const dq::test::TestRedis& redis) {
   dq::test::DqdOptions options;
   options.shards = {redis.address()};
   options.timers = 1;
   options.consumers = 1;
-  dq::test::DqdProcess dqd(options);
-  // Offline: the jobs wait, so GET shows them whenever they are due.
+  return options;
+}
+
+// An offline topic: its jobs wait, so GET shows them whenever they are due.
+dq::Status add_offline_topic(dq::test::DqdProcess& dqd, const std::string& name,
+                             const std::string& tz = "") {
   dq::Topic topic;
-  topic.name = "reminders";
+  topic.name = name;
   topic.callback_url = "http://127.0.0.1:9/never";
   topic.online = false;
-  REQUIRE(dqd.registry().add_topic(topic).is_ok());
+  topic.tz = tz;
+  return dqd.registry().add_topic(topic);
+}
+
+}  // namespace
+
+TEST_CASE("adds with at and tz land where the documented rule says, across the DST changes") {
+  dq::test::TestRedis redis;
+  dq::test::DqdProcess dqd(one_of_each(redis));
+  REQUIRE(add_offline_topic(dqd, "reminders").is_ok());
   dqd.start();
   dq::test::HttpClient http;
   std::string jobs = dqd.jobs_url("reminders");
@@ -179,20 +189,9 @@ TEST_CASE("adds with at and tz land where the documented rule says, across the D
 
 TEST_CASE("a topic's tz reads adds' at and the legacy fix_time; an add's own tz wins") {
   dq::test::TestRedis redis;
-  dq::test::DqdOptions options;
-  options.shards = {redis.address()};
-  options.timers = 1;
-  options.consumers = 1;
-  dq::test::DqdProcess dqd(options);
-  dq::Topic topic;
-  topic.name = "ny";
-  topic.callback_url = "http://127.0.0.1:9/never";
-  topic.online = false;
-  topic.tz = "America/New_York";
-  REQUIRE(dqd.registry().add_topic(topic).is_ok());
-  topic.name = "bad";
-  topic.tz = "Mars/Olympus";
-  dq::Status refused = dqd.registry().add_topic(topic);
+  dq::test::DqdProcess dqd(one_of_each(redis));
+  REQUIRE(add_offline_topic(dqd, "ny", "America/New_York").is_ok());
+  dq::Status refused = add_offline_topic(dqd, "bad", "Mars/Olympus");
   CHECK(refused.code() == dq::Code::kInvalid);
   CHECK(refused.message().rfind("tz: ", 0) == 0);
   dqd.start();
