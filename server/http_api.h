@@ -111,6 +111,9 @@ class HttpApi {
   // Makes a delayed or retrying job due now (attempts kept): 200 with its
   // state and due time, "moved" false when it was due already.
   void run_job(const Exchange& request, const std::string& topic, const std::string& id);
+  // PUT: changes a pending job in place (a new version, delayed): 200 with
+  // its new state; no such job: added, the add's 201 (or 200 when it ran).
+  void update_job(const Exchange& request, const std::string& topic, const std::string& id);
   // server/dead_routes.cc; id "" requeues every dead letter of the topic.
   void list_dead(const Exchange& request, const std::string& topic);
   void purge_dead(const Exchange& request, const std::string& topic);

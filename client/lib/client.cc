@@ -306,6 +306,49 @@ Result<RunResult> Client::run(const std::string& topic, const std::string& id) {
   return result;
 }
 
+Result<UpdateResult> Client::update(const std::string& topic, const std::string& id,
+                                    const std::optional<std::string>& body_json, const When& when) {
+  Json fields = Json::object();
+  put_when(when, &fields);
+  std::string text;
+  try {
+    text = fields.dump();
+  } catch (const Json::exception&) {
+    return body_not_json(id);
+  }
+  if (body_json) {
+    if (!Json::accept(*body_json)) {
+      return body_not_json(id);
+    }
+    // The body's text spliced in as it is (see job_text).
+    text.pop_back();
+    text += std::string(fields.empty() ? "" : ",") + "\"body\":" + *body_json + "}";
+  }
+  auto called =
+      impl_->call("PUT", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), text);
+  if (!called) {
+    return called.error();
+  }
+  const HttpAnswer& answer = called->answer;
+  if (answer.status != 201 && answer.status != 200) {
+    return error_from_answer(answer, called->server);
+  }
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("due_at_ms") ||
+      !reply["due_at_ms"].is_number_integer() || !reply["state"].is_string()) {
+    return protocol_error(
+        "update answered " + std::to_string(answer.status) + " unexpectedly: " + answer.body,
+        answer, called->server);
+  }
+  UpdateResult result;
+  result.created = answer.status == 201;
+  result.state = state_from_name(reply["state"].get<std::string>());
+  result.previous_state = state_from_name(reply.value("previous_state", std::string()));
+  result.due_at_ms = reply["due_at_ms"].get<int64_t>();
+  result.raw_json = answer.body;
+  return result;
+}
+
 Result<Deleted> Client::del(const std::string& topic, const std::string& id) {
   bool unsure = false;
   auto called = impl_->call("DELETE", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id),
