@@ -153,15 +153,23 @@ bool HttpApi::refused_by_auth(const Exchange& request, Access access, const std:
   return true;
 }
 
+bool HttpApi::refused_as_too_large(const Exchange& request, const std::string& route) {
+  const std::string& text = request->body();
+  if (text.size() <= config_.max_body_bytes + 4096) {
+    return false;
+  }
+  finish(request, route, 413,
+         Json{{"error",
+               "request is " + std::to_string(text.size()) + " bytes, over the body limit of " +
+                   std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
+  return true;
+}
+
 void HttpApi::add_job(const Exchange& request, const std::string& topic) {
   const std::string& text = request->body();
   int64_t started = monotonic_ms();
-  if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(
-        request, "add", 413,
-        Json{{"error", "request is " + std::to_string(text.size()) +
-                           " bytes, over the body limit of " +
-                           std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
+  if (refused_as_too_large(request, "add")) {
+    return;
   }
   ParsedAdd parsed = parse_add_text(topic, text, topics_, config_, now_ms());
   if (!parsed.request.is_ok()) {
@@ -324,12 +332,8 @@ void HttpApi::run_job(const Exchange& request, const std::string& topic, const s
 
 void HttpApi::update_job(const Exchange& request, const std::string& topic, const std::string& id) {
   const std::string& text = request->body();
-  if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(
-        request, "update", 413,
-        Json{{"error", "request is " + std::to_string(text.size()) +
-                           " bytes, over the body limit of " +
-                           std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
+  if (refused_as_too_large(request, "update")) {
+    return;
   }
   Status ok = check_topic_and_id(topic, id, topics_);
   if (!ok.is_ok()) {

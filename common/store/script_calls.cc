@@ -83,8 +83,8 @@ ScriptCall update_call(const std::string& topic, const std::string& id, const st
   std::string mode = !due ? "keep" : due->relative ? "delay" : "at";
   return {&kUpdateScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::timer_wake(),
-           keys::working(), keys::ready(topic), keys::errors(), today_stats(), keys::counts(),
-           keys::seq(), keys::moving()},
+           keys::working(), keys::ready(topic), keys::errors(), keys::counts(), keys::seq(),
+           keys::moving()},
           {job_key(topic, id), topic, body ? "1" : "0", body ? *body : std::string(),
            std::move(mode), std::to_string(due ? due->ms : 0)}};
 }

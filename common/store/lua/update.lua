@@ -1,8 +1,8 @@
 -- update: a pending job gets a new body and/or due time in place, in one
 -- step: it never stops existing (a delete then an add leaves a gap).
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] due index  KEYS[4] timer wake list
--- KEYS[5] working  KEYS[6] ready list of topic  KEYS[7] errors  KEYS[8] stats of the day
--- KEYS[9] counts  KEYS[10] seq  KEYS[11] moving
+-- KEYS[5] working  KEYS[6] ready list of topic  KEYS[7] errors  KEYS[8] counts
+-- KEYS[9] seq  KEYS[10] moving
 -- ARGV[1] job key  ARGV[2] topic  ARGV[3] '1' a new body is given ('0': kept)
 -- ARGV[4] the new body  ARGV[5] 'keep', 'delay' (ms from Redis's now) or 'at'
 -- (epoch ms; one in the past is due at Redis's now)  ARGV[6] the ms
@@ -31,7 +31,7 @@ if j.state == 'x' then
 end
 -- move_mark.lua took the job out of its due zset and the mover copies its
 -- record: a change now could be lost with the copy.
-if redis.call('HEXISTS', KEYS[11], key) == 1 then
+if redis.call('HEXISTS', KEYS[10], key) == 1 then
   return {4, j.state, tonumber(j.due), ''}
 end
 local now = redis_now()
@@ -51,19 +51,18 @@ unlink_job(key, j, KEYS[6], KEYS[5], nil, from, bucket)
 if ARGV[3] == '1' then
   if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the old body was apart
   local meta = 'd|0|' .. due .. '|' .. j.created .. '|' ..
-               ms_text(redis.call('INCR', KEYS[10])) .. '||'
+               ms_text(redis.call('INCR', KEYS[9])) .. '||'
   local new, body_apart = new_record(meta, ARGV[4])
   if body_apart then redis.call('HSET', KEYS[2], key, ARGV[4]) end
   j = parse_record(new)
 else
-  j.inc = ms_text(redis.call('INCR', KEYS[10]))
+  j.inc = ms_text(redis.call('INCR', KEYS[9]))
   j.state, j.attempts, j.deferrals, j.due, j.lease, j.max = 'd', 0, 0, due, '', ''
 end
 redis.call('HDEL', KEYS[7], key)
 wake_timer_if_first(KEYS[3], KEYS[4], due)  -- before lowering: compares with the old first
 record_set(key, record_text(j), from, bucket)
 due_add(bucket, key, due)
-count(KEYS[9], topic, previous, -1)
-count(KEYS[9], topic, 'd', 1)
-stat(KEYS[8], topic, 'updated', 1, now)
+count(KEYS[8], topic, previous, -1)
+count(KEYS[8], topic, 'd', 1)
 return {1, previous, due_ms, j.inc}
