@@ -184,7 +184,9 @@ TEST_CASE("update: an expired lease of the old version does not requeue or kill 
   REQUIRE(job.is_ok());
   CHECK(job->state == JobState::kDelayed);
   CHECK(job->body == "{\"v\":2}");
-  CHECK(store->release(0, "r1").value_or(-1) == 0);
+  auto released = store->release(0, "r1");
+  REQUIRE(released.is_ok());
+  CHECK(*released == 0);
   CHECK(store->get("t", "e")->state == JobState::kDelayed);
   check_consistent(redis);
 }
@@ -339,7 +341,7 @@ TEST_CASE("PUT: 1,000 updates racing deliveries and deletes lose nothing, delive
 
   constexpr int kIds = 40;
   constexpr int kThreads = 4;
-  constexpr int kOpsPerThread = 250;
+  constexpr int kPutsPerThread = 250;  // 1,000 PUTs, and deletes among them
   // One op at a time per id (the id's mutex is held over its request), so
   // each id's history is ordered; deliveries race it freely.
   struct Op {
@@ -358,20 +360,22 @@ TEST_CASE("PUT: 1,000 updates racing deliveries and deletes lose nothing, delive
   auto worker = [&](int thread) {
     HttpClient http;
     std::mt19937 random(static_cast<unsigned>(thread * 7919 + 1));
-    for (int n = 0; n < kOpsPerThread; ++n) {
+    for (int puts = 0; puts < kPutsPerThread;) {
+      sleep_ms(static_cast<int>(random() % 8));  // deliveries get in between
       int i = static_cast<int>(random() % kIds);
       std::string id = "r" + std::to_string(i);
       std::lock_guard<std::mutex> lock(id_locks[i]);
       Op op;
       if (random() % 100 < 85) {
         op.put = true;
+        ++puts;
         op.version = next_version++;
         Json fields{{"body", Json{{"v", op.version}}}};
         if (random() % 2) {
-          fields["delay"] = static_cast<double>(random() % 1500) / 1000.0;
+          fields["delay"] = static_cast<double>(random() % 400) / 1000.0;
         } else {
           fields["at"] =  // unix seconds, with a fraction
-              static_cast<double>(wall_ms() + static_cast<int64_t>(random() % 1500)) / 1000.0;
+              static_cast<double>(wall_ms() + static_cast<int64_t>(random() % 400)) / 1000.0;
         }
         HttpResult put = http.request("PUT", put_url(dqd, "race", id), fields.dump(), 10000);
         op.status = static_cast<int>(put.status);

@@ -122,6 +122,8 @@ test("against a real dqd", { skip }, async (t) => {
     assert.equal((await producer.get("node-jobs", "upd-1")).body, null);
     assert.equal((await producer.update("node-jobs", "upd-2", { body: "new", delay: 3600 })).created, true);
     await rejects(producer.update("node-jobs", "upd-1", { delay: -1 }), 400);
+    await producer.delete("node-jobs", "upd-1");
+    await producer.delete("node-jobs", "upd-2");
     const conflict = await rejects(producer.add("node-jobs", "order-1", { amount: 43 }), 409);
     assert.match(conflict.serverMessage, /order-1/);
     assert.equal((await producer.delete("node-jobs", "order-1")).deleted, true);

@@ -142,6 +142,8 @@ class AgainstDqdTest(unittest.TestCase):
         with self.assertRaises(DqError) as bad:
             self.producer.update("py-jobs", "upd-1", delay=-1)
         self.assertEqual(bad.exception.status, 400)
+        self.producer.delete("py-jobs", "upd-1")
+        self.producer.delete("py-jobs", "upd-2")
         with self.assertRaises(DqError) as conflict:
             self.producer.add("py-jobs", "order-1", {"amount": 43})
         self.assertEqual(conflict.exception.status, 409)
