@@ -290,8 +290,10 @@ TEST_CASE(
   std::map<std::string, int64_t> due_of;
   for (int i = 0; i < kJobs; ++i) {
     std::string id = "j" + std::to_string(i);
-    HttpResult put = http.request("PUT", put_url(dqd, "remind", id),
-                                  Json{{"body", Json{{"v", 2}, {"id", id}}}, {"delay", 2}}.dump());
+    HttpResult put = http.request(
+        "PUT", put_url(dqd, "remind", id),
+        // Due after the old answers come: they find the new version pending.
+        Json{{"body", Json{{"v", 2}, {"id", id}}}, {"delay", kHoldMs / 1000 + 2}}.dump());
     REQUIRE_MESSAGE(put.status == 200, put.body);
     CHECK(put.json()["previous_state"] == "working");
     due_of[id] = put.json()["due_at_ms"].get<int64_t>();
