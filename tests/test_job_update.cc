@@ -47,7 +47,9 @@ std::string put_url(DqdProcess& dqd, const std::string& topic, const std::string
 // The callback document's body member, as JSON.
 Json delivered_body(const RecordedRequest& request) {
   Json document = Json::parse(request.body, nullptr, false);
-  if (document.is_discarded() || !document.contains("body")) return Json();
+  if (document.is_discarded() || !document.contains("body")) {
+    return Json();
+  }
   return document["body"];
 }
 
@@ -241,13 +243,17 @@ TEST_CASE("update: a record without an incarnation (older stores) is given one")
   for (size_t start = 0;;) {
     size_t bar = meta.find('|', start);
     fields.push_back(meta.substr(start, bar == std::string::npos ? bar : bar - start));
-    if (bar == std::string::npos) break;
+    if (bar == std::string::npos) {
+      break;
+    }
     start = bar + 1;
   }
   REQUIRE(fields.size() >= 7);
   fields[4].clear();
   std::string legacy;
-  for (size_t i = 0; i < fields.size(); ++i) legacy += (i ? "|" : "") + fields[i];
+  for (size_t i = 0; i < fields.size(); ++i) {
+    legacy += (i ? "|" : "") + fields[i];
+  }
   redis.command({"HSET", bucket_key, key, legacy + record.substr(nl)});
   ReservedJob leased = reserve_one(*store, "t", 30000, "r1");
   REQUIRE(leased.lease.incarnation.empty());
@@ -267,7 +273,7 @@ TEST_CASE(
     "PUT: 100 jobs updated while their callbacks hang are delivered again, new body, new time") {
   TestRedis redis;
   CallbackServer callback;
-  constexpr int kJobs = 100;
+  constexpr size_t kJobs = 100;
   constexpr int kHoldMs = 4000;
   // A first version's delivery hangs kHoldMs, then answers 200.
   callback.set_responder([](const RecordedRequest& request, size_t) {
@@ -275,12 +281,12 @@ TEST_CASE(
                                                       : CallbackAnswer(200);
   });
   DqdOptions options = one_timer_one_consumer({redis.address()});
-  options.consumer_concurrency = 2 * kJobs;
+  options.consumer_concurrency = static_cast<int>(2 * kJobs);
   DqdProcess dqd(options);
   register_topic(dqd, "remind", callback.url(), 30000);
   dqd.start();
   HttpClient http;
-  for (int i = 0; i < kJobs; ++i) {
+  for (size_t i = 0; i < kJobs; ++i) {
     REQUIRE(http.post(dqd.jobs_url("remind"), job_doc("j" + std::to_string(i), Json{{"v", 1}}, 0))
                 .status == 201);
   }
@@ -288,7 +294,7 @@ TEST_CASE(
   int64_t first_arrival = callback.requests().front().arrived_ms;
 
   std::map<std::string, int64_t> due_of;
-  for (int i = 0; i < kJobs; ++i) {
+  for (size_t i = 0; i < kJobs; ++i) {
     std::string id = "j" + std::to_string(i);
     HttpResult put = http.request(
         "PUT", put_url(dqd, "remind", id),
@@ -323,8 +329,11 @@ TEST_CASE(
   CHECK(callback.count() == 2 * kJobs);
   CHECK(v1.size() == kJobs);
   CHECK(v2.size() == kJobs);
-  for (const auto& [id, n] : v2) CHECK_MESSAGE(n == 1, id << " new version delivered " << n);
-  for (int i = 0; i < kJobs; ++i) {
+  for (const auto& delivered : v2) {
+    CHECK_MESSAGE(delivered.second == 1,
+                  delivered.first << " new version delivered " << delivered.second);
+  }
+  for (size_t i = 0; i < kJobs; ++i) {
     CHECK(http.get(put_url(dqd, "remind", "j" + std::to_string(i))).status == 404);
   }
   check_consistent(redis);
@@ -401,8 +410,13 @@ TEST_CASE("PUT: 1,000 updates racing deliveries and deletes lose nothing, delive
     }
   };
   std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
-  for (auto& thread : threads) thread.join();
+  threads.reserve(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back(worker, t);
+  }
+  for (auto& thread : threads) {
+    thread.join();
+  }
   CHECK(odd.load() == 0);
 
   // What must be delivered: each id's last PUT, unless a later DELETE
@@ -417,7 +431,9 @@ TEST_CASE("PUT: 1,000 updates racing deliveries and deletes lose nothing, delive
         last_put = 0;
       }
     }
-    if (last_put) must.insert(last_put);
+    if (last_put) {
+      must.insert(last_put);
+    }
   }
   MESSAGE(must.size() << " ids end with a PUT to deliver");
   auto delivered_versions = [&] {
@@ -430,16 +446,22 @@ TEST_CASE("PUT: 1,000 updates racing deliveries and deletes lose nothing, delive
   bool all = wait_within(60000, [&] {
     auto delivered = delivered_versions();
     for (int v : must) {
-      if (!delivered.count(v)) return false;
+      if (!delivered.count(v)) {
+        return false;
+      }
     }
     return true;
   });
   auto delivered = delivered_versions();
-  for (int v : must) CHECK_MESSAGE(delivered.count(v) == 1, "version " << v << " lost");
+  for (int v : must) {
+    CHECK_MESSAGE(delivered.count(v) == 1, "version " << v << " lost");
+  }
   CHECK(all);
   // Nothing early: every delivery of a version came at or after its due time.
   int early = 0;
-  for (const auto& [v, arrivals] : delivered) {
+  for (const auto& version : delivered) {
+    int v = version.first;
+    const std::vector<int64_t>& arrivals = version.second;
     REQUIRE_MESSAGE(due_of_version.count(v), "delivered a version never accepted: " << v);
     for (int64_t at : arrivals) {
       if (at < due_of_version[v]) {

@@ -449,7 +449,7 @@ void AsyncJobStore::update(UpdateRequest request, std::function<void(Result<Upda
   update_once(std::make_shared<UpdateRequest>(std::move(request)), false, std::move(done));
 }
 
-void AsyncJobStore::update_once(std::shared_ptr<UpdateRequest> request, bool retried,
+void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, bool retried,
                                 std::function<void(Result<Updated>)> done) {
   const UpdateRequest& r = *request;
   write_where_found(

@@ -152,7 +152,7 @@ class AsyncJobStore {
   void write_from(const std::shared_ptr<JobWrite>& write, size_t next);
   // update's second try: an add that found a pending job of another body
   // (added meanwhile) updates it instead, once.
-  void update_once(std::shared_ptr<UpdateRequest> request, bool retried,
+  void update_once(const std::shared_ptr<UpdateRequest>& request, bool retried,
                    std::function<void(Result<Updated>)> done);
   // "Redis shard X is down: why", for the 503 of a request it could not answer.
   std::string down_reason(size_t shard);
