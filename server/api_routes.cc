@@ -63,6 +63,10 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.delete_job(request, match.topic, match.id);
        }},
+      {"PUT", "/v1/topics/{topic}/jobs/{id}", "update", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.update_job(request, match.topic, match.id);
+       }},
       {"POST", "/v1/topics/{topic}/jobs/{id}/run", "run", Access::kTopic,
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.run_job(request, match.topic, match.id);

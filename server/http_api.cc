@@ -153,15 +153,23 @@ bool HttpApi::refused_by_auth(const Exchange& request, Access access, const std:
   return true;
 }
 
+bool HttpApi::refused_as_too_large(const Exchange& request, const std::string& route) {
+  const std::string& text = request->body();
+  if (text.size() <= config_.max_body_bytes + 4096) {
+    return false;
+  }
+  finish(request, route, 413,
+         Json{{"error",
+               "request is " + std::to_string(text.size()) + " bytes, over the body limit of " +
+                   std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
+  return true;
+}
+
 void HttpApi::add_job(const Exchange& request, const std::string& topic) {
   const std::string& text = request->body();
   int64_t started = monotonic_ms();
-  if (text.size() > config_.max_body_bytes + 4096) {
-    return finish(
-        request, "add", 413,
-        Json{{"error", "request is " + std::to_string(text.size()) +
-                           " bytes, over the body limit of " +
-                           std::to_string(config_.max_body_bytes) + " ([server] max_body_bytes)"}});
+  if (refused_as_too_large(request, "add")) {
+    return;
   }
   ParsedAdd parsed = parse_add_text(topic, text, topics_, config_, now_ms());
   if (!parsed.request.is_ok()) {
@@ -319,6 +327,55 @@ void HttpApi::run_job(const Exchange& request, const std::string& topic, const s
                 {"state", state_name(ran->state)},
                 {"due_at_ms", ran->due_ms},
                 {"moved", ran->moved}});
+  });
+}
+
+void HttpApi::update_job(const Exchange& request, const std::string& topic, const std::string& id) {
+  const std::string& text = request->body();
+  if (refused_as_too_large(request, "update")) {
+    return;
+  }
+  Status ok = check_topic_and_id(topic, id, topics_);
+  if (!ok.is_ok()) {
+    return finish(request, "update", http_status_of(ok.code()), Json{{"error", ok.message()}});
+  }
+  Json fields;
+  std::string error;
+  if (!parse_body(text, &fields, &error)) {
+    return finish(request, "update", 400, Json{{"error", error}});
+  }
+  auto built = build_update_request(topic, id, fields, text, topics_, config_, now_ms());
+  if (!built.is_ok()) {
+    request_log().info("update {} {} -> {} {}", topic, id, http_status_of(built.status().code()),
+                       built.status().message());
+    return finish(request, "update", http_status_of(built.status().code()),
+                  Json{{"error", built.status().message()}});
+  }
+  jobs_.update(std::move(*built), [this, request, topic, id](Result<Updated> updated) {
+    int code = !updated.is_ok()   ? http_status_of(updated.status().code())
+               : updated->created ? 201
+                                  : 200;
+    request_log().info("update {} {} -> {}", topic, id, code);
+    if (!updated.is_ok()) {
+      return finish(request, "update", code, Json{{"error", updated.status().message()}});
+    }
+    Json answer{{"topic", topic}, {"id", id}, {"due_at_ms", updated->due_ms}};
+    if (updated->created) {
+      answer["state"] = "delayed";
+      answer["created"] = true;
+    } else if (!updated->ended.empty()) {
+      // No job was pending and this body ran within the dedup window: as
+      // the add answers a retry of it, nothing changed.
+      answer["existing"] = true;
+      answer["state"] = updated->ended;
+      answer["ended_at_ms"] = updated->ended_at_ms;
+    } else {
+      answer["state"] = "delayed";
+      answer["updated"] = true;
+      answer["previous_state"] = state_name(updated->previous);
+      answer["attempts"] = 0;
+    }
+    finish(request, "update", code, answer);
   });
 }
 

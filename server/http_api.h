@@ -111,6 +111,12 @@ class HttpApi {
   // Makes a delayed or retrying job due now (attempts kept): 200 with its
   // state and due time, "moved" false when it was due already.
   void run_job(const Exchange& request, const std::string& topic, const std::string& id);
+  // PUT: changes a pending job in place (a new version, delayed): 200 with
+  // its new state; no such job: added, the add's 201 (or 200 when it ran).
+  void update_job(const Exchange& request, const std::string& topic, const std::string& id);
+  // 413 when the request is over [server] max_body_bytes (with room for the
+  // fields around the body): answered, true.
+  bool refused_as_too_large(const Exchange& request, const std::string& route);
   // server/dead_routes.cc; id "" requeues every dead letter of the topic.
   void list_dead(const Exchange& request, const std::string& topic);
   void purge_dead(const Exchange& request, const std::string& topic);

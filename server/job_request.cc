@@ -205,3 +205,57 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
 }
 
 }  // namespace dq
+
+namespace dq {
+
+Result<UpdateRequest> build_update_request(const std::string& topic, const std::string& id,
+                                           const Json& fields, std::string_view text,
+                                           TopicCache& topics, const Config& config,
+                                           int64_t now_ms) {
+  Status status = check_topic_and_id(topic, id, topics);
+  if (!status.is_ok()) {
+    return status;
+  }
+  if (!fields.is_object()) {
+    return Status(Code::kInvalid, "an update must be a JSON object with any of body, delay or at");
+  }
+  for (const auto& item : fields.items()) {
+    if (item.key() != "body" && item.key() != "delay" && item.key() != "at") {
+      return Status(Code::kInvalid,
+                    "unknown field '" + item.key() + "' (expected body, delay or at)");
+    }
+  }
+  auto body = fields.find("body");
+  auto delay = fields.find("delay");
+  auto at = fields.find("at");
+  if (body == fields.end() && delay == fields.end() && at == fields.end()) {
+    return Status(Code::kInvalid, "nothing to change: give body, delay or at");
+  }
+  std::optional<std::string_view> body_text;
+  if (body != fields.end()) {
+    body_text = json_member_span(text, "body");
+    if (!body_text) {
+      return Status(Code::kInternal, "the update's JSON text has no body member");
+    }
+  }
+  // The add's checks and defaults, for the job added when none is found.
+  auto add = add_request_of(topic, id, body_text.value_or(std::string_view("null")),
+                            delay == fields.end() ? nullptr : &*delay,
+                            at == fields.end() ? nullptr : &*at, topics, config, now_ms);
+  if (!add.is_ok()) {
+    return add.status();
+  }
+  UpdateRequest request;
+  request.topic = topic;
+  request.id = id;
+  if (body_text) {
+    request.body = std::string(*body_text);
+  }
+  if (delay != fields.end() || at != fields.end()) {
+    request.due = add->due;
+  }
+  request.add_due = add->due;
+  return request;
+}
+
+}  // namespace dq

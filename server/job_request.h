@@ -36,6 +36,16 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
                                   const Json* delay, const Json* at, TopicCache& topics,
                                   const Config& config, int64_t now_ms, const Json* tz = nullptr);
 
+// A PUT's fields -> the update of topic/id: `fields` is an object with any
+// of body, delay or at (the add's forms; not delay and at both), parsed from
+// `text` (the body is kept as its raw member text). add_due is what the add
+// would use: the given time, or the topic's default delay. Errors as for
+// build_add_request; an object with none of the three is kInvalid.
+Result<UpdateRequest> build_update_request(const std::string& topic, const std::string& id,
+                                           const Json& fields, std::string_view text,
+                                           TopicCache& topics, const Config& config,
+                                           int64_t now_ms);
+
 // The id of an add sent as a JSON number, from the number's text as sent: an
 // integer is kept exactly as written ("42", "-7", digits past 64 bits too);
 // one with a fraction or an exponent (1.5, 1e400) is refused (kInvalid),

@@ -2,6 +2,7 @@
 // against a real dqd and checks output, --json output and exit codes.
 #include <doctest/doctest.h>
 
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -74,6 +75,32 @@ TEST_CASE("add, get, del: output and exit codes") {
   CHECK(ran_missing.exit_code == 1);
   CHECK(contains(ran_missing.err, "NotFound (404)"));
   CHECK(dqctl({"-s", s, "run", "orders"}).exit_code == 2);
+
+  // update: in place, what is not given kept; no such job: added.
+  REQUIRE(dqctl({"-s", s, "add", "orders", "ctl-upd", "1", "--delay", "600"}).exit_code == 0);
+  RunResult updated =
+      dqctl({"-s", s, "update", "orders", "ctl-upd", "--body", "{\"n\":7}", "--delay", "3600"});
+  CHECK_MESSAGE(updated.exit_code == 0, updated.err);
+  CHECK(contains(updated.out, "updated orders/ctl-upd (delayed)"));
+  RunResult got_updated = dqctl({"-s", s, "--json", "get", "orders", "ctl-upd"});
+  CHECK(Json::parse(got_updated.out, nullptr, false)["body"] == Json{{"n", 7}});
+  RunResult updated_json = dqctl({"-s", s, "--json", "update", "orders", "ctl-upd", "--at",
+                                  std::to_string(time(nullptr) + 7200)});
+  CHECK_MESSAGE(updated_json.exit_code == 0, updated_json.err);
+  Json update_answer = Json::parse(updated_json.out, nullptr, false);
+  CHECK(update_answer["updated"] == true);
+  CHECK(update_answer["previous_state"] == "delayed");
+  RunResult update_added =
+      dqctl({"-s", s, "update", "orders", "ctl-new", "--body", "1", "--delay", "600"});
+  CHECK_MESSAGE(update_added.exit_code == 0, update_added.err);
+  CHECK(contains(update_added.out, "added orders/ctl-new"));
+  CHECK(dqctl({"-s", s, "update", "orders", "ctl-upd"}).exit_code == 2);
+  CHECK(dqctl({"-s", s, "update", "orders", "ctl-upd", "--body", "{bad"}).exit_code == 2);
+  RunResult update_bodiless = dqctl({"-s", s, "update", "orders", "ctl-none", "--delay", "5"});
+  CHECK(update_bodiless.exit_code == 1);
+  CHECK(contains(update_bodiless.err, "(400)"));
+  CHECK(dqctl({"-s", s, "del", "orders", "ctl-upd"}).exit_code == 0);
+  CHECK(dqctl({"-s", s, "del", "orders", "ctl-new"}).exit_code == 0);
 
   RunResult deleted = dqctl({"-s", s, "del", "orders", "ctl-1"});
   CHECK(deleted.exit_code == 0);

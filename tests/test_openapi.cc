@@ -130,7 +130,7 @@ TEST_CASE("the description lists every route of the server and no other") {
     CHECK_MESSAGE(routed.count(operation) == 1, "described but not routed: ", operation.first, " ",
                   operation.second);
   }
-  CHECK(routed.size() == 20);
+  CHECK(routed.size() == 21);
   CHECK(doc["openapi"] == "3.1.0");
 }
 
@@ -236,6 +236,16 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("GET", "/v1/topics/orders/stats", "", producer).status == 200);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 204);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 404);
+  // Update in place: 200 for a pending job, 201 when it adds one, 400 for a bad one.
+  HttpResult put_new =
+      api.send("PUT", "/v1/topics/orders/jobs/u", R"({"body": {"n": 1}, "delay": 3600})", producer);
+  CHECK_MESSAGE(put_new.status == 201, put_new.body);
+  HttpResult put_again = api.send("PUT", "/v1/topics/orders/jobs/u", R"({"body": 2})", producer);
+  CHECK_MESSAGE(put_again.status == 200, put_again.body);
+  CHECK(put_again.json()["previous_state"] == "delayed");
+  CHECK(api.send("PUT", "/v1/topics/orders/jobs/u", R"({"delay": -1})", producer).status == 400);
+  CHECK(api.send("PUT", "/v1/topics/ghost/jobs/u", R"({"body": 1})", admin).status == 404);
+  CHECK(api.send("DELETE", "/v1/topics/orders/jobs/u", "", producer).status == 204);
   // Run now: a job due in an hour is due at once (then deleted before the
   // receiver's 400 would dead-letter it; 202 if its call already started).
   CHECK(api.send("POST", "/v1/topics/orders/jobs", job_doc("r", 1, 3600), producer).status == 201);
@@ -260,6 +270,7 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("POST", "/v1/topics/orders/jobs", job_doc("d", 1, 0), producer).status == 201);
   wait_dead(1);
   CHECK(api.send("POST", "/v1/topics/orders/jobs/d/run", "", producer).status == 409);
+  CHECK(api.send("PUT", "/v1/topics/orders/jobs/d", R"({"body": 3})", producer).status == 409);
   CHECK(api.send("GET", "/v1/topics/orders/dead", "", producer).status == 200);
   CHECK(api.send("GET", "/v1/topics/orders/dead?limit=0", "", producer).status == 400);
   CHECK(api.send("POST", "/v1/topics/orders/dead/d/requeue", "", producer).json()["requeued"] == 1);
@@ -286,6 +297,7 @@ TEST_CASE("every operation answers as the description says, errors included") {
       10000, [&] { return http_request("GET", dqd.base_url() + "/healthz").status == 503; }));
   CHECK(api.send("GET", "/healthz").status == 503);
   CHECK(api.send("POST", "/v1/topics/orders/jobs", job_doc("u", 1, 60), producer).status == 503);
+  CHECK(api.send("PUT", "/v1/topics/orders/jobs/u", R"({"body": 1})", producer).status == 503);
 
   // The checker passes these answers, and fails each kind of mismatch (so
   // the check cannot pass whatever it is given).

@@ -1,4 +1,4 @@
-// `dqctl add|get|del`: job commands over the HTTP API through libdqclient
+// `dqctl add|get|del|run|update`: job commands over the HTTP API through libdqclient
 // (client/include/dq/client.h), with failover across every -s server.
 // Output is for people by default and the server's JSON with --json; exit
 // codes are command.h's (0 ok, 1 failed, 2 usage, 3 unreachable).
@@ -38,6 +38,10 @@ constexpr const char* kGetUsage = "get TOPIC ID [--timeout-ms N]";
 constexpr const char* kDelUsage = "del TOPIC ID [--timeout-ms N]";
 constexpr const char* kRunUsage =
     "run TOPIC ID [--timeout-ms N]   (a delayed or retrying job is due now, attempts kept)";
+constexpr const char* kUpdateUsage =
+    "update TOPIC ID [--body BODY] [--delay S | --at TIME] [--timeout-ms N]\n"
+    "    changes a pending job in place (what is not given is kept); no such job:\n"
+    "    it is added (--body needed then, the topic's default delay without a time)";
 constexpr size_t kBatchChunk =
     500;  // jobs per request (the server's max_batch_jobs is 1000 by default)
 
@@ -47,6 +51,7 @@ struct JobArgs {
   std::optional<std::string> delay;
   std::optional<std::string> at;
   std::optional<std::string> batch;
+  std::optional<std::string> body;  // update's --body
   int timeout_ms = 5000;
   bool json = false;
 };
@@ -64,10 +69,13 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
       return true;
     };
     bool ok = true;
-    if (arg == "--delay" && command == std::string("add")) {
+    bool timed = command == std::string("add") || command == std::string("update");
+    if (arg == "--delay" && timed) {
       ok = value(&out->delay);
-    } else if (arg == "--at" && command == std::string("add")) {
+    } else if (arg == "--at" && timed) {
       ok = value(&out->at);
+    } else if (arg == "--body" && command == std::string("update")) {
+      ok = value(&out->body);
     } else if (arg == "--batch" && command == std::string("add")) {
       ok = value(&out->batch);
     } else if (arg == "--json") {
@@ -437,10 +445,47 @@ int run_run(const CtlOptions& options, const std::vector<std::string>& raw) {
   return kExitOk;
 }
 
+// dqctl update: PUT .../jobs/{id}.
+int run_update(const CtlOptions& options, const std::vector<std::string>& raw) {
+  JobArgs args;
+  int exit_code = kExitOk;
+  if (!parse_job_args("update", raw, &args, &exit_code)) {
+    return exit_code;
+  }
+  args.json = args.json || options.json;
+  if (args.positional.size() != 2) {
+    return usage_error("update", "expected TOPIC ID");
+  }
+  if (!args.body && !args.delay && !args.at) {
+    return usage_error("update", "nothing to change: give --body, --delay or --at");
+  }
+  if (args.body && !is_json(*args.body)) {
+    return usage_error("update", "--body must be JSON text, e.g. '{\"a\":1}' or '\"text\"'");
+  }
+  dc::When when;
+  if (!when_from_args(args, &when, &exit_code)) {
+    return exit_code;
+  }
+  dc::Client client = make_client(options, args);
+  auto updated = client.update(args.positional[0], args.positional[1], args.body, when);
+  if (!updated) {
+    return report(updated.error(), args.json);
+  }
+  if (args.json) {
+    printf("%s\n", updated->raw_json.c_str());
+  } else {
+    printf("%s %s/%s (%s), due %s\n", updated->created ? "added" : "updated",
+           args.positional[0].c_str(), args.positional[1].c_str(),
+           dc::job_state_name(updated->state), format_local_datetime(updated->due_at_ms).c_str());
+  }
+  return kExitOk;
+}
+
 const CommandRegistration kAdd("add", kAddUsage, &run_add);
 const CommandRegistration kGet("get", kGetUsage, &run_get);
 const CommandRegistration kDel("del", kDelUsage, &run_del);
 const CommandRegistration kRun("run", kRunUsage, &run_run);
+const CommandRegistration kUpdate("update", kUpdateUsage, &run_update);
 
 }  // namespace job_command
 }  // namespace dq::ctl

@@ -161,6 +161,33 @@ class Client::Impl {
     return *last;
   }
 
+  // A write answered 201 or 200 with a JSON object holding an integer
+  // due_at_ms (add, update): the answer and that object, or the Error.
+  struct WriteAnswer {
+    HttpAnswer answer;
+    Json reply;
+    std::string server;
+  };
+  Result<WriteAnswer> write_call(const char* method, const std::string& path,
+                                 const std::string& body, const char* what) {
+    auto called = call(method, path, body);
+    if (!called) {
+      return called.error();
+    }
+    const HttpAnswer& answer = called->answer;
+    if (answer.status != 201 && answer.status != 200) {
+      return error_from_answer(answer, called->server);
+    }
+    Json reply = Json::parse(answer.body, nullptr, false);
+    if (!reply.is_object() || !reply.contains("due_at_ms") ||
+        !reply["due_at_ms"].is_number_integer()) {
+      return protocol_error(std::string(what) + " answered " + std::to_string(answer.status) +
+                                " without due_at_ms: " + answer.body,
+                            answer, called->server);
+    }
+    return WriteAnswer{answer, std::move(reply), called->server};
+  }
+
   // A request whose answer must be 200 with a JSON object holding every key in
   // `required`: that object, the answer's body and the server that gave it,
   // or the Error to return.
@@ -235,22 +262,13 @@ Result<Added> Client::add(const std::string& topic, const std::string& id,
   if (!job) {
     return body_not_json(id);
   }
-  auto called = impl_->call("POST", impl_->jobs_path(topic), *job);
-  if (!called) {
-    return called.error();
-  }
-  const HttpAnswer& answer = called->answer;
   // 200 is the same job pending already (a retry whose first answer was lost).
-  if (answer.status != 201 && answer.status != 200) {
-    return error_from_answer(answer, called->server);
+  auto written = impl_->write_call("POST", impl_->jobs_path(topic), *job, "add");
+  if (!written) {
+    return written.error();
   }
-  Json reply = Json::parse(answer.body, nullptr, false);
-  if (!reply.is_object() || !reply.contains("due_at_ms") ||
-      !reply["due_at_ms"].is_number_integer()) {
-    return protocol_error(
-        "add answered " + std::to_string(answer.status) + " without due_at_ms: " + answer.body,
-        answer, called->server);
-  }
+  const HttpAnswer& answer = written->answer;
+  const Json& reply = written->reply;
   Added added;
   added.topic = reply.value("topic", topic);
   added.id = reply.value("id", id);
@@ -303,6 +321,43 @@ Result<RunResult> Client::run(const std::string& topic, const std::string& id) {
   result.state = state_from_name(reply["state"].get<std::string>());
   result.due_at_ms = reply["due_at_ms"].get<int64_t>();
   result.moved = reply["moved"].get<bool>();
+  return result;
+}
+
+Result<UpdateResult> Client::update(const std::string& topic, const std::string& id,
+                                    const std::optional<std::string>& body_json, const When& when) {
+  Json fields = Json::object();
+  put_when(when, &fields);
+  std::string text;
+  try {
+    text = fields.dump();
+  } catch (const Json::exception&) {
+    return body_not_json(id);
+  }
+  if (body_json) {
+    if (!Json::accept(*body_json)) {
+      return body_not_json(id);
+    }
+    // The body's text spliced in as it is (see job_text).
+    text.pop_back();
+    text += std::string(fields.empty() ? "" : ",") + "\"body\":" + *body_json + "}";
+  }
+  auto written = impl_->write_call(
+      "PUT", impl_->jobs_path(topic) + "/" + impl_->transport_.escape(id), text, "update");
+  if (!written) {
+    return written.error();
+  }
+  const HttpAnswer& answer = written->answer;
+  const Json& reply = written->reply;
+  if (!reply["state"].is_string()) {
+    return protocol_error("update answered without state: " + answer.body, answer, written->server);
+  }
+  UpdateResult result;
+  result.created = answer.status == 201;
+  result.state = state_from_name(reply["state"].get<std::string>());
+  result.previous_state = state_from_name(reply.value("previous_state", std::string()));
+  result.due_at_ms = reply["due_at_ms"].get<int64_t>();
+  result.raw_json = answer.body;
   return result;
 }
 

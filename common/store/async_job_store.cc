@@ -445,6 +445,75 @@ void AsyncJobStore::run_now(const std::string& topic, const std::string& id,
       });
 }
 
+void AsyncJobStore::update(UpdateRequest request, std::function<void(Result<Updated>)> done) {
+  update_once(std::make_shared<UpdateRequest>(std::move(request)), false, std::move(done));
+}
+
+void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, bool retried,
+                                std::function<void(Result<Updated>)> done) {
+  const UpdateRequest& r = *request;
+  write_where_found(
+      r.topic, r.id, "update", update_call(r.topic, r.id, r.body ? &*r.body : nullptr, r.due),
+      [this, request, retried, done = std::move(done)](const Status& status,
+                                                       const redisReply* reply) {
+        const UpdateRequest& r = *request;
+        if (status.code() == Code::kNotFound && !retried) {
+          if (!r.body) {
+            return done(Status(Code::kInvalid, job_name(r.topic, r.id) +
+                                                   " not found; an update that adds it needs a "
+                                                   "body"));
+          }
+          // No such job: the update is an add, with the add's answers.
+          AddRequest add{r.topic, r.id, *r.body, r.due ? *r.due : r.add_due};
+          return this->add(std::move(add),
+                           [this, request, done](const AddRequest&, Result<Added> added) {
+                             if (!added.is_ok()) {
+                               if (added.status().code() == Code::kConflict) {
+                                 // Added meanwhile with another body: update that one.
+                                 return update_once(request, true, done);
+                               }
+                               return done(added.status());
+                             }
+                             if (added->existing && added->ended.empty()) {
+                               // Added meanwhile with this body: update it (the due time may
+                               // differ).
+                               return update_once(request, true, done);
+                             }
+                             Updated out;
+                             out.created = !added->existing;
+                             out.due_ms = added->due_ms;
+                             out.ended = added->ended;
+                             out.ended_at_ms = added->ended_at_ms;
+                             done(out);
+                           });
+        }
+        if (!status.is_ok()) {
+          return done(status);
+        }
+        // update.lua: {1 updated | 3 dead | 4 being moved, state letter, due ms, incarnation}.
+        Updated result;
+        int64_t kind = reply->element[0]->integer;
+        std::string letter = reply->elements == 4 ? reply_text(reply->element[1]) : "";
+        if (letter.size() != 1 || !state_of_letter(letter[0], &result.previous) ||
+            !reply_int(reply->element[2], &result.due_ms)) {
+          return done(Status(Code::kInternal, "unexpected reply to update"));
+        }
+        if (kind == 3) {
+          return done(Status(Code::kConflict, job_name(r.topic, r.id) +
+                                                  " is in the dead-letter set; requeue it, or "
+                                                  "delete it and add it again"));
+        }
+        if (kind == 4) {
+          return done(Status(Code::kUnavailable,
+                             job_name(r.topic, r.id) +
+                                 " is being moved to another shard; nothing was changed, retry "
+                                 "shortly"));
+        }
+        result.incarnation = reply_text(reply->element[3]);
+        done(result);
+      });
+}
+
 std::string AsyncJobStore::down_reason(size_t shard) {
   return shard_down_reason(*shards_[shard], checker_);
 }

@@ -79,6 +79,13 @@ class AsyncJobStore {
   // kUnknown as for a delete.
   void run_now(const std::string& topic, const std::string& id,
                std::function<void(Result<RunNow>)> done);
+  // Changes a pending job in place (update.lua): a new version, delayed, its
+  // answer of an older delivery ignored. Not found anywhere: an add of
+  // request.body at request.add_due (created true; kInvalid without a body).
+  // kConflict for a dead letter; kUnavailable (nothing changed) when a shard
+  // that may hold it is down or the job is being moved; kUnknown as for a
+  // delete.
+  void update(UpdateRequest request, std::function<void(Result<Updated>)> done);
 
   // --- the timer's calls, per shard ---
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
@@ -143,6 +150,10 @@ class AsyncJobStore {
   void write_where_found(const std::string& topic, const std::string& id, const char* verb,
                          ScriptCall call, WriteDone done);
   void write_from(const std::shared_ptr<JobWrite>& write, size_t next);
+  // update's second try: an add that found a pending job of another body
+  // (added meanwhile) updates it instead, once.
+  void update_once(const std::shared_ptr<UpdateRequest>& request, bool retried,
+                   std::function<void(Result<Updated>)> done);
   // "Redis shard X is down: why", for the 503 of a request it could not answer.
   std::string down_reason(size_t shard);
   // Connected, and not marked down by dq-redis-checker.

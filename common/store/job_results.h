@@ -71,6 +71,19 @@ struct RunNow {
   bool moved = false;  // it was delayed or retrying and is due now; else due already
 };
 
+// What an update did (update.lua): changed a pending job in place, or added
+// it (created) when there was none.
+struct Updated {
+  bool created = false;
+  JobState previous = JobState::kDelayed;  // the state it was in (not created)
+  int64_t due_ms = 0;
+  std::string incarnation;  // the new version's (not created)
+  // created false and ended set: no job was pending and the same body ran
+  // within its topic's dedup window (an add's "ended", nothing changed).
+  std::string ended;
+  int64_t ended_at_ms = 0;
+};
+
 // One ack of ack_all: views of the caller's strings (no copies per job),
 // valid for the call.
 struct AckRequest {

@@ -108,6 +108,11 @@ Result<RunNow> BlockingJobStore::run_now(const std::string& topic, const std::st
   return wait<Result<RunNow>>([&](auto done) { async_.run_now(topic, id, done); });
 }
 
+Result<Updated> BlockingJobStore::update(UpdateRequest request) {
+  connect_all();
+  return wait<Result<Updated>>([&](auto done) { async_.update(std::move(request), done); });
+}
+
 Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
   // Until the shard says its store is current, each promote first converts a
   // batch (common/store/store_upgrade.h); after that it is never asked again.

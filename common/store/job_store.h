@@ -60,6 +60,8 @@ class BlockingJobStore {
   Status del(const std::string& topic, const std::string& id);
   // See AsyncJobStore::run_now.
   Result<RunNow> run_now(const std::string& topic, const std::string& id);
+  // See AsyncJobStore::update.
+  Result<Updated> update(UpdateRequest request);
 
   // --- timer side, per shard ---
   Result<PromoteResult> promote(size_t shard, int limit);

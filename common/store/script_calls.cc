@@ -78,6 +78,17 @@ ScriptCall run_now_call(const std::string& topic, const std::string& id) {
           {job_key(topic, id)}};
 }
 
+ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
+                       std::optional<DueTime> due) {
+  std::string mode = !due ? "keep" : due->relative ? "delay" : "at";
+  return {&kUpdateScript,
+          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::timer_wake(),
+           keys::working(), keys::ready(topic), keys::errors(), keys::counts(), keys::seq(),
+           keys::moving()},
+          {job_key(topic, id), topic, body ? "1" : "0", body ? *body : std::string(),
+           std::move(mode), std::to_string(due ? due->ms : 0)}};
+}
+
 ScriptCall promote_call(int limit) {
   return {&kPromoteScript,
           {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts()},

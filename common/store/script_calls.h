@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,10 @@ size_t add_call_jobs(const ScriptCall& call);
 ScriptCall del_call(const std::string& topic, const std::string& id);
 // Makes a delayed or retrying job due now (common/store/lua/run_now.lua).
 ScriptCall run_now_call(const std::string& topic, const std::string& id);
+// Changes a pending job in place (common/store/lua/update.lua): body nullptr
+// keeps the body, due nullopt keeps the due time.
+ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
+                       std::optional<DueTime> due);
 ScriptCall promote_call(int limit);
 // topics: those with a dead-letter callback (their jobs that die get an
 // outbox entry: common/store/dead_callbacks.h) or a dedup window other than

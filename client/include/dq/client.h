@@ -136,6 +136,15 @@ struct RunResult {
   bool moved = false;  // it was delayed or retrying and is due now; false: due already
 };
 
+// The answer to update(): the job's new version, or the job added.
+struct UpdateResult {
+  bool created = false;  // 201: there was no such job; it was added
+  JobState state = JobState::Unknown;
+  JobState previous_state = JobState::Unknown;  // when updated (not created)
+  int64_t due_at_ms = 0;
+  std::string raw_json;  // the server's answer
+};
+
 struct Deleted {
   // 202: deleted, but a delivery was already under way; its callback still runs.
   bool delivery_in_flight = false;
@@ -252,6 +261,15 @@ class DQCLIENT_API Client {
   // POST /v1/topics/{topic}/jobs/{id}/run: a delayed or retrying job is due
   // at once, its attempts kept. A dead letter is a Conflict (requeue it).
   Result<RunResult> run(const std::string& topic, const std::string& id);
+  // PUT /v1/topics/{topic}/jobs/{id}: a pending job gets a new body and/or
+  // due time in place, as one step (body_json nullopt keeps the body; a
+  // default When keeps the due time). Its delivery under way, if any, still
+  // runs with the old body; the new version is delivered after it at its
+  // own time. No such job: it is added (created, a body is needed then). A
+  // dead letter is a Conflict.
+  Result<UpdateResult> update(const std::string& topic, const std::string& id,
+                              const std::optional<std::string>& body_json,
+                              const When& when = When());
   // POST /v1/topics/{topic}/jobs/batch: one result per job, in the same order.
   // The call itself fails only when the batch as a whole was refused.
   Result<std::vector<BatchItemResult>> add_batch(const std::string& topic,

@@ -74,6 +74,21 @@ class Client {
     return reply || { deleted: true, delivery_in_flight: false };
   }
 
+  // Changes a pending job in place, in one step: a new body (any JSON value,
+  // null too) and/or due time (delay seconds, or at as add takes it); what is
+  // not given (undefined) is kept. A delivery already under way still runs
+  // with the old body; the new version is delivered after it, at its time.
+  // Resolves to {topic, id, state, due_at_ms, updated: true, previous_state},
+  // or with created: true when there was no such job and it was added (a
+  // body is needed then). A dead letter is a DqError 409.
+  update(topic, id, { body, delay, at } = {}) {
+    const fields = {};
+    if (body !== undefined) fields.body = body;
+    if (delay !== undefined && delay !== null) fields.delay = delay;
+    if (at !== undefined && at !== null) fields.at = at;
+    return this.call("PUT", `/v1/topics/${segment(topic)}/jobs/${segment(id)}`, { body: fields });
+  }
+
   // A delayed or retrying job due now, its attempts kept: {topic, id, state,
   // due_at_ms, moved} (moved false: it was due already). A dead letter is a
   // DqError 409 (requeue it).

@@ -109,6 +109,21 @@ test("against a real dqd", { skip }, async (t) => {
     while (!ranOnce() && Date.now() < runDeadline) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(ranOnce(), "the job run now was not delivered");
     await rejects(producer.run("node-jobs", "no-such-job"), 404);
+    await producer.add("node-jobs", "upd-1", { v: 1 }, { delay: 3600 });
+    const updated = await producer.update("node-jobs", "upd-1", { body: { v: 2 }, delay: 7200 });
+    assert.equal(updated.updated, true);
+    assert.equal(updated.previous_state, "delayed");
+    assert.ok(updated.due_at_ms > Date.now() + 7000 * 1000);
+    assert.deepEqual((await producer.get("node-jobs", "upd-1")).body, { v: 2 });
+    // Only the time: the body is kept; a null body is a body.
+    await producer.update("node-jobs", "upd-1", { delay: 3600 });
+    assert.deepEqual((await producer.get("node-jobs", "upd-1")).body, { v: 2 });
+    await producer.update("node-jobs", "upd-1", { body: null });
+    assert.equal((await producer.get("node-jobs", "upd-1")).body, null);
+    assert.equal((await producer.update("node-jobs", "upd-2", { body: "new", delay: 3600 })).created, true);
+    await rejects(producer.update("node-jobs", "upd-1", { delay: -1 }), 400);
+    await producer.delete("node-jobs", "upd-1");
+    await producer.delete("node-jobs", "upd-2");
     const conflict = await rejects(producer.add("node-jobs", "order-1", { amount: 43 }), 409);
     assert.match(conflict.serverMessage, /order-1/);
     assert.equal((await producer.delete("node-jobs", "order-1")).deleted, true);

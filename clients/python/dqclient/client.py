@@ -50,6 +50,10 @@ def _job(job_id, body, delay=None, at=None):
     return job
 
 
+# update()'s default: the body is kept (None would be the JSON null body).
+KEEP = object()
+
+
 class Client:
     """One dq server's HTTP API. base_url: "http://host:port"; token: an API
     token (dqctl token add), sent as "Authorization: Bearer ..."."""
@@ -83,6 +87,24 @@ class Client:
         in flight, its callback was already running and may still complete."""
         reply = self._call("DELETE", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
         return reply or {"deleted": True, "delivery_in_flight": False}
+
+    def update(self, topic, id, body=KEEP, delay=None, at=None):  # noqa: A002
+        """Changes a pending job in place, in one step: a new body (any JSON
+        value) and/or due time (delay seconds, or at as add takes it); what
+        is not given is kept. A delivery already under way still runs with
+        the old body; the new version is delivered after it, at its time.
+        Returns {"topic", "id", "state", "due_at_ms", "updated": True,
+        "previous_state"}, or with "created": True when there was no such
+        job and it was added (a body is needed then). A dead letter raises
+        DqError 409."""
+        fields = {}
+        if body is not KEEP:
+            fields["body"] = body
+        if delay is not None:
+            fields["delay"] = delay
+        if at is not None:
+            fields["at"] = at
+        return self._call("PUT", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)), fields)
 
     def run(self, topic, id):  # noqa: A002
         """Makes a delayed or retrying job due now, its attempts kept. Returns

@@ -126,6 +126,24 @@ class AgainstDqdTest(unittest.TestCase):
         with self.assertRaises(DqError) as no_job:
             self.producer.run("py-jobs", "no-such-job")
         self.assertEqual(no_job.exception.status, 404)
+        self.producer.add("py-jobs", "upd-1", {"v": 1}, delay=3600)
+        updated = self.producer.update("py-jobs", "upd-1", {"v": 2}, delay=7200)
+        self.assertTrue(updated["updated"])
+        self.assertEqual(updated["previous_state"], "delayed")
+        self.assertGreater(updated["due_at_ms"], int(time.time() * 1000) + 7000 * 1000)
+        self.assertEqual(self.producer.get("py-jobs", "upd-1")["body"], {"v": 2})
+        # Only the time: the body is kept; a null body is a body.
+        self.producer.update("py-jobs", "upd-1", delay=3600)
+        self.assertEqual(self.producer.get("py-jobs", "upd-1")["body"], {"v": 2})
+        self.producer.update("py-jobs", "upd-1", None)
+        self.assertIsNone(self.producer.get("py-jobs", "upd-1")["body"])
+        created = self.producer.update("py-jobs", "upd-2", "new", delay=3600)
+        self.assertTrue(created["created"])
+        with self.assertRaises(DqError) as bad:
+            self.producer.update("py-jobs", "upd-1", delay=-1)
+        self.assertEqual(bad.exception.status, 400)
+        self.producer.delete("py-jobs", "upd-1")
+        self.producer.delete("py-jobs", "upd-2")
         with self.assertRaises(DqError) as conflict:
             self.producer.add("py-jobs", "order-1", {"amount": 43})
         self.assertEqual(conflict.exception.status, 409)
