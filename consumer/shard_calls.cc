@@ -229,6 +229,8 @@ void ShardCalls::send_fail(Outcome outcome) {
   FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals, outcome.count_attempt};
   deferral.dead_callback = !topic.dead_callback.empty();
   deferral.dedup_window_ms = topic.dedup_window_s * 1000;
+  deferral.max_retry_ms = topic.max_retry_duration_s * 1000;
+  deferral.held_reason = outcome.held_reason;
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
     most = 0;  // fail.lua dead-letters it now
     deferral.retry_after_ms = -1;
