@@ -232,7 +232,9 @@ TEST_CASE("a receiver answering 503 through an outage: no job dies, each is deli
   run_outage(Outage::kAnswers503);
 }
 
-TEST_CASE("a receiver refusing connections through an outage: no job dies, one alert each way") {
+TEST_CASE(
+    "a receiver refusing connections through an outage: no job dies, one alert each way per "
+    "circuit") {
   run_outage(Outage::kRefused);
 }
 

@@ -9,6 +9,8 @@
 //     says "paused_by_retry_after"), /ok does not.
 //   - nothing listens on a port: the refused calls of one path count for the
 //     receiver too, so another path on it is held without a call of its own.
+//   - /metrics labels an endpoint's circuit; ordinary retries (no breaker)
+//     end at max_retry_duration_s as well.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -328,4 +330,42 @@ TEST_CASE("/metrics labels an endpoint's circuit with its receiver and its endpo
   CHECK(page.body.find(
             "dq_circuit_failures{receiver=\"r.example:80\",endpoint=\"r.example:80/hooks\"} 3") !=
         std::string::npos);
+}
+
+TEST_CASE("ordinary retries end at max_retry_duration_s too, with the reason") {
+  TestRedis redis;
+  Receiver receiver;
+  CallbackServer server;
+  server.set_responder(receiver.responder());
+  DqdProcess dqd(options_for(redis));
+  dq::Topic topic =
+      make_topic("fail", "http://127.0.0.1:" + std::to_string(server.port()) + "/fail");
+  topic.circuit_breaker = false;  // nothing holds them: they retry every 500 ms
+  topic.max_retry_duration_s = 3;
+  add_topic(dqd, topic);
+  dqd.start();
+  HttpClient http;
+  int64_t started = wall_ms();
+  add_jobs(http, dqd, "fail", "f", 5, 0.2, 0.4);
+  bool all_dead = wait_until(
+      20000, [&] { return topic_stats(http, dqd, "fail")["now"]["dead"].get<int64_t>() == 5; });
+  int64_t dead_after_ms = wall_ms() - started;
+  auto dead = http.get(dqd.base_url() + "/v1/topics/fail/dead?limit=100");
+  REQUIRE(dead.status == 200);
+  Json jobs = dead.json()["jobs"];
+  int with_reason = 0;
+  int64_t attempts = 0;
+  for (const auto& job : jobs) {
+    with_reason +=
+        job.value("last_error", std::string()).find("max_retry_duration_s") != std::string::npos
+            ? 1
+            : 0;
+    attempts += job["attempts"].get<int64_t>();
+  }
+  MESSAGE("5 jobs always 500, retried every 500 ms, max_retry_duration_s 3: dead ", dead_after_ms,
+          " ms after added, ", attempts, " attempts in all");
+  CHECK(all_dead);
+  CHECK(dead_after_ms >= 3000);  // not before the duration
+  CHECK(with_reason == 5);
+  CHECK(attempts < 5 * 100);  // max_attempts 100 was not what ended them
 }
