@@ -271,11 +271,7 @@ TEST_CASE("a Retry-After on one path pauses that endpoint, not another path of t
 
 TEST_CASE("refused connections count for the host: every path of it is held") {
   TestRedis redis;
-  int port = 0;
-  {
-    CallbackServer gone;  // a free port, then nothing listens on it
-    port = gone.port();
-  }
+  const int port = free_port();  // nothing listens on it
   const std::string base = "http://127.0.0.1:" + std::to_string(port);
   DqdProcess dqd(options_for(redis));
   add_topic(dqd, make_topic("a", base + "/a"));
