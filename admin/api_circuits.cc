@@ -1,6 +1,6 @@
-// GET /api/circuits: each receiver's circuit breaker (common/store/circuit_listing.h)
-// and which receiver each topic calls, so the topics page shows the state
-// beside each topic. Answers from the loop, within [redis] command_timeout_ms.
+// GET /api/circuits: each receiver's and endpoint's circuit breaker
+// (common/store/circuit_listing.h) and which receiver and endpoint each topic calls, so the topics
+// page shows the state beside each topic. Answers from the loop, within [redis] command_timeout_ms.
 #include <memory>
 
 #include "admin/admin_app.h"
@@ -18,19 +18,22 @@ void AdminApp::circuits_route(Exchange& exchange) {
     return exchange.reply_error(topics.status());
   }
   Json by_topic = Json::object();
+  Json endpoints = Json::object();
   for (const Topic& topic : *topics) {
     if (topic.circuit_breaker) {
       by_topic[topic.name] = callback_receiver(topic.callback_url);
+      endpoints[topic.name] = callback_endpoint(topic.callback_url);
     }
   }
   auto held = exchange.hold();
-  list_circuits(shards(), [held, by_topic](CircuitListing listing) {
+  list_circuits(shards(), [held, by_topic, endpoints](CircuitListing listing) {
     Json circuits = Json::array();
     for (const auto& entry : listing.circuits) {
       circuits.push_back(circuit_to_json(entry));
     }
     held->reply_json(200, Json{{"circuits", circuits},
                                {"receivers", by_topic},
+                               {"endpoints", endpoints},
                                {"unreachable_shards", listing.unreachable_shards}});
   });
 }

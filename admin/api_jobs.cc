@@ -6,7 +6,10 @@
 #include <vector>
 
 #include "admin/admin_app.h"
+#include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/registry/job_waiting.h"
+#include "common/store/circuit_listing.h"
 #include "common/store/dead_letters.h"
 #include "common/store/job_json.h"
 #include "common/store/topic_jobs.h"
@@ -22,7 +25,29 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
     if (!job.is_ok()) {
       return exchange.reply_error(job.status());
     }
-    return exchange.reply_json(200, job_to_json(*job));
+    auto known = registry_->get_topic(topic);
+    if (!known.is_ok()) {
+      return exchange.reply_json(200, job_to_json(*job));
+    }
+    Json out = job_to_json(*job);
+    if (!waiting_needs_circuits(*job, *known)) {
+      Json waiting = job_waiting(*job, *known, CircuitListing{}, now_ms());
+      if (!waiting.is_null()) {
+        out["waiting"] = waiting;
+      }
+      return exchange.reply_json(200, out);
+    }
+    // A ready job of a topic with a breaker: whether a circuit holds it.
+    auto held = exchange.hold();
+    list_circuits(shards(), [held, out, found = *job,
+                             topic_row = *known](const CircuitListing& listing) mutable {
+      Json waiting = job_waiting(found, topic_row, listing, now_ms());
+      if (!waiting.is_null()) {
+        out["waiting"] = waiting;
+      }
+      held->reply_json(200, out);
+    });
+    return;
   }
   if (exchange.method() != "DELETE") {
     return exchange.reply_error(405, "GET or DELETE");

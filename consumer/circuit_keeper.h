@@ -1,7 +1,8 @@
-// CircuitKeeper: the consumer's side of circuit breaking per receiver
-// (common/store/circuit_state.h, docs/delivery.md "Circuit breaking"). On
-// the consumer's loop, asynchronously, it keeps each receiver's circuit in
-// step with its shared copy in Redis (on the shard state_shard() names), so
+// CircuitKeeper: the consumer's side of circuit breaking per endpoint and
+// per receiver (common/store/circuit_state.h, common/registry/receiver.h,
+// docs/delivery.md "Circuit breaking"). On the consumer's loop,
+// asynchronously, it keeps each circuit in step with its shared copy in Redis
+// (on the shard state_shard() names for its receiver), so
 // the delivery loop (consumer_loop.h) never waits on Redis: it asks
 // allowance() before it reserves a topic's jobs, and hands over each ended
 // call that the circuit must hear of (a receiver failure, or an answer while
@@ -31,6 +32,7 @@
 #include "common/core/config.h"
 #include "common/redis/async_shard.h"
 #include "common/store/circuit_state.h"
+#include "common/store/circuit_store.h"
 #include "consumer/shard_calls.h"
 
 namespace dq {
@@ -43,6 +45,18 @@ enum class CallVerdict {
 };
 CallVerdict call_verdict(const TransferResult& result, bool refused_by_rules);
 
+// What one ended call of a topic with a breaker says to its endpoint's and
+// its receiver's circuits: no answer is a failure of both; a 5xx or a 429
+// (not in dead_on) one of the endpoint alone (the receiver answered); a 429
+// or 503 with a Retry-After the topic honours (max_deferrals > 0) pauses the
+// endpoint for that long and is not a failure.
+struct CallNotes {
+  CircuitNote endpoint;
+  CircuitNote receiver;
+};
+CallNotes call_notes(const TransferResult& result, bool refused_by_rules, const Topic& topic,
+                     const std::string& endpoint, const std::string& receiver);
+
 class CircuitKeeper {
  public:
   using Forward = std::function<void(size_t shard, Outcome)>;
@@ -54,19 +68,31 @@ class CircuitKeeper {
   CircuitKeeper(const CircuitKeeper&) = delete;
   CircuitKeeper& operator=(const CircuitKeeper&) = delete;
 
-  // The receivers of the online topics with a breaker, each with the lease a
-  // probe of it needs (its topics' longest timeout plus the lease margin).
+  // The circuits (endpoints and receivers) of the online topics with a
+  // breaker, each with the lease a probe of it needs (its topics' longest
+  // timeout plus the lease margin).
   void watch(std::map<std::string, int64_t> lease_ms);
   // Calls a topic with this circuit_failures may have in flight at the
-  // receiver from this process: -1 no limit, 0 none, else the probe allowance.
-  int allowance(const std::string& receiver, int threshold) const;
+  // circuit from this process: -1 no limit, 0 none (open, or paused by a
+  // Retry-After), else the probe allowance.
+  int allowance(const std::string& name, int threshold) const;
   // Closed with no failure counted: an answer needs no report.
-  bool quiet(const std::string& receiver) const;
-  // Some watched circuit is not closed.
+  bool quiet(const std::string& name) const;
+  // Some watched circuit is not closed, or paused.
   bool any_open() const { return not_closed_ > 0; }
+  // The circuit as last seen (nullptr: never seen).
+  const Circuit* view(const std::string& name) const;
+  // Why a topic with these circuits and this circuit_failures is held, or ""
+  // when it is not: "receiver <name> failing since <UTC time> (...)" or
+  // "receiver <name> paused by Retry-After since <UTC time> (...)". A job's
+  // dead-letter reason when its max_retry_duration_s runs out meanwhile.
+  std::string held_reason(const std::string& endpoint, const std::string& receiver,
+                          int threshold) const;
 
-  // The outcome goes to forward(shard, ...) once the circuit has it.
-  void report(const std::string& receiver, bool receiver_failed, size_t shard, Outcome outcome);
+  // The outcome goes to forward(shard, ...) once the circuits have it. Both
+  // notes' circuits are of one receiver (one shard); a note with kNone is
+  // left out.
+  void report(CallNotes notes, size_t shard, Outcome outcome);
   // Reports whose answer has not come yet.
   size_t unreported() const { return reporting_; }
   // Called every loop tick: reads the circuits (every kRefreshMs).
@@ -78,15 +104,18 @@ class CircuitKeeper {
  private:
   struct View {
     Circuit circuit;
+    bool paused = false;              // a Retry-After pause held it when last seen
     bool local = false;               // from this process's own copy
     int64_t lease_until_mono_ms = 0;  // this process holds the probe lease until then
   };
 
   // asked: the shard was asked (false: it is left alone after a failure).
-  void reported(const std::string& receiver, bool failed, size_t shard, Outcome outcome,
+  void reported(const std::vector<CircuitNote>& notes, size_t shard, Outcome outcome,
                 Result<const redisReply*> reply, bool asked);
-  void decide(const std::string& receiver, bool failed, size_t shard, Outcome outcome,
-              const Circuit& circuit, CircuitChange change, bool local);
+  // circuits and changes: one per note, in order.
+  void decide(const std::vector<CircuitNote>& notes, size_t shard, Outcome outcome,
+              const std::vector<Circuit>& circuits, const std::vector<CircuitChange>& changes,
+              bool local);
   void refresh();
   void refresh_one(const std::string& receiver, int64_t lease_ms);
   void refreshed();

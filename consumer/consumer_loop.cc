@@ -20,6 +20,7 @@ namespace {
 
 constexpr int64_t kTickMs = 100;        // stop, logs, registry and retries are seen within it
 constexpr int64_t kSweepMs = 1000;      // reserve even without a wake this often
+constexpr int64_t kHeldSweepMs = 1000;  // held jobs past max_retry_duration_s are looked for
 constexpr int64_t kRedisRetryMs = 500;  // after a Redis error on a shard
 constexpr int64_t kOnlineListMs = 200;  // rebuild the online topic list this often
 // How long after its lease a lost ack or fail is still sent again: an ack
@@ -172,6 +173,10 @@ void ConsumerLoop::tick() {
   if (drain_deadline_ms_ >= 0) {
     check_drained(now);
     return;
+  }
+  if (now >= next_held_sweep_ms_ && held_sweeps_ == 0) {
+    next_held_sweep_ms_ = now + kHeldSweepMs;
+    expire_held();
   }
   if (now >= next_sweep_ms_) {
     // The safety net: every shard is asked again, wake or not.
@@ -386,9 +391,16 @@ void ConsumerLoop::start_delivery(ReservedJob reserved, const Topic& topic, bool
   delivery->job = std::move(reserved.job);
   delivery->lease = std::move(reserved.lease);
   delivery->topic = snapshot(topic);
-  delivery->receiver = topic.circuit_breaker ? receiver_of(topic) : std::string();
-  if (!delivery->receiver.empty()) {
-    ++receiver_in_flight_[delivery->receiver];
+  delivery->receiver.clear();
+  delivery->endpoint.clear();
+  if (topic.circuit_breaker) {
+    const CircuitNames& names = circuits_of(topic);
+    if (!names.receiver.empty()) {
+      delivery->receiver = names.receiver;
+      delivery->endpoint = names.endpoint;
+      ++receiver_in_flight_[delivery->receiver];
+      ++receiver_in_flight_[delivery->endpoint];
+    }
   }
   delivery->permit = permit;
   build_callback_request(topic, delivery->job, &delivery->request);
@@ -446,20 +458,32 @@ void ConsumerLoop::finished(CURL* easy, CURLcode code) {
     in_flight_.erase(outcome.job.topic);
   }
   std::string receiver = std::move(delivery->receiver);
-  CallVerdict verdict = call_verdict(outcome.result, !delivery->guard.refused().empty());
+  std::string endpoint = std::move(delivery->endpoint);
+  CallNotes notes;
+  if (!receiver.empty()) {
+    notes = call_notes(outcome.result, !delivery->guard.refused().empty(), *outcome.topic, endpoint,
+                       receiver);
+  }
   keep_delivery(std::move(it->second));
   deliveries_.erase(it);
   ++changes_;
   plan_soon();
   if (!receiver.empty()) {
-    if (--receiver_in_flight_[receiver] <= 0) {
-      receiver_in_flight_.erase(receiver);
+    for (const std::string* name : {&receiver, &endpoint}) {
+      if (--receiver_in_flight_[*name] <= 0) {
+        receiver_in_flight_.erase(*name);
+      }
     }
-    // The circuit hears of every receiver failure, and of an answer while
-    // it is not quiet; it passes the outcome on to the shard's calls.
-    bool failed = verdict == CallVerdict::kReceiverFailed;
-    if (failed || (verdict == CallVerdict::kAlive && !circuits_->quiet(receiver))) {
-      circuits_->report(receiver, failed, shard, std::move(outcome));
+    // The circuits hear of every failure and pause, and of an answer while
+    // they are not quiet; they pass the outcome on to the shard's calls.
+    for (CircuitNote* note : {&notes.endpoint, &notes.receiver}) {
+      if (note->verdict == CircuitVerdict::kAlive && circuits_->quiet(note->name)) {
+        note->verdict = CircuitVerdict::kNone;
+      }
+    }
+    if (notes.endpoint.verdict != CircuitVerdict::kNone ||
+        notes.receiver.verdict != CircuitVerdict::kNone) {
+      circuits_->report(std::move(notes), shard, std::move(outcome));
       return;
     }
   }

@@ -60,7 +60,7 @@ class ConsumerLoop {
     uint64_t asked_at_turn = 0;  // changes_ when the reserve in flight was asked for
     int promised = 0;            // slots asked for by the reserve in flight
     int64_t retry_at_ms = 0;     // after a Redis error
-    // Probe allowance the reserve in flight may take, per receiver.
+    // Probe allowance the reserve in flight may take, per circuit.
     std::map<std::string, int> probes_promised;
     // Permits of capped topics taken for the reserve in flight.
     std::map<std::string, PermitBatch> permits;
@@ -92,14 +92,22 @@ class ConsumerLoop {
   void circuits_changed();
   const std::vector<Topic>& online_topics();
   // The online topics a reserve on a shard may list: all of them while every
-  // circuit is closed; else without those whose receiver's circuit stops them.
-  // Those it lets probe are in *probing (topic -> receiver), and *room has
-  // the most jobs each such receiver may still get (its probe allowance).
+  // circuit is closed; else without those whose endpoint's or receiver's
+  // circuit stops them (open, or paused by a Retry-After).
+  // Those it lets probe are in *probing (topic -> circuit), and *room has
+  // the most jobs each such circuit may still get (its probe allowance).
   const std::vector<Topic>& reservable_topics(std::vector<Topic>* scratch,
                                               std::map<std::string, std::string>* probing,
                                               std::map<std::string, int>* room);
   void watch_receivers();
-  const std::string& receiver_of(const Topic& topic);
+  // Dead-letters the ready jobs of held topics whose max_retry_duration_s ran
+  // out (common/store/lua/expire_held.lua): a held job is never reserved.
+  void expire_held();
+  struct CircuitNames {
+    std::string receiver;  // host:port ("" when the URL does not parse)
+    std::string endpoint;  // host:port/path
+  };
+  const CircuitNames& circuits_of(const Topic& topic);
   std::unique_ptr<Delivery> take_delivery();
   void keep_delivery(std::unique_ptr<Delivery> delivery);
 
@@ -126,8 +134,10 @@ class ConsumerLoop {
   static constexpr int64_t kMoreReady = int64_t{1} << 30;
   std::map<std::string, std::map<size_t, int64_t>> waiting_;
   std::set<std::string> capped_;                   // capped topics the keeper was told about
-  std::map<std::string, int> receiver_in_flight_;  // calls per receiver with a breaker
-  std::map<std::string, std::string> receivers_;   // callback URL -> host:port
+  int64_t next_held_sweep_ms_ = 0;                 // monotonic
+  size_t held_sweeps_ = 0;                         // expire_held calls out
+  std::map<std::string, int> receiver_in_flight_;  // calls per circuit (receiver, endpoint)
+  std::map<std::string, CircuitNames> receivers_;  // callback URL -> its circuits
   std::vector<ShardState> shards_;
   // A shard dq-redis-checker marks unreachable is not reserved on; one that
   // only refuses writes (full...) is, so its jobs can drain.

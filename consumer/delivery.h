@@ -27,6 +27,7 @@ struct Delivery {
   Lease lease;                         // names this delivery to ack and fail
   std::shared_ptr<const Topic> topic;  // snapshot at reserve time (retry policy, timeout)
   std::string receiver;                // callback host:port, when its circuit breaker is on
+  std::string endpoint;                // callback host:port/path, when its circuit breaker is on
   CallbackRequest request;
   CurlEasy easy;
   // request.headers as curl's header list, pointing into those strings: no

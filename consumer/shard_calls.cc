@@ -226,9 +226,14 @@ void ShardCalls::send_fail(Outcome outcome) {
                                    topic.retry_jitter);
   int most = max_attempts(topic, config_.default_max_attempts);
   std::string error = outcome.result.error;
-  FailDeferral deferral{outcome.result.retry_after_ms, topic.max_deferrals, outcome.count_attempt};
+  FailDeferral deferral;
+  deferral.retry_after_ms = outcome.result.retry_after_ms;
+  deferral.max_deferrals = topic.max_deferrals;
+  deferral.count_attempt = outcome.count_attempt;
   deferral.dead_callback = !topic.dead_callback.empty();
   deferral.dedup_window_ms = topic.dedup_window_s * 1000;
+  deferral.max_retry_ms = topic.max_retry_duration_s * 1000;
+  deferral.held_reason = outcome.held_reason;
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
     most = 0;  // fail.lua dead-letters it now
     deferral.retry_after_ms = -1;

@@ -47,6 +47,9 @@ struct Outcome {
   // false: the receiver's circuit breaker stopped this topic's calls, so the
   // failure does not use an attempt (consumer/circuit_keeper.h).
   bool count_attempt = true;
+  // Why a circuit held the job ("" none): its dead-letter reason should its
+  // max_retry_duration_s run out (fail.lua).
+  std::string held_reason;
 };
 
 // What one reserve brought back.

@@ -14,6 +14,8 @@
 #include "common/core/shared_metrics.h"
 #include "common/http/http_request.h"
 #include "common/redis/shard_health.h"
+#include "common/registry/job_waiting.h"
+#include "common/store/circuit_listing.h"
 #include "common/store/dead_letters.h"
 #include "common/store/job_json.h"
 #include "server/add_request_text.h"
@@ -287,7 +289,24 @@ void HttpApi::get_job(const Exchange& request, const std::string& topic, const s
     if (!job.is_ok()) {
       return finish(request, "get", status, Json{{"error", job.status().message()}});
     }
-    finish_text(request, "get", 200, job_json(*job));
+    const Topic* known = topics_.find(topic);
+    if (known == nullptr) {
+      return finish_text(request, "get", 200, job_json(*job));
+    }
+    auto answer = [this, request](const Job& found, const Json& waiting) {
+      std::string text = job_json(found);
+      if (!waiting.is_null()) {
+        text = with_raw_member(std::move(text), "waiting", waiting.dump());
+      }
+      finish_text(request, "get", 200, text);
+    };
+    if (!waiting_needs_circuits(*job, *known)) {
+      return answer(*job, job_waiting(*job, *known, CircuitListing{}, now_ms()));
+    }
+    // A ready job of a topic with a breaker: say whether a circuit holds it.
+    list_circuits(shards_, [answer, found = *job, held = *known](const CircuitListing& listing) {
+      answer(found, job_waiting(found, held, listing, now_ms()));
+    });
   });
 }
 

@@ -153,6 +153,54 @@ TEST_CASE(
   CHECK(call_verdict(refused, true) == CallVerdict::kNone);
 }
 
+TEST_CASE("endpoints: their names, their receiver, and what a call says to each circuit") {
+  CHECK(callback_endpoint("http://Example.com/a?b=1") == "example.com:80/a");
+  CHECK(callback_endpoint("https://example.com/hooks/x#f") == "https://example.com:443/hooks/x");
+  CHECK(callback_endpoint("http://127.0.0.1:8080") == "127.0.0.1:8080/");
+  CHECK(callback_endpoint("http://[::1]:81/p") == "[::1]:81/p");
+  CHECK(callback_endpoint("ftp://x/y") == "");
+  CHECK(circuit_receiver("127.0.0.1:8080/fail") == "127.0.0.1:8080");
+  CHECK(circuit_receiver("https://example.com:443/hooks/x") == "example.com:443");
+  CHECK(circuit_receiver("127.0.0.1:8080") == "127.0.0.1:8080");  // a key of an older dq
+  CHECK(is_endpoint_circuit("127.0.0.1:8080/fail"));
+  CHECK_FALSE(is_endpoint_circuit("127.0.0.1:8080"));
+
+  Topic topic;
+  topic.dead_on = "500";
+  auto notes = [&](long status, bool ok, int64_t retry_after_ms) {
+    TransferResult result;
+    result.http_status = status;
+    result.ok = ok;
+    result.retry_after_ms = retry_after_ms;
+    return call_notes(result, false, topic, "h:1/p", "h:1");
+  };
+  CHECK(notes(0, false, -1).endpoint.verdict == CircuitVerdict::kFailed);
+  CHECK(notes(0, false, -1).receiver.verdict == CircuitVerdict::kFailed);
+  CHECK(notes(503, false, -1).endpoint.verdict == CircuitVerdict::kFailed);
+  CHECK(notes(503, false, -1).receiver.verdict == CircuitVerdict::kAlive);
+  CHECK(notes(429, false, -1).endpoint.verdict == CircuitVerdict::kFailed);
+  CHECK(notes(429, false, 3000).endpoint.verdict == CircuitVerdict::kPause);
+  CHECK(notes(429, false, 3000).endpoint.pause_ms == 3000);
+  CHECK(notes(503, false, 0).endpoint.verdict == CircuitVerdict::kPause);
+  CHECK(notes(500, false, -1).endpoint.verdict == CircuitVerdict::kAlive);  // dead_on
+  CHECK(notes(404, false, -1).endpoint.verdict == CircuitVerdict::kAlive);
+  CHECK(notes(200, true, -1).endpoint.verdict == CircuitVerdict::kAlive);
+  topic.max_deferrals = 0;  // Retry-After not honoured: an ordinary failure
+  CHECK(notes(429, false, 3000).endpoint.verdict == CircuitVerdict::kFailed);
+  TransferResult refused;
+  CHECK(call_notes(refused, true, topic, "h:1/p", "h:1").endpoint.verdict == CircuitVerdict::kNone);
+  CHECK(call_notes(refused, true, topic, "h:1/p", "h:1").receiver.verdict == CircuitVerdict::kNone);
+
+  Circuit c;
+  circuit_pause(&c, 2000, "HTTP 429", 1000);
+  CHECK(circuit_paused(c, 2999));
+  CHECK_FALSE(circuit_paused(c, 3000));
+  circuit_pause(&c, 100, "HTTP 429", 1500);  // a shorter pause keeps the longer one
+  CHECK(c.paused_until_ms == 3000);
+  CHECK(c.phase == CircuitPhase::kClosed);
+  CHECK(c.failures == 0);
+}
+
 TEST_CASE("receivers and the shard that holds their state") {
   CHECK(callback_receiver("http://Example.com/a?b") == "example.com:80");
   CHECK(callback_receiver("https://example.com/a") == "example.com:443");

@@ -115,7 +115,7 @@ TEST_CASE("validate_topic: max_deferrals, dead_on, retry_jitter") {
   CHECK(validate_topic(good).is_ok());
 }
 
-TEST_CASE("job meta: the optional eighth field counts deferrals") {
+TEST_CASE("job meta: the optional eighth field counts deferrals, the ninth is the first attempt") {
   Job job;
   REQUIRE(parse_job_meta("y|2|1000|900|17||", &job));
   CHECK(job.attempts == 2);
@@ -128,6 +128,12 @@ TEST_CASE("job meta: the optional eighth field counts deferrals") {
   REQUIRE(parse_job_meta("w|1|1000|900|17|res-1|5|2", &job, &lease));
   CHECK(lease == "res-1");
   CHECK(job.deferrals == 2);
+  CHECK(job.first_attempt_ms == 0);  // no ninth field: not reserved since it came
   CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||x", &job));
-  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|4", &job));
+  // The ninth: when the first attempt began (max_retry_duration_s counts from it).
+  REQUIRE(parse_job_meta("y|2|1000|900|17|||0|950", &job));
+  CHECK(job.deferrals == 0);
+  CHECK(job.first_attempt_ms == 950);
+  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|x", &job));
+  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|4|5", &job));
 }

@@ -169,14 +169,18 @@ TEST_CASE("add, list, show: human and JSON output") {
   REQUIRE(tz != keys.end());
   CHECK(shown["tz"] == "");
   keys.erase(tz);
-  // dead_callback and dedup_window_s checked on their own lines, so the list below merges with
-  // other new settings.
+  // dead_callback, dedup_window_s and max_retry_duration_s checked on their own lines, so the list
+  // below merges with other new settings.
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");
   REQUIRE(dead_callback != keys.end());
   keys.erase(dead_callback);
   auto dedup_window = std::find(keys.begin(), keys.end(), "dedup_window_s");
   REQUIRE(dedup_window != keys.end());
   keys.erase(dedup_window);
+  auto max_retry_duration = std::find(keys.begin(), keys.end(), "max_retry_duration_s");
+  REQUIRE(max_retry_duration != keys.end());
+  CHECK(shown["max_retry_duration_s"] == 604800);
+  keys.erase(max_retry_duration);
   CHECK(keys == std::vector<std::string>{"alert_emails",
                                          "callback_format",
                                          "callback_url",
@@ -285,6 +289,17 @@ TEST_CASE("set, online, offline, del") {
   CHECK(ctl.registry()->get_topic("orders")->tz == "Asia/Shanghai");
   CHECK(ctl.run({"topic", "set", "orders", "--tz", ""}).exit_code == 0);
   CHECK(ctl.registry()->get_topic("orders")->tz.empty());
+
+  // Nothing waits forever (docs/delivery.md): max_retry_duration_s.
+  RunResult bounded = ctl.run({"topic", "set", "orders", "--max-retry-duration-s", "3600"});
+  CHECK_MESSAGE(bounded.exit_code == 0, bounded.err);
+  CHECK(ctl.registry()->get_topic("orders")->max_retry_duration_s == 3600);
+  CHECK(ctl.json({"topic", "show", "orders"})["max_retry_duration_s"] == 3600);
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "max_retry_duration_s:"));
+  RunResult negative = ctl.run({"topic", "set", "orders", "--max-retry-duration-s", "-1"});
+  CHECK(negative.exit_code != 0);
+  CHECK(contains(negative.err + negative.out, "max_retry_duration_s"));
+  CHECK(ctl.registry()->get_topic("orders")->max_retry_duration_s == 3600);
 
   RunResult offline = ctl.run({"topic", "offline", "orders"});
   CHECK(offline.exit_code == 0);

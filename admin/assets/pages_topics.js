@@ -118,6 +118,7 @@ const TOPIC_FIELDS = [
   { key: 'max_rate', label: 'Max calls/s', number: true, hint: 'calls to the callback per second, over every consumer and host; 0: no cap' },
   { key: 'max_burst', label: 'Max burst', number: true, hint: 'calls at once above the rate; 0: a tenth of max calls/s (at least 1)' },
   { key: 'dedup_window_s', label: 'Dedup window (s)', number: true, hint: 'how long a job that ran (delivered, or dead) is remembered: an add of the same id and body within it is a retry, answered 200 existing with how the job ended; 0: not remembered' },
+  { key: 'max_retry_duration_s', label: 'Max retry duration (s)', number: true, hint: 'a job still not delivered this long after its first attempt is dead-lettered, whatever held it (retries, Retry-After pauses, an open circuit); 0: no limit' },
   { key: 'dead_callback', label: 'Dead-letter callback', hint: 'empty: none; else http:// or https:// URL POSTed a signed JSON document (id, body, attempts, last error) when a job dies' },
   { key: 'signing_secret', label: 'Signing secret', hint: 'Standard Webhooks HMAC: "generate", a whsec_... secret, or empty for unsigned callbacks; shown masked, a new one in full once' },
   { key: 'signing_public_key', label: 'Ed25519 key', hint: '"generate" for a new key pair, empty for none; receivers fetch it at GET /v1/signing-keys' },
@@ -158,12 +159,18 @@ async function pageTopics(main) {
     clear(pagerBox).appendChild(pager(offset, limit, answer.data.total, (next) => { offset = next; load(); }));
   }
 
-  // The receiver's circuit breaker beside the topic (GET /api/circuits).
+  // The circuit breakers of the topic's receiver and endpoint beside it
+  // (GET /api/circuits): the one that holds its calls, else the receiver's.
   let circuitOf = null;
   function circuitBadge(t) {
-    const receiver = circuitOf && circuitOf.receivers[t.name];
-    const c = receiver && circuitOf.circuits.find((x) => x.receiver === receiver);
+    if (!circuitOf) return null;
+    const found = [circuitOf.receivers[t.name], (circuitOf.endpoints || {})[t.name]]
+      .filter((name) => name)
+      .map((name) => circuitOf.circuits.find((x) => x.receiver === name))
+      .filter((x) => x);
+    const c = found.find((x) => x.state !== 'closed') || found[0];
     if (!c) return null;
+    const receiver = c.receiver;
     const since = c.since_ms ? ' since ' + new Date(c.since_ms).toLocaleString() : '';
     return el('span', { className: 'badge circuit ' + (c.state === 'closed' ? 'ok' : 'bad'), title: receiver + ': ' + c.state + since + (c.last_error ? '; last error: ' + c.last_error : '') },
       'circuit ' + c.state.replace('_', '-'));
@@ -215,7 +222,7 @@ async function pageTopics(main) {
   function showForm(topic) {
     const editing = !!topic;
     const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
-    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600 });
+    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800 });
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });

@@ -383,6 +383,16 @@ int run_get(const CtlOptions& options, const std::vector<std::string>& raw) {
   if (job->last_error) {
     printf("last error: %s\n", job->last_error->c_str());
   }
+  // Why a ready job waits (common/registry/job_waiting.h), when the server says.
+  Json doc = Json::parse(job->raw_json, nullptr, false);
+  if (doc.is_object() && doc.contains("waiting") && doc["waiting"].is_object()) {
+    const Json& waiting = doc["waiting"];
+    std::string since = waiting.value("since_ms", Json()).is_number_integer()
+                            ? " since " + format_local_datetime(waiting["since_ms"].get<int64_t>())
+                            : std::string();
+    printf("waiting:  %s%s: %s\n", waiting.value("reason", std::string("?")).c_str(), since.c_str(),
+           waiting.value("detail", std::string()).c_str());
+  }
   return kExitOk;
 }
 

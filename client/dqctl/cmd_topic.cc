@@ -63,6 +63,11 @@ void print_topic(const Topic& topic) {
                               ? std::string("0 (ended jobs not remembered)")
                               : std::to_string(topic.dedup_window_s) +
                                     " (a retried add of an ended job answers how it ended)");
+  line("max_retry_duration_s:",
+       topic.max_retry_duration_s == 0
+           ? std::string("0 (no limit)")
+           : std::to_string(topic.max_retry_duration_s) +
+                 " (a job retried or held this long after its first attempt is dead)");
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -316,6 +321,8 @@ constexpr const char* kUsage =
     "          [--dead-callback URL|off]   (POSTed, signed, when a job dies)\n"
     "          [--dedup-window-s S]   (a retried add within S of its job's end answers\n"
     "          how it ended; default 600, 0: not remembered)\n"
+    "          [--max-retry-duration-s S]   (a job still not delivered S after its first\n"
+    "          attempt is dead, whatever held it; default 604800, 0: no limit)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

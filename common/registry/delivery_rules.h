@@ -20,6 +20,10 @@ constexpr size_t kMaxDeadOnStatuses = 32;
 // for minutes, not seconds (docs/RELIABILITY.md, "A retried add").
 constexpr int64_t kDefaultDedupWindowS = 600;
 constexpr int64_t kMaxDedupWindowS = int64_t{7} * 24 * 3600;
+// A topic's max_retry_duration_s by default (Cloud Tasks' name): nothing
+// waits forever, but a week covers a long outage of a receiver.
+constexpr int64_t kDefaultMaxRetryDurationS = int64_t{7} * 24 * 3600;
+constexpr int64_t kMaxMaxRetryDurationS = int64_t{365} * 24 * 3600;
 
 // Parses dead_on ("400,410,422"): HTTP statuses 100-599 but no 2xx, commas,
 // optional spaces, at most kMaxDeadOnStatuses. Empty text: no status.

@@ -35,7 +35,7 @@ constexpr const char* kTopicColumns =
     ", max_deferrals, dead_on, retry_jitter"
     ", circuit_breaker, circuit_failures, circuit_open_ms"
     ", max_in_flight, max_rate, max_burst"
-    ", dead_callback, dedup_window_s"
+    ", dead_callback, dedup_window_s, max_retry_duration_s"
     ", tz";
 
 Topic read_topic(const Statement& row) {
@@ -47,7 +47,7 @@ Topic read_topic(const Statement& row) {
            &topic.callback_format, &topic.success_json, &topic.max_deferrals, &topic.dead_on,
            &topic.retry_jitter, &topic.circuit_breaker, &topic.circuit_failures,
            &topic.circuit_open_ms, &topic.max_in_flight, &topic.max_rate, &topic.max_burst,
-           &topic.dead_callback, &topic.dedup_window_s, &topic.tz);
+           &topic.dead_callback, &topic.dedup_window_s, &topic.max_retry_duration_s, &topic.tz);
   topic.online = status == "online";
   return topic;
 }
@@ -79,7 +79,8 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(24, int64_t{topic.max_burst})
       .bind(25, topic.dead_callback)
       .bind(26, topic.dedup_window_s)
-      .bind(27, topic.tz);
+      .bind(27, topic.max_retry_duration_s)
+      .bind(28, topic.tz);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -246,12 +247,12 @@ Status Registry::add_topic(const Topic& topic) {
       ", max_deferrals, dead_on, retry_jitter"
       ", circuit_breaker, circuit_failures, circuit_open_ms"
       ", max_in_flight, max_rate, max_burst"
-      ", dead_callback, dedup_window_s"
+      ", dead_callback, dedup_window_s, max_retry_duration_s"
       ", tz"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
       ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
-      ", ?25, ?26"
-      ", ?27"
+      ", ?25, ?26, ?27"
+      ", ?28"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -288,7 +289,8 @@ Status Registry::update_topic(const Topic& topic) {
                          ", circuit_breaker = ?19, circuit_failures = ?20, circuit_open_ms = ?21"
                          ", max_in_flight = ?22, max_rate = ?23, max_burst = ?24"
                          ", dead_callback = ?25, dedup_window_s = ?26"
-                         ", tz = ?27"
+                         ", max_retry_duration_s = ?27"
+                         ", tz = ?28"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

@@ -70,6 +70,10 @@ struct Topic {
   // add of the same id and body within it is a producer's retry, answered
   // 200 "existing" with how the job ended, never run again. 0: not remembered.
   int64_t dedup_window_s = kDefaultDedupWindowS;
+  // How long a job may go on from its first attempt (or, never attempted,
+  // from when it was first due) before it is dead-lettered, whatever held it
+  // back: retries, Retry-After pauses, an open circuit. 0: no limit.
+  int64_t max_retry_duration_s = kDefaultMaxRetryDurationS;
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;

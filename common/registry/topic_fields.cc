@@ -128,6 +128,8 @@ const TopicField kTopicFields[] = {
     {"max_rate", "--max-rate", FlagKind::kInteger, &set_member<&Topic::max_rate>},
     {"max_burst", "--max-burst", FlagKind::kInteger, &set_member<&Topic::max_burst>},
     {"dedup_window_s", "--dedup-window-s", FlagKind::kInteger, &set_member<&Topic::dedup_window_s>},
+    {"max_retry_duration_s", "--max-retry-duration-s", FlagKind::kInteger,
+     &set_member<&Topic::max_retry_duration_s>},
     {"online", nullptr, FlagKind::kText,
      &set_member<&Topic::online>},  // dqctl topic online|offline
     {"signing_secret", "--signing-secret", FlagKind::kOffText, nullptr},

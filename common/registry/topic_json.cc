@@ -50,6 +50,7 @@ Json topic_to_json(const Topic& topic) {
             {"max_burst", topic.max_burst},
             {"dead_callback", topic.dead_callback},
             {"dedup_window_s", topic.dedup_window_s},
+            {"max_retry_duration_s", topic.max_retry_duration_s},
             {"version", topic.version}};
   const SigningKey* hmac = current_signing_key(topic.signing_keys, "hmac");
   const SigningKey* ed25519 = current_signing_key(topic.signing_keys, "ed25519");

@@ -104,6 +104,11 @@ Status validate_receiver_rules(const Topic& topic) {
                                          " must be from 0 (remember nothing) to " +
                                          std::to_string(kMaxDedupWindowS) + " (7 days)");
   }
+  if (topic.max_retry_duration_s < 0 || topic.max_retry_duration_s > kMaxMaxRetryDurationS) {
+    return invalid("max_retry_duration_s",
+                   std::to_string(topic.max_retry_duration_s) + " must be from 0 (no limit) to " +
+                       std::to_string(kMaxMaxRetryDurationS) + " (365 days)");
+  }
   return Status::ok();
 }
 

@@ -59,11 +59,18 @@ void list_circuits(const ShardSet& shards, std::function<void(CircuitListing)> d
 
 Json circuit_to_json(const ReceiverCircuit& entry) {
   const Circuit& c = entry.circuit;
-  return Json{{"receiver", entry.receiver},     {"state", phase_name(c.phase)},
-              {"failures", c.failures},         {"since_ms", c.since_ms},
-              {"opened_at_ms", c.opened_at_ms}, {"open_ms", c.open_ms},
-              {"probe_at_ms", c.probe_at_ms},   {"allowed", c.allowed},
-              {"last_error", c.last_error},     {"last_error_ms", c.last_error_ms}};
+  return Json{{"receiver", entry.receiver},
+              {"state", phase_name(c.phase)},
+              {"failures", c.failures},
+              {"since_ms", c.since_ms},
+              {"opened_at_ms", c.opened_at_ms},
+              {"open_ms", c.open_ms},
+              {"probe_at_ms", c.probe_at_ms},
+              {"allowed", c.allowed},
+              {"last_error", c.last_error},
+              {"last_error_ms", c.last_error_ms},
+              {"kind", entry.receiver.find('/') != std::string::npos ? "endpoint" : "receiver"},
+              {"paused_until_ms", c.paused_until_ms}};
 }
 
 }  // namespace dq

@@ -15,7 +15,9 @@
 namespace dq {
 
 struct ReceiverCircuit {
-  std::string receiver;  // host:port
+  // The circuit's name: a receiver "host:port", or an endpoint
+  // "host:port/path" (common/registry/receiver.h)
+  std::string receiver;
   Circuit circuit;
 };
 
@@ -27,7 +29,8 @@ struct CircuitListing {
 void list_circuits(const ShardSet& shards, std::function<void(CircuitListing)> done);
 
 // {"receiver", "state", "failures", "since_ms", "opened_at_ms", "open_ms",
-//  "probe_at_ms", "allowed", "last_error", "last_error_ms"}
+//  "probe_at_ms", "allowed", "last_error", "last_error_ms",
+//  "kind" ("receiver" or "endpoint"), "paused_until_ms" (a Retry-After pause)}
 Json circuit_to_json(const ReceiverCircuit& entry);
 
 }  // namespace dq

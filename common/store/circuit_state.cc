@@ -91,6 +91,17 @@ CircuitChange circuit_report(Circuit* circuit, bool receiver_failed, int thresho
   return CircuitChange::kNone;
 }
 
+void circuit_pause(Circuit* circuit, int64_t pause_ms, const std::string& error, int64_t now_ms) {
+  circuit->paused_until_ms = std::max(circuit->paused_until_ms, now_ms + pause_ms);
+  circuit->paused_at_ms = now_ms;
+  circuit->last_error = error;
+  circuit->last_error_ms = now_ms;
+}
+
+bool circuit_paused(const Circuit& circuit, int64_t now_ms) {
+  return circuit.paused_until_ms > now_ms;
+}
+
 bool circuit_take_probe(Circuit* circuit, const std::string& holder, int64_t lease_ms,
                         int64_t now_ms) {
   if (circuit->phase == CircuitPhase::kOpen) {

@@ -1,8 +1,8 @@
-// The circuit breaker of one receiver (a callback host:port), as rules on a
-// plain value. common/store/lua/circuit_report.lua and circuit_probe.lua apply
-// the same rules to the shared copy in Redis (one hash per receiver, on the
-// shard state_shard() names); the consumer applies these functions to a copy
-// of its own only while that shard cannot be reached (docs/decisions.md,
+// The circuit breaker of one receiver (a callback host:port) or endpoint
+// (host:port/path, common/registry/receiver.h), as rules on a plain value.
+// common/store/lua/circuit_report.lua and circuit_probe.lua apply the same rules to the shared copy
+// in Redis (one hash per receiver, on the shard state_shard() names); the consumer applies these
+// functions to a copy of its own only while that shard cannot be reached (docs/decisions.md,
 // "Circuit breaking per receiver").
 //
 //   closed     calls go as usual; each receiver failure (no answer, 5xx, 429)
@@ -15,6 +15,8 @@
 //              twice as many after each success; at kCloseAllowed it closes.
 //              A failure opens it again, with twice the wait (up to the
 //              larger of circuit_open_ms and kMaxOpenMs).
+//   paused     beside the phase: an endpoint that answered 429 or 503 with
+//              Retry-After gets no call until paused_until_ms; not a failure.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +44,8 @@ struct Circuit {
   int64_t lease_until_ms = 0;
   std::string last_error;
   int64_t last_error_ms = 0;
+  int64_t paused_until_ms = 0;  // a Retry-After pause ends then (0: none)
+  int64_t paused_at_ms = 0;     // when the last pause was asked for
 };
 
 enum class CircuitChange { kNone, kOpened, kClosed };
@@ -52,6 +56,13 @@ enum class CircuitChange { kNone, kOpened, kClosed };
 CircuitChange circuit_report(Circuit* circuit, bool receiver_failed, int threshold, int64_t open_ms,
                              const std::string& error, const std::string& holder, int64_t lease_ms,
                              int64_t now_ms);
+
+// A Retry-After answer: no calls until now_ms + pause_ms (a longer pause
+// already asked for stays).
+void circuit_pause(Circuit* circuit, int64_t pause_ms, const std::string& error, int64_t now_ms);
+
+// Whether a Retry-After pause holds the circuit's calls at now_ms.
+bool circuit_paused(const Circuit& circuit, int64_t now_ms);
 
 // Asks for the probe lease: granted (and renewed) when the circuit is open
 // and its wait is over, or half-open with the lease free, expired or held by

@@ -8,17 +8,34 @@
 
 namespace dq {
 
-std::string keys::circuit(const std::string& receiver) { return kPrefix + "circuit:" + receiver; }
+std::string keys::circuit(const std::string& name) { return kPrefix + "circuit:" + name; }
 std::string keys::circuits() { return kPrefix + "circuits"; }
 
-ScriptCall circuit_report_call(const std::string& receiver, bool receiver_failed, int threshold,
+ScriptCall circuit_report_call(const std::vector<CircuitNote>& notes, int threshold,
                                int64_t open_ms, const std::string& error, const std::string& holder,
                                int64_t lease_ms) {
-  return {
-      &kCircuitReportScript,
-      {keys::circuit(receiver), keys::circuits()},
-      {receiver, receiver_failed ? "1" : "0", std::to_string(threshold), std::to_string(open_ms),
-       std::to_string(kMaxOpenMs), error.substr(0, 300), holder, std::to_string(lease_ms)}};
+  ScriptCall call{&kCircuitReportScript,
+                  {keys::circuits()},
+                  {std::to_string(threshold), std::to_string(open_ms), std::to_string(kMaxOpenMs),
+                   error.substr(0, 300), holder, std::to_string(lease_ms)}};
+  for (const CircuitNote& note : notes) {
+    call.keys.push_back(keys::circuit(note.name));
+    call.args.push_back(note.name);
+    const char* verdict = note.verdict == CircuitVerdict::kFailed  ? "f"
+                          : note.verdict == CircuitVerdict::kAlive ? "a"
+                          : note.verdict == CircuitVerdict::kPause ? "p"
+                                                                   : "-";
+    call.args.emplace_back(verdict);
+    call.args.push_back(std::to_string(note.pause_ms));
+  }
+  return call;
+}
+
+ScriptCall circuit_report_call(const std::string& name, bool failed, int threshold, int64_t open_ms,
+                               const std::string& error, const std::string& holder,
+                               int64_t lease_ms) {
+  return circuit_report_call({{name, failed ? CircuitVerdict::kFailed : CircuitVerdict::kAlive, 0}},
+                             threshold, open_ms, error, holder, lease_ms);
 }
 
 ScriptCall circuit_probe_call(const std::string& receiver, const std::string& holder,
@@ -62,6 +79,10 @@ Circuit circuit_from_reply(const redisReply* reply, size_t first) {
       circuit.last_error = text;
     } else if (field == "last_error_at") {
       circuit.last_error_ms = number(text);
+    } else if (field == "paused_until") {
+      circuit.paused_until_ms = number(text);
+    } else if (field == "paused_at") {
+      circuit.paused_at_ms = number(text);
     }
   }
   return circuit;

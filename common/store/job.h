@@ -30,6 +30,9 @@ struct Job {
   int deferrals = 0;
   int64_t due_at_ms = 0;
   int64_t created_at_ms = 0;
+  // When its first attempt began (0: none yet, or a record older than the
+  // field): max_retry_duration_s counts from it.
+  int64_t first_attempt_ms = 0;
   std::string last_error;  // empty unless an attempt failed
   int64_t last_error_at_ms = 0;
   std::string incarnation;  // unique per add on its shard: a re-added id is another job

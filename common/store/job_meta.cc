@@ -50,7 +50,7 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   const std::string_view text = record.substr(0, newline);
   std::vector<std::string_view> fields;
   size_t start = 0;
-  while (fields.size() < 9) {  // a ninth field makes it malformed
+  while (fields.size() < 10) {  // a tenth field makes it malformed
     size_t bar = text.find('|', start);
     if (bar == std::string_view::npos) {
       fields.push_back(text.substr(start));
@@ -59,7 +59,7 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
     fields.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
-  if ((fields.size() != 7 && fields.size() != 8) || fields[0].size() != 1) {
+  if (fields.size() < 7 || fields.size() > 9 || fields[0].size() != 1) {
     return false;
   }
   if (!state_of_letter(fields[0][0], &job->state)) {
@@ -72,10 +72,14 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   }
   job->attempts = static_cast<int>(attempts);
   int64_t deferrals = 0;  // an eighth field only once a Retry-After was honoured
-  if (fields.size() == 8 && !parse_int64(fields[7], &deferrals)) {
+  if (fields.size() >= 8 && !parse_int64(fields[7], &deferrals)) {
     return false;
   }
   job->deferrals = static_cast<int>(deferrals);
+  job->first_attempt_ms = 0;  // a ninth field once the job was first reserved
+  if (fields.size() == 9 && !parse_int64(fields[8], &job->first_attempt_ms)) {
+    return false;
+  }
   job->incarnation.assign(fields[4]);
   if (lease != nullptr) {
     lease->assign(fields[5]);

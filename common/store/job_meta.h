@@ -1,7 +1,7 @@
 // A job's record in its bucket {dq}:jobs:<b>, as the Lua scripts write it: the meta
-// "state|attempts|due|created|incarnation|lease|max[|deferrals]", then '\n' and the body
-// when the body is small enough to be stored inline; a bigger body is stored
-// apart, in {dq}:bodies (see common/store/lua/lib/prelude.lua).
+// "state|attempts|due|created|incarnation|lease|max[|deferrals[|first attempt ms]]", then '\n' and
+// the body when the body is small enough to be stored inline; a bigger body is stored apart, in
+// {dq}:bodies (see common/store/lua/lib/prelude.lua).
 #pragma once
 
 #include <cstddef>

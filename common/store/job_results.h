@@ -52,6 +52,10 @@ struct FailDeferral {
   // The topic's dedup_window_s in ms: a job that dies is remembered that long
   // (remember_end in common/store/lua/lib/prelude.lua).
   int64_t dedup_window_ms = 0;
+  // The topic's max_retry_duration_s in ms (0: no limit), and why the job was
+  // held back when a circuit held it (its dead-letter reason if it dies).
+  int64_t max_retry_ms = 0;
+  std::string held_reason;
 };
 
 // What the lease check needs of a topic whose jobs may die there, for the

@@ -154,6 +154,16 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
   return call;
 }
 
+ScriptCall expire_held_call(const std::string& topic, int64_t max_retry_ms,
+                            const std::string& reason, bool dead_callback, int64_t dedup_window_ms,
+                            int limit) {
+  return {&kExpireHeldScript,
+          {keys::records_prefix(), keys::ready(topic), keys::dead(topic), keys::errors(),
+           today_stats(), keys::counts()},
+          {topic, std::to_string(max_retry_ms), reason, dead_callback ? "1" : "0",
+           std::to_string(dedup_window_ms), std::to_string(limit)}};
+}
+
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error,
@@ -164,7 +174,8 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error, std::to_string(deferral.retry_after_ms),
            std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0",
-           deferral.dead_callback ? "1" : "0", std::to_string(deferral.dedup_window_ms)}};
+           deferral.dead_callback ? "1" : "0", std::to_string(deferral.dedup_window_ms),
+           std::to_string(deferral.max_retry_ms), deferral.held_reason}};
 }
 
 ScriptCall dead_requeue_call(const std::string& topic, const std::string& id, int limit) {

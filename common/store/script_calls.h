@@ -69,6 +69,11 @@ struct AckTarget {
 };
 // Acks every target in one script run (common/store/lua/ack.lua), in order.
 ScriptCall ack_call(const std::vector<AckTarget>& targets);
+// Dead-letters the ready jobs of a held topic that waited longer than
+// max_retry_ms (common/store/lua/expire_held.lua); replies their number.
+ScriptCall expire_held_call(const std::string& topic, int64_t max_retry_ms,
+                            const std::string& reason, bool dead_callback, int64_t dedup_window_ms,
+                            int limit);
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,
                      int64_t retry_delay_ms, int max_attempts, const std::string& error,

@@ -18,6 +18,7 @@ for _, key in ipairs(keys) do
     j.state = 'd'
     j.attempts = 0
     j.deferrals = 0
+    j.first = ''  -- a new life: max_retry_duration_s counts from its next attempt
     j.due = now
     local bucket = bucket_of(key)
     record_set(key, record_text(j), from, bucket)  -- into its bucket

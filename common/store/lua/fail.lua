@@ -16,6 +16,10 @@
 -- gets its entry in the dead-letter callback outbox (dead_callback_add).
 -- ARGV[12] the topic's dedup window, ms: a job that dies is remembered that
 -- long (remember_end), so a retried add of it answers how it ended.
+-- ARGV[13] the topic's max_retry_duration_s, ms (0: no limit): a job whose
+-- first attempt (the record's ninth field) began that long ago dies here,
+-- whatever held it: a deferral, an uncounted attempt, an ordinary retry.
+-- ARGV[14] why it was held ('' : none known), its dead-letter reason then.
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
@@ -48,13 +52,24 @@ elseif retry_after >= 0 and tonumber(ARGV[6]) > 0 then
                  max_deferrals .. ' deferrals used; an ordinary failed attempt)'
   end
 end
+local max_retry = tonumber(ARGV[13] or '0')
+local expired = false
+if max_retry > 0 and j.first ~= '' and now - tonumber(j.first) >= max_retry then
+  expired = true
+  if (ARGV[14] or '') ~= '' then
+    error_text = ARGV[14] .. '; last: ' .. ARGV[7]
+  else
+    error_text = ARGV[7] .. ' (retrying for longer than max_retry_duration_s: ' ..
+                 ms_text(max_retry / 1000) .. ' s since the first attempt)'
+  end
+end
 redis.call('ZREM', KEYS[2], key)
 redis.call('HSET', KEYS[5], key, ms_text(now) .. '|' .. error_text)
 j.lease = ''
 j.max = ''
 count(KEYS[8], topic, 'w', -1)
 stat(KEYS[6], topic, 'failed', 1, now)  -- a deferral is a delivery that failed too
-if not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]) then
+if expired or (not deferred and not uncounted and j.attempts >= tonumber(ARGV[6])) then
   j.state = 'x'
   record_set(key, record_text(j), from)
   redis.call('ZADD', KEYS[4], now, key)

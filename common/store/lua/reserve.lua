@@ -91,6 +91,7 @@ local function take(t, want)
     local j = jobs[n]
     j.state = 'w'
     j.attempts = j.attempts + 1
+    if j.first == '' then j.first = ms_text(now) end  -- max_retry_duration_s counts from it
     j.lease = ARGV[1]
     j.max = t.max
     metas_out[#metas_out + 1] = key

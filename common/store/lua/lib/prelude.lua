@@ -155,25 +155,37 @@ local function ms_text(ms)
   return string.format('%.0f', ms)
 end
 
+-- "state|attempts|due|created|inc|lease|max[|deferrals[|first]]": the
+-- eighth field once a Retry-After was honoured, the ninth (when the first
+-- attempt began, Redis ms) once a job was reserved; records written before
+-- it existed have first '' (reserve.lua sets it at their next attempt).
 local function parse_meta(text)
   if not text then return nil end
   local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
-  local deferrals = 0
+  local deferrals, first = 0, ''
   if not s then
     local n
     s, a, d, c, i, l, m, n =
       string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)$')
-    if not s then return nil end
+    if not s then
+      s, a, d, c, i, l, m, n, first =
+        string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)|(%d+)$')
+      if not s then return nil end
+    end
     deferrals = tonumber(n)
   end
   return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m,
-          deferrals = deferrals}
+          deferrals = deferrals, first = first}
 end
 
 local function meta_text(j)
   local text = j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' ..
                j.created .. '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
-  if j.deferrals > 0 then text = text .. '|' .. string.format('%d', j.deferrals) end
+  if j.first and j.first ~= '' then
+    text = text .. '|' .. string.format('%d', j.deferrals) .. '|' .. j.first
+  elseif j.deferrals > 0 then
+    text = text .. '|' .. string.format('%d', j.deferrals)
+  end
   return text
 end
 
