@@ -217,17 +217,19 @@ Result<UpdateRequest> build_update_request(const std::string& topic, const std::
     return status;
   }
   if (!fields.is_object()) {
-    return Status(Code::kInvalid, "an update must be a JSON object with any of body, delay or at");
+    return Status(Code::kInvalid,
+                  "an update must be a JSON object with any of body, delay or at (and tz)");
   }
   for (const auto& item : fields.items()) {
-    if (item.key() != "body" && item.key() != "delay" && item.key() != "at") {
+    if (item.key() != "body" && item.key() != "delay" && item.key() != "at" && item.key() != "tz") {
       return Status(Code::kInvalid,
-                    "unknown field '" + item.key() + "' (expected body, delay or at)");
+                    "unknown field '" + item.key() + "' (expected body, delay, at or tz)");
     }
   }
   auto body = fields.find("body");
   auto delay = fields.find("delay");
   auto at = fields.find("at");
+  auto tz = fields.find("tz");
   if (body == fields.end() && delay == fields.end() && at == fields.end()) {
     return Status(Code::kInvalid, "nothing to change: give body, delay or at");
   }
@@ -239,9 +241,10 @@ Result<UpdateRequest> build_update_request(const std::string& topic, const std::
     }
   }
   // The add's checks and defaults, for the job added when none is found.
-  auto add = add_request_of(topic, id, body_text.value_or(std::string_view("null")),
-                            delay == fields.end() ? nullptr : &*delay,
-                            at == fields.end() ? nullptr : &*at, topics, config, now_ms);
+  auto add =
+      add_request_of(topic, id, body_text.value_or(std::string_view("null")),
+                     delay == fields.end() ? nullptr : &*delay, at == fields.end() ? nullptr : &*at,
+                     topics, config, now_ms, tz == fields.end() ? nullptr : &*tz);
   if (!add.is_ok()) {
     return add.status();
   }

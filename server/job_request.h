@@ -37,7 +37,7 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
                                   const Config& config, int64_t now_ms, const Json* tz = nullptr);
 
 // A PUT's fields -> the update of topic/id: `fields` is an object with any
-// of body, delay or at (the add's forms; not delay and at both), parsed from
+// of body, delay or at (the add's forms; not delay and at both; tz with at), parsed from
 // `text` (the body is kept as its raw member text). add_due is what the add
 // would use: the given time, or the topic's default delay. Errors as for
 // build_add_request; an object with none of the three is kInvalid.

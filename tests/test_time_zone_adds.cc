@@ -210,6 +210,16 @@ TEST_CASE("a topic's tz reads adds' at and the legacy fix_time; an add's own tz 
       http.post(jobs + "/batch", R"({"jobs":[{"id":"batched","body":1,"at":")" + july + R"("}]})")
           .status == 200);
   CHECK(http.get(jobs + "/batched").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);
+  // An update (PUT) reads its at the same way: its own tz, else the topic's.
+  auto moved =
+      http.request("PUT", jobs + "/own-zone", R"({"at":")" + july + R"(","tz":"Asia/Shanghai"})");
+  REQUIRE_MESSAGE(moved.status == 200, moved.body);
+  CHECK(http.get(jobs + "/own-zone").json()["due_at_ms"] == utc(year, 7, 1, 1) * 1000);  // CST
+  REQUIRE(http.request("PUT", jobs + "/own-zone", R"({"at":")" + july + R"("})").status == 200);
+  CHECK(http.get(jobs + "/own-zone").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);
+  CHECK(http.request("PUT", jobs + "/own-zone", R"({"at":")" + july + R"(","tz":"X/Y"})").status ==
+        400);
+  CHECK(http.get(jobs + "/own-zone").json()["due_at_ms"] == utc(year, 7, 1, 13) * 1000);
   // A delay has no zone; the topic's changes nothing.
   REQUIRE(http.post(jobs, R"({"id":"delayed","body":1,"delay":60})").status == 201);
 
