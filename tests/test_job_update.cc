@@ -5,6 +5,7 @@
 // dqd delivering to a real callback server.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "common/core/clock.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
+#include "tests/support/job_records.h"
 #include "tests/support/redis_server.h"
 #include "tests/support/store_checks.h"
 
@@ -209,6 +211,24 @@ TEST_CASE("update: a retrying job starts over; a dead letter is refused; none fo
   CHECK(after->state == JobState::kDelayed);
   CHECK(after->attempts == 0);
   CHECK(after->last_error.empty());
+  check_consistent(redis);
+
+  // A new time alone (the body kept) starts over too: the first attempt's
+  // time (the record's ninth field, max_retry_duration_s's clock) goes.
+  auto fields_of = [&redis](const std::string& key) {
+    std::string record = record_of(redis, key).value_or("");
+    std::string meta = record.substr(0, record.find('\n'));
+    return std::count(meta.begin(), meta.end(), '|') + 1;
+  };
+  REQUIRE(store->add("u", "z", "{\"v\":1}", kNow).is_ok());  // topic u: y is ready in t
+  ReservedJob z = reserve_one(*store, "u", 30000, "r3");
+  REQUIRE(*store->fail(0, "u", "z", z.lease, 3600000, 5, "HTTP 500") == FailOutcome::kRescheduled);
+  CHECK(fields_of("u:z") == 9);
+  UpdateRequest retimed = change("z", std::nullopt, in_ms(0));
+  retimed.topic = "u";
+  REQUIRE(store->update(retimed).is_ok());
+  CHECK(fields_of("u:z") <= 8);
+  CHECK(store->get("u", "z")->body == "{\"v\":1}");
   check_consistent(redis);
 
   // Dead: 409, unchanged.

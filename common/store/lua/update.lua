@@ -57,7 +57,8 @@ if ARGV[3] == '1' then
   j = parse_record(new)
 else
   j.inc = ms_text(redis.call('INCR', KEYS[9]))
-  j.state, j.attempts, j.deferrals, j.due, j.lease, j.max = 'd', 0, 0, due, '', ''
+  -- A new version starts over: max_retry_duration_s's clock (first) too.
+  j.state, j.attempts, j.deferrals, j.due, j.lease, j.max, j.first = 'd', 0, 0, due, '', '', ''
 end
 redis.call('HDEL', KEYS[7], key)
 wake_timer_if_first(KEYS[3], KEYS[4], due)  -- before lowering: compares with the old first
