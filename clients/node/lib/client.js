@@ -28,10 +28,11 @@ class DqError extends Error {
 
 const segment = (value) => encodeURIComponent(String(value));
 
-function job(id, body, { delay, at } = {}) {
+function job(id, body, { delay, at, tz } = {}) {
   const out = { id, body };
   if (delay !== undefined && delay !== null) out.delay = delay;
   if (at !== undefined && at !== null) out.at = at;
+  if (tz !== undefined && tz !== null) out.tz = tz;
   return out;
 }
 
@@ -47,7 +48,8 @@ class Client {
 
   // Jobs.
 
-  // body: any JSON value; delay: seconds; at: unix seconds or a time text;
+  // body: any JSON value; delay: seconds; at: unix seconds or a time text,
+  // read in the IANA zone tz when it has no offset (else the topic's tz);
   // neither: the topic's default delay. Resolves to {topic, id, due_at_ms}
   // (+ existing: true when the same job was pending already, or ended within
   // the topic's dedup_window_s: then state says how, and ended_at_ms when).
@@ -81,11 +83,12 @@ class Client {
   // Resolves to {topic, id, state, due_at_ms, updated: true, previous_state},
   // or with created: true when there was no such job and it was added (a
   // body is needed then). A dead letter is a DqError 409.
-  update(topic, id, { body, delay, at } = {}) {
+  update(topic, id, { body, delay, at, tz } = {}) {
     const fields = {};
     if (body !== undefined) fields.body = body;
     if (delay !== undefined && delay !== null) fields.delay = delay;
     if (at !== undefined && at !== null) fields.at = at;
+    if (tz !== undefined && tz !== null) fields.tz = tz;
     return this.call("PUT", `/v1/topics/${segment(topic)}/jobs/${segment(id)}`, { body: fields });
   }
 

@@ -124,6 +124,13 @@ test("against a real dqd", { skip }, async (t) => {
     await rejects(producer.update("node-jobs", "upd-1", { delay: -1 }), 400);
     await producer.delete("node-jobs", "upd-1");
     await producer.delete("node-jobs", "upd-2");
+    // at in a time zone: 09:00 in Shanghai, then moved to 09:00 in Paris.
+    const zoned = await producer.add("node-jobs", "tz-1", 1, { at: "2036-07-01 09:00", tz: "Asia/Shanghai" });
+    assert.equal(zoned.due_at_ms, 2098486800000);
+    await producer.update("node-jobs", "tz-1", { at: "2036-07-01 09:00", tz: "Europe/Paris" });
+    assert.equal((await producer.get("node-jobs", "tz-1")).due_at_ms, 2098508400000);
+    await rejects(producer.add("node-jobs", "tz-2", 1, { at: "2036-07-01 09:00", tz: "Mars/Olympus" }), 400);
+    await producer.delete("node-jobs", "tz-1");
     const conflict = await rejects(producer.add("node-jobs", "order-1", { amount: 43 }), 409);
     assert.match(conflict.serverMessage, /order-1/);
     assert.equal((await producer.delete("node-jobs", "order-1")).deleted, true);

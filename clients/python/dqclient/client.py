@@ -41,12 +41,14 @@ def _segment(value):
     return urllib.parse.quote(str(value), safe="")
 
 
-def _job(job_id, body, delay=None, at=None):
+def _job(job_id, body, delay=None, at=None, tz=None):
     job = {"id": job_id, "body": body}
     if delay is not None:
         job["delay"] = delay
     if at is not None:
         job["at"] = at
+    if tz is not None:
+        job["tz"] = tz
     return job
 
 
@@ -65,12 +67,15 @@ class Client:
 
     # Jobs.
 
-    def add(self, topic, id, body, delay=None, at=None):  # noqa: A002 (the API's name)
+    def add(self, topic, id, body, delay=None, at=None, tz=None):  # noqa: A002 (the API's name)
         """Adds a job; body is any JSON value. delay: seconds; at: unix
-        seconds or a time text (README, *HTTP API*); neither: the topic's
-        default delay. Returns {"topic", "id", "due_at_ms"} (+ "existing":
-        True when the same job was pending already)."""
-        return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic), _job(id, body, delay, at))
+        seconds or a time text (README, *HTTP API*), read in the IANA zone
+        tz when it has no offset (else the topic's tz, else the server's);
+        neither: the topic's default delay. Returns {"topic", "id",
+        "due_at_ms"} (+ "existing": True when the same job was pending
+        already)."""
+        return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic),
+                          _job(id, body, delay, at, tz))
 
     def add_batch(self, topic, jobs):
         """jobs: dicts {"id", "body", "delay"|"at"}. Returns one result per
@@ -88,7 +93,7 @@ class Client:
         reply = self._call("DELETE", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
         return reply or {"deleted": True, "delivery_in_flight": False}
 
-    def update(self, topic, id, body=KEEP, delay=None, at=None):  # noqa: A002
+    def update(self, topic, id, body=KEEP, delay=None, at=None, tz=None):  # noqa: A002
         """Changes a pending job in place, in one step: a new body (any JSON
         value) and/or due time (delay seconds, or at as add takes it); what
         is not given is kept. A delivery already under way still runs with
@@ -104,6 +109,8 @@ class Client:
             fields["delay"] = delay
         if at is not None:
             fields["at"] = at
+        if tz is not None:
+            fields["tz"] = tz
         return self._call("PUT", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)), fields)
 
     def run(self, topic, id):  # noqa: A002

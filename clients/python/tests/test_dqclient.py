@@ -144,6 +144,15 @@ class AgainstDqdTest(unittest.TestCase):
         self.assertEqual(bad.exception.status, 400)
         self.producer.delete("py-jobs", "upd-1")
         self.producer.delete("py-jobs", "upd-2")
+        # at in a time zone: 09:00 in Shanghai, then moved to 09:00 in Paris.
+        zoned = self.producer.add("py-jobs", "tz-1", 1, at="2036-07-01 09:00", tz="Asia/Shanghai")
+        self.assertEqual(zoned["due_at_ms"], 2098486800000)
+        self.producer.update("py-jobs", "tz-1", at="2036-07-01 09:00", tz="Europe/Paris")
+        self.assertEqual(self.producer.get("py-jobs", "tz-1")["due_at_ms"], 2098508400000)
+        with self.assertRaises(DqError) as no_zone:
+            self.producer.add("py-jobs", "tz-2", 1, at="2036-07-01 09:00", tz="Mars/Olympus")
+        self.assertEqual(no_zone.exception.status, 400)
+        self.producer.delete("py-jobs", "tz-1")
         with self.assertRaises(DqError) as conflict:
             self.producer.add("py-jobs", "order-1", {"amount": 43})
         self.assertEqual(conflict.exception.status, 409)
