@@ -4,7 +4,11 @@
 // (dq/client.h). The build copies this file to the client's include folder as
 // dq/counts.h and installs it with dq/client.h, so it uses the standard
 // library only and includes nothing of dq (common/ never includes client/).
-#pragma once
+// A classic include guard, not #pragma once: the copy and this file are two
+// files with one guard, so a source that reaches both (dqctl reads
+// dq/client.h and common/store/topic_stats.h) sees the structs once.
+#ifndef DQ_JOB_COUNTS_H
+#define DQ_JOB_COUNTS_H
 
 #include <cstdint>
 
@@ -22,3 +26,5 @@ struct EventCounts {
 };
 
 }  // namespace dq
+
+#endif  // DQ_JOB_COUNTS_H
