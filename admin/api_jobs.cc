@@ -22,10 +22,17 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
   }
   if (exchange.method() == "GET") {
     auto job = store_.get(topic, id);
+    auto known = registry_->get_topic(topic);
+    if (!job.is_ok() && job.status().code() == Code::kNotFound && known.is_ok() &&
+        known->keep_done_days > 0) {
+      // Gone: its final state, while the topic's history keeps it.
+      if (auto ended = store_.get_ended(topic, id)) {
+        return exchange.reply_json(200, ended_job_json(*ended));
+      }
+    }
     if (!job.is_ok()) {
       return exchange.reply_error(job.status());
     }
-    auto known = registry_->get_topic(topic);
     if (!known.is_ok()) {
       return exchange.reply_json(200, job_to_json(*job));
     }

@@ -61,8 +61,7 @@ void ConsumerLoop::expire_held() {
       ++held_sweeps_;
       shard->run(
           expire_held_call(topic.name, topic.max_retry_duration_s * 1000, reason,
-                           !topic.dead_callback.empty(), topic.dedup_window_s * 1000,
-                           kHeldSweepLimit),
+                           !topic.dead_callback.empty(), end_memory_of(topic), kHeldSweepLimit),
           [this, name = topic.name](Result<const redisReply*> reply) {
             --held_sweeps_;
             if (reply.is_ok() && (*reply)->type == REDIS_REPLY_INTEGER && (*reply)->integer > 0) {

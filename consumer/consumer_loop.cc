@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "common/core/clock.h"
+#include "common/core/host_name.h"
 #include "common/core/log.h"
 #include "common/core/stop_flag.h"
 #include "common/registry/drain_time.h"
@@ -29,14 +30,12 @@ constexpr int64_t kRecordGraceMs = 60000;
 
 // "host/pid/random/": reserve ids must never repeat, across hosts and restarts.
 std::string reserve_prefix() {
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
   std::random_device random;
   uint64_t nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
   char text[64];
   std::snprintf(text, sizeof(text), "/%d/%016llx/", static_cast<int>(getpid()),
                 static_cast<unsigned long long>(nonce));
-  return std::string(host) + text;
+  return host_name() + text;
 }
 
 // Every field of Topic: a snapshot is reused only while the registry's topic

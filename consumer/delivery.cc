@@ -11,6 +11,7 @@
 #include "common/core/clock.h"
 #include "common/http/retry_after.h"
 #include "common/registry/success_rule.h"
+#include "common/store/end_memory.h"
 
 namespace dq {
 namespace {
@@ -270,6 +271,9 @@ TransferResult transfer_result(Delivery* delivery, CURLcode code) {
   if (result.http_status >= 200 && result.http_status < 300) {
     result.ok = true;
     check_success_rule(delivery, &result);
+    if (delivery->topic->keep_done_days > 0) {
+      result.answer_head = delivery->response_head.substr(0, kHistoryAnswerBytes);
+    }
     return result;
   }
   result.error = "HTTP " + std::to_string(result.http_status);

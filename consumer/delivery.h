@@ -75,6 +75,8 @@ struct TransferResult {
   // A 429 or 503 with a Retry-After it could read: the wait it asks for, ms
   // (common/http/retry_after.h); -1 otherwise.
   int64_t retry_after_ms = -1;
+  // A 2xx's first bytes, for a topic that keeps history (keep_done_days).
+  std::string answer_head;
 };
 
 TransferResult transfer_result(Delivery* delivery, CURLcode code);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "common/core/clock.h"
+#include "common/core/host_name.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
 #include "common/registry/topic_caps.h"
@@ -53,9 +54,7 @@ PermitKeeper::PermitKeeper(const Config& config, event_base* base, std::vector<A
   std::random_device random;
   char text[64];
   std::snprintf(text, sizeof(text), "%d/%08x", static_cast<int>(getpid()), random());
-  char host[256] = {0};
-  gethostname(host, sizeof(host) - 1);
-  holder_ = std::string(host) + "/" + text;
+  holder_ = host_name() + "/" + text;
   timer_.reset(evtimer_new(base, &PermitKeeper::on_timer, this));
 }
 

@@ -4,10 +4,12 @@
 #include <algorithm>
 
 #include "common/core/clock.h"
+#include "common/core/host_name.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/retry_policy.h"
+#include "common/store/end_memory.h"
 #include "common/store/keys.h"
 
 namespace dq {
@@ -183,8 +185,10 @@ void ShardCalls::send_acks() {
   std::vector<AckRequest> acks;
   acks.reserve(batch.size());
   for (const auto& outcome : batch) {
-    acks.push_back(
-        {outcome.job.topic, outcome.job.id, outcome.lease, outcome.topic->dedup_window_s * 1000});
+    EndMemory memory = end_memory_of(*outcome.topic);
+    acks.push_back({outcome.job.topic, outcome.job.id, outcome.lease, memory.arg(),
+                    delivery_detail(memory, static_cast<int>(outcome.result.http_status),
+                                    host_name(), outcome.result.answer_head)});
   }
   store_.ack_all(shard_, acks,
                  [this, batch = std::move(batch)](std::vector<Result<AckOutcome>> results) mutable {
@@ -231,7 +235,7 @@ void ShardCalls::send_fail(Outcome outcome) {
   deferral.max_deferrals = topic.max_deferrals;
   deferral.count_attempt = outcome.count_attempt;
   deferral.dead_callback = !topic.dead_callback.empty();
-  deferral.dedup_window_ms = topic.dedup_window_s * 1000;
+  deferral.end_memory = end_memory_of(topic);
   deferral.max_retry_ms = topic.max_retry_duration_s * 1000;
   deferral.held_reason = outcome.held_reason;
   if (is_dead_on(topic.dead_on, outcome.result.http_status)) {
@@ -272,6 +276,8 @@ void ShardCalls::failed(Outcome outcome, int64_t delay, int most, const std::str
   } else if (*result == FailOutcome::kDead) {
     alerts_.report(*outcome.topic, job.id, job.attempts, error);
     what = most == 0 ? "dead (dead_on)" : "dead";
+  } else if (*result == FailOutcome::kExpired) {
+    what = "expired (its ttl ends before the next attempt)";
   } else {
     what = "stale";
   }

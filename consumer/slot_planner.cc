@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "common/core/late_policy.h"
 #include "common/registry/retry_policy.h"
+#include "common/store/end_memory.h"
 
 namespace dq {
 namespace {
@@ -22,6 +24,17 @@ int class_weight(int priority) {
 // Which priority class goes first in each of ten rounds: 1 six times, 2 three
 // times, 3 once.
 constexpr int kFirstClass[10] = {1, 2, 1, 1, 2, 1, 3, 1, 2, 1};
+
+// The topic's late policy as the reserve script takes it; "deliver" (most
+// topics) without parsing. A policy the registry refused never gets here;
+// an unreadable one delivers.
+std::string late_policy_arg(const std::string& policy) {
+  if (policy == "deliver" || policy.empty()) {
+    return "";
+  }
+  auto parsed = LatePolicy::parse(policy);
+  return parsed.is_ok() ? parsed->script_arg() : "";
+}
 
 }  // namespace
 
@@ -75,6 +88,9 @@ std::vector<ReserveSlot> plan_slots(const SlotPlanInput& input) {
       slot.share = std::min(std::max(1, share), room);
       slot.cap = room;
       slot.max_attempts = max_attempts(*topic, input.default_max_attempts);
+      slot.end_memory = end_memory_of(*topic).arg();
+      slot.late_policy = late_policy_arg(topic->late_policy);
+      slot.dead_callback = !topic->dead_callback.empty();
       slots.push_back(std::move(slot));
     }
   }

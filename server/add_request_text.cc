@@ -12,7 +12,7 @@ namespace {
 
 // The members of a clean add request, as raw text; empty when absent.
 struct AddMembers {
-  std::string_view id, body, delay, at, tz;
+  std::string_view id, body, delay, at, tz, ttl, expire_at;
 };
 
 std::optional<AddMembers> add_members(std::string_view text) {
@@ -26,12 +26,14 @@ std::optional<AddMembers> add_members(std::string_view text) {
     if (member.key_escaped) {
       return std::nullopt;
     }
-    std::string_view* slot = member.key == "id"      ? &found.id
-                             : member.key == "body"  ? &found.body
-                             : member.key == "delay" ? &found.delay
-                             : member.key == "at"    ? &found.at
-                             : member.key == "tz"    ? &found.tz
-                                                     : nullptr;
+    std::string_view* slot = member.key == "id"          ? &found.id
+                             : member.key == "body"      ? &found.body
+                             : member.key == "delay"     ? &found.delay
+                             : member.key == "at"        ? &found.at
+                             : member.key == "tz"        ? &found.tz
+                             : member.key == "ttl"       ? &found.ttl
+                             : member.key == "expire_at" ? &found.expire_at
+                                                         : nullptr;
     if (slot == nullptr || !slot->empty()) {
       return std::nullopt;  // unknown or twice
     }
@@ -95,18 +97,17 @@ std::optional<AddRequest> fast_add(const std::string& topic, std::string_view te
   if (!id || !check_topic_and_id(topic, *id, topics).is_ok()) {
     return std::nullopt;
   }
-  std::optional<Json> delay, at, tz;
-  if (!members->delay.empty()) {
-    delay = value_of(members->delay);
-  }
-  if (!members->at.empty()) {
-    at = value_of(members->at);
-  }
-  if (!members->tz.empty()) {
-    tz = Json::parse(members->tz, nullptr, false);
-  }
-  auto built = add_request_of(topic, std::move(*id), members->body, delay ? &*delay : nullptr,
-                              at ? &*at : nullptr, topics, config, now_ms, tz ? &*tz : nullptr);
+  std::optional<Json> delay, at, tz, ttl, expire_at;
+  auto read = [](std::string_view raw, std::optional<Json>* value) -> const Json* {
+    if (raw.empty()) {
+      return nullptr;
+    }
+    *value = value_of(raw);
+    return &**value;
+  };
+  JobTimes times{read(members->delay, &delay), read(members->at, &at), read(members->tz, &tz),
+                 read(members->ttl, &ttl), read(members->expire_at, &expire_at)};
+  auto built = add_request_of(topic, std::move(*id), members->body, times, topics, config, now_ms);
   if (!built.is_ok()) {
     return std::nullopt;
   }

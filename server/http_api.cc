@@ -17,6 +17,7 @@
 #include "common/registry/job_waiting.h"
 #include "common/store/circuit_listing.h"
 #include "common/store/dead_letters.h"
+#include "common/store/end_memory.h"
 #include "common/store/job_json.h"
 #include "server/add_request_text.h"
 #include "server/api_auth.h"
@@ -284,12 +285,26 @@ void HttpApi::get_job(const Exchange& request, const std::string& topic, const s
     return finish(request, "get", http_status_of(ok.code()), Json{{"error", ok.message()}});
   }
   jobs_.get(topic, id, [this, request, topic, id](Result<Job> job) {
+    const Topic* known = topics_.find(topic);
+    if (!job.is_ok() && job.status().code() == Code::kNotFound && known != nullptr &&
+        end_memory_of(*known).keeps_history()) {
+      // Gone: its final state, while the topic's history keeps it.
+      return jobs_.get_ended(topic, id,
+                             [this, request, topic, id,
+                              missing = job.status().message()](std::optional<EndedJob> ended) {
+                               int status = ended ? 200 : 404;
+                               request_log().info("get {} {} -> {}", topic, id, status);
+                               if (!ended) {
+                                 return finish(request, "get", 404, Json{{"error", missing}});
+                               }
+                               finish(request, "get", 200, ended_job_json(*ended));
+                             });
+    }
     int status = job.is_ok() ? 200 : http_status_of(job.status().code());
     request_log().info("get {} {} -> {}", topic, id, status);
     if (!job.is_ok()) {
       return finish(request, "get", status, Json{{"error", job.status().message()}});
     }
-    const Topic* known = topics_.find(topic);
     if (known == nullptr) {
       return finish_text(request, "get", 200, job_json(*job));
     }
@@ -315,18 +330,23 @@ void HttpApi::delete_job(const Exchange& request, const std::string& topic, cons
   if (!ok.is_ok()) {
     return finish(request, "del", http_status_of(ok.code()), Json{{"error", ok.message()}});
   }
-  jobs_.del(topic, id, [this, request, topic, id](const Status& status, bool in_flight) {
-    // 202: deleted, but a delivery already under way is not called back.
-    int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
-    request_log().info("del {} {} -> {}", topic, id, code);
-    if (!status.is_ok()) {
-      return finish(request, "del", code, Json{{"error", status.message()}});
-    }
-    if (in_flight) {
-      return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
-    }
-    finish(request, "del", 204, Json());
-  });
+  const Topic* known = topics_.find(topic);
+  int64_t keep_ms = known == nullptr ? 0 : end_memory_of(*known).keep_ms;
+  jobs_.del(
+      topic, id,
+      [this, request, topic, id](const Status& status, bool in_flight) {
+        // 202: deleted, but a delivery already under way is not called back.
+        int code = !status.is_ok() ? http_status_of(status.code()) : in_flight ? 202 : 204;
+        request_log().info("del {} {} -> {}", topic, id, code);
+        if (!status.is_ok()) {
+          return finish(request, "del", code, Json{{"error", status.message()}});
+        }
+        if (in_flight) {
+          return finish(request, "del", 202, Json{{"deleted", true}, {"delivery_in_flight", true}});
+        }
+        finish(request, "del", 204, Json());
+      },
+      keep_ms);
 }
 
 void HttpApi::run_job(const Exchange& request, const std::string& topic, const std::string& id) {

@@ -1,11 +1,13 @@
 #include "server/job_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
 #include "common/core/clock.h"
 #include "common/core/json_span.h"
 #include "common/core/time_text.h"
+#include "common/registry/delivery_rules.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -41,6 +43,57 @@ Result<DueTime> due_from_at(const Json& at, const TimeZone* zone, int64_t now_ms
     return Status(Code::kInvalid, "at is more than ten years ahead");
   }
   return *due;
+}
+
+bool is_time_member(const std::string& key) {
+  return key == "delay" || key == "at" || key == "tz" || key == "ttl" || key == "expire_at";
+}
+
+JobTimes job_times_of(const Json& object) {
+  auto member = [&object](const char* name) -> const Json* {
+    auto found = object.find(name);
+    return found == object.end() ? nullptr : &*found;
+  };
+  return {member("delay"), member("at"), member("tz"), member("ttl"), member("expire_at")};
+}
+
+// When the job expires: its ttl (seconds after its due time) or expire_at
+// (a time form, read in the zone at is read in; after the due time), else
+// the topic's ttl, else never.
+Result<JobExpiry> expiry_of(const JobTimes& times, DueTime due, const TimeZone* zone,
+                            int64_t topic_ttl_s, int64_t now_ms) {
+  if (times.ttl != nullptr && times.expire_at != nullptr) {
+    return Status(Code::kInvalid, "give ttl or expire_at, not both");
+  }
+  if (times.ttl != nullptr) {
+    double seconds = times.ttl->is_number() ? times.ttl->get<double>() : -1;
+    if (!std::isfinite(seconds) || seconds <= 0 || seconds > static_cast<double>(kMaxJobTtlS)) {
+      return Status(Code::kInvalid, "ttl must be a number of seconds from 0.001 to " +
+                                        std::to_string(kMaxJobTtlS) +
+                                        " (ten years): how long after its due time the job may "
+                                        "still be delivered");
+    }
+    return JobExpiry{JobExpiry::Kind::kAfterDue,
+                     std::max<int64_t>(1, static_cast<int64_t>(std::llround(seconds * 1000)))};
+  }
+  if (times.expire_at != nullptr) {
+    auto when = parse_time_value(*times.expire_at, zone);
+    if (!when.is_ok()) {
+      return Status(Code::kInvalid, "expire_at: " + when.status().message());
+    }
+    int64_t expires_ms = when->relative ? now_ms + when->ms : when->ms;
+    int64_t due_ms = due.relative ? now_ms + due.ms : std::max(due.ms, now_ms);
+    if (expires_ms <= due_ms) {
+      return Status(Code::kInvalid, "expire_at " + std::to_string(expires_ms) +
+                                        " (epoch ms) is not after the job's due time " +
+                                        std::to_string(due_ms) + ": it would never be delivered");
+    }
+    return JobExpiry{JobExpiry::Kind::kAt, expires_ms};
+  }
+  if (topic_ttl_s > 0) {
+    return JobExpiry{JobExpiry::Kind::kAfterDue, topic_ttl_s * 1000};
+  }
+  return JobExpiry{};
 }
 
 }  // namespace
@@ -116,10 +169,9 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
     return status;
   }
   for (const auto& item : job.items()) {
-    if (item.key() != "id" && item.key() != "body" && item.key() != "delay" && item.key() != "at" &&
-        item.key() != "tz") {
-      return Status(Code::kInvalid,
-                    "unknown field '" + item.key() + "' (expected id, body, delay, at or tz)");
+    if (item.key() != "id" && item.key() != "body" && !is_time_member(item.key())) {
+      return Status(Code::kInvalid, "unknown field '" + item.key() +
+                                        "' (expected id, body, delay, at, tz, ttl or expire_at)");
     }
   }
   if (job.find("body") == job.end()) {
@@ -129,12 +181,7 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
   if (!body) {
     return Status(Code::kInternal, "the job's JSON text has no body member");
   }
-  auto delay = job.find("delay");
-  auto at = job.find("at");
-  auto tz = job.find("tz");
-  return add_request_of(topic, std::move(id), *body, delay == job.end() ? nullptr : &*delay,
-                        at == job.end() ? nullptr : &*at, topics, config, now_ms,
-                        tz == job.end() ? nullptr : &*tz);
+  return add_request_of(topic, std::move(id), *body, job_times_of(job), topics, config, now_ms);
 }
 
 namespace {
@@ -171,8 +218,10 @@ Result<std::optional<TimeZone>> zone_of_request(const Json* tz, const Json* at,
 }  // namespace
 
 Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
-                                  const Json* delay, const Json* at, TopicCache& topics,
-                                  const Config& config, int64_t now_ms, const Json* tz) {
+                                  const JobTimes& times, TopicCache& topics, const Config& config,
+                                  int64_t now_ms) {
+  const Json* delay = times.delay;
+  const Json* at = times.at;
   if (body.size() > config.max_body_bytes) {
     return Status(Code::kTooLarge,
                   "body is " + std::to_string(body.size()) + " bytes, over the limit of " +
@@ -186,7 +235,7 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
   if (delay != nullptr) {
     due = due_from_delay(*delay);
   }
-  auto zone = zone_of_request(tz, at, registered->tz);
+  auto zone = zone_of_request(times.tz, at != nullptr ? at : times.expire_at, registered->tz);
   if (!zone.is_ok()) {
     return zone.status();
   }
@@ -196,11 +245,17 @@ Result<AddRequest> add_request_of(const std::string& topic, std::string id, std:
   if (!due.is_ok()) {
     return due.status();
   }
+  auto expiry =
+      expiry_of(times, *due, zone->has_value() ? &**zone : nullptr, registered->ttl, now_ms);
+  if (!expiry.is_ok()) {
+    return expiry.status();
+  }
   AddRequest request;
   request.topic = topic;
   request.id = std::move(id);
   request.body.assign(body);
   request.due = *due;
+  request.expiry = *expiry;
   return request;
 }
 
@@ -221,17 +276,16 @@ Result<UpdateRequest> build_update_request(const std::string& topic, const std::
                   "an update must be a JSON object with any of body, delay or at (and tz)");
   }
   for (const auto& item : fields.items()) {
-    if (item.key() != "body" && item.key() != "delay" && item.key() != "at" && item.key() != "tz") {
-      return Status(Code::kInvalid,
-                    "unknown field '" + item.key() + "' (expected body, delay, at or tz)");
+    if (item.key() != "body" && !is_time_member(item.key())) {
+      return Status(Code::kInvalid, "unknown field '" + item.key() +
+                                        "' (expected body, delay, at, tz, ttl or expire_at)");
     }
   }
   auto body = fields.find("body");
-  auto delay = fields.find("delay");
-  auto at = fields.find("at");
-  auto tz = fields.find("tz");
-  if (body == fields.end() && delay == fields.end() && at == fields.end()) {
-    return Status(Code::kInvalid, "nothing to change: give body, delay or at");
+  JobTimes times = job_times_of(fields);
+  if (body == fields.end() && times.delay == nullptr && times.at == nullptr &&
+      times.ttl == nullptr && times.expire_at == nullptr) {
+    return Status(Code::kInvalid, "nothing to change: give body, delay, at, ttl or expire_at");
   }
   std::optional<std::string_view> body_text;
   if (body != fields.end()) {
@@ -241,10 +295,8 @@ Result<UpdateRequest> build_update_request(const std::string& topic, const std::
     }
   }
   // The add's checks and defaults, for the job added when none is found.
-  auto add =
-      add_request_of(topic, id, body_text.value_or(std::string_view("null")),
-                     delay == fields.end() ? nullptr : &*delay, at == fields.end() ? nullptr : &*at,
-                     topics, config, now_ms, tz == fields.end() ? nullptr : &*tz);
+  auto add = add_request_of(topic, id, body_text.value_or(std::string_view("null")), times, topics,
+                            config, now_ms);
   if (!add.is_ok()) {
     return add.status();
   }
@@ -254,10 +306,14 @@ Result<UpdateRequest> build_update_request(const std::string& topic, const std::
   if (body_text) {
     request.body = std::string(*body_text);
   }
-  if (delay != fields.end() || at != fields.end()) {
+  if (times.delay != nullptr || times.at != nullptr) {
     request.due = add->due;
   }
   request.add_due = add->due;
+  if (times.ttl != nullptr || times.expire_at != nullptr) {
+    request.expiry = add->expiry;
+  }
+  request.add_expiry = add->expiry;
   return request;
 }
 

@@ -17,7 +17,9 @@ namespace dq {
 // `job` is {"id": "...", "body": <any JSON>, "delay": seconds} or with "at":
 // any time form of common/core/time_text.h (server local time unless the text
 // carries an offset, or "tz" names the zone). Neither: the
-// topic's default delay. `job_text` is JSON text with a top-level "body"
+// topic's default delay. Optional "ttl" (seconds after the job is due) or
+// "expire_at" (a time form, read as at is): after it the job is never
+// delivered; neither: the topic's ttl. `job_text` is JSON text with a top-level "body"
 // member equal to job's (the text `job` was parsed from, or the legacy
 // request it was built from): the body is stored as that member's raw text,
 // byte for byte. Errors: kInvalid (400), kNotFound for an unknown topic
@@ -26,18 +28,29 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
 
+// An add's or update's time members, nullptr when not given.
+struct JobTimes {
+  const Json* delay = nullptr;
+  const Json* at = nullptr;
+  // The IANA zone an `at` (and an `expire_at`) without an offset is read in
+  // ("2026-03-29 09:00" + "Europe/Paris"), by the rule of
+  // common/core/time_zone.h; kInvalid for an unknown zone, or tz without at.
+  const Json* tz = nullptr;
+  const Json* ttl = nullptr;
+  const Json* expire_at = nullptr;
+};
+
 // The checks after the request's shape (build_add_request's last ones):
-// the body's size, then the due time from `delay` or `at` (nullptr: not
-// given) or the topic's default. The topic and id are already checked.
-// `tz` (nullptr: not given) names the IANA zone an `at` without an offset is
-// read in ("2026-03-29 09:00" + "Europe/Paris"), by the rule of
-// common/core/time_zone.h; kInvalid for an unknown zone, or tz without at.
+// the body's size, then the due time from `delay` or `at` or the topic's
+// default, then the expiry from `ttl` or `expire_at` or the topic's ttl.
+// The topic and id are already checked.
 Result<AddRequest> add_request_of(const std::string& topic, std::string id, std::string_view body,
-                                  const Json* delay, const Json* at, TopicCache& topics,
-                                  const Config& config, int64_t now_ms, const Json* tz = nullptr);
+                                  const JobTimes& times, TopicCache& topics, const Config& config,
+                                  int64_t now_ms);
 
 // A PUT's fields -> the update of topic/id: `fields` is an object with any
-// of body, delay or at (the add's forms; not delay and at both; tz with at), parsed from
+// of body, delay or at (the add's forms; not delay and at both; tz with at),
+// and optionally ttl or expire_at (else the job keeps its expiry), parsed from
 // `text` (the body is kept as its raw member text). add_due is what the add
 // would use: the given time, or the topic's default delay. Errors as for
 // build_add_request; an object with none of the three is kInvalid.

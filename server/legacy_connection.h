@@ -28,6 +28,7 @@
 #include "common/core/json_span.h"
 #include "common/core/log.h"
 #include "common/core/shared_metrics.h"
+#include "common/store/end_memory.h"
 #include "server/accepted_stream.h"
 #include "server/api_auth.h"
 #include "server/job_request.h"
@@ -359,16 +360,21 @@ class LegacyConnection : public std::enable_shared_from_this<LegacyConnection> {
     }
     uint64_t number = begin("del", topic, id);
     std::weak_ptr<LegacyConnection> weak = shared_from_this();
-    server_.jobs_.del(topic, id, [weak, number, topic, id](const Status& status, bool) {
-      auto self = weak.lock();
-      if (!self || !self->current(number)) {
-        return;
-      }
-      if (!status.is_ok()) {
-        return self->finish_failure("del", topic, id, status.message());
-      }
-      self->finish_success("del", topic, id, Json::array());
-    });
+    const Topic* known = server_.topics_.find(topic);
+    int64_t keep_ms = known == nullptr ? 0 : end_memory_of(*known).keep_ms;
+    server_.jobs_.del(
+        topic, id,
+        [weak, number, topic, id](const Status& status, bool) {
+          auto self = weak.lock();
+          if (!self || !self->current(number)) {
+            return;
+          }
+          if (!status.is_ok()) {
+            return self->finish_failure("del", topic, id, status.message());
+          }
+          self->finish_success("del", topic, id, Json::array());
+        },
+        keep_ms);
   }
 
   // Marks a request in flight and arms its reply timeout; returns its number.

@@ -64,6 +64,12 @@ void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>
       {"dq_dead_requeued_total", "Dead letters requeued.", &EventCounts::requeued},
       {"dq_duplicates_settled_total", "Second copies of one id found and removed.",
        &EventCounts::duplicate},
+      {"dq_jobs_updated_total", "Pending jobs changed in place (PUT).", &EventCounts::updated},
+      {"dq_jobs_ttl_expired_total", "Jobs never delivered: their ttl or expire_at passed.",
+       &EventCounts::ttl_expired},
+      {"dq_jobs_late_dropped_total",
+       "Jobs never delivered: found later than their topic's late_policy (drop_after) allows.",
+       &EventCounts::late_dropped},
   };
   for (const auto& counter : kCounters) {
     out.family(counter.name, "counter", counter.help);

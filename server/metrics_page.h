@@ -2,7 +2,9 @@
 //   queue (from Redis, shared by every host; docs/metrics.md):
 //     dq_jobs_added_total, dq_jobs_delivered_total, dq_delivery_failures_total,
 //     dq_jobs_dead_total, dq_jobs_deleted_total, dq_leases_expired_total,
-//     dq_dead_requeued_total, dq_duplicates_settled_total   {topic}
+//     dq_dead_requeued_total, dq_duplicates_settled_total,
+//     dq_jobs_updated_total, dq_jobs_ttl_expired_total,
+//     dq_jobs_late_dropped_total                           {topic}
 //     dq_jobs{topic,state}   delayed|ready|working|retrying|dead
 //     dq_metrics_queue_scrape_ok, dq_metrics_queue_shard_answered{shard}
 //   read every shard at once, each within [redis] command_timeout_ms: the

@@ -135,5 +135,13 @@ TEST_CASE("job meta: the optional eighth field counts deferrals, the ninth is th
   CHECK(job.deferrals == 0);
   CHECK(job.first_attempt_ms == 950);
   CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|x", &job));
-  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|4|5", &job));
+  // A tenth field: when it expires (the ninth may then be empty).
+  REQUIRE(parse_job_meta("y|2|1000|900|17|||3|4|5", &job));
+  CHECK(job.first_attempt_ms == 4);
+  CHECK(job.expires_at_ms == 5);
+  REQUIRE(parse_job_meta("d|0|1000|900|17|||0||7000", &job));
+  CHECK(job.first_attempt_ms == 0);
+  CHECK(job.expires_at_ms == 7000);
+  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|4|5|6", &job));
+  CHECK_FALSE(parse_job_meta("y|2|1000|900|17|||3|4|", &job));
 }

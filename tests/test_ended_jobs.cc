@@ -21,7 +21,7 @@ Added deliver(BlockingJobStore& store, const std::string& topic, const std::stri
   REQUIRE(added.is_ok());
   REQUIRE_FALSE(added->existing);
   ReservedJob job = reserve_one(store, topic, 30000, "r-" + id);
-  auto acked = store.ack_all(0, {{topic, id, job.lease, window_ms}});
+  auto acked = store.ack_all(0, {{topic, id, job.lease, EndMemory{window_ms, 0}.arg()}});
   REQUIRE(acked.size() == 1);
   REQUIRE(acked[0].is_ok());
   REQUIRE(*acked[0] == AckOutcome::kAcked);
@@ -128,7 +128,7 @@ TEST_CASE("a dead job's retried add answers dead, by a failed attempt or an expi
   REQUIRE(store->add("t", "failed", "{\"f\":1}", kNow).is_ok());
   ReservedJob job = reserve_one(*store, "t", 30000, "r1", 1);
   FailDeferral deferral;
-  deferral.dedup_window_ms = kWindowMs;
+  deferral.end_memory = EndMemory{kWindowMs, 0};
   auto failed = store->fail(0, "t", "failed", job.lease, 1000, 1, "HTTP 500", deferral);
   REQUIRE(failed.is_ok());
   REQUIRE(*failed == FailOutcome::kDead);
@@ -147,7 +147,8 @@ TEST_CASE("a dead job's retried add answers dead, by a failed attempt or an expi
   reserve_one(*store, "listed", 100, "r2", 1);
   reserve_one(*store, "other", 100, "r3", 1);
   sleep_ms(300);  // both 100 ms leases run out
-  auto expired = store->requeue_expired(0, 100, {{"listed", false, 0}}, kWindowMs);
+  auto expired =
+      store->requeue_expired(0, 100, {{"listed", false, EndMemory{}}}, EndMemory{kWindowMs, 0});
   REQUIRE(expired.is_ok());
   CHECK(expired->dead.size() == 2);
   // Window 0: nothing remembered, so the dead letter is a conflict, as before.

@@ -142,7 +142,7 @@ TEST_CASE("update: a reserved job's stale ack and fail change nothing; no ended 
   auto acked = ack(*store, 0, "t", "w", old.lease);
   REQUIRE(acked.is_ok());
   CHECK(*acked == AckOutcome::kGone);
-  auto with_window = store->ack_all(0, {{"t", "w", old.lease, 60000}});
+  auto with_window = store->ack_all(0, {{"t", "w", old.lease, EndMemory{60000, 0}.arg()}});
   REQUIRE(with_window[0].is_ok());
   CHECK(*with_window[0] == AckOutcome::kGone);
   CHECK(integer(redis, {"EXISTS", keys::ended(job_key("t", "w"))}) == 0);
@@ -161,7 +161,7 @@ TEST_CASE("update: a reserved job's stale ack and fail change nothing; no ended 
   ReservedJob fresh = reserve_one(*store, "t", 30000, "r2");
   CHECK(fresh.job.body == "{\"v\":2}");
   CHECK(fresh.lease.incarnation == updated->incarnation);
-  auto done = store->ack_all(0, {{"t", "w", fresh.lease, 60000}});
+  auto done = store->ack_all(0, {{"t", "w", fresh.lease, EndMemory{60000, 0}.arg()}});
   REQUIRE(done[0].is_ok());
   CHECK(*done[0] == AckOutcome::kAcked);
   auto retried_new = store->add("t", "w", "{\"v\":2}", kNow);

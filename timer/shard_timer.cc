@@ -113,12 +113,13 @@ void ShardTimer::promoted(Result<PromoteResult> result) {
     return sleep();
   }
   // Jobs of these topics that die get a dead-letter callback, or are
-  // remembered for a dedup window other than the default.
+  // remembered for longer or shorter than the default dedup window.
   topics_.refresh_if_older(config_.registry_refresh_ms);
   expiry_topics_.clear();
   for (const auto& [name, topic] : topics_.all()) {
-    if (!topic.dead_callback.empty() || topic.dedup_window_s != kDefaultDedupWindowS) {
-      expiry_topics_.push_back({name, !topic.dead_callback.empty(), topic.dedup_window_s * 1000});
+    EndMemory memory = end_memory_of(topic);
+    if (!topic.dead_callback.empty() || memory.arg() != default_memory().arg()) {
+      expiry_topics_.push_back({name, !topic.dead_callback.empty(), memory});
     }
   }
   requeue();
@@ -128,7 +129,7 @@ void ShardTimer::requeue() {
   store_.requeue_expired(
       shard_, std::max(1, config_.timer_batch),
       [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, expiry_topics_,
-      kDefaultDedupWindowS * 1000);
+      default_memory());
 }
 
 void ShardTimer::requeued(Result<ExpiredResult> result) {

@@ -3,7 +3,20 @@
 
 // ---------- jobs ----------
 
+// A gone job's final state (its topic keeps history: keep_done_days):
+// done, dead, expired or deleted, when, and what its receiver answered.
+function endedJobDetails(job) {
+  const rows = [
+    ['Topic', job.topic], ['Id', job.id], ['State', stateBadge(job.state)], ['Attempts', String(job.attempts)],
+    ['Ended', fmtTime(job.ended_at_ms) + ' (' + fmtAgo(job.ended_at_ms) + ')'], ['Was due', fmtTime(job.due_at_ms)],
+    ...(job.last_status ? [['Answer', 'HTTP ' + job.last_status + ' from ' + job.delivered_by + ': ' + job.answer]] : []),
+    ...(job.reason ? [['Reason', job.reason]] : []),
+  ];
+  return el('dl', { className: 'details', id: 'job-details' }, rows.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+}
+
 function jobDetails(job) {
+  if (job.ended_at_ms !== undefined) return endedJobDetails(job);
   const rows = [
     ['Topic', job.topic], ['Id', job.id], ['State', stateBadge(job.state)], ['Attempts', String(job.attempts)],
     ['Due', fmtTime(job.due_at_ms) + ' (' + fmtAgo(job.due_at_ms) + ')'], ['Created', fmtTime(job.created_at_ms)],
@@ -119,6 +132,7 @@ async function pageJobs(main) {
     const r = await api('GET', '/api/topics/' + enc(lookupTopic.value) + '/jobs/' + enc(id));
     clear(lookupResult);
     if (!r.ok) { notice(lookupResult, false, r.data.error || 'HTTP ' + r.status); return; }
+    if (r.data.ended_at_ms !== undefined) { lookupResult.append(jobDetails(r.data)); return; }  // gone: nothing to act on
     lookupResult.append(jobDetails(r.data), el('div', { className: 'row' },
       runNowButton(r.data.topic, r.data, lookupResult),
       armedButton('Delete this job', 'Click again to delete', async () => {

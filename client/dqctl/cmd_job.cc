@@ -28,9 +28,12 @@ namespace job_command {
 namespace dc = dq::client;
 
 constexpr const char* kAddUsage =
-    "add TOPIC ID BODY [--delay S | --at TIME] [--timeout-ms N]\n"
+    "add TOPIC ID BODY [--delay S | --at TIME [--tz ZONE]] [--ttl S | --expire-at TIME]\n"
+    "        [--timeout-ms N]\n"
     "    BODY is JSON text, e.g. '{\"a\":1}' or '\"text\"'; TIME is unix seconds or\n"
-    "    'YYYY-MM-DD HH:MM:SS' (server time); neither: the topic's default delay\n"
+    "    'YYYY-MM-DD HH:MM:SS' (server time, or ZONE's: an IANA name such as\n"
+    "    Europe/Paris); neither: the topic's default delay. --ttl: never delivered\n"
+    "    later than S seconds after it is due; --expire-at: never after TIME\n"
     "add [TOPIC] --batch FILE [--timeout-ms N]\n"
     "    FILE ('-': stdin) has one JSON job per line: "
     "{\"id\",\"body\",\"delay\"|\"at\"[,\"topic\"]}";
@@ -39,7 +42,8 @@ constexpr const char* kDelUsage = "del TOPIC ID [--timeout-ms N]";
 constexpr const char* kRunUsage =
     "run TOPIC ID [--timeout-ms N]   (a delayed or retrying job is due now, attempts kept)";
 constexpr const char* kUpdateUsage =
-    "update TOPIC ID [--body BODY] [--delay S | --at TIME] [--timeout-ms N]\n"
+    "update TOPIC ID [--body BODY] [--delay S | --at TIME [--tz ZONE]]\n"
+    "        [--ttl S | --expire-at TIME] [--timeout-ms N]\n"
     "    changes a pending job in place (what is not given is kept); no such job:\n"
     "    it is added (--body needed then, the topic's default delay without a time)";
 constexpr size_t kBatchChunk =
@@ -52,6 +56,9 @@ struct JobArgs {
   std::optional<std::string> at;
   std::optional<std::string> batch;
   std::optional<std::string> body;  // update's --body
+  std::optional<std::string> tz;
+  std::optional<std::string> ttl;
+  std::optional<std::string> expire_at;
   int timeout_ms = 5000;
   bool json = false;
 };
@@ -74,6 +81,12 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
       ok = value(&out->delay);
     } else if (arg == "--at" && timed) {
       ok = value(&out->at);
+    } else if (arg == "--tz" && timed) {
+      ok = value(&out->tz);
+    } else if (arg == "--ttl" && timed) {
+      ok = value(&out->ttl);
+    } else if (arg == "--expire-at" && timed) {
+      ok = value(&out->expire_at);
     } else if (arg == "--body" && command == std::string("update")) {
       ok = value(&out->body);
     } else if (arg == "--batch" && command == std::string("add")) {
@@ -137,6 +150,21 @@ bool when_from_args(const JobArgs& args, dc::When* when, int* exit_code) {
     } else {
       *when = dc::When::at(*args.at);
     }
+  }
+  if (args.tz) {
+    *when = when->in_zone(*args.tz);  // the server refuses a zone without an at
+  }
+  if (args.ttl) {
+    char* end = nullptr;
+    double seconds = strtod(args.ttl->c_str(), &end);
+    if (args.ttl->empty() || *end != '\0' || !(seconds > 0)) {
+      *exit_code = usage_error("add", "--ttl must be a number of seconds > 0");
+      return false;
+    }
+    *when = when->with_ttl(seconds);
+  }
+  if (args.expire_at) {
+    *when = when->with_expire_at(*args.expire_at);
   }
   return true;
 }
@@ -466,8 +494,9 @@ int run_update(const CtlOptions& options, const std::vector<std::string>& raw) {
   if (args.positional.size() != 2) {
     return usage_error("update", "expected TOPIC ID");
   }
-  if (!args.body && !args.delay && !args.at) {
-    return usage_error("update", "nothing to change: give --body, --delay or --at");
+  if (!args.body && !args.delay && !args.at && !args.ttl && !args.expire_at) {
+    return usage_error("update",
+                       "nothing to change: give --body, --delay, --at, --ttl or --expire-at");
   }
   if (args.body && !is_json(*args.body)) {
     return usage_error("update", "--body must be JSON text, e.g. '{\"a\":1}' or '\"text\"'");

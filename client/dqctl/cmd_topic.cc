@@ -68,6 +68,14 @@ void print_topic(const Topic& topic) {
            ? std::string("0 (no limit)")
            : std::to_string(topic.max_retry_duration_s) +
                  " (a job retried or held this long after its first attempt is dead)");
+  line("ttl:", topic.ttl == 0 ? std::string("0 (no limit)")
+                              : std::to_string(topic.ttl) +
+                                    " (a job not delivered this long after it is due never is)");
+  line("keep_done_days:",
+       topic.keep_done_days == 0
+           ? std::string("0 (gone jobs not kept: GET answers 404)")
+           : std::to_string(topic.keep_done_days) + " (GET answers a gone job's final state)");
+  line("late_policy:", topic.late_policy);
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -323,6 +331,9 @@ constexpr const char* kUsage =
     "          how it ended; default 600, 0: not remembered)\n"
     "          [--max-retry-duration-s S]   (a job still not delivered S after its first\n"
     "          attempt is dead, whatever held it; default 604800, 0: no limit)\n"
+    "          [--ttl S]   (a job not delivered S after it is due never is; 0: no limit)\n"
+    "          [--keep-done-days N]   (GET answers a gone job's final state N days)\n"
+    "          [--late-policy deliver|dead_after:S|drop_after:S]\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

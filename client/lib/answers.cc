@@ -30,8 +30,11 @@ std::string server_message(const std::string& body, long status) {
 
 // Each state with its name in the API, for both directions.
 constexpr std::pair<JobState, const char*> kStateNames[] = {
-    {JobState::Delayed, "delayed"},   {JobState::Ready, "ready"}, {JobState::Working, "working"},
-    {JobState::Retrying, "retrying"}, {JobState::Held, "held"},   {JobState::Dead, "dead"}};
+    {JobState::Delayed, "delayed"}, {JobState::Ready, "ready"},
+    {JobState::Working, "working"}, {JobState::Retrying, "retrying"},
+    {JobState::Held, "held"},       {JobState::Dead, "dead"},
+    {JobState::Done, "done"},       {JobState::Expired, "expired"},
+    {JobState::Deleted, "deleted"}};
 
 // A counts struct read from a JSON object, each field from its key (0 when
 // absent); all zero when the JSON is not an object.
@@ -109,7 +112,10 @@ EventCounts event_counts_of(const Json& json) {
                              {"deleted", &C::deleted},
                              {"expired", &C::expired},
                              {"requeued", &C::requeued},
-                             {"duplicate", &C::duplicate}});
+                             {"duplicate", &C::duplicate},
+                             {"updated", &C::updated},
+                             {"ttl_expired", &C::ttl_expired},
+                             {"late_dropped", &C::late_dropped}});
 }
 
 std::vector<std::string> strings_of(const Json& json) {

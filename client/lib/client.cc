@@ -31,8 +31,17 @@ std::string base_url_of(const std::string& server) {
   return "http://" + server;
 }
 
-// Adds "delay" or "at" to a job object.
+// Adds "delay" or "at" (with "tz"), and "ttl" or "expire_at", to a job object.
 void put_when(const When& when, Json* job) {
+  if (!when.tz().empty()) {
+    (*job)["tz"] = when.tz();
+  }
+  if (when.ttl() > 0) {
+    (*job)["ttl"] = when.ttl();
+  }
+  if (!when.expire_at().empty()) {
+    (*job)["expire_at"] = when.expire_at();
+  }
   switch (when.kind()) {
     case When::Kind::kDefault:
       break;

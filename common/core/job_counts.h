@@ -23,6 +23,10 @@ struct StateCounts {
 struct EventCounts {
   int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
           duplicate = 0;
+  // Jobs never delivered: their ttl or expire_at passed, or they were found
+  // later than their topic's late_policy allows (drop_after); and pending
+  // jobs changed in place (PUT).
+  int64_t ttl_expired = 0, late_dropped = 0, updated = 0;
 };
 
 }  // namespace dq

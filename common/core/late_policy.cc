@@ -55,6 +55,18 @@ std::string LatePolicy::text() const {
   return "deliver";
 }
 
+std::string LatePolicy::script_arg() const {
+  switch (when_late_) {
+    case LateAction::kDead:
+      return "dead:" + std::to_string(after_ms_);
+    case LateAction::kDrop:
+      return "drop:" + std::to_string(after_ms_);
+    case LateAction::kDeliver:
+      break;
+  }
+  return "";
+}
+
 LateAction LatePolicy::decide(int64_t due_ms, int64_t found_ms) const {
   if (when_late_ == LateAction::kDeliver || found_ms - due_ms <= after_ms_) {
     return LateAction::kDeliver;

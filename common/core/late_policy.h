@@ -29,6 +29,9 @@ class LatePolicy {
   // For a job due at `due_ms` found ready at `found_ms`: more than the
   // policy's seconds between them makes it late; exactly that many does not.
   LateAction decide(int64_t due_ms, int64_t found_ms) const;
+  // What the reserve script is told (common/store/lua/reserve.lua): "" for
+  // deliver, "dead:<ms>" or "drop:<ms>".
+  std::string script_arg() const;
 
  private:
   LateAction when_late_ = LateAction::kDeliver;

@@ -24,6 +24,11 @@ constexpr int64_t kMaxDedupWindowS = int64_t{7} * 24 * 3600;
 // waits forever, but a week covers a long outage of a receiver.
 constexpr int64_t kDefaultMaxRetryDurationS = int64_t{7} * 24 * 3600;
 constexpr int64_t kMaxMaxRetryDurationS = int64_t{365} * 24 * 3600;
+// A ttl (a topic's, or a job's own) is at most as long as an add may be due
+// ahead: ten years.
+constexpr int64_t kMaxJobTtlS = int64_t{3650} * 24 * 3600;
+// A topic's history is kept at most a year.
+constexpr int kMaxKeepDoneDays = 365;
 
 // Parses dead_on ("400,410,422"): HTTP statuses 100-599 but no 2xx, commas,
 // optional spaces, at most kMaxDeadOnStatuses. Empty text: no status.

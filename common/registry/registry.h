@@ -74,6 +74,16 @@ struct Topic {
   // from when it was first due) before it is dead-lettered, whatever held it
   // back: retries, Retry-After pauses, an open circuit. 0: no limit.
   int64_t max_retry_duration_s = kDefaultMaxRetryDurationS;
+  // Seconds a job may still be delivered after it is due; after that it is
+  // never delivered (state "expired"). A job's own ttl or expire_at
+  // overrides it. 0: no limit.
+  int64_t ttl = 0;
+  // Days a delivered, deleted or expired job is kept in compact form (when,
+  // attempts, last status, the answer's first bytes, the host that
+  // delivered it), so GET answers its final state. 0: none kept.
+  int keep_done_days = 0;
+  // "deliver", "dead_after:S" or "drop_after:S" (common/core/late_policy.h).
+  std::string late_policy = "deliver";
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;

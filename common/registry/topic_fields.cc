@@ -130,6 +130,9 @@ const TopicField kTopicFields[] = {
     {"dedup_window_s", "--dedup-window-s", FlagKind::kInteger, &set_member<&Topic::dedup_window_s>},
     {"max_retry_duration_s", "--max-retry-duration-s", FlagKind::kInteger,
      &set_member<&Topic::max_retry_duration_s>},
+    {"ttl", "--ttl", FlagKind::kInteger, &set_member<&Topic::ttl>},
+    {"keep_done_days", "--keep-done-days", FlagKind::kInteger, &set_member<&Topic::keep_done_days>},
+    {"late_policy", "--late-policy", FlagKind::kText, &set_member<&Topic::late_policy>},
     {"online", nullptr, FlagKind::kText,
      &set_member<&Topic::online>},  // dqctl topic online|offline
     {"signing_secret", "--signing-secret", FlagKind::kOffText, nullptr},

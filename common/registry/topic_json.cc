@@ -51,6 +51,9 @@ Json topic_to_json(const Topic& topic) {
             {"dead_callback", topic.dead_callback},
             {"dedup_window_s", topic.dedup_window_s},
             {"max_retry_duration_s", topic.max_retry_duration_s},
+            {"ttl", topic.ttl},
+            {"keep_done_days", topic.keep_done_days},
+            {"late_policy", topic.late_policy},
             {"version", topic.version}};
   const SigningKey* hmac = current_signing_key(topic.signing_keys, "hmac");
   const SigningKey* ed25519 = current_signing_key(topic.signing_keys, "ed25519");

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/late_policy.h"
 #include "common/core/time_zone.h"
 #include "common/registry/callback_url.h"
 #include "common/registry/delivery_rules.h"
@@ -108,6 +109,18 @@ Status validate_receiver_rules(const Topic& topic) {
     return invalid("max_retry_duration_s",
                    std::to_string(topic.max_retry_duration_s) + " must be from 0 (no limit) to " +
                        std::to_string(kMaxMaxRetryDurationS) + " (365 days)");
+  }
+  if (topic.ttl < 0 || topic.ttl > kMaxJobTtlS) {
+    return invalid("ttl", std::to_string(topic.ttl) + " must be from 0 (no limit) to " +
+                              std::to_string(kMaxJobTtlS) + " (ten years)");
+  }
+  if (topic.keep_done_days < 0 || topic.keep_done_days > kMaxKeepDoneDays) {
+    return invalid("keep_done_days", std::to_string(topic.keep_done_days) +
+                                         " must be from 0 (keep nothing) to " +
+                                         std::to_string(kMaxKeepDoneDays));
+  }
+  if (auto policy = LatePolicy::parse(topic.late_policy); !policy.is_ok()) {
+    return invalid("late_policy", policy.status().message());
   }
   return Status::ok();
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "common/store/job_expiry.h"
 #include "common/store/script_calls.h"
 
 namespace dq {
@@ -14,6 +15,7 @@ struct AddRequest {
   std::string id;
   std::string body;  // the body's JSON text exactly as the client sent it
   DueTime due;       // relative to Redis's clock, or a fixed epoch time
+  JobExpiry expiry;  // never, a ttl after its due time, or a fixed time
 };
 
 // A job to change in place (common/store/lua/update.lua): what is not given
@@ -25,6 +27,9 @@ struct UpdateRequest {
   std::optional<std::string> body;  // JSON text as the client sent it
   std::optional<DueTime> due;
   DueTime add_due;
+  // nullopt: the job's expiry is kept (and an add has add_expiry).
+  std::optional<JobExpiry> expiry;
+  JobExpiry add_expiry;
 };
 
 }  // namespace dq

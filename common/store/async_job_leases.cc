@@ -55,9 +55,9 @@ void AsyncJobStore::promote(size_t shard, int limit,
 void AsyncJobStore::requeue_expired(size_t shard, int limit,
                                     std::function<void(Result<ExpiredResult>)> done,
                                     const std::vector<ExpiryTopic>& topics,
-                                    int64_t default_dedup_window_ms) {
+                                    const EndMemory& default_memory) {
   shards_[shard]->run(
-      requeue_expired_call(limit, topics, default_dedup_window_ms),
+      requeue_expired_call(limit, topics, default_memory),
       [this, shard, done = std::move(done)](Reply reply) {
         if (!reply.is_ok()) {
           return done(reply.status());
@@ -174,8 +174,8 @@ void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
   std::vector<AckTarget> targets;
   targets.reserve(acks.size());
   for (const auto& ack : acks) {
-    targets.push_back(
-        {ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id, ack.dedup_window_ms});
+    targets.push_back({ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id,
+                       ack.end_memory, ack.detail});
   }
   const size_t count = acks.size();
   shards_[shard]->run(ack_call(targets), [this, shard, count, done = std::move(done)](Reply reply) {
@@ -221,6 +221,8 @@ void AsyncJobStore::fail(size_t shard, const std::string& topic, const std::stri
                               return done(FailOutcome::kDead);
                             case 3:
                               return done(FailOutcome::kDeferred);
+                            case 4:
+                              return done(FailOutcome::kExpired);
                             case 0:
                               return done(FailOutcome::kStale);
                             default:

@@ -249,6 +249,27 @@ void AsyncJobStore::get(const std::string& topic, const std::string& id,
   find_job(topic, id, lookup_order(*homes), homes->home, 0, "", std::move(done));
 }
 
+void AsyncJobStore::get_ended(const std::string& topic, const std::string& id,
+                              std::function<void(std::optional<EndedJob>)> done) {
+  auto homes = id_homes(addresses_, roles_, job_key(topic, id));
+  if (!homes || !usable(homes->home)) {
+    return done(std::nullopt);
+  }
+  shards_[homes->home]->command(
+      {"GET", keys::ended(job_key(topic, id))},
+      [topic, id, done = std::move(done)](Result<const redisReply*> reply) {
+        if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
+          return done(std::nullopt);
+        }
+        auto ended = parse_ended_record(reply_text(*reply));
+        if (ended) {
+          ended->topic = topic;
+          ended->id = id;
+        }
+        done(std::move(ended));
+      });
+}
+
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,
                              std::vector<size_t> order, size_t home, size_t next, std::string down,
                              std::function<void(Result<Job>)> done) {
@@ -410,8 +431,9 @@ void AsyncJobStore::write_from(const std::shared_ptr<JobWrite>& write, size_t ne
   });
 }
 
-void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done) {
-  write_where_found(topic, id, "delete", del_call(topic, id),
+void AsyncJobStore::del(const std::string& topic, const std::string& id, DelDone done,
+                        int64_t keep_ms) {
+  write_where_found(topic, id, "delete", del_call(topic, id, keep_ms),
                     [done = std::move(done)](const Status& status, const redisReply* reply) {
                       // del.lua: {1, state} when it deleted the job.
                       done(status, reply != nullptr && reply_text(reply->element[1]) == "w");
@@ -453,7 +475,8 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
                                 std::function<void(Result<Updated>)> done) {
   const UpdateRequest& r = *request;
   write_where_found(
-      r.topic, r.id, "update", update_call(r.topic, r.id, r.body ? &*r.body : nullptr, r.due),
+      r.topic, r.id, "update",
+      update_call(r.topic, r.id, r.body ? &*r.body : nullptr, r.due, r.expiry),
       [this, request, retried, done = std::move(done)](const Status& status,
                                                        const redisReply* reply) {
         const UpdateRequest& r = *request;
@@ -464,7 +487,8 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
                                                    "body"));
           }
           // No such job: the update is an add, with the add's answers.
-          AddRequest add{r.topic, r.id, *r.body, r.due ? *r.due : r.add_due};
+          AddRequest add{r.topic, r.id, *r.body, r.due ? *r.due : r.add_due,
+                         r.expiry ? *r.expiry : r.add_expiry};
           return this->add(std::move(add),
                            [this, request, done](const AddRequest&, Result<Added> added) {
                              if (!added.is_ok()) {
@@ -490,7 +514,8 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
         if (!status.is_ok()) {
           return done(status);
         }
-        // update.lua: {1 updated | 3 dead | 4 being moved, state letter, due ms, incarnation}.
+        // update.lua: {1 updated | 3 dead | 4 being moved | 5 expires before due, state
+        // letter, due ms, incarnation (5: when it expires)}.
         Updated result;
         int64_t kind = reply->element[0]->integer;
         std::string letter = reply->elements == 4 ? reply_text(reply->element[1]) : "";
@@ -508,6 +533,13 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
                              job_name(r.topic, r.id) +
                                  " is being moved to another shard; nothing was changed, retry "
                                  "shortly"));
+        }
+        if (kind == 5) {
+          return done(Status(
+              Code::kInvalid,
+              job_name(r.topic, r.id) + " expires at " + reply_text(reply->element[3]) +
+                  " (epoch ms), at or before its new due time " + std::to_string(result.due_ms) +
+                  "; nothing was changed: give a ttl or expire_at with it"));
         }
         result.incarnation = reply_text(reply->element[3]);
         done(result);

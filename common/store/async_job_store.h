@@ -25,6 +25,7 @@
 #include "common/redis/shard_health.h"
 #include "common/store/add_batcher.h"
 #include "common/store/add_request.h"
+#include "common/store/ended_job.h"
 #include "common/store/job.h"
 #include "common/store/job_results.h"
 #include "common/store/placement.h"
@@ -67,12 +68,18 @@ class AsyncJobStore {
   // kNotFound, or kUnavailable when not found and its home (or other home)
   // is down, named in the message.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
+  // A gone job's final state from its ended record on its home (nullopt:
+  // none kept, or the home could not be asked).
+  void get_ended(const std::string& topic, const std::string& id,
+                 std::function<void(std::optional<EndedJob>)> done);
   // kUnavailable when its home (or other home) is down and the job was not
   // found elsewhere: nothing was deleted. A delete that got no reply may
   // have run: kUnknown (504); the delete is safe to retry.
   // in_flight: a copy deleted was being delivered; its callback is not stopped.
   using DelDone = std::function<void(const Status& status, bool in_flight)>;
-  void del(const std::string& topic, const std::string& id, DelDone done);
+  // keep_ms: the topic's history (EndMemory::keep_ms): the delete is
+  // remembered that long, so GET answers "deleted"; 0 remembers nothing.
+  void del(const std::string& topic, const std::string& id, DelDone done, int64_t keep_ms = 0);
   // Makes a delayed or retrying job due at Redis's now (attempts kept):
   // moved true. A ready or working job is due already (moved false);
   // kConflict for a dead letter (requeue it), kNotFound, and kUnavailable /
@@ -89,10 +96,10 @@ class AsyncJobStore {
 
   // --- the timer's calls, per shard ---
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
-  // topics, default_dedup_window_ms: see requeue_expired_call (common/store/script_calls.h).
+  // topics, default_memory: see requeue_expired_call (common/store/script_calls.h).
   void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
                        const std::vector<ExpiryTopic>& topics = {},
-                       int64_t default_dedup_window_ms = 0);
+                       const EndMemory& default_memory = {});
   // BLPOP on the wake list for up to timeout_ms (<= 0: only takes a token
   // already there); true when a token came. The command has its own
   // timeout (timeout_ms + the command timeout), so it is not failed early.

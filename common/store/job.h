@@ -33,6 +33,9 @@ struct Job {
   // When its first attempt began (0: none yet, or a record older than the
   // field): max_retry_duration_s counts from it.
   int64_t first_attempt_ms = 0;
+  // When it expires (its ttl or expire_at, Redis ms): never delivered after
+  // it. 0: never.
+  int64_t expires_at_ms = 0;
   std::string last_error;  // empty unless an attempt failed
   int64_t last_error_at_ms = 0;
   std::string incarnation;  // unique per add on its shard: a re-added id is another job

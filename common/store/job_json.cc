@@ -13,6 +13,9 @@ std::string job_json(const Job& job) {
            {"deferrals", job.deferrals},
            {"due_at_ms", job.due_at_ms},
            {"created_at_ms", job.created_at_ms}};
+  if (job.expires_at_ms > 0) {
+    out["expires_at_ms"] = job.expires_at_ms;
+  }
   if (!job.last_error.empty()) {
     out["last_error"] = job.last_error;
     out["last_error_at_ms"] = job.last_error_at_ms;

@@ -50,7 +50,7 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   const std::string_view text = record.substr(0, newline);
   std::vector<std::string_view> fields;
   size_t start = 0;
-  while (fields.size() < 10) {  // a tenth field makes it malformed
+  while (fields.size() < 11) {  // an eleventh field makes it malformed
     size_t bar = text.find('|', start);
     if (bar == std::string_view::npos) {
       fields.push_back(text.substr(start));
@@ -59,7 +59,7 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
     fields.push_back(text.substr(start, bar - start));
     start = bar + 1;
   }
-  if (fields.size() < 7 || fields.size() > 9 || fields[0].size() != 1) {
+  if (fields.size() < 7 || fields.size() > 10 || fields[0].size() != 1) {
     return false;
   }
   if (!state_of_letter(fields[0][0], &job->state)) {
@@ -77,7 +77,12 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
   }
   job->deferrals = static_cast<int>(deferrals);
   job->first_attempt_ms = 0;  // a ninth field once the job was first reserved
-  if (fields.size() == 9 && !parse_int64(fields[8], &job->first_attempt_ms)) {
+  if (fields.size() >= 9 && !(fields.size() == 10 && fields[8].empty()) &&
+      !parse_int64(fields[8], &job->first_attempt_ms)) {
+    return false;
+  }
+  job->expires_at_ms = 0;  // a tenth field for a job with a ttl or expire_at
+  if (fields.size() == 10 && !parse_int64(fields[9], &job->expires_at_ms)) {
     return false;
   }
   job->incarnation.assign(fields[4]);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/store/end_memory.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -36,7 +37,8 @@ struct ExpiredResult {
   std::vector<std::pair<std::string, int>> dead;
 };
 
-enum class FailOutcome { kRescheduled, kDead, kStale, kDeferred };
+// kExpired: its next attempt would have come after its ttl or expire_at.
+enum class FailOutcome { kRescheduled, kDead, kStale, kDeferred, kExpired };
 
 // How a failed attempt counts (fail.lua): the answer's Retry-After wait and
 // the topic's max_deferrals (retry_after_ms < 0: the answer had none); and
@@ -49,9 +51,8 @@ struct FailDeferral {
   // The topic has a dead-letter callback: a job that dies gets its outbox
   // entry in the same script (common/store/dead_callbacks.h).
   bool dead_callback = false;
-  // The topic's dedup_window_s in ms: a job that dies is remembered that long
-  // (remember_end in common/store/lua/lib/prelude.lua).
-  int64_t dedup_window_ms = 0;
+  // How long a job that dies or expires is remembered (common/store/end_memory.h).
+  EndMemory end_memory;
   // The topic's max_retry_duration_s in ms (0: no limit), and why the job was
   // held back when a circuit held it (its dead-letter reason if it dies).
   int64_t max_retry_ms = 0;
@@ -64,7 +65,7 @@ struct FailDeferral {
 struct ExpiryTopic {
   std::string topic;
   bool dead_callback = false;
-  int64_t dedup_window_ms = 0;
+  EndMemory end_memory;
 };
 enum class AckOutcome { kAcked, kAckedLate, kGone };
 
@@ -91,12 +92,22 @@ struct Updated {
 // One ack of ack_all: views of the caller's strings (no copies per job),
 // valid for the call.
 struct AckRequest {
+  AckRequest(std::string_view job_topic, std::string_view job_id, const Lease& job_lease,
+             std::string memory = "0", std::string delivery_detail = "")
+      : topic(job_topic),
+        id(job_id),
+        lease(job_lease),
+        end_memory(std::move(memory)),
+        detail(std::move(delivery_detail)) {}
+
   std::string_view topic;
   std::string_view id;
   const Lease& lease;
-  // The topic's dedup_window_s in ms: the delivered job is remembered that
-  // long, so a retried add of it is answered, not run again. 0: not remembered.
-  int64_t dedup_window_ms = 0;
+  // How long the delivered job is remembered (common/store/end_memory.h), so
+  // a retried add of it is answered, not run again, and GET answers "done";
+  // detail: delivery_detail's, for the topic's history.
+  std::string end_memory;
+  std::string detail;
 };
 
 // The wake lists the timer and the consumers block on (BLPOP).

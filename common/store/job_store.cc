@@ -83,12 +83,18 @@ void BlockingJobStore::connect_all() {
 }
 
 Result<Added> BlockingJobStore::add(const std::string& topic, const std::string& id,
-                                    const std::string& body, DueTime due) {
+                                    const std::string& body, DueTime due, JobExpiry expiry) {
   connect_all();
   return wait<Result<Added>>([&](auto done) {
-    async_.add(AddRequest{topic, id, body, due},
+    async_.add(AddRequest{topic, id, body, due, expiry},
                [done](const AddRequest&, Result<Added> added) { done(std::move(added)); });
   });
+}
+
+std::optional<EndedJob> BlockingJobStore::get_ended(const std::string& topic,
+                                                    const std::string& id) {
+  connect_all();
+  return wait<std::optional<EndedJob>>([&](auto done) { async_.get_ended(topic, id, done); });
 }
 
 Result<Job> BlockingJobStore::get(const std::string& topic, const std::string& id) {
@@ -96,10 +102,11 @@ Result<Job> BlockingJobStore::get(const std::string& topic, const std::string& i
   return wait<Result<Job>>([&](auto done) { async_.get(topic, id, done); });
 }
 
-Status BlockingJobStore::del(const std::string& topic, const std::string& id) {
+Status BlockingJobStore::del(const std::string& topic, const std::string& id, int64_t keep_ms) {
   connect_all();
   return wait<Status>([&](auto done) {
-    async_.del(topic, id, [done](const Status& status, bool /*in_flight*/) { done(status); });
+    async_.del(
+        topic, id, [done](const Status& status, bool /*in_flight*/) { done(status); }, keep_ms);
   });
 }
 
@@ -135,11 +142,10 @@ Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
 
 Result<ExpiredResult> BlockingJobStore::requeue_expired(size_t shard, int limit,
                                                         const std::vector<ExpiryTopic>& topics,
-                                                        int64_t default_dedup_window_ms) {
+                                                        const EndMemory& default_memory) {
   connect(shard);
-  return wait<Result<ExpiredResult>>([&](auto done) {
-    async_.requeue_expired(shard, limit, done, topics, default_dedup_window_ms);
-  });
+  return wait<Result<ExpiredResult>>(
+      [&](auto done) { async_.requeue_expired(shard, limit, done, topics, default_memory); });
 }
 
 Result<bool> BlockingJobStore::wait_timer_wake(size_t shard, int timeout_ms) {

@@ -52,12 +52,14 @@ class BlockingJobStore {
   // take it (nothing written). kUnknown: sent, no answer: it may exist now.
   // kTimeout: stored, but fewer than [redis] wait_replicas confirmed it.
   Result<Added> add(const std::string& topic, const std::string& id, const std::string& body,
-                    DueTime due);
+                    DueTime due, JobExpiry expiry = {});
   // kNotFound when its home does not hold it; kUnavailable when its home
   // (or other home) is down (it may be there).
   Result<Job> get(const std::string& topic, const std::string& id);
+  // A gone job's final state, while its topic's history keeps it.
+  std::optional<EndedJob> get_ended(const std::string& topic, const std::string& id);
   // kUnknown (504) when a copy's delete got no reply.
-  Status del(const std::string& topic, const std::string& id);
+  Status del(const std::string& topic, const std::string& id, int64_t keep_ms = 0);
   // See AsyncJobStore::run_now.
   Result<RunNow> run_now(const std::string& topic, const std::string& id);
   // See AsyncJobStore::update.
@@ -67,7 +69,7 @@ class BlockingJobStore {
   Result<PromoteResult> promote(size_t shard, int limit);
   Result<ExpiredResult> requeue_expired(size_t shard, int limit,
                                         const std::vector<ExpiryTopic>& topics = {},
-                                        int64_t default_dedup_window_ms = 0);
+                                        const EndMemory& default_memory = {});
   // Blocks up to timeout_ms for a wake token; true when one came.
   Result<bool> wait_timer_wake(size_t shard, int timeout_ms);
 

@@ -46,9 +46,10 @@ inline std::string working() { return kPrefix + "working"; }  // zset: lease dea
 inline std::string errors() { return kPrefix + "errors"; }    // hash: job key -> "ms|error"
 inline std::string counts() { return kPrefix + "counts"; }    // hash: "topic:state" -> jobs
 inline std::string seq() { return kPrefix + "seq"; }          // counter: incarnations
-// A job that ran (delivered, or dead), remembered for its topic's
-// dedup window: string "how|ended ms|due ms|body print" with that time to
-// live (remember_end in common/store/lua/lib/prelude.lua).
+// A job that ended (delivered, dead, expired, deleted), remembered for its
+// topic's dedup window and history: string "how|ended ms|due ms|body
+// print|dedup until ms|attempts|detail" with that time to live (remember_end
+// in common/store/lua/lib/prelude.lua; common/store/ended_job.h reads it).
 inline std::string ended(std::string_view job_key) {
   return kPrefix + "ended:" + std::string(job_key);
 }
@@ -76,7 +77,8 @@ inline std::string cancel(std::string_view reserve_id) {
   return kPrefix + "cancel:" + std::string(reserve_id);
 }
 // Event counters "topic:event" (added, delivered, failed, dead, deleted,
-// expired, requeued; duplicate: a held copy dropped, before store v4): per day (YYYYMMDD, 40 days),
+// expired (a lease), requeued, updated, ttl_expired, late_dropped;
+// duplicate: a held copy dropped, before store v4): per day (YYYYMMDD, 40 days),
 // since the shard began (totals), and per minute of Redis's clock (unix minute, 2 hours).
 inline std::string stats(std::string_view day) { return kPrefix + "stats:" + std::string(day); }
 inline std::string totals() { return kPrefix + "totals"; }

@@ -37,12 +37,12 @@ ScriptCall add_call_for(const std::string& next_home) {
           {next_home, std::to_string(kFenceMs)}};
 }
 
-// add.lua's ARGV: two for the call, then six per job.
+// add.lua's ARGV: two for the call, then seven per job.
 constexpr size_t kAddCallArgs = 2;
-constexpr size_t kAddJobArgs = 6;
+constexpr size_t kAddJobArgs = 7;
 
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
-                const std::string& body, DueTime due) {
+                const std::string& body, DueTime due, const JobExpiry& expiry) {
   std::string key = job_key(topic, id);
   std::string bucket = std::to_string(keys::bucket_of(key));
   call->args.push_back(std::move(key));
@@ -51,6 +51,7 @@ void append_add(ScriptCall* call, const std::string& topic, const std::string& i
   call->args.push_back(due.relative ? "delay" : "at");
   call->args.push_back(std::to_string(due.ms));
   call->args.push_back(std::move(bucket));
+  call->args.push_back(expiry.script_arg());
 }
 
 size_t add_call_jobs(const ScriptCall& call) {
@@ -64,12 +65,12 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
   return call;
 }
 
-ScriptCall del_call(const std::string& topic, const std::string& id) {
+ScriptCall del_call(const std::string& topic, const std::string& id, int64_t keep_ms) {
   return {&kDelScript,
           {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::working(),
            keys::ready(topic), keys::dead(topic), keys::errors(), today_stats(), keys::counts(),
            keys::moving()},
-          {job_key(topic, id), topic}};
+          {job_key(topic, id), topic, EndMemory{0, keep_ms}.arg()}};
 }
 
 ScriptCall run_now_call(const std::string& topic, const std::string& id) {
@@ -79,14 +80,15 @@ ScriptCall run_now_call(const std::string& topic, const std::string& id) {
 }
 
 ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
-                       std::optional<DueTime> due) {
+                       std::optional<DueTime> due, std::optional<JobExpiry> expiry) {
   std::string mode = !due ? "keep" : due->relative ? "delay" : "at";
-  return {&kUpdateScript,
-          {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::timer_wake(),
-           keys::working(), keys::ready(topic), keys::errors(), keys::counts(), keys::seq(),
-           keys::moving()},
-          {job_key(topic, id), topic, body ? "1" : "0", body ? *body : std::string(),
-           std::move(mode), std::to_string(due ? due->ms : 0)}};
+  return {
+      &kUpdateScript,
+      {keys::records_prefix(), keys::bodies(), keys::due_index(), keys::timer_wake(),
+       keys::working(), keys::ready(topic), keys::errors(), keys::counts(), keys::seq(),
+       keys::moving(), today_stats()},
+      {job_key(topic, id), topic, body ? "1" : "0", body ? *body : std::string(), std::move(mode),
+       std::to_string(due ? due->ms : 0), expiry ? expiry->script_arg() : std::string("keep")}};
 }
 
 ScriptCall promote_call(int limit) {
@@ -96,16 +98,16 @@ ScriptCall promote_call(int limit) {
 }
 
 ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics,
-                                int64_t default_dedup_window_ms) {
-  ScriptCall call{&kRequeueExpiredScript,
-                  {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
-                   keys::counts(), keys::errors()},
-                  {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix(),
-                   std::to_string(default_dedup_window_ms)}};
+                                const EndMemory& default_memory) {
+  ScriptCall call{
+      &kRequeueExpiredScript,
+      {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
+       keys::counts(), keys::errors()},
+      {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix(), default_memory.arg()}};
   for (const auto& topic : topics) {
     call.args.push_back(topic.topic);
     call.args.push_back(std::string(topic.dead_callback ? "1" : "0") + "|" +
-                        std::to_string(topic.dedup_window_ms));
+                        topic.end_memory.arg());
   }
   return call;
 }
@@ -116,7 +118,7 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
   std::string forget = keys::lease(forget_id.empty() ? "-" : forget_id);
   ScriptCall call{&kReserveScript,
                   {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
-                   keys::cancel(reserve_id), keys::bodies(), forget},
+                   keys::cancel(reserve_id), keys::bodies(), forget, today_stats(), keys::errors()},
                   {reserve_id, keys::ready_prefix(), std::to_string(most_jobs),
                    std::to_string(most_bytes), std::to_string(kLeaseListKeepMs)}};
   for (const auto& slot : slots) {
@@ -125,6 +127,9 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
     call.args.push_back(std::to_string(slot.share));
     call.args.push_back(std::to_string(slot.cap));
     call.args.push_back(std::to_string(slot.max_attempts));
+    call.args.push_back(slot.end_memory);
+    call.args.push_back(slot.late_policy);
+    call.args.emplace_back(slot.dead_callback ? "1" : "0");
   }
   return call;
 }
@@ -141,7 +146,7 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
                   {keys::records_prefix(), keys::bodies(), keys::working(), keys::due_index(),
                    keys::errors(), today_stats(), keys::counts()},
                   {keys::ready_prefix(), keys::dead_prefix()}};
-  call.args.reserve(2 + 5 * targets.size());
+  call.args.reserve(2 + 6 * targets.size());
   for (const auto& target : targets) {
     std::string key = job_key(target.topic, target.id);
     std::string bucket = std::to_string(keys::bucket_of(key));
@@ -149,19 +154,20 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
     call.args.emplace_back(target.incarnation);
     call.args.emplace_back(target.reserve_id);
     call.args.push_back(std::move(bucket));
-    call.args.push_back(std::to_string(target.dedup_window_ms));
+    call.args.emplace_back(target.end_memory);
+    call.args.emplace_back(target.detail);
   }
   return call;
 }
 
 ScriptCall expire_held_call(const std::string& topic, int64_t max_retry_ms,
-                            const std::string& reason, bool dead_callback, int64_t dedup_window_ms,
+                            const std::string& reason, bool dead_callback, const EndMemory& memory,
                             int limit) {
   return {&kExpireHeldScript,
           {keys::records_prefix(), keys::ready(topic), keys::dead(topic), keys::errors(),
            today_stats(), keys::counts()},
-          {topic, std::to_string(max_retry_ms), reason, dead_callback ? "1" : "0",
-           std::to_string(dedup_window_ms), std::to_string(limit)}};
+          {topic, std::to_string(max_retry_ms), reason, dead_callback ? "1" : "0", memory.arg(),
+           std::to_string(limit)}};
 }
 
 ScriptCall fail_call(const std::string& topic, const std::string& id,
@@ -174,7 +180,7 @@ ScriptCall fail_call(const std::string& topic, const std::string& id,
           {job_key(topic, id), topic, incarnation, reserve_id, std::to_string(retry_delay_ms),
            std::to_string(max_attempts), error, std::to_string(deferral.retry_after_ms),
            std::to_string(deferral.max_deferrals), deferral.count_attempt ? "1" : "0",
-           deferral.dead_callback ? "1" : "0", std::to_string(deferral.dedup_window_ms),
+           deferral.dead_callback ? "1" : "0", deferral.end_memory.arg(),
            std::to_string(deferral.max_retry_ms), deferral.held_reason}};
 }
 

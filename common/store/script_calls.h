@@ -13,6 +13,7 @@
 
 #include "common/core/time_text.h"
 #include "common/redis/script_call.h"
+#include "common/store/job_expiry.h"
 #include "common/store/job_results.h"
 #include "common/store/lua_scripts.h"
 
@@ -20,11 +21,24 @@ namespace dq {
 
 // One topic's part of a reserve call (see common/store/lua/reserve.lua).
 struct ReserveSlot {
+  // The common fields in order ({"orders", lease, share, cap, max}); the
+  // others are set by name.
+  ReserveSlot(std::string topic_name = "", int64_t lease = 0, int fair_share = 0, int most = 0,
+              int attempts = 1)
+      : topic(std::move(topic_name)),
+        lease_ms(lease),
+        share(fair_share),
+        cap(most),
+        max_attempts(attempts) {}
+
   std::string topic;
   int64_t lease_ms = 0;
   int share = 0;  // taken first
   int cap = 0;    // most, when the budget allows after every topic's share
   int max_attempts = 1;
+  std::string end_memory;   // EndMemory::arg(): how its expired and late jobs are remembered
+  std::string late_policy;  // LatePolicy::script_arg()
+  bool dead_callback = false;
 };
 
 // Local calendar day "YYYYMMDD" of a time in ms: the stats hash of that day.
@@ -38,22 +52,23 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
 // takes any number): jobs are appended by append_add.
 ScriptCall add_call_for(const std::string& next_home);
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
-                const std::string& body, DueTime due);
+                const std::string& body, DueTime due, const JobExpiry& expiry = {});
 // The jobs an add call carries.
 size_t add_call_jobs(const ScriptCall& call);
-ScriptCall del_call(const std::string& topic, const std::string& id);
+// keep_ms > 0: the delete is remembered that long (the topic's history).
+ScriptCall del_call(const std::string& topic, const std::string& id, int64_t keep_ms = 0);
 // Makes a delayed or retrying job due now (common/store/lua/run_now.lua).
 ScriptCall run_now_call(const std::string& topic, const std::string& id);
 // Changes a pending job in place (common/store/lua/update.lua): body nullptr
 // keeps the body, due nullopt keeps the due time.
 ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
-                       std::optional<DueTime> due);
+                       std::optional<DueTime> due, std::optional<JobExpiry> expiry = {});
 ScriptCall promote_call(int limit);
 // topics: those with a dead-letter callback (their jobs that die get an
-// outbox entry: common/store/dead_callbacks.h) or a dedup window other than
-// default_dedup_window_ms, which the others' dead jobs are remembered for.
+// outbox entry: common/store/dead_callbacks.h) or an end memory other than
+// default_memory, which the others' dead jobs are remembered for.
 ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics = {},
-                                int64_t default_dedup_window_ms = 0);
+                                const EndMemory& default_memory = {});
 // forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
@@ -65,14 +80,15 @@ struct AckTarget {
   std::string_view id;
   std::string_view incarnation;
   std::string_view reserve_id;
-  int64_t dedup_window_ms = 0;
+  std::string_view end_memory;  // EndMemory::arg()
+  std::string_view detail;      // delivery_detail()
 };
 // Acks every target in one script run (common/store/lua/ack.lua), in order.
 ScriptCall ack_call(const std::vector<AckTarget>& targets);
 // Dead-letters the ready jobs of a held topic that waited longer than
 // max_retry_ms (common/store/lua/expire_held.lua); replies their number.
 ScriptCall expire_held_call(const std::string& topic, int64_t max_retry_ms,
-                            const std::string& reason, bool dead_callback, int64_t dedup_window_ms,
+                            const std::string& reason, bool dead_callback, const EndMemory& memory,
                             int limit);
 ScriptCall fail_call(const std::string& topic, const std::string& id,
                      const std::string& incarnation, const std::string& reserve_id,

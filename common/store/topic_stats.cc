@@ -23,8 +23,9 @@ constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
 const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
-const char* const kEvents[] = {"added",   "delivered", "failed",   "dead",
-                               "deleted", "expired",   "requeued", "duplicate"};
+const char* const kEvents[] = {"added",   "delivered",   "failed",      "dead",
+                               "deleted", "expired",     "requeued",    "duplicate",
+                               "updated", "ttl_expired", "late_dropped"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   if (letter == "d") {
@@ -69,6 +70,15 @@ int64_t* event_slot(EventCounts& counts, std::string_view event) {
   }
   if (event == "duplicate") {
     return &counts.duplicate;
+  }
+  if (event == "updated") {
+    return &counts.updated;
+  }
+  if (event == "ttl_expired") {
+    return &counts.ttl_expired;
+  }
+  if (event == "late_dropped") {
+    return &counts.late_dropped;
   }
   return nullptr;
 }
@@ -369,6 +379,9 @@ void put_events(Json& out, const EventCounts& c) {
   out["expired"] = c.expired;
   out["requeued"] = c.requeued;
   out["duplicate"] = c.duplicate;
+  out["updated"] = c.updated;
+  out["ttl_expired"] = c.ttl_expired;
+  out["late_dropped"] = c.late_dropped;
 }
 
 }  // namespace

@@ -88,11 +88,33 @@ class When {
     return When(Kind::kAtSeconds, static_cast<double>(unix_seconds), {});
   }
   static When at(std::string datetime) { return When(Kind::kAtText, 0, std::move(datetime)); }
+  // The IANA zone a text `at` (and expire_at) without an offset is read in,
+  // e.g. When::at("2026-03-29 09:00").in_zone("Europe/Paris").
+  When in_zone(std::string tz) const {
+    When copy = *this;
+    copy.tz_ = std::move(tz);
+    return copy;
+  }
+  // The job is never delivered later than `seconds` after it is due (ttl),
+  // or after a fixed time (expire_at: unix seconds or a datetime text).
+  When with_ttl(double seconds) const {
+    When copy = *this;
+    copy.ttl_ = seconds;
+    return copy;
+  }
+  When with_expire_at(std::string datetime) const {
+    When copy = *this;
+    copy.expire_at_ = std::move(datetime);
+    return copy;
+  }
 
   enum class Kind { kDefault, kDelay, kAtSeconds, kAtText };
   Kind kind() const { return kind_; }
   double number() const { return number_; }
   const std::string& text() const { return text_; }
+  const std::string& tz() const { return tz_; }                // "": the topic's or server's zone
+  double ttl() const { return ttl_; }                          // 0: none given
+  const std::string& expire_at() const { return expire_at_; }  // "": none given
 
  private:
   When(Kind kind, double number, std::string text)
@@ -100,6 +122,9 @@ class When {
   Kind kind_ = Kind::kDefault;
   double number_ = 0;
   std::string text_;
+  std::string tz_;
+  double ttl_ = 0;
+  std::string expire_at_;
 };
 
 struct Added {
@@ -114,7 +139,21 @@ struct Added {
   int64_t ended_at_ms = 0;
 };
 
-enum class JobState { Delayed, Ready, Working, Retrying, Dead, Held, Unknown };
+// Done, Expired and Deleted: a gone job's final state, answered while its
+// topic's history (keep_done_days) keeps it. Listed after Unknown, so the
+// values the library had keep their numbers.
+enum class JobState {
+  Delayed,
+  Ready,
+  Working,
+  Retrying,
+  Dead,
+  Held,
+  Unknown,
+  Done,
+  Expired,
+  Deleted
+};
 DQCLIENT_API const char* job_state_name(JobState state);  // "delayed", ...
 
 struct JobInfo {

@@ -28,12 +28,13 @@ class DqError extends Error {
 
 const segment = (value) => encodeURIComponent(String(value));
 
-function job(id, body, { delay, at, tz } = {}) {
-  const out = { id, body };
-  if (delay !== undefined && delay !== null) out.delay = delay;
-  if (at !== undefined && at !== null) out.at = at;
-  if (tz !== undefined && tz !== null) out.tz = tz;
-  return out;
+// fields plus the time members given (undefined or null: not sent).
+function withTimes(fields, { delay, at, tz, ttl, expire_at: expireAt } = {}) {
+  const times = { delay, at, tz, ttl, expire_at: expireAt };
+  for (const [name, value] of Object.entries(times)) {
+    if (value !== undefined && value !== null) fields[name] = value;
+  }
+  return fields;
 }
 
 class Client {
@@ -50,11 +51,13 @@ class Client {
 
   // body: any JSON value; delay: seconds; at: unix seconds or a time text,
   // read in the IANA zone tz when it has no offset (else the topic's tz);
-  // neither: the topic's default delay. Resolves to {topic, id, due_at_ms}
+  // neither: the topic's default delay. ttl: seconds after its due time it
+  // may still be delivered, or expire_at: a time after which it never is
+  // (neither: the topic's ttl). Resolves to {topic, id, due_at_ms}
   // (+ existing: true when the same job was pending already, or ended within
   // the topic's dedup_window_s: then state says how, and ended_at_ms when).
   add(topic, id, body, when = {}) {
-    return this.call("POST", `/v1/topics/${segment(topic)}/jobs`, { body: job(id, body, when) });
+    return this.call("POST", `/v1/topics/${segment(topic)}/jobs`, { body: withTimes({ id, body }, when) });
   }
 
   // jobs: [{id, body, delay|at}]: one result per job, in order.
@@ -78,17 +81,14 @@ class Client {
 
   // Changes a pending job in place, in one step: a new body (any JSON value,
   // null too) and/or due time (delay seconds, or at as add takes it); what is
-  // not given (undefined) is kept. A delivery already under way still runs
+  // not given (undefined) is kept; ttl or expire_at change its expiry. A delivery already under way still runs
   // with the old body; the new version is delivered after it, at its time.
   // Resolves to {topic, id, state, due_at_ms, updated: true, previous_state},
   // or with created: true when there was no such job and it was added (a
   // body is needed then). A dead letter is a DqError 409.
-  update(topic, id, { body, delay, at, tz } = {}) {
-    const fields = {};
-    if (body !== undefined) fields.body = body;
-    if (delay !== undefined && delay !== null) fields.delay = delay;
-    if (at !== undefined && at !== null) fields.at = at;
-    if (tz !== undefined && tz !== null) fields.tz = tz;
+  update(topic, id, { body, ...times } = {}) {
+    const fields = body === undefined ? {} : { body };
+    withTimes(fields, times);
     return this.call("PUT", `/v1/topics/${segment(topic)}/jobs/${segment(id)}`, { body: fields });
   }
 

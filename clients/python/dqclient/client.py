@@ -41,15 +41,13 @@ def _segment(value):
     return urllib.parse.quote(str(value), safe="")
 
 
-def _job(job_id, body, delay=None, at=None, tz=None):
-    job = {"id": job_id, "body": body}
-    if delay is not None:
-        job["delay"] = delay
-    if at is not None:
-        job["at"] = at
-    if tz is not None:
-        job["tz"] = tz
-    return job
+def _with_times(fields, delay=None, at=None, tz=None, ttl=None, expire_at=None):
+    """fields plus the time members given (None: not sent)."""
+    for name, value in (("delay", delay), ("at", at), ("tz", tz), ("ttl", ttl),
+                        ("expire_at", expire_at)):
+        if value is not None:
+            fields[name] = value
+    return fields
 
 
 # update()'s default: the body is kept (None would be the JSON null body).
@@ -67,15 +65,17 @@ class Client:
 
     # Jobs.
 
-    def add(self, topic, id, body, delay=None, at=None, tz=None):  # noqa: A002 (the API's name)
+    def add(self, topic, id, body, delay=None, at=None, tz=None, ttl=None,  # noqa: A002
+            expire_at=None):
         """Adds a job; body is any JSON value. delay: seconds; at: unix
         seconds or a time text (README, *HTTP API*), read in the IANA zone
         tz when it has no offset (else the topic's tz, else the server's);
-        neither: the topic's default delay. Returns {"topic", "id",
-        "due_at_ms"} (+ "existing": True when the same job was pending
-        already)."""
+        neither: the topic's default delay. ttl: seconds after its due time
+        it may still be delivered, or expire_at: a time after which it never
+        is (neither: the topic's ttl). Returns {"topic", "id", "due_at_ms"}
+        (+ "existing": True when the same job was pending already)."""
         return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic),
-                          _job(id, body, delay, at, tz))
+                          _with_times({"id": id, "body": body}, delay, at, tz, ttl, expire_at))
 
     def add_batch(self, topic, jobs):
         """jobs: dicts {"id", "body", "delay"|"at"}. Returns one result per
@@ -84,7 +84,9 @@ class Client:
         return reply["results"]
 
     def get(self, topic, id):  # noqa: A002
-        """The job: {"topic", "id", "body", "state", "attempts", "due_at_ms", ...}."""
+        """The job: {"topic", "id", "body", "state", "attempts", "due_at_ms", ...};
+        gone, while its topic keeps history (keep_done_days): {"topic", "id",
+        "state": "done"|"dead"|"expired"|"deleted", "ended_at_ms", ...}."""
         return self._call("GET", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
 
     def delete(self, topic, id):  # noqa: A002
@@ -93,24 +95,18 @@ class Client:
         reply = self._call("DELETE", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)))
         return reply or {"deleted": True, "delivery_in_flight": False}
 
-    def update(self, topic, id, body=KEEP, delay=None, at=None, tz=None):  # noqa: A002
+    def update(self, topic, id, body=KEEP, delay=None, at=None, tz=None, ttl=None,  # noqa: A002
+               expire_at=None):
         """Changes a pending job in place, in one step: a new body (any JSON
-        value) and/or due time (delay seconds, or at as add takes it); what
-        is not given is kept. A delivery already under way still runs with
+        value) and/or due time (delay seconds, or at as add takes it) and/or
+        expiry (ttl or expire_at); what is not given is kept. A delivery already under way still runs with
         the old body; the new version is delivered after it, at its time.
         Returns {"topic", "id", "state", "due_at_ms", "updated": True,
         "previous_state"}, or with "created": True when there was no such
         job and it was added (a body is needed then). A dead letter raises
         DqError 409."""
-        fields = {}
-        if body is not KEEP:
-            fields["body"] = body
-        if delay is not None:
-            fields["delay"] = delay
-        if at is not None:
-            fields["at"] = at
-        if tz is not None:
-            fields["tz"] = tz
+        fields = {} if body is KEEP else {"body": body}
+        _with_times(fields, delay, at, tz, ttl, expire_at)
         return self._call("PUT", "/v1/topics/%s/jobs/%s" % (_segment(topic), _segment(id)), fields)
 
     def run(self, topic, id):  # noqa: A002

@@ -3,8 +3,10 @@
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] working  KEYS[4] due index  KEYS[5] errors
 -- KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] ready key prefix  ARGV[2] dead key prefix
--- then per job five entries: job key, incarnation, reserve id, the key's
--- bucket, and its topic's dedup window in ms (remember_end: 0 remembers nothing).
+-- then per job six entries: job key, incarnation, reserve id, the key's
+-- bucket, its topic's end memory (remember_end: '0' remembers nothing) and
+-- the delivery's detail for the topic's history ("status|host|answer's
+-- first bytes", or '' when it keeps none).
 -- Only the job that was delivered is touched: a job deleted and re-added
 -- meanwhile has another incarnation and is left alone. The same job whose
 -- lease expired (requeued, or leased again) is removed too: its callback
@@ -16,7 +18,7 @@
 -- apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
-local kPerAck = 5
+local kPerAck = 6
 local keys, buckets, out = {}, {}, {}
 for base = 3, #ARGV, kPerAck do
   keys[#keys + 1] = ARGV[base]
@@ -44,8 +46,9 @@ for n, key in ipairs(keys) do
     out[n] = 2
     if j.state == 'w' and j.lease == lease then out[n] = 1 end
     done[key] = true
-    local window = tonumber(ARGV[base + 4])
-    if window > 0 then remember_end(key, 'a', j, body_of(j, key, KEYS[2]), window, now) end
+    if ARGV[base + 4] ~= '0' then
+      remember_end(key, 'a', j, body_of(j, key, KEYS[2]), ARGV[base + 4], now, ARGV[base + 5])
+    end
     errors_gone[#errors_gone + 1] = key
     if j.rest == '' then apart[#apart + 1] = key end
     local topic = topic_of(key)

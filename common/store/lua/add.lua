@@ -6,9 +6,11 @@
 -- within ARGV[2] ms: a host that already places them there looked here
 -- (common/store/fence.h)
 -- ARGV[2] how long a name in the fence holds (ms)
--- then six per job: job key "topic:id", topic, body, 'delay' (ms from
+-- then seven per job: job key "topic:id", topic, body, 'delay' (ms from
 -- Redis's now) or 'at' (epoch ms; one in the past is due at Redis's now,
--- and that is the due time answered), the ms, and the key's bucket.
+-- and that is the due time answered), the ms, the key's bucket, and when
+-- it expires: '' never, 'ttl:<ms>' that long after its due time, 'at:<ms>'
+-- at that epoch ms (the record's tenth field: never delivered after it).
 -- One call stores many jobs: the API server sends together the adds of one
 -- event-loop turn that go to this shard (common/store/add_batcher.h). The work a
 -- call pays once (TIME, the timer wake check, the counters summed per topic,
@@ -24,7 +26,7 @@
 -- another body, or dead; "fenced||<next home>" when ARGV[1] is fenced here
 -- (nothing written). Strings, not a table per job: a table per
 -- job and its conversion to a reply cost ~11 % of the call.
-local kPerJob = 6
+local kPerJob = 7
 local kFirstJob = 3
 local jobs = (#ARGV - kFirstJob + 1) / kPerJob
 local now = redis_now()
@@ -67,11 +69,17 @@ local function due_of(a)
   return due, due_ms
 end
 
--- meta_text() of {state, attempts 0, due, created, inc, no lease, no max},
--- written out: no table per job.
-local function new_job_record(due, body)
-  return new_record('d|0|' .. due .. '|' .. created .. '|' ..
-                    string.format('%d', seq + stored + 1) .. '||', body)
+-- meta_text() of {state, attempts 0, due, created, inc, no lease, no max,
+-- and its expiry when it has one}, written out: no table per job.
+local function new_job_record(due, due_ms, expiry, body)
+  local meta = 'd|0|' .. due .. '|' .. created .. '|' .. string.format('%d', seq + stored + 1) .. '||'
+  if expiry ~= '' then
+    local how, ms = string.match(expiry, '^(%a+):(%d+)$')
+    local expires = tonumber(ms)
+    if how == 'ttl' then expires = due_ms + expires end
+    meta = meta .. '|0||' .. ms_text(expires)
+  end
+  return new_record(meta, body)
 end
 
 local bodies, delayed = {}, {}
@@ -99,20 +107,20 @@ for i = 1, jobs do
       -- Ended within its topic's dedup window with this body: a retry of
       -- an add that was stored (its answer lost) and ran already. Unless a
       -- newer job of the id is pending in its bucket, nothing is written.
-      how, ended_at, ended_due = ended_with(key, body)
+      how, ended_at, ended_due = ended_with(key, body, now)
       if how then
         existing = parse_record(redis.call('HGET', bucket_key, key))
       else
         -- A new pending job: one HSETNX both looks for it in its bucket and
         -- writes it there.
         due, due_ms = due_of(a)
-        record, body_apart = new_job_record(due, body)
+        record, body_apart = new_job_record(due, due_ms, ARGV[a + 6], body)
         if redis.call('HSETNX', bucket_key, key, record) == 0 then
           existing = parse_record(redis.call('HGET', bucket_key, key))
         end
       end
     elseif existing.state == 'x' then
-      how, ended_at, ended_due = ended_with(key, body)  -- died within the window
+      how, ended_at, ended_due = ended_with(key, body, now)  -- died within the window
     end
     if existing and not (existing.state == 'x' and how) then
       if existing.state ~= 'x' and body_of(existing, key, KEYS[2]) == body then

@@ -19,6 +19,7 @@ for _, key in ipairs(keys) do
     j.attempts = 0
     j.deferrals = 0
     j.first = ''  -- a new life: max_retry_duration_s counts from its next attempt
+    j.expires = ''  -- and a person asked for it: its ttl no longer holds it back
     j.due = now
     local bucket = bucket_of(key)
     record_set(key, record_text(j), from, bucket)  -- into its bucket

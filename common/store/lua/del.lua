@@ -2,10 +2,10 @@
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] due index  KEYS[4] working
 -- KEYS[5] ready list of topic  KEYS[6] dead zset of topic  KEYS[7] errors
 -- KEYS[8] stats of the day  KEYS[9] counts  KEYS[10] moving
--- ARGV[1] job key  ARGV[2] topic
--- A delete is remembered by no ended record (remember_end): it is the
--- producer's own act, and a delete then an add of the same body is how a
--- job is moved to another time.
+-- ARGV[1] job key  ARGV[2] topic  ARGV[3] the topic's end memory (remember_end)
+-- A delete is remembered only for the topic's history (GET answers
+-- "deleted"), never for its dedup window: it is the producer's own act, and
+-- a delete then an add of the same body is how a job is moved to another time.
 -- Returns {1, state} when deleted, {0, ''} when there was no such job.
 local key, topic = ARGV[1], ARGV[2]
 local bucket = bucket_of(key)
@@ -15,6 +15,11 @@ if not j then
   return {0, ''}
 end
 unlink_job(key, j, KEYS[5], KEYS[4], KEYS[6], from, bucket)
+if (ARGV[3] or '0') ~= '0' then
+  local names = {d = 'delayed', r = 'ready', w = 'working', y = 'retrying', x = 'dead'}
+  remember_end(key, 'd', j, body_of(j, key, KEYS[2]), ARGV[3], redis_now(),
+               'deleted while ' .. (names[j.state] or j.state))
+end
 record_del(key, from, bucket)
 if j.rest == '' then redis.call('HDEL', KEYS[2], key) end  -- the body is apart
 redis.call('HDEL', KEYS[7], key)

@@ -5,10 +5,12 @@
 -- KEYS[1] records prefix  KEYS[2] ready list of the topic  KEYS[3] dead zset of the topic
 -- KEYS[4] errors  KEYS[5] stats of the day  KEYS[6] counts
 -- ARGV[1] topic  ARGV[2] max_retry_duration_s, ms (> 0)  ARGV[3] the reason
--- ARGV[4] '1': the topic has a dead-letter callback  ARGV[5] dedup window ms
+-- ARGV[4] '1': the topic has a dead-letter callback  ARGV[5] its end memory
+-- (remember_end)
 -- ARGV[6] most jobs looked at (from the front of the list: the longest ready)
 -- A job's wait counts from its first attempt (the record's ninth field) or,
 -- never attempted, from when it was due.
+-- A held job whose ttl or expire_at passed is ended as expired (end_unsent).
 -- Returns the number dead-lettered.
 local topic, max_retry, reason = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local now = redis_now()
@@ -16,23 +18,19 @@ local dead = 0
 for _, key in ipairs(redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[6]) - 1)) do
   local record, from = record_get(key)
   local j = parse_record(record)
-  if j and j.state == 'r' then
+  if j and j.state == 'r' and has_expired(j, now) then
+    -- Its ttl or expire_at passed while it was held: never delivered now.
+    redis.call('LREM', KEYS[2], 1, key)
+    end_unsent(key, j, from, topic, KEYS[5], KEYS[6], KEYS[4], ARGV[5],
+               'expired at ' .. j.expires .. ' while held: ' .. reason, 'ttl_expired', now)
+  elseif j and j.state == 'r' then
     local start = tonumber(j.first ~= '' and j.first or j.due)
     if now - start >= max_retry then
       redis.call('LREM', KEYS[2], 1, key)
       local text = reason .. ' (waited ' .. ms_text((now - start) / 1000) ..
                    ' s, longer than max_retry_duration_s ' .. ms_text(max_retry / 1000) .. ')'
-      redis.call('HSET', KEYS[4], key, ms_text(now) .. '|' .. text)
-      j.state = 'x'
-      j.lease = ''
-      j.max = ''
-      record_set(key, record_text(j), from)
-      redis.call('ZADD', KEYS[3], now, key)
-      count(KEYS[6], topic, 'r', -1)
-      count(KEYS[6], topic, 'x', 1)
-      stat(KEYS[5], topic, 'dead', 1, now)
-      if ARGV[4] == '1' then dead_callback_add(key, j, text, now) end
-      remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), tonumber(ARGV[5] or '0'), now)
+      dead_letter(key, j, from, topic, KEYS[3], KEYS[4], KEYS[5], KEYS[6], text, ARGV[4] == '1',
+                  ARGV[5], now)
       dead = dead + 1
     end
   end

@@ -14,8 +14,8 @@
 -- stopped its calls: the job waits for it, attempts as before; never dead)
 -- ARGV[11] '1': the topic has a dead-letter callback; a job that dies here
 -- gets its entry in the dead-letter callback outbox (dead_callback_add).
--- ARGV[12] the topic's dedup window, ms: a job that dies is remembered that
--- long (remember_end), so a retried add of it answers how it ended.
+-- ARGV[12] the topic's end memory (remember_end): a job that dies or
+-- expires is remembered for it, so a retried add of it answers how it ended.
 -- ARGV[13] the topic's max_retry_duration_s, ms (0: no limit): a job whose
 -- first attempt (the record's ninth field) began that long ago dies here,
 -- whatever held it: a deferral, an uncounted attempt, an ordinary retry.
@@ -23,7 +23,9 @@
 -- Only the holder of the current lease may fail a job: a stale consumer (its
 -- lease expired and the job went to another, or it was deleted and re-added)
 -- changes nothing.
--- Returns 1 rescheduled, 2 dead-lettered, 3 deferred, 0 stale or gone.
+-- A job whose next attempt would come after its ttl or expire_at ends as
+-- expired instead (end_unsent).
+-- Returns 1 rescheduled, 2 dead-lettered, 3 deferred, 4 expired, 0 stale or gone.
 local key, topic = ARGV[1], ARGV[2]
 local record, from = record_get(key)
 local j = parse_record(record)
@@ -76,10 +78,18 @@ if expired or (not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]
   count(KEYS[8], topic, 'x', 1)
   stat(KEYS[6], topic, 'dead', 1, now)
   if ARGV[11] == '1' then dead_callback_add(key, j, error_text, now) end
-  remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), tonumber(ARGV[12] or '0'), now)
+  remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), ARGV[12], now, error_text)
   return 2
 end
 local next_due = ms_text(now + delay)
+if j.expires ~= '' and now + delay >= tonumber(j.expires) then
+  -- Its next attempt would come after its ttl or expire_at: it ends now
+  -- (counted out of working above already).
+  end_unsent(key, j, from, topic, KEYS[6], nil, KEYS[5], ARGV[12],
+             'expires at ' .. j.expires .. ' (ms), before its next attempt at ' .. next_due ..
+             '; last: ' .. error_text, 'ttl_expired', now)
+  return 4
+end
 wake_timer_if_first(KEYS[3], KEYS[7], next_due)
 j.state = 'y'
 j.due = next_due

@@ -5,12 +5,11 @@
 -- KEYS[1] records prefix  KEYS[2] working  KEYS[3] consumer wake list  KEYS[4] stats of the day
 -- KEYS[5] counts  KEYS[6] errors
 -- ARGV[1] batch limit  ARGV[2] ready key prefix  ARGV[3] dead key prefix
--- ARGV[4] the dedup window (ms) of the topics not listed after it
--- ARGV[5..] pairs: a topic, then '<dead callback 0|1>|<dedup window ms>' for
+-- ARGV[4] the end memory (remember_end) of the topics not listed after it
+-- ARGV[5..] pairs: a topic, then '<dead callback 0|1>|<end memory>' for
 -- the topics that differ from that: a job that dies here gets its entry in
 -- the dead-letter callback outbox (dead_callback_add) when its topic has a
--- dead-letter callback, and is remembered for the topic's dedup window
--- (remember_end).
+-- dead-letter callback, and is remembered for the topic's end memory.
 -- Returns {requeued, {dead-lettered job key, its attempts, ...}}.
 local now = redis_now()
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
@@ -18,9 +17,9 @@ local moved = 0
 local dead = {}
 local called_back, windows = {}, {}
 for i = 5, #ARGV - 1, 2 do
-  local callback, window = string.match(ARGV[i + 1], '^([01])|(%d+)$')
+  local callback, memory = string.match(ARGV[i + 1], '^([01])|([%d:]+)$')
   called_back[ARGV[i]] = callback == '1'
-  windows[ARGV[i]] = tonumber(window)
+  windows[ARGV[i]] = memory
 end
 for _, key in ipairs(expired) do
   redis.call('ZREM', KEYS[2], key)
@@ -46,8 +45,8 @@ for _, key in ipairs(expired) do
         dead_callback_add(key, j, 'lease expired: attempt ' .. j.attempts ..
                           ' got no outcome in time (consumer killed or stalled)', now)
       end
-      remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'),
-                   windows[topic] or tonumber(ARGV[4] or '0'), now)
+      remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), windows[topic] or ARGV[4],
+                   now, 'lease expired: attempt ' .. j.attempts .. ' got no outcome in time')
       dead[#dead + 1] = key
       dead[#dead + 1] = j.attempts
     else

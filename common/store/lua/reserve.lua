@@ -2,11 +2,17 @@
 -- KEYS[1] records prefix  KEYS[2] working  KEYS[3] counts  KEYS[4] lease list of this
 -- reserve id  KEYS[5] cancel marker of this reserve id  KEYS[6] bodies
 -- KEYS[7] lease list of an earlier reserve whose reply arrived (dropped now:
--- it is only needed while a reply may be lost)
+-- it is only needed while a reply may be lost)  KEYS[8] stats of the day  KEYS[9] errors
 -- ARGV[1] reserve id  ARGV[2] ready key prefix  ARGV[3] most jobs in all
 -- ARGV[4] stop adding jobs once their bodies exceed this many bytes
 -- ARGV[5] how long the lease list outlives the longest lease, ms
--- then per topic five entries: topic, lease ms, fair share, cap, max attempts.
+-- then per topic eight entries: topic, lease ms, fair share, cap, max attempts,
+-- its end memory (remember_end), its late policy ('': deliver however late;
+-- 'dead:<ms>' or 'drop:<ms>': a job found later than that after its due time
+-- is dead-lettered with reason "late", or dropped and counted), and '1' when
+-- it has a dead-letter callback.
+-- A job whose ttl or expire_at has passed (the record's tenth field) is
+-- never leased: it ends as expired here (end_unsent), as a late one does.
 -- Two passes: every topic first takes up to its fair share, then what is left
 -- of the budget goes to topics that still have jobs, up to their cap; so one
 -- backlog uses every free slot its cap allows while others are idle.
@@ -21,10 +27,12 @@ if redis.call('EXISTS', KEYS[5]) == 1 then
 end
 local now = redis_now()
 local topics = {}
-for i = 6, #ARGV, 5 do
+for i = 6, #ARGV, 8 do
+  local late_how, late_ms = string.match(ARGV[i + 6], '^(%a+):(%d+)$')
   topics[#topics + 1] = {name = ARGV[i], lease = tonumber(ARGV[i + 1]),
     share = tonumber(ARGV[i + 2]), cap = tonumber(ARGV[i + 3]), max = ARGV[i + 4],
-    taken = 0, empty = false}
+    memory = ARGV[i + 5], late_how = late_how, late_ms = tonumber(late_ms),
+    callback = ARGV[i + 7] == '1', taken = 0, empty = false}
 end
 local budget, budget_bytes = tonumber(ARGV[3]), tonumber(ARGV[4])
 local out = {0, now}
@@ -35,6 +43,31 @@ local bytes, taken_total, longest = 0, 0, 0
 -- working_out opens with the anchor (prelude), so a ZADD that creates
 -- {dq}:working creates a skiplist.
 local metas_out, working_out, lease_out, seen = {}, {'+inf', kWorkingAnchor}, {}, {}
+
+-- A job popped from t's ready list that must not be delivered: expired (its
+-- ttl or expire_at passed), or later than t's late policy allows. Ends it
+-- (expired, dropped or dead) and answers true; false for a job to lease.
+local kStatsOfDay, kErrors = KEYS[8], KEYS[9]
+local function end_if_undeliverable(t, key, j)
+  if has_expired(j, now) then
+    end_unsent(key, j, 'flat', t.name, kStatsOfDay, KEYS[3], kErrors, t.memory,
+               'expired at ' .. j.expires .. ' (ms) before it could be delivered', 'ttl_expired', now)
+    return true
+  end
+  if not t.late_how then return false end
+  local late = now - tonumber(j.due)
+  if late <= t.late_ms then return false end
+  local why = 'late: found ' .. ms_text(late / 1000) .. ' s after it was due (late_policy ' ..
+              t.late_how .. '_after:' .. ms_text(t.late_ms / 1000) .. ')'
+  if t.late_how == 'dead' then
+    dead_letter(key, j, 'flat', t.name, kTag .. ':dead:' .. t.name, kErrors,
+                kStatsOfDay, KEYS[3], why, t.callback, t.memory, now)
+  else
+    end_unsent(key, j, 'flat', t.name, kStatsOfDay, KEYS[3], kErrors, t.memory, why,
+               'late_dropped', now)
+  end
+  return true
+end
 
 -- Takes up to `want` jobs from the front of t's ready list.
 local function take(t, want)
@@ -52,8 +85,10 @@ local function take(t, want)
     local j = parse_record(metas[n])
     if j and j.state == 'r' and not seen[key] then  -- else a stale entry: dropped
       seen[key] = true
-      live[#live + 1] = key
-      jobs[#jobs + 1] = j
+      if not end_if_undeliverable(t, key, j) then
+        live[#live + 1] = key
+        jobs[#jobs + 1] = j
+      end
     end
   end
   if #live == 0 then return end

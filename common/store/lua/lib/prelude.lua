@@ -155,14 +155,17 @@ local function ms_text(ms)
   return string.format('%.0f', ms)
 end
 
--- "state|attempts|due|created|inc|lease|max[|deferrals[|first]]": the
--- eighth field once a Retry-After was honoured, the ninth (when the first
--- attempt began, Redis ms) once a job was reserved; records written before
--- it existed have first '' (reserve.lua sets it at their next attempt).
+-- "state|attempts|due|created|inc|lease|max[|deferrals[|first[|expires]]]":
+-- the eighth field once a Retry-After was honoured, the ninth (when the
+-- first attempt began, Redis ms) once a job was reserved, the tenth (when
+-- the job expires, Redis ms: never delivered after it) for a job added with
+-- a ttl or expire_at; records written before a field existed lack it
+-- (reserve.lua sets first at their next attempt). With a tenth field, the
+-- ninth may be empty (not attempted yet).
 local function parse_meta(text)
   if not text then return nil end
   local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
-  local deferrals, first = 0, ''
+  local deferrals, first, expires = 0, '', ''
   if not s then
     local n
     s, a, d, c, i, l, m, n =
@@ -170,23 +173,35 @@ local function parse_meta(text)
     if not s then
       s, a, d, c, i, l, m, n, first =
         string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)|(%d+)$')
-      if not s then return nil end
+      if not s then
+        s, a, d, c, i, l, m, n, first, expires =
+          string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)|(%d*)|(%d+)$')
+        if not s then return nil end
+      end
     end
     deferrals = tonumber(n)
   end
   return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m,
-          deferrals = deferrals, first = first}
+          deferrals = deferrals, first = first, expires = expires}
 end
 
 local function meta_text(j)
   local text = j.state .. '|' .. string.format('%d', j.attempts) .. '|' .. j.due .. '|' ..
                j.created .. '|' .. j.inc .. '|' .. j.lease .. '|' .. j.max
-  if j.first and j.first ~= '' then
+  if j.expires and j.expires ~= '' then
+    text = text .. '|' .. string.format('%d', j.deferrals) .. '|' .. (j.first or '') .. '|' ..
+           j.expires
+  elseif j.first and j.first ~= '' then
     text = text .. '|' .. string.format('%d', j.deferrals) .. '|' .. j.first
   elseif j.deferrals > 0 then
     text = text .. '|' .. string.format('%d', j.deferrals)
   end
   return text
+end
+
+-- Whether the job expired (its tenth field has passed) at Redis ms now.
+local function has_expired(j, now)
+  return j.expires ~= '' and now >= tonumber(j.expires)
 end
 
 -- A record read by HGET/HMGET -> the job's fields, plus `rest`: '' when the
@@ -313,33 +328,90 @@ local function dead_callback_add(key, j, error_text, now)
   redis.call('ZADD', kDeadCallbacks, ms_text(now), n)
 end
 
--- Ended records: a retried add must never run a job twice. After a job ran
--- (delivered, or dead after its attempts) its key is remembered for its
--- topic's dedup_window_s, with how and when it ended, its due time and a
--- print of its body; an add of the same id and body within the window
--- answers "ended" (200 existing, with the final state) instead of adding
--- the job again (add.lua). A delete is not remembered (del.lua). One string
--- key per ended job, expired by Redis itself: "how|ended ms|due ms|print",
--- how: a delivered, x dead.
--- A print is 16 hex digits of the body's SHA-1: it tells a producer's retry
--- from a new body for the same id, it is no defence against a forger.
+-- Ended records: what became of a job that is gone, one string key per
+-- job, expired by Redis itself:
+--   "how|ended ms|due ms|print|dedup until ms|attempts|detail"
+-- how: a delivered, x dead, e expired (its ttl or expire_at passed, or it was
+-- dropped as late), d deleted. A print is 16 hex digits of the body's
+-- SHA-1: it tells a producer's retry from a new body for the same id; it is
+-- no defence against a forger. detail (history, when the topic keeps it):
+-- "status|host|first bytes of the answer" of a delivery, the reason of a
+-- death or an expiry.
+-- Two uses, one record. Dedup: an add of the same id and body before
+-- "dedup until" (the topic's dedup_window_s after a delivery or a death)
+-- answers how it ended (200 existing) instead of running it again
+-- (add.lua); an expiry or a delete never dedups (the job did not run).
+-- History: GET answers the final state of a gone job while its record lives
+-- (the topic's keep_done_days). Records of store v4 were "how|ended|due|print".
+-- A script is told how long to remember by an "end memory" argument
+-- "dedup ms:keep ms" (common/store/end_memory.h); a bare number is both.
 local kEndedPrefix = kTag .. ':ended:'
 local function body_print(body)
   return string.sub(redis.sha1hex(body), 1, 16)
 end
-local function remember_end(key, how, j, body, window_ms, now)
-  if not window_ms or window_ms <= 0 or not body then return end
-  redis.call('SET', kEndedPrefix .. key,
-             how .. '|' .. ms_text(now) .. '|' .. j.due .. '|' .. body_print(body),
-             'PX', string.format('%d', window_ms))
+local function end_memory(arg)
+  local dedup, keep = string.match(arg or '', '^(%d+):(%d+)$')
+  if dedup then return tonumber(dedup), tonumber(keep) end
+  local both = tonumber(arg or '0') or 0
+  return both, both
 end
--- The end remembered for key with this body: how ('delivered', 'dead'),
--- ended ms and due ms as text; nil when none, or another body's.
+-- Remembers how the job at key ended, for the longer of the topic's dedup
+-- window (deliveries and deaths only) and its history (keep_done_days).
+-- memory: the script's end memory argument; detail: '' or the history's.
+local function remember_end(key, how, j, body, memory, now, detail)
+  local dedup, keep = end_memory(memory)
+  if how ~= 'a' and how ~= 'x' then dedup = 0 end
+  local ttl = math.max(dedup, keep)
+  if ttl <= 0 then return end
+  local dedup_until = dedup > 0 and ms_text(now + dedup) or '0'
+  redis.call('SET', kEndedPrefix .. key,
+             how .. '|' .. ms_text(now) .. '|' .. j.due .. '|' .. body_print(body or '') .. '|' ..
+             dedup_until .. '|' .. string.format('%d', j.attempts) .. '|' .. (detail or ''),
+             'PX', ms_text(ttl))
+end
+-- The end remembered for key with this body, while it dedups: how
+-- ('delivered', 'dead'), ended ms and due ms as text; nil when none, not a
+-- delivery or a death, past its dedup window, or another body's.
 local kEndedWords = {a = 'delivered', x = 'dead'}
-local function ended_with(key, body)
+local function ended_with(key, body, now)
   local ended = redis.call('GET', kEndedPrefix .. key)
   if not ended then return nil end
-  local how, at, due, print = string.match(ended, '^(%a)|(%d+)|(%d+)|(%x+)$')
-  if not how or print ~= body_print(body) then return nil end
+  local how, at, due, print, rest = string.match(ended, '^(%a)|(%d+)|(%d+)|(%x+)(.*)$')
+  if not how or not kEndedWords[how] or print ~= body_print(body) then return nil end
+  local dedup_until = string.match(rest, '^|(%d+)|')
+  if dedup_until and tonumber(dedup_until) <= now then return nil end
   return kEndedWords[how], at, due
+end
+
+-- Ends a job that must never be delivered now: its ttl or expire_at passed
+-- (event 'ttl_expired'), or it was found later than its topic's late_policy
+-- allows (event 'late_dropped'). Its record, body and last error go, it is
+-- counted, and remembered as expired with the reason (history). The caller
+-- has taken its key out of the list or set its state kept it in.
+-- counts_key nil: the caller counted it out of its state already.
+local function end_unsent(key, j, from, topic, stats_key, counts_key, errors_key, memory, reason,
+                          event, now)
+  remember_end(key, 'e', j, body_of(j, key, kTag .. ':bodies'), memory, now, reason)
+  record_del(key, from)
+  if j.rest == '' then redis.call('HDEL', kTag .. ':bodies', key) end
+  redis.call('HDEL', errors_key, key)
+  if counts_key then count(counts_key, topic, j.state, -1) end
+  stat(stats_key, topic, event, 1, now)
+end
+
+-- Dead-letters a job the caller took out of its ready list or working set,
+-- with text as its last error: dead zset, counts, stats, the dead-letter
+-- callback outbox when the topic has one (callback true), remembered as
+-- dead for the end memory.
+local function dead_letter(key, j, from, topic, dead_key, errors_key, stats_key, counts_key, text,
+                           callback, memory, now)
+  redis.call('HSET', errors_key, key, ms_text(now) .. '|' .. text)
+  count(counts_key, topic, j.state, -1)
+  j.state, j.lease, j.max = 'x', '', ''
+  record_set(key, record_text(j), from)
+  redis.call('ZADD', dead_key, now, key)
+  count(counts_key, topic, 'x', 1)
+  stat(stats_key, topic, 'dead', 1, now)
+  if callback then dead_callback_add(key, j, text, now) end
+  remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), memory, now, text)
 end
