@@ -181,6 +181,14 @@ TEST_CASE("add, list, show: human and JSON output") {
   REQUIRE(max_retry_duration != keys.end());
   CHECK(shown["max_retry_duration_s"] == 604800);
   keys.erase(max_retry_duration);
+  // A job's life: ttl, keep_done_days, late_policy and their defaults.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, dq::Json>>{
+           {"ttl", 0}, {"keep_done_days", 0}, {"late_policy", "deliver"}}) {
+    auto found = std::find(keys.begin(), keys.end(), key);
+    REQUIRE(found != keys.end());
+    CHECK(shown[key] == value);
+    keys.erase(found);
+  }
   CHECK(keys == std::vector<std::string>{"alert_emails",
                                          "callback_format",
                                          "callback_url",
@@ -289,6 +297,25 @@ TEST_CASE("set, online, offline, del") {
   CHECK(ctl.registry()->get_topic("orders")->tz == "Asia/Shanghai");
   CHECK(ctl.run({"topic", "set", "orders", "--tz", ""}).exit_code == 0);
   CHECK(ctl.registry()->get_topic("orders")->tz.empty());
+
+  // A job's life: ttl, keep_done_days, late_policy; a bad value changes nothing.
+  RunResult life = ctl.run({"topic", "set", "orders", "--ttl", "3600", "--keep-done-days", "7",
+                            "--late-policy", "dead_after:300"});
+  CHECK_MESSAGE(life.exit_code == 0, life.err);
+  dq::Topic lived = *ctl.registry()->get_topic("orders");
+  CHECK(lived.ttl == 3600);
+  CHECK(lived.keep_done_days == 7);
+  CHECK(lived.late_policy == "dead_after:300");
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "dead_after:300"));
+  for (const auto& bad : std::vector<std::vector<std::string>>{
+           {"--late-policy", "dead_after:0"}, {"--late-policy", "sometimes"},
+           {"--keep-done-days", "400"}, {"--ttl", "-1"}}) {
+    std::vector<std::string> args{"topic", "set", "orders", bad[0], bad[1]};
+    RunResult refused = ctl.run(args);
+    CHECK_MESSAGE(refused.exit_code != 0, bad[0] << " " << bad[1]);
+  }
+  CHECK(ctl.registry()->get_topic("orders")->late_policy == "dead_after:300");
+  CHECK(ctl.registry()->get_topic("orders")->keep_done_days == 7);
 
   // Nothing waits forever (docs/delivery.md): max_retry_duration_s.
   RunResult bounded = ctl.run({"topic", "set", "orders", "--max-retry-duration-s", "3600"});

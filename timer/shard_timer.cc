@@ -6,6 +6,7 @@
 
 #include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/store/end_memory.h"
 #include "common/store/store_upgrade.h"
 
 namespace dq {
@@ -118,7 +119,7 @@ void ShardTimer::promoted(Result<PromoteResult> result) {
   expiry_topics_.clear();
   for (const auto& [name, topic] : topics_.all()) {
     EndMemory memory = end_memory_of(topic);
-    if (!topic.dead_callback.empty() || memory.arg() != default_memory().arg()) {
+    if (!topic.dead_callback.empty() || memory.arg() != end_memory_of(Topic{}).arg()) {
       expiry_topics_.push_back({name, !topic.dead_callback.empty(), memory});
     }
   }
@@ -129,7 +130,7 @@ void ShardTimer::requeue() {
   store_.requeue_expired(
       shard_, std::max(1, config_.timer_batch),
       [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, expiry_topics_,
-      default_memory());
+      end_memory_of(Topic{}));
 }
 
 void ShardTimer::requeued(Result<ExpiredResult> result) {

@@ -26,11 +26,9 @@ std::string EndMemory::arg() const {
   return std::to_string(dedup_ms) + ":" + std::to_string(keep_ms);
 }
 
-EndMemory end_memory_of(const Topic& topic) {
-  return {topic.dedup_window_s * 1000, int64_t{topic.keep_done_days} * kDayMs};
+EndMemory end_memory_of(int64_t dedup_window_s, int64_t keep_done_days) {
+  return {dedup_window_s * 1000, keep_done_days * kDayMs};
 }
-
-EndMemory default_memory() { return end_memory_of(Topic{}); }
 
 std::string delivery_detail(const EndMemory& memory, int status, const std::string& host,
                             const std::string& answer) {

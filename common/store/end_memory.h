@@ -9,8 +9,6 @@
 #include <cstdint>
 #include <string>
 
-#include "common/registry/registry.h"
-
 namespace dq {
 
 struct EndMemory {
@@ -23,9 +21,13 @@ struct EndMemory {
   std::string arg() const;
 };
 
-EndMemory end_memory_of(const Topic& topic);
-// A topic's with the default settings (no history).
-EndMemory default_memory();
+EndMemory end_memory_of(int64_t dedup_window_s, int64_t keep_done_days);
+// A topic's (common/registry/registry.h: the store does not include the
+// registry, which builds on it).
+template <typename TopicRow>
+EndMemory end_memory_of(const TopicRow& topic) {
+  return end_memory_of(topic.dedup_window_s, topic.keep_done_days);
+}
 
 // The longest a delivery's detail keeps of the receiver's answer (bytes).
 constexpr size_t kHistoryAnswerBytes = 100;

@@ -131,6 +131,14 @@ test("against a real dqd", { skip }, async (t) => {
     assert.equal((await producer.get("node-jobs", "tz-1")).due_at_ms, 2098508400000);
     await rejects(producer.add("node-jobs", "tz-2", 1, { at: "2036-07-01 09:00", tz: "Mars/Olympus" }), 400);
     await producer.delete("node-jobs", "tz-1");
+    // A ttl after the due time, then moved by an update with a new one.
+    await producer.add("node-jobs", "ttl-1", 1, { delay: 600, ttl: 30 });
+    const timed = await producer.get("node-jobs", "ttl-1");
+    assert.equal(timed.expires_at_ms, timed.due_at_ms + 30000);
+    await producer.update("node-jobs", "ttl-1", { expire_at: "2036-07-01 10:00", tz: "Europe/Paris" });
+    assert.equal((await producer.get("node-jobs", "ttl-1")).expires_at_ms, 2098512000000);
+    await rejects(producer.add("node-jobs", "ttl-2", 1, { delay: 600, expire_at: "+1 minutes" }), 400);
+    await producer.delete("node-jobs", "ttl-1");
     const conflict = await rejects(producer.add("node-jobs", "order-1", { amount: 43 }), 409);
     assert.match(conflict.serverMessage, /order-1/);
     assert.equal((await producer.delete("node-jobs", "order-1")).deleted, true);

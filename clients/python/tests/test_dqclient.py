@@ -153,6 +153,16 @@ class AgainstDqdTest(unittest.TestCase):
             self.producer.add("py-jobs", "tz-2", 1, at="2036-07-01 09:00", tz="Mars/Olympus")
         self.assertEqual(no_zone.exception.status, 400)
         self.producer.delete("py-jobs", "tz-1")
+        # A ttl after the due time, then moved by an update with a new one.
+        self.producer.add("py-jobs", "ttl-1", 1, delay=600, ttl=30)
+        job = self.producer.get("py-jobs", "ttl-1")
+        self.assertEqual(job["expires_at_ms"], job["due_at_ms"] + 30000)
+        self.producer.update("py-jobs", "ttl-1", expire_at="2036-07-01 10:00", tz="Europe/Paris")
+        self.assertEqual(self.producer.get("py-jobs", "ttl-1")["expires_at_ms"], 2098512000000)
+        with self.assertRaises(DqError) as refused:
+            self.producer.add("py-jobs", "ttl-2", 1, delay=600, expire_at="+1 minutes")
+        self.assertEqual(refused.exception.status, 400)
+        self.producer.delete("py-jobs", "ttl-1")
         with self.assertRaises(DqError) as conflict:
             self.producer.add("py-jobs", "order-1", {"amount": 43})
         self.assertEqual(conflict.exception.status, 409)
