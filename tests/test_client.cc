@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/core/clock.h"
+#include "common/core/json.h"
 #include "common/core/listen.h"
 #include "dq/client.h"
 #include "tests/support/dqd_process.h"
@@ -96,6 +97,21 @@ TEST_CASE("add, get, del and add_batch return typed values") {
   auto fixed = client.add("orders", unique_id("at"), R"("text body")", dc::When::at(at));
   REQUIRE(fixed.ok());
   CHECK(fixed->due_at_ms == at * 1000);
+
+  // A wall time in a zone, and a ttl after it: 09:00 in Shanghai is 01:00 UTC.
+  std::string zoned_id = unique_id("zoned");
+  auto zoned = client.add(
+      "orders", zoned_id, "1",
+      dc::When::at(std::string("2036-07-01 09:00")).in_zone("Asia/Shanghai").with_ttl(30));
+  REQUIRE_MESSAGE(zoned.ok(), zoned.error().message);
+  CHECK(zoned->due_at_ms == int64_t{2098486800000});
+  auto zoned_job = client.get("orders", zoned_id);
+  REQUIRE(zoned_job.ok());
+  CHECK(dq::Json::parse(zoned_job->raw_json)["expires_at_ms"] == int64_t{2098486830000});
+  auto never = client.add("orders", unique_id("never"), "1",
+                          dc::When::delay(600).with_expire_at("+1 minutes"));
+  REQUIRE_FALSE(never.ok());
+  CHECK(never.error().code == dc::ErrorCode::InvalidArgument);
 
   std::string a = unique_id("batch");
   std::string b = unique_id("batch");

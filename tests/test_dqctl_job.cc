@@ -76,6 +76,20 @@ TEST_CASE("add, get, del: output and exit codes") {
   CHECK(contains(ran_missing.err, "NotFound (404)"));
   CHECK(dqctl({"-s", s, "run", "orders"}).exit_code == 2);
 
+  // add in a zone with a ttl; update the expiry alone.
+  RunResult zoned = dqctl({"-s", s, "add", "orders", "ctl-zone", "1", "--at", "2036-07-01 09:00",
+                           "--tz", "Asia/Shanghai", "--ttl", "30"});
+  CHECK_MESSAGE(zoned.exit_code == 0, zoned.err);
+  Json zoned_job = Json::parse(dqctl({"-s", s, "--json", "get", "orders", "ctl-zone"}).out);
+  CHECK(zoned_job["due_at_ms"] == int64_t{2098486800000});
+  CHECK(zoned_job["expires_at_ms"] == int64_t{2098486830000});
+  RunResult expiry_moved = dqctl({"-s", s, "update", "orders", "ctl-zone", "--expire-at",
+                                  "2036-07-02 09:00", "--tz", "Asia/Shanghai"});
+  CHECK_MESSAGE(expiry_moved.exit_code == 0, expiry_moved.err);
+  CHECK(Json::parse(dqctl({"-s", s, "--json", "get", "orders", "ctl-zone"}).out)["expires_at_ms"] ==
+        int64_t{2098573200000});
+  CHECK(dqctl({"-s", s, "add", "orders", "ctl-x", "1", "--ttl", "soon"}).exit_code == 2);
+
   // update: in place, what is not given kept; no such job: added.
   REQUIRE(dqctl({"-s", s, "add", "orders", "ctl-upd", "1", "--delay", "600"}).exit_code == 0);
   RunResult updated =

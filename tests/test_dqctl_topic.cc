@@ -307,9 +307,10 @@ TEST_CASE("set, online, offline, del") {
   CHECK(lived.keep_done_days == 7);
   CHECK(lived.late_policy == "dead_after:300");
   CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "dead_after:300"));
-  for (const auto& bad : std::vector<std::vector<std::string>>{
-           {"--late-policy", "dead_after:0"}, {"--late-policy", "sometimes"},
-           {"--keep-done-days", "400"}, {"--ttl", "-1"}}) {
+  for (const auto& bad : std::vector<std::vector<std::string>>{{"--late-policy", "dead_after:0"},
+                                                               {"--late-policy", "sometimes"},
+                                                               {"--keep-done-days", "400"},
+                                                               {"--ttl", "-1"}}) {
     std::vector<std::string> args{"topic", "set", "orders", bad[0], bad[1]};
     RunResult refused = ctl.run(args);
     CHECK_MESSAGE(refused.exit_code != 0, bad[0] << " " << bad[1]);
