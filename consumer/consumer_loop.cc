@@ -358,6 +358,11 @@ void ConsumerLoop::reserved(size_t shard, ReserveReply reply) {
     give_back_unused(permits);
     return;
   }
+  for (const auto& death : reply.late_deaths) {
+    if (const Topic* topic = topics_.find(death.topic)) {
+      calls_[shard]->report_late_death(*topic, death);
+    }
+  }
   note_brought(shard, permits, reply);
   // Jobs left, or a full batch: ask again as soon as slots allow.
   state.maybe_ready = reply.ready_left > 0 || static_cast<int>(reply.jobs.size()) >= reply.asked;

@@ -56,6 +56,7 @@ void ShardCalls::reserve_answered(const std::string& reserve_id, int most_jobs,
     answered_reserve_ = reserve_id;  // its lease list is dropped by the next reserve
     reply.ok = true;
     reply.jobs = std::move(reserved->jobs);
+    reply.late_deaths = std::move(reserved->late_deaths);
     reply.ready_left = reserved->ready_left;
     count_waiting(std::move(reply), std::move(probe));
     return;
@@ -284,6 +285,10 @@ void ShardCalls::failed(Outcome outcome, int64_t delay, int most, const std::str
   log_attempt(outcome, what);
   done_recording(1);
   send_next_fail();
+}
+
+void ShardCalls::report_late_death(const Topic& topic, const LateDeath& death) {
+  alerts_.report(topic, death.id, death.attempts, death.reason);
 }
 
 void ShardCalls::retry_later(Outcome outcome) {

@@ -59,6 +59,7 @@ struct ReserveReply {
   std::vector<ReservedJob> jobs;
   int64_t ready_left = 0;
   int asked = 0;  // slots that were promised to this reserve
+  std::vector<LateDeath> late_deaths;  // dead-lettered by their topic's late policy
   // Capped topics asked about (probe): jobs still ready in each after the
   // reserve (LLEN; absent when the shard did not answer).
   std::map<std::string, int64_t> waiting;
@@ -82,6 +83,9 @@ class ShardCalls {
   // Gives back the jobs of an answered reserve that will not be delivered
   // (the consumer is stopping): no attempt counted.
   void give_back(const std::string& reserve_id);
+  // A job the reserve dead-lettered as late: its dead-letter alert, as for
+  // any job that dies.
+  void report_late_death(const Topic& topic, const LateDeath& death);
   void record(Outcome outcome);
   // Outcomes not yet recorded (queued, out, or waiting to be sent again),
   // and reserves being given back.

@@ -33,6 +33,7 @@ using dq::test::contains;
 using dq::test::DqdOptions;
 using dq::test::DqdProcess;
 using dq::test::TestRedis;
+using dq::test::text_of_dir;
 
 namespace {
 
@@ -44,14 +45,6 @@ CallbackAnswer metadata_answer() {
   return CallbackAnswer(200, 0,
                         std::string(R"({"Code":"Success","Type":"AWS-HMAC","AccessKeyId":")") +
                             kSecretKey + R"(","SecretAccessKey":"wJalrXUtnFEMI/K7MDENG"})");
-}
-
-std::string text_of_dir(const std::string& dir) {
-  std::string all;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    all += dq::test::read_text_file(entry.path().string());
-  }
-  return all;
 }
 
 struct WebhookWorld {

@@ -231,6 +231,11 @@ TEST_CASE("late_policy: jobs found later than S after a consumer outage are dead
   CHECK(dead["state"] == "dead");
   CHECK(dead["attempts"] == 0);
   CHECK(dead["last_error"].get<std::string>().rfind("late:", 0) == 0);
+  // Each late death queued its alert, as any death does.
+  CHECK(wait_within(10000, [&] {
+    return contains(text_of_dir(dqd.log_dir()),
+                    "dead-late/dead-late9 is dead after 0 attempts: late:");
+  }));
   Json dropped = http.get(dqd.jobs_url("drop-late") + "/drop-late0").json();
   CHECK(dropped["state"] == "expired");
   CHECK(dropped["reason"].get<std::string>().rfind("late:", 0) == 0);

@@ -134,6 +134,13 @@ void AsyncJobStore::reserve(size_t shard, const std::string& reserve_id,
               r->element[i + 5]->type != REDIS_REPLY_STRING) {
             return done(unexpected(shard, "reserve"));
           }
+          if (attempt == -1) {  // dead-lettered as late: topic, id, attempts, reason
+            int64_t attempts = 0;
+            reply_int(r->element[i + 2], &attempts);
+            batch.late_deaths.push_back({job.topic, job.id, static_cast<int>(attempts),
+                                         reply_string(r->element[i + 5])});
+            continue;
+          }
           job.state = JobState::kWorking;
           job.attempts = static_cast<int>(attempt);
           job.incarnation = reply_string(r->element[i + 4]);

@@ -20,8 +20,18 @@ struct ReservedJob {
   Lease lease;
 };
 
+// A job the reserve dead-lettered by its topic's late policy: its alert is
+// the consumer's to send.
+struct LateDeath {
+  std::string topic;
+  std::string id;
+  int attempts = 0;
+  std::string reason;
+};
+
 struct ReserveBatch {
   std::vector<ReservedJob> jobs;
+  std::vector<LateDeath> late_deaths;
   int64_t ready_left = 0;  // jobs still ready in the topics asked for
 };
 

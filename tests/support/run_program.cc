@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -76,6 +77,18 @@ size_t occurrences(const std::string& text, const std::string& part) {
     ++count;
   }
   return count;
+}
+
+}  // namespace dq::test
+
+namespace dq::test {
+
+std::string text_of_dir(const std::string& dir) {
+  std::string all;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    all += read_text_file(entry.path().string());
+  }
+  return all;
 }
 
 }  // namespace dq::test

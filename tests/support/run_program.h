@@ -24,6 +24,8 @@ RunResult run_dqctl(const std::vector<std::string>& args, const std::string& scr
                     const std::string& stdin_text = "", const std::string& cwd = "");
 
 std::string read_text_file(const std::string& path);  // "" when unreadable
+// Every file of a folder (a dqd's log folder) as one text.
+std::string text_of_dir(const std::string& dir);
 bool contains(const std::string& text, const std::string& part);
 size_t occurrences(const std::string& text, const std::string& part);  // overlapping ones too
 

@@ -20,7 +20,9 @@
 -- which sets the cancel marker first: if this script runs after it (the
 -- command sat in a stalled Redis), it takes nothing.
 -- Returns {ready jobs left in these topics, Redis's now ms, then six entries
--- per job: key, attempt, due ms, created ms, incarnation, body}.
+-- per job: key, attempt, due ms, created ms, incarnation, body}; a job the
+-- late policy dead-lettered here is six entries too, key, -1, its attempts,
+-- created ms, incarnation, the reason: the consumer sends its alert.
 redis.call('DEL', KEYS[7])
 if redis.call('EXISTS', KEYS[5]) == 1 then
   return {0, 0}
@@ -62,6 +64,9 @@ local function end_if_undeliverable(t, key, j)
   if t.late_how == 'dead' then
     dead_letter(key, j, 'flat', t.name, kTag .. ':dead:' .. t.name, kErrors,
                 kStatsOfDay, KEYS[3], why, t.callback, t.memory, now)
+    local o = #out
+    out[o + 1], out[o + 2], out[o + 3] = key, -1, j.attempts
+    out[o + 4], out[o + 5], out[o + 6] = j.created, j.inc, why
   else
     end_unsent(key, j, 'flat', t.name, kStatsOfDay, KEYS[3], kErrors, t.memory, why,
                'late_dropped', now)
