@@ -77,7 +77,8 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (name == form->end() || !name->is_string()) {
     return reply_invalid(exchange, Status(Code::kInvalid, "name: required"));
   }
-  TopicWriteRequest request{name->get<std::string>(), *form, TopicEdit::kCreate, std::nullopt};
+  TopicWriteRequest request{name->get<std::string>(), *form, TopicEdit::kCreate, std::nullopt,
+                            nullptr};
   write_topic(topic_writes(), request, [held = exchange.hold()](Result<TopicWritten> written) {
     if (written.status().code() == Code::kConflict) {
       return held->reply_json(409, Json{{"error", written.status().message()}, {"field", "name"}});
@@ -127,7 +128,7 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (!version.is_ok()) {
     return reply_invalid(exchange, version.status());
   }
-  TopicWriteRequest request{name, *form, TopicEdit::kUpdate, *version};
+  TopicWriteRequest request{name, *form, TopicEdit::kUpdate, *version, nullptr};
   write_topic(
       topic_writes(), request, [held = exchange.hold(), name](Result<TopicWritten> written) {
         if (!written.is_ok()) {

@@ -64,6 +64,11 @@ void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>
       {"dq_dead_requeued_total", "Dead letters requeued.", &EventCounts::requeued},
       {"dq_duplicates_settled_total", "Second copies of one id found and removed.",
        &EventCounts::duplicate},
+      {"dq_schedule_ticks_added_total", "Schedule ticks whose job was added.",
+       &EventCounts::tick_added},
+      {"dq_schedule_ticks_skipped_total",
+       "Schedule ticks missed while dq was down and not added (catch-up one or none).",
+       &EventCounts::tick_skipped},
   };
   for (const auto& counter : kCounters) {
     out.family(counter.name, "counter", counter.help);

@@ -19,6 +19,9 @@ struct StateCounts {
 struct EventCounts {
   int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
           duplicate = 0;
+  // Schedules' ticks (schedule_tick.lua): jobs added for a tick, and
+  // missed ticks not added (catch-up).
+  int64_t tick_added = 0, tick_skipped = 0;
 };
 
 }  // namespace dq

@@ -289,4 +289,13 @@ std::string format_local_datetime(int64_t ms) {
   return text;
 }
 
+std::string format_utc_instant(int64_t ms) {
+  time_t seconds = static_cast<time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+  struct tm utc {};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 }  // namespace dq

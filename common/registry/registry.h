@@ -15,6 +15,7 @@
 #include "common/registry/delivery_rules.h"
 #include "common/registry/signing_keys.h"
 #include "common/registry/sqlite_db.h"
+#include "common/registry/topic_schedules.h"
 
 struct sqlite3;
 
@@ -74,6 +75,9 @@ struct Topic {
   // from when it was first due) before it is dead-lettered, whatever held it
   // back: retries, Retry-After pauses, an open circuit. 0: no limit.
   int64_t max_retry_duration_s = kDefaultMaxRetryDurationS;
+  // Schedules that add a job per tick (common/registry/topic_schedules.h).
+  // Kept in their own table; read and written with the topic.
+  std::vector<TopicSchedule> schedules;
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;
