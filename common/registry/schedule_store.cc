@@ -1,9 +1,8 @@
 // Implements common/registry/schedule_store.h through bound statements only.
 #include "common/registry/schedule_store.h"
 
-#include <map>
-
 #include "common/registry/sqlite_db.h"
+#include "common/registry/topic_attach.h"
 
 namespace dq {
 namespace {
@@ -43,24 +42,12 @@ Status attach_schedules(sqlite3* db, std::vector<Topic>* topics) {
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::map<std::string, Topic*> by_name;
   for (Topic& topic : *topics) {
     topic.schedules.clear();
-    by_name[topic.name] = &topic;
   }
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return Status::ok();
-    }
-    auto owner = by_name.find(stmt->column_text(0));
-    if (owner != by_name.end()) {
-      owner->second->schedules.push_back(read_schedule(*stmt, 1));
-    }
-  }
+  return attach_rows_to_topics(*stmt, topics, [](Topic& topic, const Statement& row) {
+    topic.schedules.push_back(read_schedule(row, 1));
+  });
 }
 
 Status delete_schedules(sqlite3* db, const std::string& topic) {
