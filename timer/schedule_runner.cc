@@ -12,11 +12,12 @@
 namespace dq {
 namespace {
 
-constexpr int64_t kRoundMs = 100;     // how often due schedules are looked for
-constexpr int64_t kRecheckMs = 5000;  // a schedule's next tick is read again at least this often
-constexpr int64_t kRetryMs = 500;     // after a failed step
+constexpr int64_t kScheduleRoundMs = 100;  // how often due schedules are looked for
+constexpr int64_t kScheduleRecheckMs =
+    5000;                              // a schedule's next tick is read again at least this often
+constexpr int64_t kStepRetryMs = 500;  // after a failed step
 
-using Reply = Result<const redisReply*>;
+using TickReply = Result<const redisReply*>;
 
 }  // namespace
 
@@ -47,7 +48,8 @@ void ScheduleRunner::round() {
       if (schedule.paused || known.busy || now < known.retry_at_ms) {
         continue;
       }
-      if (!known.next_ms || *known.next_ms <= redis_now || now - known.read_at_ms >= kRecheckMs) {
+      if (!known.next_ms || *known.next_ms <= redis_now ||
+          now - known.read_at_ms >= kScheduleRecheckMs) {
         step(Due{name, schedule, topic.tz});
       }
     }
@@ -55,7 +57,7 @@ void ScheduleRunner::round() {
   for (auto it = known_.begin(); it != known_.end();) {
     it = listed.count(it->first) == 0 && !it->second.busy ? known_.erase(it) : std::next(it);
   }
-  timeval wait{0, static_cast<suseconds_t>(kRoundMs * 1000)};
+  timeval wait{0, static_cast<suseconds_t>(kScheduleRoundMs * 1000)};
   evtimer_add(timer_.get(), &wait);
 }
 
@@ -68,7 +70,7 @@ void ScheduleRunner::step(const Due& due) {
   std::string next_home = homes->next ? store_.addresses()[*homes->next].name() : "";
   known_[due.schedule.id].busy = true;
   store_.connections()[shard]->run(
-      schedule_read_call(due.schedule.id), [this, due, shard, next_home](Reply reply) {
+      schedule_read_call(due.schedule.id), [this, due, shard, next_home](TickReply reply) {
         ScheduleRead read;
         int64_t next = 0;
         if (reply.is_ok()) {
@@ -119,8 +121,8 @@ void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& ne
                               next_home);
   }
   std::string id = schedule.id;
-  store_.connections()[shard]->run(std::move(call),
-                                   [this, id, next](Reply reply) { finished(id, reply, next); });
+  store_.connections()[shard]->run(
+      std::move(call), [this, id, next](TickReply reply) { finished(id, reply, next); });
 }
 
 // {verdict, detail} of schedule_tick.lua.
@@ -159,10 +161,10 @@ void ScheduleRunner::finished(const std::string& schedule_id, Result<const redis
 void ScheduleRunner::failed(const std::string& schedule_id, const Status& status) {
   Known& known = known_[schedule_id];
   known.busy = false;
-  known.retry_at_ms = monotonic_ms() + kRetryMs;
+  known.retry_at_ms = monotonic_ms() + kStepRetryMs;
   if (!stopping_) {
     trouble_.note("schedule " + schedule_id + ": " + status.message() + " (retrying every " +
-                  std::to_string(kRetryMs) + " ms)");
+                  std::to_string(kStepRetryMs) + " ms)");
   }
 }
 

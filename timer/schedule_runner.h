@@ -4,7 +4,7 @@
 // them add each tick (common/store/schedule_ticks.h). Between ticks a
 // schedule costs nothing: the runner remembers each one's next tick (by
 // Redis's clock, as last read) and asks its shard again only when it is
-// due, or every kRecheckMs in case another timer moved it on.
+// due, or every kScheduleRecheckMs in case another timer moved it on.
 #pragma once
 
 #include <event2/event.h>

@@ -22,7 +22,7 @@ void replace_all(std::string* text, const std::string& from, const std::string& 
   }
 }
 
-Status invalid(const TopicSchedule& schedule, const std::string& why) {
+Status schedule_refused(const TopicSchedule& schedule, const std::string& why) {
   return Status(Code::kInvalid, "schedule '" + schedule.spec + "': " + why);
 }
 
@@ -74,23 +74,25 @@ Status validate_schedules(const std::vector<TopicSchedule>& schedules,
   for (const TopicSchedule& schedule : schedules) {
     auto parsed = parse_schedule(schedule, topic_tz);
     if (!parsed.is_ok()) {
-      return invalid(schedule, parsed.status().message());
+      return schedule_refused(schedule, parsed.status().message());
     }
     if (schedule.catch_up != "one" && schedule.catch_up != "none") {
-      return invalid(schedule, "catch_up: must be one or none, not '" + schedule.catch_up + "'");
+      return schedule_refused(schedule,
+                              "catch_up: must be one or none, not '" + schedule.catch_up + "'");
     }
     if (schedule.body.size() > kMaxBodyBytes) {
-      return invalid(schedule, "body: at most " + std::to_string(kMaxBodyBytes) + " bytes");
+      return schedule_refused(schedule,
+                              "body: at most " + std::to_string(kMaxBodyBytes) + " bytes");
     }
     Json body = Json::parse(tick_body(schedule.body, 0), nullptr, false);
     if (body.is_discarded() || !(body.is_object() || body.is_array())) {
-      return invalid(schedule, "body: must be a JSON object or array");
+      return schedule_refused(schedule, "body: must be a JSON object or array");
     }
     if (schedule.id.rfind("sch_", 0) != 0 || schedule.id.size() != 20) {
-      return invalid(schedule, "id: not a schedule id ('sch_' and 16 hex digits)");
+      return schedule_refused(schedule, "id: not a schedule id ('sch_' and 16 hex digits)");
     }
     if (!specs.insert(schedule.spec).second) {
-      return invalid(schedule, "the topic has this schedule already");
+      return schedule_refused(schedule, "the topic has this schedule already");
     }
   }
   return Status::ok();
