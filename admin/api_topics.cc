@@ -2,6 +2,7 @@
 // online/offline, delete (refused while it holds jobs unless confirmed), and
 // a test delivery to the callback URL.
 #include "admin/admin_app.h"
+#include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/http/callback_probe.h"
 #include "common/registry/callback_rules.h"
@@ -116,6 +117,20 @@ void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
     return exchange.reply_error(topic.status());
   }
   exchange.reply_json(200, topic_to_json(*topic));
+}
+
+void AdminApp::list_schedules(Exchange& exchange, const std::string& name) {
+  auto topic = registry_->get_topic(name);
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
+  constexpr size_t kShownRuns = 5;
+  Json schedules = Json::array();
+  int64_t now = now_ms();
+  for (const TopicSchedule& schedule : topic->schedules) {
+    schedules.push_back(schedule_to_json(schedule, topic->tz, now, kShownRuns));
+  }
+  exchange.reply_json(200, Json{{"topic", name}, {"schedules", std::move(schedules)}});
 }
 
 // The page's PUT changes the fields it sends (the API's PATCH).

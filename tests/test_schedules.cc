@@ -8,6 +8,7 @@
 // croniter's reading of the fields on zoneinfo's clock.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -22,6 +23,7 @@
 #include "common/store/placement.h"
 #include "common/store/reply_values.h"
 #include "common/store/schedule_ticks.h"
+#include "tests/support/admin_client.h"
 #include "tests/support/e2e.h"
 #include "tests/support/http_client.h"
 #include "tests/support/redis_server.h"
@@ -259,7 +261,10 @@ TEST_CASE("schedules over HTTP and dqctl: add, list with next runs, pause, del; 
   TestRedis redis;
   DqdOptions options = one_timer_one_consumer({redis.address()});
   options.consumers = 0;  // the ticks' jobs stay to be looked at
+  options.admin = true;
+  options.extra_ini = "[admin]\nuser = admin\npassword_file = admin-password\n";
   DqdProcess dqd(options);
+  std::ofstream(dqd.dir() + "/admin-password") << "correct horse battery\n";
   CallbackServer callback;
   dqd.start();
   add_topic(dqd, "reports", callback.url());
@@ -285,6 +290,15 @@ TEST_CASE("schedules over HTTP and dqctl: add, list with next runs, pause, del; 
   for (size_t i = 0; i < 5; ++i) {
     CHECK(utc_ms(schedule["next_runs"][i].get<std::string>()) == expected[i]);
   }
+
+  // The admin page lists it with the same next runs.
+  AdminClient admin(dqd.admin_url());
+  REQUIRE(admin.login("admin", "correct horse battery").status == 200);
+  AdminAnswer on_page = admin.call("GET", "/api/topics/reports/schedules");
+  REQUIRE(on_page.status == 200);
+  REQUIRE(on_page.json()["schedules"].size() == 1);
+  CHECK(on_page.json()["schedules"][0]["next_runs"] == schedule["next_runs"]);
+  CHECK(admin.call("GET", "/api/topics/ghost/schedules").status == 404);
 
   // Bad input: 400 with a message, nothing written.
   const std::vector<std::pair<std::string, std::string>> bad = {
