@@ -106,6 +106,11 @@ int run_schedule(const CtlOptions& options, const std::vector<std::string>& args
     return usage_error(kCommand, sub == "list" ? "schedule list takes TOPIC"
                                                : "schedule " + sub + " takes TOPIC SPEC");
   }
+  if (!options.url.empty()) {
+    return usage_error(kCommand,
+                       "schedule works on this host's registry (-c CONFIG); over HTTP, use "
+                       "/v1/topics/{topic}/schedules");
+  }
   const std::string& topic = args[1];
   Json request = Json::object();
   if (sub == "add") {

@@ -5,6 +5,10 @@
 // dq/counts.h and installs it with dq/client.h, so it uses the standard
 // library only and includes nothing of dq (common/ never includes client/).
 #pragma once
+// Also a guard macro: the copy and this file are two files to #pragma once,
+// and a unity batch of dqctl may include both (dq/client.h and common/).
+#ifndef DQ_JOB_COUNTS_H
+#define DQ_JOB_COUNTS_H
 
 #include <cstdint>
 
@@ -25,3 +29,5 @@ struct EventCounts {
 };
 
 }  // namespace dq
+
+#endif  // DQ_JOB_COUNTS_H
