@@ -229,6 +229,9 @@ void AdminApp::route_api(Exchange& exchange, const Session& session) {
     if (part == "stats" && path.size() == 4 && method == "GET") {
       return topic_stats_route(exchange, topic);
     }
+    if (part == "schedules" && path.size() == 4 && method == "GET") {
+      return list_schedules(exchange, topic);
+    }
     if (part == "jobs" && path.size() == 4) {
       return jobs_route(exchange, topic);
     }

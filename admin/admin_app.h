@@ -70,6 +70,9 @@ class AdminApp {
   void topic_route(Exchange& exchange, const std::string& name);
   void update_topic(Exchange& exchange, const std::string& name);
   void delete_topic(Exchange& exchange, const std::string& name);
+  // A topic's schedules, each with its next five run times (read only:
+  // dqctl and the HTTP API edit them).
+  void list_schedules(Exchange& exchange, const std::string& name);
   void test_callback(Exchange& exchange, const std::string& name);
   // A versioned write of a topic or the alert settings
   // (common/registry/registry_write.h), through the shared registry when

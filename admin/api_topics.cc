@@ -2,6 +2,7 @@
 // online/offline, delete (refused while it holds jobs unless confirmed), and
 // a test delivery to the callback URL.
 #include "admin/admin_app.h"
+#include "common/core/clock.h"
 #include "common/core/log.h"
 #include "common/http/callback_probe.h"
 #include "common/registry/callback_rules.h"
@@ -77,7 +78,8 @@ void AdminApp::create_topic(Exchange& exchange) {
   if (name == form->end() || !name->is_string()) {
     return reply_invalid(exchange, Status(Code::kInvalid, "name: required"));
   }
-  TopicWriteRequest request{name->get<std::string>(), *form, TopicEdit::kCreate, std::nullopt};
+  TopicWriteRequest request{name->get<std::string>(), *form, TopicEdit::kCreate, std::nullopt,
+                            nullptr};
   write_topic(topic_writes(), request, [held = exchange.hold()](Result<TopicWritten> written) {
     if (written.status().code() == Code::kConflict) {
       return held->reply_json(409, Json{{"error", written.status().message()}, {"field", "name"}});
@@ -117,6 +119,20 @@ void AdminApp::topic_route(Exchange& exchange, const std::string& name) {
   exchange.reply_json(200, topic_to_json(*topic));
 }
 
+void AdminApp::list_schedules(Exchange& exchange, const std::string& name) {
+  auto topic = registry_->get_topic(name);
+  if (!topic.is_ok()) {
+    return exchange.reply_error(topic.status());
+  }
+  constexpr size_t kShownRuns = 5;
+  Json schedules = Json::array();
+  int64_t now = now_ms();
+  for (const TopicSchedule& schedule : topic->schedules) {
+    schedules.push_back(schedule_to_json(schedule, topic->tz, now, kShownRuns));
+  }
+  exchange.reply_json(200, Json{{"topic", name}, {"schedules", std::move(schedules)}});
+}
+
 // The page's PUT changes the fields it sends (the API's PATCH).
 void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   auto form = exchange.json_object();
@@ -127,7 +143,7 @@ void AdminApp::update_topic(Exchange& exchange, const std::string& name) {
   if (!version.is_ok()) {
     return reply_invalid(exchange, version.status());
   }
-  TopicWriteRequest request{name, *form, TopicEdit::kUpdate, *version};
+  TopicWriteRequest request{name, *form, TopicEdit::kUpdate, *version, nullptr};
   write_topic(
       topic_writes(), request, [held = exchange.hold(), name](Result<TopicWritten> written) {
         if (!written.is_ok()) {

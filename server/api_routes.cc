@@ -108,6 +108,22 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.delete_topic(request, match.topic);
        }},
+      {"GET", "/v1/topics/{topic}/schedules", "schedules", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.list_schedules(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/schedules", "schedules", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.write_schedule(request, match.topic, "POST");
+       }},
+      {"PATCH", "/v1/topics/{topic}/schedules", "schedules", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.write_schedule(request, match.topic, "PATCH");
+       }},
+      {"DELETE", "/v1/topics/{topic}/schedules", "schedules", Access::kTopicAdmin,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.write_schedule(request, match.topic, "DELETE");
+       }},
       {"GET", "/v1/topics/{topic}/stats", "stats", Access::kTopic,
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          topic_stats_answer(api.shards_, api.topics_, match.topic, api.listing(request, "stats"));

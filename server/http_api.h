@@ -10,6 +10,10 @@
 //   PATCH  /v1/topics/{topic}                 change the fields given (admin scope)
 //   DELETE /v1/topics/{topic}                 delete it (?purge=true: with its jobs; admin)
 //   GET    /v1/topics/{topic}/stats           counts, totals, per minute and per day
+//   GET    /v1/topics/{topic}/schedules       its schedules, each with its next five runs
+//   POST   /v1/topics/{topic}/schedules       add a schedule (201; admin scope)
+//   PATCH  /v1/topics/{topic}/schedules       pause or resume one ({spec, paused}; admin)
+//   DELETE /v1/topics/{topic}/schedules       delete one (?spec=; admin)
 //   GET    /v1/topics/{topic}/jobs            list jobs (?state=&offset=&limit=)
 //   POST   /v1/topics/{topic}/jobs            add one job (201)
 //   POST   /v1/topics/{topic}/jobs/batch      add many (200, a result per job)
@@ -126,6 +130,10 @@ class HttpApi {
   void get_topic(const Exchange& request, const std::string& topic);
   void write_topic(const Exchange& request, const std::string& topic, TopicEdit edit);
   void delete_topic(const Exchange& request, const std::string& topic);
+  // server/schedule_routes.cc: a topic's schedules (method POST, PATCH or
+  // DELETE) through common/registry/schedule_writes.h.
+  void list_schedules(const Exchange& request, const std::string& topic);
+  void write_schedule(const Exchange& request, const std::string& topic, const std::string& method);
   // Before a topic write: the version it names (If-Match, or the body's
   // "version") and the context with the registry (opened on the first
   // write); false after answering 400 or 503.

@@ -70,6 +70,11 @@ void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>
       {"dq_jobs_late_dropped_total",
        "Jobs never delivered: found later than their topic's late_policy (drop_after) allows.",
        &EventCounts::late_dropped},
+      {"dq_schedule_ticks_added_total", "Schedule ticks whose job was added.",
+       &EventCounts::tick_added},
+      {"dq_schedule_ticks_skipped_total",
+       "Schedule ticks missed while dq was down and not added (catch-up one or none).",
+       &EventCounts::tick_skipped},
   };
   for (const auto& counter : kCounters) {
     out.family(counter.name, "counter", counter.help);

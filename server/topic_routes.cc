@@ -87,7 +87,7 @@ void HttpApi::write_topic(const Exchange& request, const std::string& topic, Top
   if (!ready_to_write(request, fields, &version, &context)) {
     return;
   }
-  TopicWriteRequest write{topic, std::move(fields), edit, version};
+  TopicWriteRequest write{topic, std::move(fields), edit, version, nullptr};
   dq::write_topic(context, write, [this, request, topic](Result<TopicWritten> written) {
     if (!written.is_ok()) {
       request_log().info("topic-write {} -> {} {}", topic, http_status_of(written.status().code()),

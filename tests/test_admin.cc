@@ -88,6 +88,7 @@ const std::vector<std::pair<std::string, std::string>> kApi = {
     {"POST", "/api/topics/a/test"},
     {"POST", "/api/topics/a/purge"},
     {"GET", "/api/topics/a/stats"},
+    {"GET", "/api/topics/a/schedules"},
     {"GET", "/api/topics/a/jobs?state=ready"},
     {"GET", "/api/topics/a/jobs/j1"},
     {"DELETE", "/api/topics/a/jobs/j1"},

@@ -130,7 +130,7 @@ TEST_CASE("the description lists every route of the server and no other") {
     CHECK_MESSAGE(routed.count(operation) == 1, "described but not routed: ", operation.first, " ",
                   operation.second);
   }
-  CHECK(routed.size() == 21);
+  CHECK(routed.size() == 25);
   CHECK(doc["openapi"] == "3.1.0");
 }
 
@@ -234,6 +234,27 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("GET", "/v1/topics/orders/jobs?state=delayed", "", producer).status == 200);
   CHECK(api.send("GET", "/v1/topics/orders/jobs?state=bogus", "", producer).status == 400);
   CHECK(api.send("GET", "/v1/topics/orders/stats", "", producer).status == 200);
+  // Schedules: each operation, and its refusals.
+  const std::string schedules = "/v1/topics/orders/schedules";
+  CHECK(api.send("POST", schedules,
+                 R"({"spec": "30 2 * * *", "tz": "Europe/Paris", "body": {"t": "{{tick}}"}})",
+                 admin)
+            .status == 201);
+  CHECK(api.send("POST", schedules, R"({"spec": "30 2 * * *"})", admin).status == 409);
+  CHECK(api.send("POST", schedules, R"({"spec": "61 * * * *"})", admin).status == 400);
+  CHECK(api.send("POST", schedules, R"({"spec": "@daily"})", producer).status == 403);
+  CHECK(api.send("POST", "/v1/topics/ghost/schedules", R"({"spec": "@daily"})", admin).status ==
+        404);
+  CHECK(api.send("GET", schedules, "", producer).status == 200);
+  CHECK(api.send("GET", "/v1/topics/ghost/schedules", "", admin).status == 404);
+  CHECK(api.send("PATCH", schedules, R"({"spec": "30 2 * * *", "paused": true})", admin).status ==
+        200);
+  CHECK(api.send("PATCH", schedules, R"({"spec": "30 2 * * *"})", admin).status == 400);
+  CHECK(api.send("PATCH", schedules, R"({"spec": "@hourly", "paused": true})", admin).status ==
+        404);
+  CHECK(api.send("DELETE", schedules, "", admin).status == 400);
+  CHECK(api.send("DELETE", schedules + "?spec=30%202%20*%20*%20*", "", admin).status == 200);
+  CHECK(api.send("DELETE", schedules + "?spec=30%202%20*%20*%20*", "", admin).status == 404);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 204);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 404);
   // Update in place: 200 for a pending job, 201 when it adds one, 400 for a bad one.

@@ -2,10 +2,10 @@
 // ShardTimer moves due jobs from the delayed set to the ready lists
 // (promote.lua, a batch per call) and requeues jobs whose lease expired;
 // between rounds it waits until the next due time, woken early by a token
-// that add.lua / fail.lua push when an earlier job arrives. Every call is asynchronous on the one loop
-// (common/store/async_job_store.h), so a slow shard delays only its own
-// work. Several timers may run against the same Redis: every move is one
-// Lua script, so a job is promoted by exactly one of them.
+// that add.lua / fail.lua push when an earlier job arrives. Every call is asynchronous on the one
+// loop (common/store/async_job_store.h), so a slow shard delays only its own work. Several timers
+// may run against the same Redis: every move is one Lua script, so a job is promoted by exactly one
+// of them. A ScheduleRunner adds the topics' schedules' ticks, each once however many timers run.
 #include "timer/timer.h"
 
 #include <memory>
@@ -18,6 +18,7 @@
 #include "common/core/stop_flag.h"
 #include "common/registry/topic_cache.h"
 #include "common/store/async_job_store.h"
+#include "timer/schedule_runner.h"
 #include "timer/shard_timer.h"
 
 namespace dq {
@@ -47,6 +48,9 @@ struct TimerLoop {
     for (auto& timer : timers) {
       timer->stop();
     }
+    if (schedules) {
+      schedules->stop();
+    }
     wakes.shutdown();
     store.shutdown();
   }
@@ -74,6 +78,8 @@ struct TimerLoop {
     for (size_t shard = 0; shard < timers.size(); ++shard) {
       timers[shard]->start();
     }
+    schedules = std::make_unique<ScheduleRunner>(config, base.get(), store, topics);
+    schedules->start();
     UniqueEvent tick(event_new(base.get(), -1, EV_PERSIST, &TimerLoop::on_tick, this));
     timeval every{0, static_cast<suseconds_t>(kStopCheckMs * 1000)};
     event_add(tick.get(), &every);
@@ -88,6 +94,7 @@ struct TimerLoop {
   AsyncJobStore wakes;   // the wake waits only (a BLPOP holds its connection)
   TopicCache topics;
   std::vector<std::unique_ptr<ShardTimer>> timers;
+  std::unique_ptr<ScheduleRunner> schedules;  // the topics' schedules (schedule_runner.h)
 };
 
 }  // namespace

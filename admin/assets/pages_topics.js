@@ -204,10 +204,35 @@ async function pageTopics(main) {
               d.error ? el('div', { className: 'error' }, d.error) : null,
               d.first_bytes ? el('pre', { className: 'mono' }, d.first_bytes) : null));
           } }, 'Test callback'),
+          el('button', { type: 'button', className: 'small show-schedules', onclick: async () => {
+            const r = await api('GET', '/api/topics/' + enc(t.name) + '/schedules');
+            clear(result);
+            if (!r.ok) { result.appendChild(el('span', { className: 'error' }, r.data.error)); return; }
+            result.appendChild(schedulesTable(t.name, r.data.schedules));
+          } }, 'Schedules'),
           el('a', { href: '/jobs?topic=' + enc(t.name), className: 'small' }, 'Jobs'),
           el('a', { href: '/dead?topic=' + enc(t.name), className: 'small' }, 'Dead letters'),
           armedButton('Delete', 'Click to delete', () => deleteTopic(t.name, false), 'small')),
         result));
+  }
+
+  // A topic's schedules with their next five run times (UTC and the
+  // browser's clock); dqctl schedule and the HTTP API edit them.
+  function schedulesTable(topic, schedules) {
+    if (!schedules.length) {
+      return el('p', { className: 'muted schedules-none' }, 'No schedule. Add one with dqctl schedule add ' + topic + ' SPEC, or POST /v1/topics/' + topic + '/schedules.');
+    }
+    return el('table', { className: 'schedules' },
+      el('thead', {}, el('tr', {}, el('th', {}, 'Schedule'), el('th', {}, 'Zone'), el('th', {}, 'Catch-up'),
+        el('th', {}, 'State'), el('th', {}, 'Next runs'))),
+      el('tbody', {}, schedules.map((s) => el('tr', { 'data-schedule': s.spec },
+        el('td', { className: 'mono' }, s.spec),
+        el('td', {}, s.zone),
+        el('td', {}, s.catch_up),
+        el('td', {}, el('span', { className: 'badge ' + (s.paused ? 'off' : 'ok') }, s.paused ? 'paused' : 'active')),
+        el('td', { className: 'mono next-runs' }, s.next_runs.length
+          ? s.next_runs.map((run) => el('div', { title: new Date(run).toString() }, run))
+          : '-')))));
   }
 
   async function deleteTopic(name, confirmed) {

@@ -23,13 +23,12 @@
 #include "client/dqctl/topic_options.h"
 #include "client/dqctl/topic_remote.h"
 #include "client/dqctl/topic_stats_view.h"
+#include "client/dqctl/topic_write_wait.h"
 #include "common/core/json.h"
-#include "common/core/loop_waiter.h"
 #include "common/registry/registry.h"
 #include "common/registry/topic_caps.h"
 #include "common/registry/topic_json.h"
 #include "common/registry/topic_writes.h"
-#include "common/store/waiting_shards.h"
 
 namespace dq::ctl {
 // Its own namespace (not an anonymous one): dqctl's command files share unity
@@ -142,23 +141,6 @@ int run_show(const CtlOptions& options, Registry& registry, const std::string& n
   return kExitOk;
 }
 
-// Runs one topic write of common/registry/topic_writes.h and waits for it:
-// on a loop of its own, with connections to the shards only when the write
-// needs them (the shared registry, a delete's job count).
-template <typename T>
-T wait_for_topic_write(
-    const Config& config, Registry& registry, bool needs_shards,
-    const std::function<void(const TopicWriteContext&, std::function<void(T)>)>& start) {
-  if (needs_shards || config.shared_registry) {
-    WaitingShards shards(config);
-    TopicWriteContext context{&registry, &config, &shards.set()};
-    return shards.wait<T>([&](std::function<void(T)> done) { start(context, std::move(done)); });
-  }
-  LoopWaiter waiter;
-  TopicWriteContext context{&registry, &config, nullptr};
-  return waiter.wait<T>([&](std::function<void(T)> done) { start(context, std::move(done)); });
-}
-
 // add, set, online and offline: one write of the fields, then its message.
 int run_write(const CtlOptions& options, Registry& registry, const std::string& name,
               const Json& fields, TopicEdit edit, const std::string& message) {
@@ -167,7 +149,7 @@ int run_write(const CtlOptions& options, Registry& registry, const std::string& 
   if (!load_ctl_config(options, &config, &exit_code)) {
     return exit_code;
   }
-  TopicWriteRequest request{name, fields, edit, std::nullopt};
+  TopicWriteRequest request{name, fields, edit, std::nullopt, nullptr};
   auto written = wait_for_topic_write<Result<TopicWritten>>(
       config, registry, false, [&](const TopicWriteContext& context, auto done) {
         write_topic(context, request, std::move(done));

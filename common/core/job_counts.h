@@ -27,6 +27,9 @@ struct EventCounts {
   // later than their topic's late_policy allows (drop_after); and pending
   // jobs changed in place (PUT).
   int64_t ttl_expired = 0, late_dropped = 0, updated = 0;
+  // Schedules' ticks (schedule_tick.lua): jobs added for a tick, and
+  // missed ticks not added (catch-up).
+  int64_t tick_added = 0, tick_skipped = 0;
 };
 
 }  // namespace dq

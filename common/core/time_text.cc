@@ -280,13 +280,22 @@ std::string format_duration(int64_t ms) {
   return text;
 }
 
-std::string format_local_datetime(int64_t ms) {
+// ms since the epoch in strftime's `format`, on the server's clock or UTC's.
+std::string format_epoch_ms(int64_t ms, const char* format, bool utc) {
   time_t seconds = static_cast<time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-  struct tm local {};
-  localtime_r(&seconds, &local);
+  struct tm fields {};
+  utc ? gmtime_r(&seconds, &fields) : localtime_r(&seconds, &fields);
   char text[32];
-  strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  strftime(text, sizeof(text), format, &fields);
   return text;
+}
+
+std::string format_local_datetime(int64_t ms) {
+  return format_epoch_ms(ms, "%Y-%m-%d %H:%M:%S", false);
+}
+
+std::string format_utc_instant(int64_t ms) {
+  return format_epoch_ms(ms, "%Y-%m-%dT%H:%M:%SZ", true);
 }
 
 }  // namespace dq

@@ -48,6 +48,9 @@ Result<DueTime> resolve_due_time(const Json& at, const std::string& tz);
 // ms since the epoch -> "Y-m-d H:i:s" in the server's local time zone, as
 // PHP's date('Y-m-d H:i:s') wrote it.
 std::string format_local_datetime(int64_t ms);
+// ms since the epoch -> "2026-03-30T00:00:00Z" (UTC, whole seconds): a
+// schedule's tick as its job id and listings name it.
+std::string format_utc_instant(int64_t ms);
 
 // A length of time for people: "450 ms", "12s", "3m05s", "1h02m", "2d03h";
 // "-" when negative (a clock stepped back).

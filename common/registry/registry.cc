@@ -14,6 +14,7 @@
 #include "common/registry/callback_url.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/registry_copy.h"
+#include "common/registry/schedule_store.h"
 #include "common/registry/signing_key_store.h"
 #include "common/registry/sql_migrations.h"
 #include "common/registry/sqlite_db.h"
@@ -200,6 +201,9 @@ Result<std::vector<Topic>> Registry::list_topics() {
     return topics.is_ok() ? versions.status() : topics.status();
   }
   Status keys = attach_signing_keys(db_, &*topics, now_ms());
+  if (keys.is_ok()) {
+    keys = attach_schedules(db_, &*topics);
+  }
   if (!keys.is_ok()) {
     return keys;
   }
@@ -221,6 +225,9 @@ Result<Topic> Registry::get_topic(const std::string& name) {
   }
   std::vector<Topic> one{read_topic(**found)};
   Status keys = attach_signing_keys(db_, &one, now_ms());
+  if (keys.is_ok()) {
+    keys = attach_schedules(db_, &one);
+  }
   if (!keys.is_ok()) {
     return keys;
   }
@@ -271,6 +278,9 @@ Status Registry::add_topic(const Topic& topic) {
   if (status.is_ok()) {
     status = store_signing_keys(db_, topic);
   }
+  if (status.is_ok()) {
+    status = store_schedules(db_, topic);
+  }
   return status.is_ok() ? (*transaction)->commit() : status;
 }
 
@@ -304,6 +314,9 @@ Status Registry::update_topic(const Topic& topic) {
   if (status.is_ok()) {
     status = store_signing_keys(db_, topic);
   }
+  if (status.is_ok()) {
+    status = store_schedules(db_, topic);
+  }
   return status.is_ok() ? (*transaction)->commit() : status;
 }
 
@@ -319,6 +332,9 @@ Status Registry::delete_topic(const std::string& name) {
   Status status = stmt->run_changing("topic '" + name + "' does not exist");
   if (status.is_ok()) {
     status = delete_signing_keys(db_, name);  // a topic re-added later starts unsigned
+  }
+  if (status.is_ok()) {
+    status = delete_schedules(db_, name);
   }
   return status.is_ok() ? (*transaction)->commit() : status;
 }

@@ -15,6 +15,7 @@
 #include "common/registry/delivery_rules.h"
 #include "common/registry/signing_keys.h"
 #include "common/registry/sqlite_db.h"
+#include "common/registry/topic_schedules.h"
 
 struct sqlite3;
 
@@ -84,6 +85,9 @@ struct Topic {
   int keep_done_days = 0;
   // "deliver", "dead_after:S" or "drop_after:S" (common/core/late_policy.h).
   std::string late_policy = "deliver";
+  // Schedules that add a job per tick (common/registry/topic_schedules.h).
+  // Kept in their own table; read and written with the topic.
+  std::vector<TopicSchedule> schedules;
   // The version an edit names (registry_versions; 0: never written since
   // versions exist). Not a column: read beside the row.
   int64_t version = 0;

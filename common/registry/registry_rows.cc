@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <set>
 
+#include "common/registry/schedule_store.h"
+
 namespace dq {
 namespace {
 
@@ -174,6 +176,7 @@ Status delete_row(sqlite3* db, const RegistryKind& kind, const std::string& name
   }
   if (is_topic(kind)) {
     sql.push_back("DELETE FROM topic_signing_keys WHERE topic = ?1");  // as delete_topic
+    sql.push_back("DELETE FROM topic_schedules WHERE topic = ?1");
   }
   for (const std::string& text : sql) {
     auto stmt = prepare_raw(db, text);
@@ -193,10 +196,8 @@ Status delete_row(sqlite3* db, const RegistryKind& kind, const std::string& name
 
 const std::vector<RegistryKind>& registry_kinds() {
   static const std::vector<RegistryKind> kinds = {
-      {"topic", "topics", "name"},
-      {"api_token", "api_tokens", "name"},
-      {"admin_user", "admin_users", "name"},
-      {"alert_settings", "alert_settings", nullptr},
+      {"topic", "topics", "name"},           {"api_token", "api_tokens", "name"},
+      {"admin_user", "admin_users", "name"}, {"alert_settings", "alert_settings", nullptr},
       {"shard", "shards", "address"},
   };
   return kinds;
@@ -245,6 +246,11 @@ Result<std::optional<Json>> read_registry_row(sqlite3* db, const RegistryKind& k
         return keys.status();
       }
       row["signing_keys"] = std::move(*keys);
+      auto schedules = read_schedules_row(db, name);
+      if (!schedules.is_ok()) {
+        return schedules.status();
+      }
+      row["schedules"] = std::move(*schedules);
     }
     return std::optional<Json>(std::move(row));
   }
@@ -315,6 +321,10 @@ Status write_registry_row(sqlite3* db, const RegistryKind& kind, const std::stri
   // A row from a host that does not carry keys yet leaves this host's alone.
   if (status.is_ok() && is_topic(kind) && row->contains("signing_keys")) {
     status = write_signing_keys(db, name, (*row)["signing_keys"]);
+  }
+  // Likewise a row from a host that does not carry schedules yet.
+  if (status.is_ok() && is_topic(kind) && row->contains("schedules")) {
+    status = write_schedules_row(db, name, (*row)["schedules"]);
   }
   return status;
 }

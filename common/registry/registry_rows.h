@@ -6,7 +6,8 @@
 // migration adds flows between hosts with no change here, and a secret is
 // carried as the registry stores it (hashes), never anything else. A topic's
 // row also carries its signing keys (table topic_signing_keys) as the member
-// "signing_keys", secrets as stored: every host signs its callbacks alike.
+// "signing_keys", secrets as stored: every host signs its callbacks alike;
+// and its schedules (table topic_schedules) as the member "schedules".
 #pragma once
 
 #include <optional>

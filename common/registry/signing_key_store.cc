@@ -1,10 +1,9 @@
 // Implements common/registry/signing_key_store.h through bound statements only.
 #include "common/registry/signing_key_store.h"
 
-#include <map>
-
 #include "common/core/log.h"
 #include "common/registry/sqlite_db.h"
+#include "common/registry/topic_attach.h"
 
 namespace dq {
 
@@ -45,34 +44,21 @@ Status attach_signing_keys(sqlite3* db, std::vector<Topic>* topics, int64_t now_
   if (!stmt.is_ok()) {
     return stmt.status();
   }
-  std::map<std::string, Topic*> by_name;
   for (Topic& topic : *topics) {
     topic.signing_keys.clear();
-    by_name[topic.name] = &topic;
   }
-  for (;;) {
-    auto row = stmt->step();
-    if (!row.is_ok()) {
-      return row.status();
-    }
-    if (!*row) {
-      return Status::ok();
-    }
+  return attach_rows_to_topics(*stmt, topics, [](Topic& topic, const Statement& row) {
     SigningKey key;
-    std::string topic;
-    stmt->read(&topic, &key.key_id, &key.kind, &key.secret, &key.public_key, &key.created_at_ms,
-               &key.retires_at_ms);
-    auto owner = by_name.find(topic);
-    if (owner == by_name.end()) {
-      continue;
-    }
+    std::string name;
+    row.read(&name, &key.key_id, &key.kind, &key.secret, &key.public_key, &key.created_at_ms,
+             &key.retires_at_ms);
     Status decoded = decode_signing_key(&key);
     if (!decoded.is_ok()) {
-      err_log().warn("topic {}: {}", owner->first, decoded.message());
-      continue;
+      err_log().warn("topic {}: {}", topic.name, decoded.message());
+      return;
     }
-    owner->second->signing_keys.push_back(std::move(key));
-  }
+    topic.signing_keys.push_back(std::move(key));
+  });
 }
 
 Status delete_signing_keys(sqlite3* db, const std::string& topic) {

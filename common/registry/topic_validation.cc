@@ -211,6 +211,10 @@ Status validate_topic(const Topic& topic) {
   if (!status.is_ok()) {
     return status;
   }
+  status = validate_schedules(topic.schedules, topic.tz);
+  if (!status.is_ok()) {
+    return status;
+  }
   return validate_topic_signing(topic);
 }
 

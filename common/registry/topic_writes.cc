@@ -39,10 +39,14 @@ Result<Topic> edited_topic(const TopicWriteContext& context, const TopicWriteReq
     if (before != nullptr) {  // a replace keeps what is not a setting
       topic.created_at_ms = before->created_at_ms;
       topic.signing_keys = before->signing_keys;
+      topic.schedules = before->schedules;
       topic.version = before->version;
     }
   }
   Status status = apply_topic_fields(request.fields, &topic, now_ms());
+  if (status.is_ok() && request.change) {
+    status = request.change(&topic);
+  }
   if (status.is_ok()) {
     status = validate_topic(topic);
   }

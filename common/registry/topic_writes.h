@@ -47,6 +47,9 @@ struct TopicWriteRequest {
   Json fields = Json::object();  // common/registry/topic_fields.h
   TopicEdit edit = TopicEdit::kUpdate;
   std::optional<int64_t> expected_version;  // If-Match / "version"; nullopt: as read
+  // Applied after the fields, before the checks: a change that is not a
+  // field, such as a schedule added (common/registry/schedule_writes.h).
+  std::function<Status(Topic*)> change;
 };
 
 struct TopicWritten {
@@ -59,6 +62,7 @@ struct TopicWritten {
 
 // Signing keys are key material with a rotation overlap, not a setting: a
 // kReplace keeps them unless signing_secret / signing_public_key are given.
+// It keeps the schedules too: they have their own routes.
 void write_topic(const TopicWriteContext& context, const TopicWriteRequest& request,
                  const std::function<void(Result<TopicWritten>)>& done);
 

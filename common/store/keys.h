@@ -97,6 +97,11 @@ inline std::string permit_deadlines(std::string_view topic) {
   return kPrefix + "permit_deadlines:" + std::string(topic);
 }
 inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
+// A schedule's next tick (string, epoch ms), on the schedule's home shard
+// (common/store/schedule_ticks.h): moved on only by schedule_tick.lua.
+inline std::string schedule_next(std::string_view schedule_id) {
+  return kPrefix + "schedule:" + std::string(schedule_id);
+}
 inline std::string timer_wake() { return kPrefix + "wake:timer"; }
 inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
 // The dead-letter callback outbox (common/store/dead_callbacks.h): zset entry

@@ -20,6 +20,18 @@ bool takes_jobs_after(ShardRole role) {
 
 }  // namespace
 
+std::string_view placement_key(std::string_view job_key) {
+  // "topic:schedule:<schedule id>:<tick>" -> "topic:schedule:<schedule id>"
+  constexpr std::string_view kScheduleIds = "schedule:";
+  size_t colon = job_key.find(':');
+  if (colon == std::string_view::npos ||
+      job_key.substr(colon + 1, kScheduleIds.size()) != kScheduleIds) {
+    return job_key;
+  }
+  size_t end = job_key.find(':', colon + 1 + kScheduleIds.size());
+  return end == std::string_view::npos ? job_key : job_key.substr(0, end);
+}
+
 bool takes_new_jobs(ShardRole role) {
   return role == ShardRole::kActive || role == ShardRole::kMovingIn || role == ShardRole::kLeaving;
 }
@@ -40,7 +52,7 @@ std::optional<IdHomes> id_homes(const std::vector<ShardAddress>& shards,
   std::optional<size_t> home;
   std::optional<size_t> before;
   std::optional<size_t> after;
-  for (size_t index : shard_order(shards, job_key)) {
+  for (size_t index : shard_order(shards, placement_key(job_key))) {
     ShardRole role = roles[index];
     if (!home && takes_new_jobs(role)) {
       home = index;

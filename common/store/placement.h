@@ -43,7 +43,13 @@ struct IdHomes {
   std::vector<size_t> asked() const;
 };
 
-// The homes of job_key over `shards` with their roles (parallel); nullopt
+// The part of a job key its homes are chosen by: the whole key, except that
+// a schedule's tick ("topic:schedule:<schedule id>:<tick>") is placed by
+// "topic:schedule:<schedule id>", so every tick lives with the schedule's
+// next tick (common/store/schedule_ticks.h).
+std::string_view placement_key(std::string_view job_key);
+
+// The homes of job_key (by its placement_key) over `shards` with their roles (parallel); nullopt
 // when no shard takes new jobs.
 std::optional<IdHomes> id_homes(const std::vector<ShardAddress>& shards,
                                 const std::vector<ShardRole>& roles, std::string_view job_key);

@@ -23,9 +23,10 @@ constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
 const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
-const char* const kEvents[] = {"added",   "delivered",   "failed",      "dead",
-                               "deleted", "expired",     "requeued",    "duplicate",
-                               "updated", "ttl_expired", "late_dropped"};
+const char* const kEvents[] = {"added",       "delivered",   "failed",       "dead",
+                               "deleted",     "expired",     "requeued",     "duplicate",
+                               "updated",     "ttl_expired", "late_dropped", "tick_added",
+                               "tick_skipped"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   if (letter == "d") {
@@ -79,6 +80,12 @@ int64_t* event_slot(EventCounts& counts, std::string_view event) {
   }
   if (event == "late_dropped") {
     return &counts.late_dropped;
+  }
+  if (event == "tick_added") {
+    return &counts.tick_added;
+  }
+  if (event == "tick_skipped") {
+    return &counts.tick_skipped;
   }
   return nullptr;
 }

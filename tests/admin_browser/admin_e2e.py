@@ -191,6 +191,15 @@ def main():
         assert not driver.find_elements(By.CSS_SELECTOR, "#topics-body script"), "a script element was built from data"
         css("tr[data-topic=orders] .test-callback").click()
         wait_for("test callback result", lambda: "HTTP 500" in css("tr[data-topic=orders] .test-result").text)
+        # A schedule (added through the HTTP API) listed with its next five runs.
+        status, added = http_json("POST", api + "/v1/topics/orders/schedules",
+                                  {"spec": "0 3 * * *", "tz": "Europe/Paris"})
+        assert status == 201, (status, added)
+        css("tr[data-topic=orders] .show-schedules").click()
+        wait_for("the schedule's next runs",
+                 lambda: len(driver.find_elements(By.CSS_SELECTOR, "tr[data-topic=orders] .next-runs div")) == 5)
+        assert css("tr[data-topic=orders] table.schedules td.mono").text == "0 3 * * *"
+        assert css("tr[data-topic=orders] .next-runs div").text == added["next_runs"][0]
         shot("topics")
 
         # A job through the HTTP API, with a body holding a script.
