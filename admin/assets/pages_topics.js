@@ -103,6 +103,7 @@ const TOPIC_FIELDS = [
   { key: 'success_json', label: 'Success rule', hint: 'empty: any 2xx succeeds; PATH=VALUE (e.g. code=0): a 2xx whose JSON body differs is a failed attempt' },
   { key: 'timeout_ms', label: 'Timeout (ms)', number: true, hint: 'per delivery attempt' },
   { key: 'default_delay_s', label: 'Default delay (s)', number: true, hint: 'when a job names neither delay nor at' },
+  { key: 'delivery_window', label: 'Delivery window', hint: 'e.g. Mon-Fri 09:00-18:00 Asia/Shanghai: jobs due outside it wait for the opening (no attempt used), spread at the max rate; no zone: the time zone above, else UTC; empty: any hour' },
   { key: 'tz', label: 'Time zone', hint: 'IANA zone, e.g. Europe/Paris: an add\'s at without an offset (and without its own tz) is read there; empty: the server\'s zone' },
   { key: 'max_attempts', label: 'Max attempts', number: true, hint: '0: the server default; then the job is a dead letter' },
   { key: 'retry_ms', label: 'Retry schedule (ms)', hint: 'e.g. 1000,3000,5000; empty: 1, 3, 5 ... minutes (2n+1)' },
@@ -221,7 +222,7 @@ async function pageTopics(main) {
 
   function showForm(topic) {
     const editing = !!topic;
-    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', delivery_window: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
     if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800 });
     const inputs = {};
     const errors = {};

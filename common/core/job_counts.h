@@ -19,6 +19,9 @@ struct StateCounts {
 struct EventCounts {
   int64_t added = 0, delivered = 0, failed = 0, dead = 0, deleted = 0, expired = 0, requeued = 0,
           duplicate = 0;
+  // Due jobs held for their topic's delivery window (promote.lua): each
+  // hold counts, a job held over two closings twice.
+  int64_t window_held = 0;
 };
 
 }  // namespace dq

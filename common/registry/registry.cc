@@ -36,7 +36,7 @@ constexpr const char* kTopicColumns =
     ", circuit_breaker, circuit_failures, circuit_open_ms"
     ", max_in_flight, max_rate, max_burst"
     ", dead_callback, dedup_window_s, max_retry_duration_s"
-    ", tz";
+    ", tz, delivery_window";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -47,7 +47,8 @@ Topic read_topic(const Statement& row) {
            &topic.callback_format, &topic.success_json, &topic.max_deferrals, &topic.dead_on,
            &topic.retry_jitter, &topic.circuit_breaker, &topic.circuit_failures,
            &topic.circuit_open_ms, &topic.max_in_flight, &topic.max_rate, &topic.max_burst,
-           &topic.dead_callback, &topic.dedup_window_s, &topic.max_retry_duration_s, &topic.tz);
+           &topic.dead_callback, &topic.dedup_window_s, &topic.max_retry_duration_s, &topic.tz,
+           &topic.delivery_window);
   topic.online = status == "online";
   return topic;
 }
@@ -80,7 +81,8 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(25, topic.dead_callback)
       .bind(26, topic.dedup_window_s)
       .bind(27, topic.max_retry_duration_s)
-      .bind(28, topic.tz);
+      .bind(28, topic.tz)
+      .bind(29, topic.delivery_window);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -248,11 +250,11 @@ Status Registry::add_topic(const Topic& topic) {
       ", circuit_breaker, circuit_failures, circuit_open_ms"
       ", max_in_flight, max_rate, max_burst"
       ", dead_callback, dedup_window_s, max_retry_duration_s"
-      ", tz"
+      ", tz, delivery_window"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
       ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
       ", ?25, ?26, ?27"
-      ", ?28"
+      ", ?28, ?29"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -290,7 +292,7 @@ Status Registry::update_topic(const Topic& topic) {
                          ", max_in_flight = ?22, max_rate = ?23, max_burst = ?24"
                          ", dead_callback = ?25, dedup_window_s = ?26"
                          ", max_retry_duration_s = ?27"
-                         ", tz = ?28"
+                         ", tz = ?28, delivery_window = ?29"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

@@ -64,7 +64,7 @@ class BlockingJobStore {
   Result<Updated> update(UpdateRequest request);
 
   // --- timer side, per shard ---
-  Result<PromoteResult> promote(size_t shard, int limit);
+  Result<PromoteResult> promote(size_t shard, int limit, const std::vector<WindowHold>& holds = {});
   Result<ExpiredResult> requeue_expired(size_t shard, int limit,
                                         const std::vector<ExpiryTopic>& topics = {},
                                         int64_t default_dedup_window_ms = 0);

@@ -48,7 +48,7 @@ ScriptCall run_now_call(const std::string& topic, const std::string& id);
 // keeps the body, due nullopt keeps the due time.
 ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
                        std::optional<DueTime> due);
-ScriptCall promote_call(int limit);
+ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds);
 // topics: those with a dead-letter callback (their jobs that die get an
 // outbox entry: common/store/dead_callbacks.h) or a dedup window other than
 // default_dedup_window_ms, which the others' dead jobs are remembered for.

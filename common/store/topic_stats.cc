@@ -24,7 +24,8 @@ constexpr int kDays = 30;
 
 const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
 const char* const kEvents[] = {"added",   "delivered", "failed",   "dead",
-                               "deleted", "expired",   "requeued", "duplicate"};
+                               "deleted", "expired",   "requeued", "duplicate",
+                               "window_held"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   if (letter == "d") {
@@ -69,6 +70,9 @@ int64_t* event_slot(EventCounts& counts, std::string_view event) {
   }
   if (event == "duplicate") {
     return &counts.duplicate;
+  }
+  if (event == "window_held") {
+    return &counts.window_held;
   }
   return nullptr;
 }
@@ -369,6 +373,7 @@ void put_events(Json& out, const EventCounts& c) {
   out["expired"] = c.expired;
   out["requeued"] = c.requeued;
   out["duplicate"] = c.duplicate;
+  out["window_held"] = c.window_held;
 }
 
 }  // namespace
