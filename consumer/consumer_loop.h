@@ -154,7 +154,7 @@ class ConsumerLoop {
   std::map<std::string, std::shared_ptr<const Topic>> snapshots_;
   std::vector<Topic> online_;
   int64_t online_at_ms_ = -1;
-  TopicWindows windows_;  // a topic whose delivery window is closed is not reserved
+  TopicWindows windows_;       // a topic whose delivery window is closed is not reserved
   int64_t next_sweep_ms_ = 0;  // reserve even without a wake this often
   uint64_t changes_ = 1;       // bumped when a slot frees or a wake comes
   uint64_t round_ = 0;

@@ -297,8 +297,8 @@ void render_metrics(const ShardSet& shards, const TopicCache& topics, const Conf
   };
   auto parts = std::make_shared<Parts>();
   parts->done = std::move(done);
-  std::string host_text = registry_file_metrics(topics.file_problem().empty()) +
-                          window_metrics(topics);
+  std::string host_text =
+      registry_file_metrics(topics.file_problem().empty()) + window_metrics(topics);
   all_topic_stats(shards, names, false,
                   [shards, &config, parts, host_text](Result<std::vector<TopicStats>> stats) {
                     parts->stats_text = metrics_text(shards, stats, config) + host_text;

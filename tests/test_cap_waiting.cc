@@ -21,8 +21,8 @@ using namespace dq::test;
 
 namespace {
 
-void add_capped(DqdProcess& dqd, const std::string& name, const std::string& url,
-                int max_in_flight, int max_rate) {
+void add_capped(DqdProcess& dqd, const std::string& name, const std::string& url, int max_in_flight,
+                int max_rate) {
   Topic topic;
   topic.name = name;
   topic.callback_url = url;
@@ -98,8 +98,9 @@ TEST_CASE("a ready job behind a hung call says max_in_flight; one behind a spent
   // max_rate 1 (burst 1): a backlog of 6 takes ~5 s; a ready one waits on the rate.
   const int rated_jobs = 6;
   for (int i = 0; i < rated_jobs; ++i) {
-    REQUIRE(http.post(dqd.jobs_url("slow-rate"), job_doc("r" + std::to_string(i), Json{{"i", i}}, 0))
-                .status == 201);
+    REQUIRE(
+        http.post(dqd.jobs_url("slow-rate"), job_doc("r" + std::to_string(i), Json{{"i", i}}, 0))
+            .status == 201);
   }
   Json waiting_one;
   CHECK(wait_within(10000, [&] {

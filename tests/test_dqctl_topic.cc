@@ -299,13 +299,16 @@ TEST_CASE("set, online, offline, del") {
   RunResult windowed =
       ctl.run({"topic", "set", "orders", "--delivery-window", "Mon-Fri 09:00-18:00 Asia/Shanghai"});
   CHECK_MESSAGE(windowed.exit_code == 0, windowed.err);
-  CHECK(ctl.registry()->get_topic("orders")->delivery_window == "Mon-Fri 09:00-18:00 Asia/Shanghai");
+  CHECK(ctl.registry()->get_topic("orders")->delivery_window ==
+        "Mon-Fri 09:00-18:00 Asia/Shanghai");
   CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "Mon-Fri 09:00-18:00 Asia/Shanghai"));
-  RunResult bad_window = ctl.run({"topic", "set", "orders", "--delivery-window", "Mon-Fry 09:00-18:00"});
+  RunResult bad_window =
+      ctl.run({"topic", "set", "orders", "--delivery-window", "Mon-Fry 09:00-18:00"});
   CHECK(bad_window.exit_code != 0);
   CHECK(contains(bad_window.err + bad_window.out, "delivery_window: "));
   CHECK(contains(bad_window.err + bad_window.out, "Fry"));
-  CHECK(ctl.registry()->get_topic("orders")->delivery_window == "Mon-Fri 09:00-18:00 Asia/Shanghai");
+  CHECK(ctl.registry()->get_topic("orders")->delivery_window ==
+        "Mon-Fri 09:00-18:00 Asia/Shanghai");
   CHECK(ctl.run({"topic", "set", "orders", "--delivery-window", "off"}).exit_code == 0);
   CHECK(ctl.registry()->get_topic("orders")->delivery_window.empty());
 

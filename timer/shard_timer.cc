@@ -116,9 +116,9 @@ void ShardTimer::find_window_holds() {
     if (window == nullptr || window->is_open_at(redis_now)) {
       continue;
     }
-    double spacing_ms =
-        topic.max_rate > 0 ? 1000.0 * static_cast<double>(config_.shards.size()) / topic.max_rate
-                           : 0.0;
+    double spacing_ms = topic.max_rate > 0
+                            ? 1000.0 * static_cast<double>(config_.shards.size()) / topic.max_rate
+                            : 0.0;
     holds_.push_back({name, window_opens_at(*window, redis_now), spacing_ms});
   }
 }

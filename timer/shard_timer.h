@@ -61,9 +61,9 @@ class ShardTimer {
   RepeatLog outage_;
   UniqueEvent timer_;
   bool stopping_ = false;
-  bool upgraded_ = false;   // the shard said its store is current (store_upgrade.h)
-  bool upgrading_ = false;  // the last step converted a batch: more to do
-  PromoteResult last_;      // this round's last promote
+  bool upgraded_ = false;       // the shard said its store is current (store_upgrade.h)
+  bool upgrading_ = false;      // the last step converted a batch: more to do
+  PromoteResult last_;          // this round's last promote
   int64_t promoted_at_ms_ = 0;  // when it answered (monotonic)
   TopicWindows windows_;
   // The topics whose delivery window is closed, for promote (promote.lua).

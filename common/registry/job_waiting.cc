@@ -89,9 +89,8 @@ Json cap_waiting(const Topic& topic, const CapState& caps) {
   if (wait > 0) {
     return Json{{"reason", "max_rate"},
                 {"since_ms", nullptr},
-                {"detail", "the topic's rate is spent (max_rate " +
-                               std::to_string(topic.max_rate) + "/s, burst " +
-                               std::to_string(effective_burst(topic)) +
+                {"detail", "the topic's rate is spent (max_rate " + std::to_string(topic.max_rate) +
+                               "/s, burst " + std::to_string(effective_burst(topic)) +
                                "): its next call may start in " + std::to_string(wait) + " ms"}};
   }
   return nullptr;

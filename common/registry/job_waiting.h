@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "common/core/json.h"
-#include "common/registry/registry.h"
 #include "common/core/shard.h"
+#include "common/registry/registry.h"
 #include "common/store/cap_state.h"
 #include "common/store/circuit_listing.h"
 #include "common/store/job.h"

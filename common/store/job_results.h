@@ -35,7 +35,7 @@ struct WindowHold {
 
 struct PromoteResult {
   int moved = 0;
-  int held = 0;  // due jobs held for their topic's delivery window
+  int held = 0;                        // due jobs held for their topic's delivery window
   std::optional<int64_t> next_due_ms;  // earliest job still delayed
   int64_t redis_now_ms = 0;            // Redis's clock when it ran
 };

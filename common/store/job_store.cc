@@ -127,7 +127,8 @@ Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit,
     upgrading = !*current;
   }
   connect(shard);
-  auto result = wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done, holds); });
+  auto result =
+      wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done, holds); });
   if (result.is_ok() && upgrading) {
     result->next_due_ms = result->redis_now_ms;  // more to convert: call again at once
   }

@@ -92,8 +92,8 @@ ScriptCall update_call(const std::string& topic, const std::string& id, const st
 
 ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds) {
   ScriptCall call{&kPromoteScript,
-                  {keys::records_prefix(), keys::due_index(), keys::consumer_wake(),
-                   keys::counts(), today_stats()},
+                  {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts(),
+                   today_stats()},
                   {std::to_string(limit), keys::ready_prefix()}};
   for (const WindowHold& hold : holds) {
     char spacing[32];

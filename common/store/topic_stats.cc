@@ -23,9 +23,8 @@ constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
 const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
-const char* const kEvents[] = {"added",   "delivered", "failed",   "dead",
-                               "deleted", "expired",   "requeued", "duplicate",
-                               "window_held"};
+const char* const kEvents[] = {"added",   "delivered", "failed",    "dead",       "deleted",
+                               "expired", "requeued",  "duplicate", "window_held"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   if (letter == "d") {
