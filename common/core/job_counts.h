@@ -5,6 +5,11 @@
 // dq/counts.h and installs it with dq/client.h, so it uses the standard
 // library only and includes nothing of dq (common/ never includes client/).
 #pragma once
+// A guard as well: a file that sees both this file and its copy (a unity
+// batch of dqctl) would otherwise define the structs twice, as gcc takes the
+// two for one `#pragma once` file only when their times of change agree.
+#ifndef DQ_JOB_COUNTS_H
+#define DQ_JOB_COUNTS_H
 
 #include <cstdint>
 
@@ -25,3 +30,5 @@ struct EventCounts {
 };
 
 }  // namespace dq
+
+#endif  // DQ_JOB_COUNTS_H
