@@ -184,12 +184,12 @@ TEST_CASE("jobs ready when the window closes wait, unreserved, and go when it op
     }
     return true;
   }));
-  // Online, and a window that opens in an hour: closed now.
-  auto topic = dqd.registry().get_topic("evening");
-  REQUIRE(topic.is_ok());
-  topic->online = true;
-  topic->delivery_window = window_from(next_minute_after(3600000), 60);
-  REQUIRE(dqd.registry().update_topic(*topic).is_ok());
+  // Online, and a window that opens in an hour: closed now. Through the
+  // topic API, which writes the shared registry every host reads.
+  const std::string topic_url = dqd.base_url() + "/v1/topics/evening";
+  Json closed{{"online", true}, {"delivery_window", window_from(next_minute_after(3600000), 60)}};
+  HttpResult edited = http.request("PATCH", topic_url, closed.dump());
+  REQUIRE_MESSAGE(edited.status == 200, edited.body);
   REQUIRE(wait_within(10000, [&] {
     Json job = get_job(http, dqd, "evening", "e0");
     return job.contains("waiting") && job["waiting"]["reason"] == "delivery_window";
@@ -203,8 +203,8 @@ TEST_CASE("jobs ready when the window closes wait, unreserved, and go when it op
     CHECK(job["waiting"]["reason"] == "delivery_window");
   }
   // The window removed: every job once.
-  topic->delivery_window = "";
-  REQUIRE(dqd.registry().update_topic(*topic).is_ok());
+  edited = http.request("PATCH", topic_url, Json{{"delivery_window", ""}}.dump());
+  REQUIRE_MESSAGE(edited.status == 200, edited.body);
   REQUIRE(wait_within(15000, [&] { return callback.count() >= jobs; }));
   sleep_ms(500);
   std::map<std::string, int> by_id = deliveries_by_id(callback);

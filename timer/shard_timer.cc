@@ -109,6 +109,9 @@ void ShardTimer::promote() {
 // shards as its permits are.
 void ShardTimer::find_window_holds() {
   holds_.clear();
+  // A topic added or edited a moment ago is seen before its jobs fall due
+  // (the lease check's refresh alone may come after the first promote).
+  topics_.refresh_if_older(config_.registry_refresh_ms);
   int64_t redis_now =
       last_.redis_now_ms > 0 ? last_.redis_now_ms + (monotonic_ms() - promoted_at_ms_) : now_ms();
   for (const auto& [name, topic] : topics_.all()) {
