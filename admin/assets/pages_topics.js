@@ -9,6 +9,7 @@ const COUNT_TITLES = { delayed: 'Delayed', ready: 'Ready', working: 'In flight',
 async function pageDashboard(main) {
   const topicsBody = el('tbody', { id: 'dash-topics' });
   const shardsBody = el('tbody', { id: 'dash-shards' });
+  const circuitsBody = el('tbody', { id: 'dash-circuits' });
   const chosenLabel = el('span', { id: 'dash-series-topic' });
   const minuteCanvas = el('canvas', { className: 'chart', id: 'chart-minutes' });
   const dayCanvas = el('canvas', { className: 'chart', id: 'chart-days' });
@@ -31,7 +32,10 @@ async function pageDashboard(main) {
         el('section', { className: 'panel' }, el('h2', {}, 'Last 30 days, per day'), dayCanvas, legend())),
       el('section', { className: 'panel' }, el('h2', {}, 'Redis shards'),
         el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Shard'), el('th', {}, 'State'), el('th', {}, 'Since'))), shardsBody),
-        el('p', { className: 'muted' }, el('a', { href: '/shards' }, 'Shard details ›')))));
+        el('p', { className: 'muted' }, el('a', { href: '/shards' }, 'Shard details ›')),
+        // The receivers' and endpoints' circuit breakers (GET /api/circuits).
+        el('h2', {}, 'Circuits'),
+        el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Receiver'), el('th', {}, 'State'), el('th', { className: 'num' }, 'Failures'))), circuitsBody))));
 
   async function refresh() {
     const chosen = params().get('topic') || '';
@@ -87,6 +91,17 @@ async function pageDashboard(main) {
         el('td', { className: 'muted' }, fmtAgo(s.since_ms))));
     }
     if (!shards.length) shardsBody.appendChild(el('tr', {}, el('td', { colspan: 3, className: 'muted' }, 'The redis checker has not reported yet.')));
+    const circuits = await api('GET', '/api/circuits');
+    clear(circuitsBody);
+    for (const c of (circuits.ok ? circuits.data.circuits : [])) {
+      const paused = c.paused_until_ms > Date.now();
+      const shown = paused && c.state === 'closed' ? 'paused' : c.state;
+      circuitsBody.appendChild(el('tr', { 'data-circuit': c.receiver, title: c.last_error || '' },
+        el('td', { className: 'mono' }, c.receiver),
+        el('td', {}, el('span', { className: 'badge ' + (shown === 'closed' ? 'ok' : shown === 'open' ? 'bad' : 'off') }, shown.replace(/_/g, ' '))),
+        el('td', { className: 'num', 'data-failures': '' }, String(c.failures))));
+    }
+    if (!circuitsBody.children.length) circuitsBody.appendChild(el('tr', {}, el('td', { colspan: 3, className: 'muted' }, circuits.ok ? 'No receiver has failed yet.' : 'Circuits cannot be read now.')));
     updated.textContent = 'updated ' + fmtTime(data.now_ms);
   }
   await refresh();

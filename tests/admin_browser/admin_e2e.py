@@ -7,7 +7,8 @@ Logs in, registers a topic in the page, adds a job through the HTTP API,
 finds it in the pending list and by lookup, watches it fail into the dead
 letters (callback answers 500, max attempts 1), requeues it (callback now
 answers 200), sees it delivered and counted on the dashboard, and checks the
-dashboard's numbers against the HTTP API's. A second topic made in the page
+dashboard's numbers against the HTTP API's, and finds the failed endpoint's
+circuit (closed again) on the dashboard. A second topic made in the page
 with a delivery window closed now (a bad window refused beside its field)
 holds its job, and the lookup says why. A creator and a job body holding
 <script>alert(1)</script> are shown as text and no alert fires. Saves a
@@ -299,6 +300,12 @@ def main():
             assert http_json("GET", api + "/v1/topics/orders/jobs/order-42")[0] == 404
             assert sum(shown.values()) == 0, shown
         assert totals["added"] == 2 and totals["delivered"] == 1 and totals["failed"] >= 1, totals
+        # The circuits beside the shards: the endpoint that answered 500 once
+        # is listed, closed again (a success followed).
+        endpoint = "127.0.0.1:%d/orders" % callback.server_address[1]
+        wait_for("the endpoint's circuit on the dashboard",
+                 lambda: driver.find_elements(By.CSS_SELECTOR, "#dash-circuits tr[data-circuit='%s']" % endpoint))
+        assert css("#dash-circuits tr[data-circuit='%s'] .badge" % endpoint).text == "closed"
         shot("dashboard")
 
         # Quiet hours: a topic made in the page with a delivery window that
