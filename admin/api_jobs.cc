@@ -37,23 +37,14 @@ void AdminApp::job_route(Exchange& exchange, const std::string& topic, const std
       return exchange.reply_json(200, job_to_json(*job));
     }
     Json out = job_to_json(*job);
-    if (!waiting_needs_circuits(*job, *known)) {
-      Json waiting = job_waiting(*job, *known, CircuitListing{}, now_ms());
-      if (!waiting.is_null()) {
-        out["waiting"] = waiting;
-      }
-      return exchange.reply_json(200, out);
-    }
-    // A ready job of a topic with a breaker: whether a circuit holds it.
     auto held = exchange.hold();
-    list_circuits(shards(), [held, out, found = *job,
-                             topic_row = *known](const CircuitListing& listing) mutable {
-      Json waiting = job_waiting(found, topic_row, listing, now_ms());
-      if (!waiting.is_null()) {
-        out["waiting"] = waiting;
-      }
-      held->reply_json(200, out);
-    });
+    find_job_waiting(shards(), config_.shards, *job, *known,
+                     [held, out](const Json& waiting) mutable {
+                       if (!waiting.is_null()) {
+                         out["waiting"] = waiting;
+                       }
+                       held->reply_json(200, out);
+                     });
     return;
   }
   if (exchange.method() != "DELETE") {

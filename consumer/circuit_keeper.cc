@@ -7,6 +7,7 @@
 #include "common/alerts/circuit_alerts.h"
 #include "common/core/clock.h"
 #include "common/core/log.h"
+#include "common/core/time_text.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/receiver.h"
 #include "common/registry/retry_policy.h"
@@ -19,16 +20,6 @@ namespace {
 constexpr int64_t kRefreshMs = 250;       // circuits are read (and leases renewed) this often
 constexpr int64_t kShardRetryMs = 1000;   // a shard that failed is asked again after this
 constexpr int64_t kLeaseSafetyMs = 1000;  // the local lease ends before Redis's does
-
-// "2026-11-29T05:25:33Z"
-std::string utc_text(int64_t ms) {
-  time_t seconds = static_cast<time_t>(ms / 1000);
-  struct tm parts {};
-  gmtime_r(&seconds, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
-}
 
 }  // namespace
 

@@ -226,6 +226,14 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
   int64_t now = monotonic_ms();
   if (online_at_ms_ < 0 || now - online_at_ms_ >= kOnlineListMs) {
     online_ = topics_.online();
+    // A closed delivery window holds the topic like offline does: jobs
+    // ready at the closing stay ready until the opening (the timer holds
+    // those that fall due meanwhile).
+    int64_t wall_now = now_ms();
+    online_.erase(
+        std::remove_if(online_.begin(), online_.end(),
+                       [&](const Topic& topic) { return windows_.closed(topic, wall_now); }),
+        online_.end());
     online_at_ms_ = now;
     watch_receivers();
   }

@@ -31,6 +31,7 @@
 #include "common/core/event_handles.h"
 #include "common/redis/shard_health.h"
 #include "common/registry/topic_cache.h"
+#include "common/registry/topic_window.h"
 #include "common/store/async_job_store.h"
 #include "consumer/curl_loop.h"
 #include "consumer/delivery.h"
@@ -153,6 +154,7 @@ class ConsumerLoop {
   std::map<std::string, std::shared_ptr<const Topic>> snapshots_;
   std::vector<Topic> online_;
   int64_t online_at_ms_ = -1;
+  TopicWindows windows_;       // a topic whose delivery window is closed is not reserved
   int64_t next_sweep_ms_ = 0;  // reserve even without a wake this often
   uint64_t changes_ = 1;       // bumped when a slot frees or a wake comes
   uint64_t round_ = 0;

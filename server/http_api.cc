@@ -315,13 +315,8 @@ void HttpApi::get_job(const Exchange& request, const std::string& topic, const s
       }
       finish_text(request, "get", 200, text);
     };
-    if (!waiting_needs_circuits(*job, *known)) {
-      return answer(*job, job_waiting(*job, *known, CircuitListing{}, now_ms()));
-    }
-    // A ready job of a topic with a breaker: say whether a circuit holds it.
-    list_circuits(shards_, [answer, found = *job, held = *known](const CircuitListing& listing) {
-      answer(found, job_waiting(found, held, listing, now_ms()));
-    });
+    find_job_waiting(shards_, config_.shards, *job, *known,
+                     [answer, found = *job](const Json& waiting) { answer(found, waiting); });
   });
 }
 

@@ -11,6 +11,7 @@
 #include "common/core/prometheus_text.h"
 #include "common/core/shared_metrics.h"
 #include "common/redis/shard_health.h"
+#include "common/registry/topic_window.h"
 #include "common/store/topic_stats.h"
 #include "server/circuit_metrics.h"
 
@@ -75,6 +76,10 @@ void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>
       {"dq_schedule_ticks_skipped_total",
        "Schedule ticks missed while dq was down and not added (catch-up one or none).",
        &EventCounts::tick_skipped},
+      {"dq_jobs_held_by_window_total",
+       "Due jobs held for their topic's delivery window (due again at its opening; no attempt "
+       "used).",
+       &EventCounts::window_held},
   };
   for (const auto& counter : kCounters) {
     out.family(counter.name, "counter", counter.help);
@@ -263,6 +268,23 @@ std::string registry_file_metrics(bool in_place) {
   return out.text();
 }
 
+// Whether each topic with a delivery window is open now (this host's clock).
+std::string window_metrics(const TopicCache& topics) {
+  PrometheusText out;
+  out.family("dq_topic_delivery_window_open", "gauge",
+             "1 while the topic's delivery window is open, 0 while it is closed (its due jobs "
+             "wait for the opening); only topics with a window.");
+  int64_t now = now_ms();
+  for (const auto& [name, topic] : topics.all()) {
+    auto window = parse_topic_window(topic);
+    if (window.is_ok() && *window) {
+      out.sample("dq_topic_delivery_window_open", {{"topic", name}},
+                 (*window)->is_open_at(now) ? 1 : 0);
+    }
+  }
+  return out.text();
+}
+
 }  // namespace
 
 void render_metrics(const ShardSet& shards, const TopicCache& topics, const Config& config,
@@ -286,11 +308,11 @@ void render_metrics(const ShardSet& shards, const TopicCache& topics, const Conf
   };
   auto parts = std::make_shared<Parts>();
   parts->done = std::move(done);
-  bool file_in_place = topics.file_problem().empty();
+  std::string host_text =
+      registry_file_metrics(topics.file_problem().empty()) + window_metrics(topics);
   all_topic_stats(shards, names, false,
-                  [shards, &config, parts, file_in_place](Result<std::vector<TopicStats>> stats) {
-                    parts->stats_text =
-                        metrics_text(shards, stats, config) + registry_file_metrics(file_in_place);
+                  [shards, &config, parts, host_text](Result<std::vector<TopicStats>> stats) {
+                    parts->stats_text = metrics_text(shards, stats, config) + host_text;
                     parts->finish_if_whole();
                   });
   list_circuits(shards, [parts](CircuitListing listing) {

@@ -4,7 +4,7 @@
 //     dq_jobs_dead_total, dq_jobs_deleted_total, dq_leases_expired_total,
 //     dq_dead_requeued_total, dq_duplicates_settled_total,
 //     dq_jobs_updated_total, dq_jobs_ttl_expired_total,
-//     dq_jobs_late_dropped_total                           {topic}
+//     dq_jobs_late_dropped_total, dq_jobs_held_by_window_total   {topic}
 //     dq_jobs{topic,state}   delayed|ready|working|retrying|dead
 //     dq_metrics_queue_scrape_ok, dq_metrics_queue_shard_answered{shard}
 //   read every shard at once, each within [redis] command_timeout_ms: the
@@ -18,6 +18,7 @@
 //   shards (the checker's view) and children (the master's status file):
 //     dq_redis_shard_*, dq_redis_shard_persistence_info {shard,mode},
 //     dq_children_running {role}, dq_child_restarts_total {role}
+//   the registry: dq_registry_file_ok, dq_topic_delivery_window_open {topic}
 //   receivers' circuit breakers (server/circuit_metrics.h, from Redis):
 //     dq_circuit_state, dq_circuit_failures, dq_circuit_since_seconds {receiver}
 #pragma once

@@ -169,6 +169,11 @@ TEST_CASE("add, list, show: human and JSON output") {
   REQUIRE(tz != keys.end());
   CHECK(shown["tz"] == "");
   keys.erase(tz);
+  // delivery_window ("" by default: any hour), on its own line too.
+  auto window = std::find(keys.begin(), keys.end(), "delivery_window");
+  REQUIRE(window != keys.end());
+  CHECK(shown["delivery_window"] == "");
+  keys.erase(window);
   // dead_callback, dedup_window_s and max_retry_duration_s checked on their own lines, so the list
   // below merges with other new settings.
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");
@@ -317,6 +322,23 @@ TEST_CASE("set, online, offline, del") {
   }
   CHECK(ctl.registry()->get_topic("orders")->late_policy == "dead_after:300");
   CHECK(ctl.registry()->get_topic("orders")->keep_done_days == 7);
+
+  // A delivery window: checked when set (the refusal names the word), "off" removes it.
+  RunResult windowed =
+      ctl.run({"topic", "set", "orders", "--delivery-window", "Mon-Fri 09:00-18:00 Asia/Shanghai"});
+  CHECK_MESSAGE(windowed.exit_code == 0, windowed.err);
+  CHECK(ctl.registry()->get_topic("orders")->delivery_window ==
+        "Mon-Fri 09:00-18:00 Asia/Shanghai");
+  CHECK(contains(ctl.run({"topic", "show", "orders"}).out, "Mon-Fri 09:00-18:00 Asia/Shanghai"));
+  RunResult bad_window =
+      ctl.run({"topic", "set", "orders", "--delivery-window", "Mon-Fry 09:00-18:00"});
+  CHECK(bad_window.exit_code != 0);
+  CHECK(contains(bad_window.err + bad_window.out, "delivery_window: "));
+  CHECK(contains(bad_window.err + bad_window.out, "Fry"));
+  CHECK(ctl.registry()->get_topic("orders")->delivery_window ==
+        "Mon-Fri 09:00-18:00 Asia/Shanghai");
+  CHECK(ctl.run({"topic", "set", "orders", "--delivery-window", "off"}).exit_code == 0);
+  CHECK(ctl.registry()->get_topic("orders")->delivery_window.empty());
 
   // Nothing waits forever (docs/delivery.md): max_retry_duration_s.
   RunResult bounded = ctl.run({"topic", "set", "orders", "--max-retry-duration-s", "3600"});

@@ -57,6 +57,62 @@ TEST_CASE("promote moves only due jobs, at most `limit`, and tells the next due 
   check_consistent(redis);
 }
 
+TEST_CASE("promote holds a closed window's due jobs: delayed, at the opening + k x spacing") {
+  TestRedis redis;
+  auto store = store_over({&redis});
+  int64_t now = redis_time_ms(redis);
+  for (const char* id : {"a", "b", "c"}) {
+    REQUIRE(store->add("quiet", id, "{}", at_ms(now - 1000)).is_ok());
+  }
+  REQUIRE(store->add("loud", "x", "{}", at_ms(now - 1000)).is_ok());
+  const int64_t opens = now + 3600000;
+  const std::vector<WindowHold> closed = {{"quiet", opens, 250.0}};
+
+  auto promoted = store->promote(0, 100, closed);
+  REQUIRE(promoted.is_ok());
+  CHECK(promoted->moved == 1);  // the other topic's job only
+  CHECK(promoted->held == 3);
+  REQUIRE(promoted->next_due_ms.has_value());
+  CHECK(*promoted->next_due_ms == opens);
+  std::vector<int64_t> due;
+  for (const char* id : {"a", "b", "c"}) {
+    auto job = store->get("quiet", id);
+    REQUIRE(job.is_ok());
+    CHECK(job->state == JobState::kDelayed);
+    CHECK(job->attempts == 0);
+    CHECK(job->held_by_window);
+    due.push_back(job->due_at_ms);
+  }
+  std::sort(due.begin(), due.end());
+  CHECK(due == std::vector<int64_t>{opens, opens + 250, opens + 500});
+  CHECK(store->get("loud", "x")->state == JobState::kReady);
+  CHECK_FALSE(store->get("loud", "x")->held_by_window);
+  CHECK(llen(redis, keys::ready("quiet")) == 0);
+  check_consistent(redis);
+
+  // A job held later for the same opening takes the next turn.
+  REQUIRE(store->add("quiet", "d", "{}", at_ms(now - 1000)).is_ok());
+  CHECK(store->promote(0, 100, closed)->held == 1);
+  CHECK(store->get("quiet", "d")->due_at_ms == opens + 750);
+
+  // An opening Redis's clock has passed holds nothing: the job goes ready.
+  REQUIRE(store->add("quiet", "e", "{}", at_ms(now - 1000)).is_ok());
+  auto open_now = store->promote(0, 100, {{"quiet", now - 1, 250.0}});
+  CHECK(open_now->moved == 1);
+  CHECK(open_now->held == 0);
+  CHECK(store->get("quiet", "e")->state == JobState::kReady);
+
+  // An update clears the mark (its new due time is its own).
+  UpdateRequest later;
+  later.topic = "quiet";
+  later.id = "a";
+  later.due = at_ms(now + 5000);
+  later.add_due = *later.due;
+  REQUIRE(store->update(later).is_ok());
+  CHECK_FALSE(store->get("quiet", "a")->held_by_window);
+  check_consistent(redis);
+}
+
 TEST_CASE("due times follow Redis's clock: nothing is promoted before Redis's TIME passes it") {
   TestRedis redis;
   auto store = store_over({&redis});

@@ -94,8 +94,37 @@ void ShardTimer::upgrade_then_promote() {
 }
 
 void ShardTimer::promote() {
-  store_.promote(shard_, std::max(1, config_.timer_batch),
-                 [this](Result<PromoteResult> result) { promoted(std::move(result)); });
+  find_window_holds();
+  store_.promote(
+      shard_, std::max(1, config_.timer_batch),
+      [this](Result<PromoteResult> result) { promoted(std::move(result)); }, holds_);
+}
+
+// The topics whose delivery window is closed now, by Redis's clock as the
+// last promote read it plus the time since (the host's own clock before
+// the first). The script holds their due jobs only while Redis's now is
+// before the opening, so an estimate a little late changes nothing; one a
+// little early promotes a job a moment after the closing, and the
+// consumers, which do not reserve a closed topic, keep it ready until the
+// opening. The opening is spread at the topic's max_rate, split over the
+// shards as its permits are.
+void ShardTimer::find_window_holds() {
+  holds_.clear();
+  // A topic added or edited a moment ago is seen before its jobs fall due
+  // (the lease check's refresh alone may come after the first promote).
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  int64_t redis_now =
+      last_.redis_now_ms > 0 ? last_.redis_now_ms + (monotonic_ms() - promoted_at_ms_) : now_ms();
+  for (const auto& [name, topic] : topics_.all()) {
+    const DeliveryWindow* window = windows_.find(topic);
+    if (window == nullptr || window->is_open_at(redis_now)) {
+      continue;
+    }
+    double spacing_ms = topic.max_rate > 0
+                            ? 1000.0 * static_cast<double>(config_.shards.size()) / topic.max_rate
+                            : 0.0;
+    holds_.push_back({name, window_opens_at(*window, redis_now), spacing_ms});
+  }
 }
 
 void ShardTimer::promoted(Result<PromoteResult> result) {
@@ -103,10 +132,11 @@ void ShardTimer::promoted(Result<PromoteResult> result) {
     return back_off(result.status());
   }
   last_ = *result;
+  promoted_at_ms_ = monotonic_ms();
   if (upgrading_) {
     last_.next_due_ms = last_.redis_now_ms;  // more to convert: again at once
   }
-  if (last_.moved >= std::max(1, config_.timer_batch) && !stopping_) {
+  if (last_.moved + last_.held >= std::max(1, config_.timer_batch) && !stopping_) {
     return promote();  // a full batch: more may be due
   }
   int64_t now = monotonic_ms();

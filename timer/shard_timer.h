@@ -17,6 +17,7 @@
 #include "common/core/event_handles.h"
 #include "common/core/repeat_log.h"
 #include "common/registry/topic_cache.h"
+#include "common/registry/topic_window.h"
 #include "common/store/async_job_store.h"
 
 namespace dq {
@@ -41,6 +42,7 @@ class ShardTimer {
   void round();
   void upgrade_then_promote();
   void promote();
+  void find_window_holds();
   void promoted(Result<PromoteResult> result);
   void requeue();
   void requeued(Result<ExpiredResult> result);
@@ -59,9 +61,13 @@ class ShardTimer {
   RepeatLog outage_;
   UniqueEvent timer_;
   bool stopping_ = false;
-  bool upgraded_ = false;   // the shard said its store is current (store_upgrade.h)
-  bool upgrading_ = false;  // the last step converted a batch: more to do
-  PromoteResult last_;      // this round's last promote
+  bool upgraded_ = false;       // the shard said its store is current (store_upgrade.h)
+  bool upgrading_ = false;      // the last step converted a batch: more to do
+  PromoteResult last_;          // this round's last promote
+  int64_t promoted_at_ms_ = 0;  // when it answered (monotonic)
+  TopicWindows windows_;
+  // The topics whose delivery window is closed, for promote (promote.lua).
+  std::vector<WindowHold> holds_;
   int64_t round_started_ms_ = 0;
   // The topics with a dead_callback or their own dedup window, for requeue_expired.
   std::vector<ExpiryTopic> expiry_topics_;

@@ -21,7 +21,8 @@ function jobDetails(job) {
     ['Topic', job.topic], ['Id', job.id], ['State', stateBadge(job.state)], ['Attempts', String(job.attempts)],
     ['Due', fmtTime(job.due_at_ms) + ' (' + fmtAgo(job.due_at_ms) + ')'], ['Created', fmtTime(job.created_at_ms)],
     ['Last error', job.last_error ? job.last_error + ' (' + fmtTime(job.last_error_at_ms) + ')' : '—'],
-    // Why a ready job waits (a circuit open, a Retry-After pause, the topic offline).
+    // Why a job waits (the topic offline or out of its delivery window, a circuit open, a
+    // Retry-After pause, its caps).
     ...(job.waiting ? [['Waiting', job.waiting.reason.replace(/_/g, ' ') + (job.waiting.since_ms ? ' since ' + fmtTime(job.waiting.since_ms) : '') + ': ' + job.waiting.detail]] : []),
     ['Body', el('pre', { className: 'mono', id: 'job-body' }, typeof job.body === 'string' ? job.body : JSON.stringify(job.body, null, 2))],
   ];

@@ -9,6 +9,7 @@ const COUNT_TITLES = { delayed: 'Delayed', ready: 'Ready', working: 'In flight',
 async function pageDashboard(main) {
   const topicsBody = el('tbody', { id: 'dash-topics' });
   const shardsBody = el('tbody', { id: 'dash-shards' });
+  const circuitsBody = el('tbody', { id: 'dash-circuits' });
   const chosenLabel = el('span', { id: 'dash-series-topic' });
   const minuteCanvas = el('canvas', { className: 'chart', id: 'chart-minutes' });
   const dayCanvas = el('canvas', { className: 'chart', id: 'chart-days' });
@@ -31,7 +32,10 @@ async function pageDashboard(main) {
         el('section', { className: 'panel' }, el('h2', {}, 'Last 30 days, per day'), dayCanvas, legend())),
       el('section', { className: 'panel' }, el('h2', {}, 'Redis shards'),
         el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Shard'), el('th', {}, 'State'), el('th', {}, 'Since'))), shardsBody),
-        el('p', { className: 'muted' }, el('a', { href: '/shards' }, 'Shard details ›')))));
+        el('p', { className: 'muted' }, el('a', { href: '/shards' }, 'Shard details ›')),
+        // The receivers' and endpoints' circuit breakers (GET /api/circuits).
+        el('h2', {}, 'Circuits'),
+        el('table', {}, el('thead', {}, el('tr', {}, el('th', {}, 'Receiver'), el('th', {}, 'State'), el('th', { className: 'num' }, 'Failures'))), circuitsBody))));
 
   async function refresh() {
     const chosen = params().get('topic') || '';
@@ -87,6 +91,17 @@ async function pageDashboard(main) {
         el('td', { className: 'muted' }, fmtAgo(s.since_ms))));
     }
     if (!shards.length) shardsBody.appendChild(el('tr', {}, el('td', { colspan: 3, className: 'muted' }, 'The redis checker has not reported yet.')));
+    const circuits = await api('GET', '/api/circuits');
+    clear(circuitsBody);
+    for (const c of (circuits.ok ? circuits.data.circuits : [])) {
+      const paused = c.paused_until_ms > Date.now();
+      const shown = paused && c.state === 'closed' ? 'paused' : c.state;
+      circuitsBody.appendChild(el('tr', { 'data-circuit': c.receiver, title: c.last_error || '' },
+        el('td', { className: 'mono' }, c.receiver),
+        el('td', {}, el('span', { className: 'badge ' + (shown === 'closed' ? 'ok' : shown === 'open' ? 'bad' : 'off') }, shown.replace(/_/g, ' '))),
+        el('td', { className: 'num', 'data-failures': '' }, String(c.failures))));
+    }
+    if (!circuitsBody.children.length) circuitsBody.appendChild(el('tr', {}, el('td', { colspan: 3, className: 'muted' }, circuits.ok ? 'No receiver has failed yet.' : 'Circuits cannot be read now.')));
     updated.textContent = 'updated ' + fmtTime(data.now_ms);
   }
   await refresh();
@@ -103,6 +118,7 @@ const TOPIC_FIELDS = [
   { key: 'success_json', label: 'Success rule', hint: 'empty: any 2xx succeeds; PATH=VALUE (e.g. code=0): a 2xx whose JSON body differs is a failed attempt' },
   { key: 'timeout_ms', label: 'Timeout (ms)', number: true, hint: 'per delivery attempt' },
   { key: 'default_delay_s', label: 'Default delay (s)', number: true, hint: 'when a job names neither delay nor at' },
+  { key: 'delivery_window', label: 'Delivery window', hint: 'e.g. Mon-Fri 09:00-18:00 Asia/Shanghai: jobs due outside it wait for the opening (no attempt used), spread at the max rate; no zone: the time zone above, else UTC; empty: any hour' },
   { key: 'tz', label: 'Time zone', hint: 'IANA zone, e.g. Europe/Paris: an add\'s at without an offset (and without its own tz) is read there; empty: the server\'s zone' },
   { key: 'max_attempts', label: 'Max attempts', number: true, hint: '0: the server default; then the job is a dead letter' },
   { key: 'retry_ms', label: 'Retry schedule (ms)', hint: 'e.g. 1000,3000,5000; empty: 1, 3, 5 ... minutes (2n+1)' },
@@ -249,7 +265,7 @@ async function pageTopics(main) {
 
   function showForm(topic) {
     const editing = !!topic;
-    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', delivery_window: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
     if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800, ttl: 0, keep_done_days: 0, late_policy: 'deliver' });
     const inputs = {};
     const errors = {};

@@ -50,6 +50,8 @@ void print_topic(const Topic& topic) {
   line("timeout_ms:", std::to_string(topic.timeout_ms));
   line("default_delay_s:", std::to_string(topic.default_delay_s));
   line("tz:", topic.tz.empty() ? std::string("(the server's zone)") : topic.tz);
+  line("delivery_window:",
+       topic.delivery_window.empty() ? std::string("(any hour)") : topic.delivery_window);
   line("max_attempts:",
        topic.max_attempts == 0 ? "0 (the [delivery] default)" : std::to_string(topic.max_attempts));
   line("priority:", std::to_string(topic.priority));
@@ -301,6 +303,8 @@ constexpr const char* kUsage =
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
     "          [--tz ZONE]   (IANA, e.g. Europe/Paris: adds' at and fix_time without an\n"
     "          offset are read there; \"\": the server's zone)\n"
+    "          [--delivery-window 'Mon-Fri 09:00-18:00 Asia/Shanghai'|off]   (jobs due\n"
+    "          outside it wait for the opening; no zone: the topic's tz, else UTC)\n"
     "          [--max-attempts N] [--priority 1|2|3] [--email a@x,b@y] [--retry-ms 1000,3000]\n"
     "          [--creator WHO] [--format json|form] [--success-json PATH=VALUE]\n"
     "          [--max-deferrals N] [--dead-on 400,410] [--retry-jitter PERCENT]\n"

@@ -30,6 +30,9 @@ struct EventCounts {
   // Schedules' ticks (schedule_tick.lua): jobs added for a tick, and
   // missed ticks not added (catch-up).
   int64_t tick_added = 0, tick_skipped = 0;
+  // Due jobs held for their topic's delivery window (promote.lua): each
+  // hold counts, a job held over two closings twice.
+  int64_t window_held = 0;
 };
 
 }  // namespace dq

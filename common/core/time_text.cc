@@ -259,6 +259,15 @@ Result<DueTime> resolve_due_time(const Json& at, const std::string& tz) {
   return parse_time_value(at, &*zone);
 }
 
+std::string utc_text(int64_t ms) {
+  time_t seconds = static_cast<time_t>(ms / 1000);
+  struct tm parts {};
+  gmtime_r(&seconds, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
+  return text;
+}
+
 std::string format_duration(int64_t ms) {
   if (ms < 0) {
     return "-";

@@ -56,4 +56,7 @@ std::string format_utc_instant(int64_t ms);
 // "-" when negative (a clock stepped back).
 std::string format_duration(int64_t ms);
 
+// Epoch ms -> "2026-03-29T01:30:00Z" (UTC, whole seconds).
+std::string utc_text(int64_t ms);
+
 }  // namespace dq

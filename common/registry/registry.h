@@ -37,6 +37,11 @@ struct Topic {
   // read in when the add names no `tz`, and the legacy fix_time; "": the
   // server's local zone.
   std::string tz;
+  // "" or the days and hours its jobs may be delivered in, e.g. "Mon-Fri
+  // 09:00-18:00 Asia/Shanghai" (common/core/delivery_window.h): a job due
+  // outside it waits for the opening without using an attempt. A window
+  // that names no zone is read in tz, else in UTC.
+  std::string delivery_window;
   int max_attempts = 0;      // 0: [delivery] default_max_attempts
   int priority = 2;          // 1 highest, 3 lowest
   std::string retry_ms;      // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units

@@ -109,6 +109,8 @@ const TopicField kTopicFields[] = {
     {"timeout_ms", "--timeout-ms", FlagKind::kInteger, &set_member<&Topic::timeout_ms>},
     {"default_delay_s", "--delay", FlagKind::kInteger, &set_member<&Topic::default_delay_s>},
     {"tz", "--tz", FlagKind::kText, &set_member<&Topic::tz>},
+    {"delivery_window", "--delivery-window", FlagKind::kOffText,
+     &set_member<&Topic::delivery_window>},
     {"max_attempts", "--max-attempts", FlagKind::kInteger, &set_member<&Topic::max_attempts>},
     {"priority", "--priority", FlagKind::kInteger, &set_member<&Topic::priority>},
     {"retry_ms", "--retry-ms", FlagKind::kText, &set_member<&Topic::retry_ms>},

@@ -31,6 +31,7 @@ Json topic_to_json(const Topic& topic) {
             {"timeout_ms", topic.timeout_ms},
             {"default_delay_s", topic.default_delay_s},
             {"tz", topic.tz},
+            {"delivery_window", topic.delivery_window},
             {"max_attempts", topic.max_attempts},
             {"priority", topic.priority},
             {"retry_ms", topic.retry_ms},

@@ -9,7 +9,8 @@
 namespace dq {
 
 // {"name", "callback_url", "method", "callback_format", "success_json",
-//  "timeout_ms", "default_delay_s", "tz", "max_attempts", "priority", "retry_ms",
+//  "timeout_ms", "default_delay_s", "tz", "delivery_window",
+//  "max_attempts", "priority", "retry_ms",
 //  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms",
 //  "max_deferrals", "dead_on", "retry_jitter",
 //  "circuit_breaker", "circuit_failures", "circuit_open_ms",

@@ -11,6 +11,7 @@
 #include "common/registry/signing_key_store.h"
 #include "common/registry/success_rule.h"
 #include "common/registry/topic_caps.h"
+#include "common/registry/topic_window.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -99,6 +100,12 @@ Status validate_receiver_rules(const Topic& topic) {
     if (auto zone = TimeZone::find(topic.tz); !zone.is_ok()) {
       return invalid("tz", zone.status().message());
     }
+  }
+  if (topic.delivery_window.size() > kMaxTextBytes) {
+    return invalid("delivery_window", "longer than " + std::to_string(kMaxTextBytes) + " bytes");
+  }
+  if (auto window = parse_topic_window(topic); !window.is_ok()) {
+    return invalid("delivery_window", window.status().message());
   }
   if (topic.dedup_window_s < 0 || topic.dedup_window_s > kMaxDedupWindowS) {
     return invalid("dedup_window_s", std::to_string(topic.dedup_window_s) +

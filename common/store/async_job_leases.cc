@@ -31,25 +31,30 @@ Status AsyncJobStore::unexpected(size_t shard, const char* what) const {
 }
 
 void AsyncJobStore::promote(size_t shard, int limit,
-                            std::function<void(Result<PromoteResult>)> done) {
-  shards_[shard]->run(promote_call(limit), [this, shard, done = std::move(done)](Reply reply) {
-    if (!reply.is_ok()) {
-      return done(reply.status());
-    }
-    const redisReply* r = *reply;
-    int64_t moved = 0;
-    int64_t next = -1;
-    PromoteResult result;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 || !reply_int(r->element[0], &moved) ||
-        !reply_int(r->element[1], &next) || !reply_int(r->element[2], &result.redis_now_ms)) {
-      return done(unexpected(shard, "promote"));
-    }
-    result.moved = static_cast<int>(moved);
-    if (next >= 0) {
-      result.next_due_ms = next;
-    }
-    done(std::move(result));
-  });
+                            std::function<void(Result<PromoteResult>)> done,
+                            const std::vector<WindowHold>& holds) {
+  shards_[shard]->run(
+      promote_call(limit, holds), [this, shard, done = std::move(done)](Reply reply) {
+        if (!reply.is_ok()) {
+          return done(reply.status());
+        }
+        const redisReply* r = *reply;
+        int64_t moved = 0;
+        int64_t next = -1;
+        int64_t held = 0;
+        PromoteResult result;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 4 || !reply_int(r->element[0], &moved) ||
+            !reply_int(r->element[1], &next) || !reply_int(r->element[2], &result.redis_now_ms) ||
+            !reply_int(r->element[3], &held)) {
+          return done(unexpected(shard, "promote"));
+        }
+        result.moved = static_cast<int>(moved);
+        result.held = static_cast<int>(held);
+        if (next >= 0) {
+          result.next_due_ms = next;
+        }
+        done(std::move(result));
+      });
 }
 
 void AsyncJobStore::requeue_expired(size_t shard, int limit,

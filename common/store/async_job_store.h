@@ -95,7 +95,9 @@ class AsyncJobStore {
   void update(UpdateRequest request, std::function<void(Result<Updated>)> done);
 
   // --- the timer's calls, per shard ---
-  void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done);
+  // holds: the topics whose delivery window is closed (promote.lua).
+  void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done,
+               const std::vector<WindowHold>& holds = {});
   // topics, default_memory: see requeue_expired_call (common/store/script_calls.h).
   void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
                        const std::vector<ExpiryTopic>& topics = {},

@@ -39,6 +39,9 @@ struct Job {
   std::string last_error;  // empty unless an attempt failed
   int64_t last_error_at_ms = 0;
   std::string incarnation;  // unique per add on its shard: a re-added id is another job
+  // Its due time was moved to its topic's delivery window's opening
+  // (promote.lua): it waits for the window, not for a time of its own.
+  bool held_by_window = false;
 };
 
 // Topics cannot contain ':', so the first ':' splits a key.

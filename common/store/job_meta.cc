@@ -86,6 +86,10 @@ bool parse_job_meta(std::string_view record, Job* job, std::string* lease) {
     return false;
   }
   job->incarnation.assign(fields[4]);
+  // A pending job has no lease: promote.lua writes 'window' there when it
+  // holds the job for its topic's delivery window.
+  job->held_by_window = (job->state == JobState::kDelayed || job->state == JobState::kRetrying) &&
+                        fields[5] == "window";
   if (lease != nullptr) {
     lease->assign(fields[5]);
   }

@@ -35,8 +35,18 @@ struct ReserveBatch {
   int64_t ready_left = 0;  // jobs still ready in the topics asked for
 };
 
+// A topic whose delivery window is closed, for promote: its due jobs are
+// held, not made ready, due again at opens_at_ms + k x spacing_ms
+// (promote.lua).
+struct WindowHold {
+  std::string topic;
+  int64_t opens_at_ms = 0;
+  double spacing_ms = 0;  // 0: every held job at the opening
+};
+
 struct PromoteResult {
   int moved = 0;
+  int held = 0;                        // due jobs held for their topic's delivery window
   std::optional<int64_t> next_due_ms;  // earliest job still delayed
   int64_t redis_now_ms = 0;            // Redis's clock when it ran
 };

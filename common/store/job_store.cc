@@ -120,7 +120,8 @@ Result<Updated> BlockingJobStore::update(UpdateRequest request) {
   return wait<Result<Updated>>([&](auto done) { async_.update(std::move(request), done); });
 }
 
-Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
+Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit,
+                                                const std::vector<WindowHold>& holds) {
   // Until the shard says its store is current, each promote first converts a
   // batch (common/store/store_upgrade.h); after that it is never asked again.
   bool upgrading = false;
@@ -133,7 +134,8 @@ Result<PromoteResult> BlockingJobStore::promote(size_t shard, int limit) {
     upgrading = !*current;
   }
   connect(shard);
-  auto result = wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done); });
+  auto result =
+      wait<Result<PromoteResult>>([&](auto done) { async_.promote(shard, limit, done, holds); });
   if (result.is_ok() && upgrading) {
     result->next_due_ms = result->redis_now_ms;  // more to convert: call again at once
   }

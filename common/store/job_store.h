@@ -66,7 +66,7 @@ class BlockingJobStore {
   Result<Updated> update(UpdateRequest request);
 
   // --- timer side, per shard ---
-  Result<PromoteResult> promote(size_t shard, int limit);
+  Result<PromoteResult> promote(size_t shard, int limit, const std::vector<WindowHold>& holds = {});
   Result<ExpiredResult> requeue_expired(size_t shard, int limit,
                                         const std::vector<ExpiryTopic>& topics = {},
                                         const EndMemory& default_memory = {});

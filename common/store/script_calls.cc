@@ -1,5 +1,6 @@
 #include "common/store/script_calls.h"
 
+#include <cstdio>
 #include <ctime>
 
 #include "common/core/clock.h"
@@ -91,10 +92,19 @@ ScriptCall update_call(const std::string& topic, const std::string& id, const st
        std::to_string(due ? due->ms : 0), expiry ? expiry->script_arg() : std::string("keep")}};
 }
 
-ScriptCall promote_call(int limit) {
-  return {&kPromoteScript,
-          {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts()},
-          {std::to_string(limit), keys::ready_prefix()}};
+ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds) {
+  ScriptCall call{&kPromoteScript,
+                  {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts(),
+                   today_stats()},
+                  {std::to_string(limit), keys::ready_prefix()}};
+  for (const WindowHold& hold : holds) {
+    char spacing[32];
+    std::snprintf(spacing, sizeof(spacing), "%.3f", hold.spacing_ms);
+    call.args.push_back(hold.topic);
+    call.args.push_back(std::to_string(hold.opens_at_ms));
+    call.args.push_back(spacing);
+  }
+  return call;
 }
 
 ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics,

@@ -63,7 +63,7 @@ ScriptCall run_now_call(const std::string& topic, const std::string& id);
 // keeps the body, due nullopt keeps the due time.
 ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
                        std::optional<DueTime> due, std::optional<JobExpiry> expiry = {});
-ScriptCall promote_call(int limit);
+ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds);
 // topics: those with a dead-letter callback (their jobs that die get an
 // outbox entry: common/store/dead_callbacks.h) or an end memory other than
 // default_memory, which the others' dead jobs are remembered for.

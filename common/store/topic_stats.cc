@@ -23,10 +23,10 @@ constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
 const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
-const char* const kEvents[] = {"added",       "delivered",   "failed",       "dead",
-                               "deleted",     "expired",     "requeued",     "duplicate",
-                               "updated",     "ttl_expired", "late_dropped", "tick_added",
-                               "tick_skipped"};
+const char* const kEvents[] = {"added",        "delivered",   "failed",       "dead",
+                               "deleted",      "expired",     "requeued",     "duplicate",
+                               "updated",      "ttl_expired", "late_dropped", "tick_added",
+                               "tick_skipped", "window_held"};
 
 int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   if (letter == "d") {
@@ -86,6 +86,9 @@ int64_t* event_slot(EventCounts& counts, std::string_view event) {
   }
   if (event == "tick_skipped") {
     return &counts.tick_skipped;
+  }
+  if (event == "window_held") {
+    return &counts.window_held;
   }
   return nullptr;
 }
@@ -389,6 +392,7 @@ void put_events(Json& out, const EventCounts& c) {
   out["updated"] = c.updated;
   out["ttl_expired"] = c.ttl_expired;
   out["late_dropped"] = c.late_dropped;
+  out["window_held"] = c.window_held;
 }
 
 }  // namespace

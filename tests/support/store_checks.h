@@ -272,7 +272,16 @@ inline void check_consistent(TestRedis& redis) {
     }
     CHECK(zscore(redis, keys::working(), key).has_value() == (job.state == JobState::kWorking));
     CHECK(zscore(redis, keys::dead(topic), key).has_value() == (job.state == JobState::kDead));
-    CHECK(lease.empty() == (job.state != JobState::kWorking));
+    // A pending job has no lease, or 'window': promote.lua held it for its
+    // topic's delivery window (a ready one keeps the mark until leased).
+    const bool pending = job.state == JobState::kDelayed || job.state == JobState::kRetrying ||
+                         job.state == JobState::kReady;
+    if (job.state == JobState::kWorking) {
+      CHECK(!lease.empty());
+      CHECK(lease != "window");
+    } else {
+      CHECK((lease.empty() || (pending && lease == "window")));
+    }
     delayed += job.state == JobState::kDelayed || job.state == JobState::kRetrying;
     working += job.state == JobState::kWorking;
     ready[topic] += job.state == JobState::kReady;

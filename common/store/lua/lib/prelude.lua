@@ -9,7 +9,9 @@
 --   created  creation time, ms by Redis's clock
 --   inc      incarnation: unique per add on this shard ({dq}:seq), so a job
 --            deleted and re-added is a different job to a stale ack
---   lease    the reserve id that leased it (state w only)
+--   lease    the reserve id that leased it (state w); 'window' in a d or y
+--            record promote.lua held for its topic's delivery window (an
+--            r record keeps it until leased); '' otherwise
 --   max      the topic's max attempts when it was leased (state w only)
 --   deferrals Retry-After answers the job honoured (fail.lua); written only
 --            when > 0, so every other record keeps its seven fields
