@@ -188,8 +188,13 @@ TEST_CASE("jobs ready when the window closes wait, unreserved, and go when it op
   // topic API, which writes the shared registry every host reads.
   const std::string topic_url = dqd.base_url() + "/v1/topics/evening";
   Json closed{{"online", true}, {"delivery_window", window_from(next_minute_after(3600000), 60)}};
-  HttpResult edited = http.request("PATCH", topic_url, closed.dump());
-  REQUIRE_MESSAGE(edited.status == 200, edited.body);
+  // The topic written to SQLite before the start reaches the shared registry
+  // the API edits a moment later on a loaded machine (404 until then).
+  HttpResult edited;
+  REQUIRE(wait_within(20000, [&] {
+    edited = http.request("PATCH", topic_url, closed.dump());
+    return edited.status == 200;
+  }));
   REQUIRE(wait_within(10000, [&] {
     Json job = get_job(http, dqd, "evening", "e0");
     return job.contains("waiting") && job["waiting"]["reason"] == "delivery_window";
