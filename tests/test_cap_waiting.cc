@@ -30,15 +30,7 @@ void add_capped(DqdProcess& dqd, const std::string& name, const std::string& url
   topic.circuit_breaker = false;
   topic.max_in_flight = max_in_flight;
   topic.max_rate = max_rate;
-  Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
-}
-
-Json get_job(HttpClient& http, const DqdProcess& dqd, const std::string& topic,
-             const std::string& id) {
-  HttpResult answer = http.get(dqd.jobs_url(topic) + "/" + id);
-  REQUIRE(answer.status == 200);
-  return answer.json();
+  add_topic(dqd, topic);
 }
 
 // Every job of `ids` called exactly once.

@@ -47,11 +47,6 @@ dq::Topic make_topic(const std::string& name, const std::string& url) {
   return topic;
 }
 
-void add_topic(DqdProcess& dqd, const dq::Topic& topic) {
-  dq::Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
-}
-
 // Adds ids prefix0..prefix(n-1), due from first_s to last_s from now; returns
 // each id's due time (wall ms, as the server answered it).
 std::map<std::string, int64_t> add_jobs(HttpClient& http, const DqdProcess& dqd,

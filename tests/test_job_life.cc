@@ -24,11 +24,6 @@ Topic life_topic(const std::string& name, const std::string& url) {
   return topic;
 }
 
-void add_topic(DqdProcess& dqd, const Topic& topic) {
-  Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
-}
-
 std::string job_with(const std::string& id, Json extra) {
   Json doc{{"id", id}, {"body", Json{{"id", id}}}};
   for (auto& [key, value] : extra.items()) doc[key] = value;

@@ -60,15 +60,7 @@ void add_window_topic(DqdProcess& dqd, const std::string& name, const std::strin
   topic.max_rate = max_rate;
   topic.delivery_window = window;
   topic.online = online;
-  Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
-}
-
-Json get_job(HttpClient& http, const DqdProcess& dqd, const std::string& topic,
-             const std::string& id) {
-  HttpResult answer = http.get(dqd.jobs_url(topic) + "/" + id);
-  REQUIRE(answer.status == 200);
-  return answer.json();
+  add_topic(dqd, topic);
 }
 
 // A sample of /metrics with these labels (-1 when absent).

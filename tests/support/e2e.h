@@ -16,6 +16,7 @@
 #include "common/registry/registry.h"
 #include "tests/support/callback_server.h"
 #include "tests/support/dqd_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/sleep_ms.h"
 
 namespace dq::test {
@@ -38,6 +39,20 @@ inline std::map<std::string, int> deliveries_by_id(const CallbackServer& callbac
   return count;
 }
 
+// Writes a topic into the host's registry before it starts.
+inline void add_topic(DqdProcess& dqd, const Topic& topic) {
+  Status added = dqd.registry().add_topic(topic);
+  REQUIRE_MESSAGE(added.is_ok(), added.message());
+}
+
+// GET of a job that must be there (200), as JSON.
+inline Json get_job(HttpClient& http, const DqdProcess& dqd, const std::string& topic,
+                    const std::string& id) {
+  HttpResult answer = http.get(dqd.jobs_url(topic) + "/" + id);
+  REQUIRE(answer.status == 200);
+  return answer.json();
+}
+
 inline void register_topic(DqdProcess& dqd, const std::string& name, const std::string& url,
                            int timeout_ms = 5000, int max_attempts = 0) {
   Topic topic;
@@ -48,8 +63,7 @@ inline void register_topic(DqdProcess& dqd, const std::string& name, const std::
   // Suites using this test retries and dead letters with receivers that fail
   // on purpose: the circuit breaker (tests/test_circuit_breaker.cc) is off.
   topic.circuit_breaker = false;
-  Status added = dqd.registry().add_topic(topic);
-  REQUIRE_MESSAGE(added.is_ok(), added.message());
+  add_topic(dqd, topic);
 }
 
 // One timer and one consumer on these shards: every job of a case goes
