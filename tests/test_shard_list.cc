@@ -120,10 +120,16 @@ HttpResult remove_when_settled(Admin& admin, const std::string& address) {
     removed = admin.call("DELETE", "/api/shards/" + address);
     if (removed.status != 409) return true;
     // Either it has not drained long enough, or a host that had not yet seen
-    // the drain placed a job on it, which the mover moves next.
+    // the drain placed a job on it, which the mover moves next, or (on a busy
+    // machine) the shard did not answer its job count within the test's 1 s
+    // command timeout; every one leaves the shard in place.
     std::string error = Json::parse(removed.body, nullptr, false).value("error", "");
     CHECK_MESSAGE((error.find("started draining less than") != std::string::npos ||
-                   error.find("still holds") != std::string::npos),
+                   error.find("still holds") != std::string::npos ||
+                   error.find("cannot be asked whether it holds jobs") != std::string::npos),
+                  removed.body);
+    CHECK_MESSAGE(error.find("not removed") != std::string::npos ||
+                      error.find("started draining less than") != std::string::npos,
                   removed.body);
     ++refusals;
     sleep_ms(500);
