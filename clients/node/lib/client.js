@@ -26,6 +26,16 @@ class DqError extends Error {
   }
 }
 
+// A worker call (ack, nack, touch) whose lease token is no longer the job's:
+// its lease ran out and the job went back (perhaps to another worker), or it
+// was acked, deleted or replaced. Nothing was changed.
+class StaleToken extends DqError {
+  constructor(status, message, options) {
+    super(status, message, options);
+    this.name = "StaleToken";
+  }
+}
+
 const segment = (value) => encodeURIComponent(String(value));
 
 // fields plus the time members given (undefined or null: not sent).
@@ -36,6 +46,10 @@ function withTimes(fields, { delay, at, tz, ttl, expire_at: expireAt } = {}) {
   }
   return fields;
 }
+
+// [[topic, id]] or [{topic, id}] as the API's "after" list.
+const afterList = (after) =>
+  after.map((entry) => (Array.isArray(entry) ? { topic: entry[0], id: entry[1] } : { topic: entry.topic, id: entry.id }));
 
 class Client {
   // baseUrl: "http://host:port"; token: an API token (dqctl token add);
@@ -56,8 +70,12 @@ class Client {
   // (neither: the topic's ttl). Resolves to {topic, id, due_at_ms}
   // (+ existing: true when the same job was pending already, or ended within
   // the topic's dedup_window_s: then state says how, and ended_at_ms when).
+  // when.after: jobs it waits for, [[topic, id]] or [{topic, id}]: it stays
+  // "waiting" until each was delivered, then is due by its own delay or time.
   add(topic, id, body, when = {}) {
-    return this.call("POST", `/v1/topics/${segment(topic)}/jobs`, { body: withTimes({ id, body }, when) });
+    const fields = withTimes({ id, body }, when);
+    if (when.after && when.after.length) fields.after = afterList(when.after);
+    return this.call("POST", `/v1/topics/${segment(topic)}/jobs`, { body: fields });
   }
 
   // jobs: [{id, body, delay|at}]: one result per job, in order.
@@ -101,6 +119,76 @@ class Client {
 
   listJobs(topic, state, { offset, limit } = {}) {
     return this.call("GET", `/v1/topics/${segment(topic)}/jobs`, { query: { state, offset, limit } });
+  }
+
+  // Pull workers (a topic of mode pull).
+
+  // Leases up to count ready jobs for ttr seconds, waiting up to wait seconds
+  // for one to become ready. Resolves to a list (empty when none came) of
+  // {topic, id, body, attempt, token, lease_until_ms, ...}; hand each to ack,
+  // nack or touch before its lease ends, or it is given out again.
+  async reserve(topic, { ttr, wait, count } = {}) {
+    const reply = await this.call("GET", `/v1/topics/${segment(topic)}/reserve`, {
+      query: { ttr, wait, count },
+      timeoutMs: this.timeoutMs + (wait || 0) * 1000,
+    });
+    return reply.jobs;
+  }
+
+  // The job is done: it ends (delivered). A stale lease rejects with StaleToken.
+  ack(job) {
+    return this.workerCall(job, "ack", {});
+  }
+
+  // The attempt failed: retried after delay seconds (undefined: the topic's
+  // backoff), or dead-lettered when its attempts are used up.
+  nack(job, { delay, error } = {}) {
+    return this.workerCall(job, "nack", error === undefined ? {} : { error }, { delay });
+  }
+
+  // Extends the lease (by ttr seconds from now); updates job.lease_until_ms.
+  async touch(job, { ttr } = {}) {
+    const reply = await this.workerCall(job, "touch", ttr === undefined ? {} : { ttr });
+    if (reply && reply.lease_until_ms !== undefined) job.lease_until_ms = reply.lease_until_ms;
+    return reply;
+  }
+
+  // Runs await handler(job) for each job of the topic, one at a time: acks
+  // when it resolves, nacks (the topic's backoff, the error as text) when it
+  // throws. Stops after maxJobs jobs (undefined: never). Resolves to how
+  // many were handled. Keep handler shorter than ttr, or touch.
+  async work(topic, handler, { ttr = 30, wait = 20, maxJobs } = {}) {
+    let handled = 0;
+    while (maxJobs === undefined || handled < maxJobs) {
+      for (const job of await this.reserve(topic, { ttr, wait, count: 1 })) {
+        handled += 1;
+        let failure = null;
+        try {
+          await handler(job);
+        } catch (error) {
+          failure = error;
+        }
+        try {
+          if (failure === null) await this.ack(job);
+          else await this.nack(job, { error: String((failure && failure.message) || failure) });
+        } catch (error) {
+          if (!(error instanceof StaleToken)) throw error;  // stale: its lease ran out, given out again
+        }
+      }
+    }
+    return handled;
+  }
+
+  async workerCall(job, verb, fields, query) {
+    const path = `/v1/topics/${segment(job.topic)}/jobs/${segment(job.id)}/${verb}`;
+    try {
+      return await this.call("POST", path, { body: { ...fields, token: job.token }, query });
+    } catch (error) {
+      if (error instanceof DqError && error.status === 409) {
+        throw new StaleToken(error.status, error.serverMessage, { body: error.body });
+      }
+      throw error;
+    }
   }
 
   // Topics.
@@ -174,7 +262,7 @@ class Client {
     }
   }
 
-  async call(method, path, { body, query, headers = {} } = {}) {
+  async call(method, path, { body, query, headers = {}, timeoutMs } = {}) {
     let url = this.baseUrl + path;
     const params = new URLSearchParams();
     for (const [key, value] of Object.entries(query || {})) {
@@ -187,7 +275,7 @@ class Client {
       request.headers["Content-Type"] = "application/json";
     }
     if (this.token) request.headers.Authorization = `Bearer ${this.token}`;
-    request.signal = AbortSignal.timeout(this.timeoutMs);
+    request.signal = AbortSignal.timeout(timeoutMs || this.timeoutMs);
     let answer;
     try {
       answer = await fetch(url, request);
@@ -215,4 +303,4 @@ class Client {
   }
 }
 
-module.exports = { Client, DqError };
+module.exports = { Client, DqError, StaleToken };

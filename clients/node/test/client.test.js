@@ -9,7 +9,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const crypto = require("crypto");
 const http = require("http");
-const { Client, DqError, Receiver, WebhookVerificationError } = require("..");
+const { Client, DqError, StaleToken, Receiver, WebhookVerificationError } = require("..");
 
 const SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const SPEC_HEADERS = {
@@ -85,8 +85,58 @@ test("against a real dqd", { skip }, async (t) => {
   };
   const makeTopic = async (name, fields = {}) => {
     await admin.deleteTopic(name, { purge: true }).catch((error) => assert.equal(error.status, 404));
-    return admin.putTopic(name, { callback_url: callbackUrl, ...fields }, { createOnly: true });
+    const callback = fields.mode === "pull" ? {} : { callback_url: callbackUrl };
+    return admin.putTopic(name, { ...callback, ...fields }, { createOnly: true });
   };
+
+  await t.test("a pull worker reserves, acks, nacks and touches", async () => {
+    await makeTopic("node-pull", { mode: "pull", max_attempts: 3 });
+    for (let n = 0; n < 3; n++) await producer.add("node-pull", `p-${n}`, { n }, { delay: 0 });
+    let got = [];
+    const deadline = Date.now() + 30000;
+    while (got.length < 3 && Date.now() < deadline) {
+      got = got.concat(await producer.reserve("node-pull", { ttr: 30, wait: 5, count: 3 }));
+    }
+    got.sort((a, b) => a.id.localeCompare(b.id));
+    assert.deepEqual(got.map((job) => job.id), ["p-0", "p-1", "p-2"]);
+    const [first, second, third] = got;
+    assert.deepEqual(first.body, { n: 0 });
+    assert.equal(first.attempt, 1);
+    const before = first.lease_until_ms;
+    await producer.touch(first, { ttr: 120 });
+    assert.ok(first.lease_until_ms > before);
+    await producer.ack(first);
+    const stale = await producer.ack(first).then(() => null, (error) => error);
+    assert.ok(stale instanceof StaleToken, "a second ack is stale");
+    assert.equal((await producer.nack(second, { delay: 3600, error: "not yet" })).state, "retrying");
+    assert.equal((await producer.get("node-pull", "p-1")).state, "retrying");
+    await producer.ack(third);
+    await producer.add("node-pull", "w-fail", "no", { delay: 0 });
+    const seen = [];
+    const handled = await producer.work("node-pull", async (job) => {
+      seen.push(job.id);
+      throw new Error("cannot");
+    }, { ttr: 30, wait: 5, maxJobs: 1 });
+    assert.equal(handled, 1);
+    assert.deepEqual(seen, ["w-fail"]);
+    const failed = await producer.get("node-pull", "w-fail");
+    assert.equal(failed.state, "retrying");
+    await makeTopic("node-push");
+    await rejects(producer.reserve("node-push"), 409);
+    await admin.deleteTopic("node-pull", { purge: true });
+    await admin.deleteTopic("node-push", { purge: true });
+  });
+
+  await t.test("a job after another waits for it", async () => {
+    await makeTopic("node-after");
+    await producer.add("node-after", "second", 2, { delay: 0, after: [["node-after", "first"]] });
+    const waiting = await producer.get("node-after", "second");
+    assert.equal(waiting.state, "waiting");
+    assert.equal(waiting.waiting.reason, "dependencies");
+    assert.deepEqual(waiting.waiting.after.map((e) => [e.topic, e.id]), [["node-after", "first"]]);
+    await rejects(producer.add("node-after", "self", 1, { after: [{ topic: "node-after", id: "self" }] }), 400);
+    await admin.deleteTopic("node-after", { purge: true });
+  });
 
   await t.test("jobs: add, get, delete and batch add", async () => {
     await makeTopic("node-jobs");

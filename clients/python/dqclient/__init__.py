@@ -6,8 +6,8 @@
 
 See clients/python/README.md and docs/client.md.
 """
-from .client import Client, DqError
+from .client import Client, DqError, StaleToken
 from .webhooks import Callback, Receiver, WebhookVerificationError
 
-__all__ = ["Client", "DqError", "Receiver", "Callback", "WebhookVerificationError"]
+__all__ = ["Client", "DqError", "StaleToken", "Receiver", "Callback", "WebhookVerificationError"]
 __version__ = "0.1.0"

@@ -5,6 +5,11 @@
     client.get("orders", "order-42")["state"]
     client.delete("orders", "order-42")
 
+    # A pull worker (a topic of mode pull):
+    for job in client.reserve("reports", ttr=60, wait=20, count=10):
+        ...
+        client.ack(job)
+
 Every call returns the server's JSON answer (a dict); a refusal raises
 DqError with the HTTP status and the server's message.
 """
@@ -37,6 +42,12 @@ class DqError(Exception):
         super().__init__(text)
 
 
+class StaleToken(DqError):
+    """A worker call (ack, nack, touch) whose lease token is no longer the
+    job's: its lease ran out and the job went back (perhaps to another
+    worker), or it was acked, deleted or replaced. Nothing was changed."""
+
+
 def _segment(value):
     return urllib.parse.quote(str(value), safe="")
 
@@ -48,6 +59,18 @@ def _with_times(fields, delay=None, at=None, tz=None, ttl=None, expire_at=None):
         if value is not None:
             fields[name] = value
     return fields
+
+
+def _after_list(after):
+    """[(topic, id)] or [{"topic", "id"}] as the API's "after" list."""
+    out = []
+    for entry in after:
+        if isinstance(entry, dict):
+            out.append({"topic": entry["topic"], "id": entry["id"]})
+        else:
+            topic, job_id = entry
+            out.append({"topic": topic, "id": job_id})
+    return out
 
 
 # update()'s default: the body is kept (None would be the JSON null body).
@@ -66,16 +89,20 @@ class Client:
     # Jobs.
 
     def add(self, topic, id, body, delay=None, at=None, tz=None, ttl=None,  # noqa: A002
-            expire_at=None):
+            expire_at=None, after=None):
         """Adds a job; body is any JSON value. delay: seconds; at: unix
         seconds or a time text (README, *HTTP API*), read in the IANA zone
         tz when it has no offset (else the topic's tz, else the server's);
         neither: the topic's default delay. ttl: seconds after its due time
         it may still be delivered, or expire_at: a time after which it never
-        is (neither: the topic's ttl). Returns {"topic", "id", "due_at_ms"}
+        is (neither: the topic's ttl). after: jobs it waits for, as
+        [(topic, id)]: it stays "waiting" until each was delivered, then is
+        due by its own delay or time. Returns {"topic", "id", "due_at_ms"}
         (+ "existing": True when the same job was pending already)."""
-        return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic),
-                          _with_times({"id": id, "body": body}, delay, at, tz, ttl, expire_at))
+        fields = _with_times({"id": id, "body": body}, delay, at, tz, ttl, expire_at)
+        if after:
+            fields["after"] = _after_list(after)
+        return self._call("POST", "/v1/topics/%s/jobs" % _segment(topic), fields)
 
     def add_batch(self, topic, jobs):
         """jobs: dicts {"id", "body", "delay"|"at"}. Returns one result per
@@ -119,6 +146,73 @@ class Client:
         """Pending jobs in one state (delayed, ready, working, retrying), next due first."""
         return self._call("GET", "/v1/topics/%s/jobs" % _segment(topic),
                           query={"state": state, "offset": offset, "limit": limit})
+
+    # Pull workers (a topic of mode pull).
+
+    def reserve(self, topic, ttr=None, wait=None, count=None):
+        """Leases up to count ready jobs for ttr seconds, waiting up to wait
+        seconds for one to become ready. Returns a list (empty when none
+        came) of {"topic", "id", "body", "attempt", "token", "lease_until_ms",
+        ...}; hand each to ack, nack or touch before its lease ends, or it
+        is given out again."""
+        reply = self._call("GET", "/v1/topics/%s/reserve" % _segment(topic),
+                           query={"ttr": ttr, "wait": wait, "count": count},
+                           timeout=self.timeout + (wait or 0))
+        return reply["jobs"]
+
+    def ack(self, job):
+        """The job is done: it ends (delivered). A lease that is no longer
+        the job's raises StaleToken."""
+        return self._worker_call(job, "ack", {})
+
+    def nack(self, job, delay=None, error=None):
+        """The attempt failed: the job is retried after delay seconds (None:
+        the topic's backoff), or dead-lettered when its attempts are used up.
+        Returns {"topic", "id", "state": "retrying"|"dead", ...}."""
+        fields = {} if error is None else {"error": error}
+        return self._worker_call(job, "nack", fields, query={"delay": delay})
+
+    def touch(self, job, ttr=None):
+        """Extends the lease (by ttr seconds from now). Returns {"topic",
+        "id", "lease_until_ms"} and updates job["lease_until_ms"]."""
+        fields = {} if ttr is None else {"ttr": ttr}
+        reply = self._worker_call(job, "touch", fields)
+        if isinstance(reply, dict) and "lease_until_ms" in reply:
+            job["lease_until_ms"] = reply["lease_until_ms"]
+        return reply
+
+    def work(self, topic, handler, ttr=30, wait=20, max_jobs=None):
+        """Runs handler(job) for each job of the topic, one at a time: acks
+        when it returns, nacks (the topic's backoff, the exception as error)
+        when it raises. Stops after max_jobs jobs (None: never). Returns how
+        many jobs were handled. Keep handler shorter than ttr, or touch."""
+        handled = 0
+        while max_jobs is None or handled < max_jobs:
+            for job in self.reserve(topic, ttr=ttr, wait=wait, count=1):
+                try:
+                    handler(job)
+                except Exception as error:  # pylint: disable=broad-except
+                    try:
+                        self.nack(job, error="%s: %s" % (type(error).__name__, error))
+                    except StaleToken:
+                        pass
+                else:
+                    try:
+                        self.ack(job)
+                    except StaleToken:
+                        pass  # its lease ran out: it is given out again
+                handled += 1
+        return handled
+
+    def _worker_call(self, job, verb, fields, query=None):
+        fields = dict(fields, token=job["token"])
+        path = "/v1/topics/%s/jobs/%s/%s" % (_segment(job["topic"]), _segment(job["id"]), verb)
+        try:
+            return self._call("POST", path, fields, query=query)
+        except DqError as error:
+            if error.status == 409:
+                raise StaleToken(error.status, error.message, error.body) from None
+            raise
 
     # Topics.
 
@@ -182,7 +276,7 @@ class Client:
                 return error.body
             raise
 
-    def _call(self, method, path, payload=None, query=None, headers=None):
+    def _call(self, method, path, payload=None, query=None, headers=None, timeout=None):
         if query:
             pairs = [(key, value) for key, value in query.items() if value is not None]
             if pairs:
@@ -197,7 +291,7 @@ class Client:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+            with urllib.request.urlopen(request, timeout=timeout or self.timeout) as answer:
                 text = answer.read()
                 return json.loads(text) if text else None
         except urllib.error.HTTPError as error:

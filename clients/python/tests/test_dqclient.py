@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from dqclient import Client, DqError, Receiver, WebhookVerificationError  # noqa: E402
+from dqclient import Client, DqError, Receiver, StaleToken, WebhookVerificationError  # noqa: E402
 
 # The specification's published example (the libraries' own test).
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -100,7 +100,8 @@ class AgainstDqdTest(unittest.TestCase):
         cls.server.shutdown()
 
     def make_topic(self, name, **fields):
-        fields.setdefault("callback_url", self.callback_url)
+        if fields.get("mode") != "pull":
+            fields.setdefault("callback_url", self.callback_url)
         try:
             self.admin.delete_topic(name, purge=True)
         except DqError as error:
@@ -255,6 +256,59 @@ class AgainstDqdTest(unittest.TestCase):
             hmac.new(base64.b64decode(secret[6:]), signed, hashlib.sha256).digest()).decode()
         self.assertIn("v1," + expected, headers["webhook-signature"].split(" "))
         self.admin.delete_topic("py-signed", purge=True)
+
+    def test_a_pull_worker_reserves_acks_nacks_and_touches(self):
+        self.make_topic("py-pull", mode="pull", max_attempts=3)
+        for n in range(3):
+            self.producer.add("py-pull", "p-%d" % n, {"n": n}, delay=0)
+        got = []
+        deadline = time.time() + 30
+        while len(got) < 3 and time.time() < deadline:
+            got += self.producer.reserve("py-pull", ttr=30, wait=5, count=3)
+        self.assertEqual(sorted(job["id"] for job in got), ["p-0", "p-1", "p-2"])
+        first, second, third = sorted(got, key=lambda job: job["id"])
+        self.assertEqual(first["body"], {"n": 0})
+        self.assertEqual(first["attempt"], 1)
+        before = first["lease_until_ms"]
+        self.producer.touch(first, ttr=120)
+        self.assertGreater(first["lease_until_ms"], before)
+        self.producer.ack(first)
+        with self.assertRaises(StaleToken):
+            self.producer.ack(first)  # acked already: nothing changes
+        retried = self.producer.nack(second, delay=3600, error="not yet")
+        self.assertEqual(retried["state"], "retrying")
+        self.assertEqual(self.producer.get("py-pull", "p-1")["state"], "retrying")
+        with self.assertRaises(StaleToken):
+            self.producer.touch(second)
+        # work(): a handler that returns acks, one that raises nacks.
+        self.producer.ack(third)
+        self.producer.add("py-pull", "w-ok", "fine", delay=0)
+        seen = []
+        self.assertEqual(self.producer.work("py-pull", lambda job: seen.append(job["id"]), ttr=30,
+                                            wait=5, max_jobs=1), 1)
+        self.assertEqual(seen, ["w-ok"])
+        with self.assertRaises(DqError) as gone:
+            self.producer.get("py-pull", "w-ok")
+        self.assertEqual(gone.exception.status, 404)
+        with self.assertRaises(DqError) as push:
+            self.make_topic("py-push")
+            self.producer.reserve("py-push")
+        self.assertEqual(push.exception.status, 409)
+        self.admin.delete_topic("py-pull", purge=True)
+        self.admin.delete_topic("py-push", purge=True)
+
+    def test_a_job_after_another_waits_for_it(self):
+        self.make_topic("py-after")
+        self.producer.add("py-after", "second", 2, delay=0, after=[("py-after", "first")])
+        waiting = self.producer.get("py-after", "second")
+        self.assertEqual(waiting["state"], "waiting")
+        self.assertEqual(waiting["waiting"]["reason"], "dependencies")
+        self.assertEqual([(e["topic"], e["id"]) for e in waiting["waiting"]["after"]],
+                         [("py-after", "first")])
+        with self.assertRaises(DqError) as itself:
+            self.producer.add("py-after", "self", 1, after=[{"topic": "py-after", "id": "self"}])
+        self.assertEqual(itself.exception.status, 400)
+        self.admin.delete_topic("py-after", purge=True)
 
 
 if __name__ == "__main__":
