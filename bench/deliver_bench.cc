@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/curl_reference.h"
 #include "common/core/json.h"
 #include "common/store/keys.h"
 #include "tests/delivery_world.h"
@@ -65,63 +66,6 @@ void report(const std::string& name, long jobs, double rate, long p50, long p99,
                  note.c_str());
     std::fclose(out);
   }
-}
-
-size_t discard(char* /*data*/, size_t size, size_t count, void* /*user*/) { return size * count; }
-
-// The reference for the drain figures: plain libcurl multi POSTs of a
-// callback-sized body straight to the callback server, `parallel` in flight,
-// no dq in between.
-double raw_post_rate(const std::string& url, int count, int parallel) {
-  const std::string body =
-      R"({"topic":"bench","id":"j0","body":{"n":1},"attempt":1,"due_at_ms":0,"created_at_ms":0})";
-  CURLM* multi = curl_multi_init();
-  curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(parallel));
-  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(parallel));
-  curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-  headers = curl_slist_append(headers, "Expect:");
-  std::vector<CURL*> handles;
-  int started = 0;
-  int done = 0;
-  auto start_one = [&](CURL* easy) {
-    curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(easy, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &discard);
-    curl_multi_add_handle(multi, easy);
-    ++started;
-  };
-  int64_t begin = now_ms();
-  for (int i = 0; i < parallel && started < count; ++i) {
-    handles.push_back(curl_easy_init());
-    start_one(handles.back());
-  }
-  while (done < count) {
-    int running = 0;
-    curl_multi_perform(multi, &running);
-    int queued = 0;
-    while (CURLMsg* message = curl_multi_info_read(multi, &queued)) {
-      if (message->msg != CURLMSG_DONE) {
-        continue;
-      }
-      CURL* easy = message->easy_handle;
-      curl_multi_remove_handle(multi, easy);
-      ++done;
-      if (started < count) {
-        start_one(easy);
-      }
-    }
-    if (done < count) {
-      curl_multi_poll(multi, nullptr, 0, 100, nullptr);
-    }
-  }
-  double rate = count * 1000.0 / std::max<int64_t>(1, now_ms() - begin);
-  for (CURL* easy : handles) {
-    curl_easy_cleanup(easy);
-  }
-  curl_slist_free_all(headers);
-  curl_multi_cleanup(multi);
-  return rate;
 }
 
 // One callback as the bench sees it: which job, when due, when it arrived.
@@ -318,7 +262,7 @@ TEST_CASE("reference: plain POSTs") {
   const int jobs = env_int("JOBS", 50000);
   const int parallel = env_int("CONSUMERS", 2) * env_int("CONCURRENCY", 64);
   dq::test::CallbackServer callback;
-  double rate = raw_post_rate(callback.url(), jobs, parallel);
+  double rate = dq::bench::curl_post_cost(callback.url(), jobs, parallel).rate;
   report("reference: plain libcurl POSTs, " + std::to_string(parallel) + " in flight", jobs, rate,
          0, 0, 0, "no dq; lateness n/a");
 }
