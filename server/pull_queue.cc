@@ -17,6 +17,7 @@
 #include "common/http/http_request.h"
 #include "common/registry/delivery_rules.h"
 #include "common/registry/retry_policy.h"
+#include "common/registry/topic_caps.h"
 #include "common/store/end_memory.h"
 #include "server/http_reply.h"
 #include "server/job_request.h"
@@ -55,21 +56,12 @@ bool query_number(const std::string& query, const char* name, int64_t fallback, 
   return true;
 }
 
-// A token: "<attempt>:<ttr s>:<incarnation>|<reserve id>|<shard name>".
-// Reserve ids and incarnations hold no '|' (a job record's separator).
-struct Token {
-  int attempt = 0;
-  int ttr_s = kDefaultTtrS;
-  std::string shard;
-  Lease lease;
-};
-
 std::string make_token(const ReservedJob& job, int ttr_s, const std::string& shard) {
   return std::to_string(job.job.attempts) + ":" + std::to_string(ttr_s) + ":" +
          job.lease.incarnation + "|" + job.lease.reserve_id + "|" + shard;
 }
 
-bool parse_token(const std::string& text, Token* token) {
+bool parse_token(const std::string& text, PullToken* token) {
   size_t first = text.find('|');
   size_t second = first == std::string::npos ? first : text.find('|', first + 1);
   if (second == std::string::npos || second + 1 >= text.size()) {
@@ -129,6 +121,7 @@ struct PullQueue::Wait {
   size_t first = 0;  // the shard asked first this round
   std::vector<ReservedJob> jobs;
   int64_t redis_now_ms = 0;
+  int allowed = -1;  // a capped topic: jobs its caps allow this round (-1: no caps)
 };
 
 PullQueue::PullQueue(event_base* base, AsyncJobStore& jobs, TopicCache& topics,
@@ -140,6 +133,7 @@ PullQueue::PullQueue(event_base* base, AsyncJobStore& jobs, TopicCache& topics,
       answer_(std::move(answer)),
       alerts_(config.sqlite_path),
       feed_(base, jobs.connections(), [this](const std::string& topic) { ready(topic); }),
+      caps_(jobs),
       answered_(jobs.shard_count()) {
   std::random_device random;
   uint64_t nonce = (static_cast<uint64_t>(random()) << 32) ^ random();
@@ -220,11 +214,37 @@ void PullQueue::ask(const std::shared_ptr<Wait>& wait) {
   }
   wait->reserve_id = next_reserve_id();
   wait->first = first_shard_++ % jobs_.shard_count();
-  ask_shard(wait, 0);
+  if (!has_caps(*topic)) {
+    return ask_shard(wait, 0);
+  }
+  // A capped topic: room first (pull_caps.h), held while the shards are asked.
+  int64_t hold_ms =
+      int64_t{config_.redis_command_timeout_ms} * static_cast<int64_t>(jobs_.shard_count() + 1) +
+      1000;
+  caps_.take(
+      *topic, wait->reserve_id, wait->count, hold_ms, [this, wait](Result<PullCaps::Room> room) {
+        if (!room.is_ok()) {
+          err_log().warn("pull: caps of topic {} cannot be read: {}; nothing handed out",
+                         wait->topic, room.status().message());
+          wait->recheck_at_ms = monotonic_ms() + kRecheckDownMs;
+          return asked(wait);
+        }
+        wait->allowed = room->allowed;
+        if (room->allowed == 0) {
+          // At a cap: asked again when a lease ends or a share comes (or an ack
+          // or nack frees room: its publish wakes the topic's reserves).
+          wait->allowed = -1;
+          wait->recheck_at_ms =
+              monotonic_ms() + std::min<int64_t>(std::max<int64_t>(1, room->wait_ms), recheck_ms());
+          return asked(wait);
+        }
+        ask_shard(wait, 0);
+      });
 }
 
 void PullQueue::ask_shard(const std::shared_ptr<Wait>& wait, size_t asked_count) {
-  int left = wait->count - static_cast<int>(wait->jobs.size());
+  int most = wait->allowed >= 0 ? std::min(wait->count, wait->allowed) : wait->count;
+  int left = most - static_cast<int>(wait->jobs.size());
   if (asked_count >= jobs_.shard_count() || left <= 0) {
     return asked(wait);
   }
@@ -259,8 +279,25 @@ void PullQueue::ask_shard(const std::shared_ptr<Wait>& wait, size_t asked_count)
                 });
 }
 
+std::vector<std::string> PullQueue::cap_leases(const Wait& wait) const {
+  std::vector<std::string> leases;
+  for (const auto& job : wait.jobs) {
+    leases.push_back(PullCaps::lease(jobs_.addresses()[job.shard].name(), job.job.topic, job.job.id,
+                                     wait.reserve_id));
+  }
+  return leases;
+}
+
 void PullQueue::asked(const std::shared_ptr<Wait>& wait) {
   wait->asking = false;
+  if (wait->allowed >= 0) {
+    // The caps' holds go, the leases this round got are counted.
+    if (const Topic* topic = topics_.find(wait->topic)) {
+      caps_.settle(*topic, wait->reserve_id, wait->allowed, int64_t{wait->ttr_s} * 1000,
+                   cap_leases(*wait));
+    }
+    wait->allowed = -1;
+  }
   bool gone = wait->request->peer_gone();
   if (!wait->jobs.empty() || gone || stopped_ || monotonic_ms() >= wait->deadline_ms) {
     return answer_reserve(wait);
@@ -288,6 +325,9 @@ void PullQueue::answer_reserve(const std::shared_ptr<Wait>& wait) {
         released[job.shard] = true;
         jobs_.release(job.shard, wait->reserve_id, [](Result<int>) {}, {wait->topic});
       }
+    }
+    if (const Topic* topic = topics_.find(wait->topic); topic && has_caps(*topic)) {
+      caps_.drop(*topic, cap_leases(*wait));
     }
     request_log().info("reserve {} -> client gone, {} job(s) given back", wait->topic,
                        wait->jobs.size());
@@ -357,6 +397,14 @@ void PullQueue::tick() {
   }
 }
 
+void PullQueue::drop_cap_lease(const std::string& topic_name, const std::string& id,
+                               const PullToken& token) {
+  const Topic* topic = topics_.find(topic_name);
+  if (topic != nullptr && has_caps(*topic)) {
+    caps_.drop(*topic, {PullCaps::lease(token.shard, topic_name, id, token.lease.reserve_id)});
+  }
+}
+
 void PullQueue::settle(const Exchange& request, const std::string& topic_name,
                        const std::string& id, Verb verb) {
   const char* route = verb == Verb::kAck ? "ack" : verb == Verb::kNack ? "nack" : "touch";
@@ -374,7 +422,7 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
                    error_json("token: expected a JSON body {\"token\": \"...\"} with the token "
                               "the reserve gave"));
   }
-  Token token;
+  PullToken token;
   if (!parse_token(body["token"].get<std::string>(), &token)) {
     return answer_(request, route, 400, error_json("token: not a token a reserve gave"));
   }
@@ -395,7 +443,8 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
     ack.strict = true;
     return jobs_.ack_all(
         *shard, {ack},
-        [this, request, topic_name, id, stale, failed](std::vector<Result<AckOutcome>> outcomes) {
+        [this, request, topic_name, id, stale, failed,
+         token](std::vector<Result<AckOutcome>> outcomes) {
           const Result<AckOutcome>& outcome = outcomes.front();
           if (!outcome.is_ok()) {
             return failed(outcome.status());
@@ -405,6 +454,7 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
             return answer_(request, "ack", 409, error_json(stale));
           }
           count_pull(topic_name, "acked");
+          drop_cap_lease(topic_name, id, token);
           request_log().info("ack {} {} -> 200", topic_name, id);
           answer_(request, "ack", 200,
                   dump_json(Json{{"topic", topic_name}, {"id", id}, {"state", "done"}}));
@@ -424,7 +474,8 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
     }
     return jobs_.touch(
         *shard, topic_name, id, token.lease, ttr * 1000,
-        [this, request, topic_name, id, stale, failed](Result<std::optional<int64_t>> touched) {
+        [this, request, topic_name, id, stale, failed, token,
+         ttr](Result<std::optional<int64_t>> touched) {
           if (!touched.is_ok()) {
             return failed(touched.status());
           }
@@ -433,6 +484,12 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
             return answer_(request, "touch", 409, error_json(stale));
           }
           count_pull(topic_name, "touched");
+          const Topic* capped = topics_.find(topic_name);
+          if (capped != nullptr && capped->max_in_flight > 0) {
+            caps_.touch(*capped,
+                        PullCaps::lease(token.shard, topic_name, id, token.lease.reserve_id),
+                        ttr * 1000);
+          }
           answer_(
               request, "touch", 200,
               dump_json(Json{{"topic", topic_name}, {"id", id}, {"lease_until_ms", **touched}}));
@@ -466,8 +523,8 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
   deferral.max_retry_ms = topic.max_retry_duration_s * 1000;
   int attempt = token.attempt;
   jobs_.fail(*shard, topic_name, id, token.lease, delay_ms, most, why, deferral,
-             [this, request, topic, id, stale, failed, delay_ms, attempt,
-              why](Result<FailOutcome> outcome) {
+             [this, request, topic, id, stale, failed, delay_ms, attempt, why,
+              token](Result<FailOutcome> outcome) {
                if (!outcome.is_ok()) {
                  return failed(outcome.status());
                }
@@ -489,6 +546,7 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
                    break;
                }
                count_pull(topic.name, "nacked");
+               drop_cap_lease(topic.name, id, token);
                request_log().info("nack {} {} -> 200 {}", topic.name, id,
                                   answer["state"].get<std::string>());
                answer_(request, "nack", 200, dump_json(answer));

@@ -31,9 +31,20 @@
 #include "common/registry/topic_cache.h"
 #include "common/store/async_job_store.h"
 #include "server/http_exchange.h"
+#include "server/pull_caps.h"
 #include "server/ready_feed.h"
 
 namespace dq {
+
+// What a worker's token names: "<attempt>:<ttr s>:<incarnation>|<reserve
+// id>|<shard name>" (reserve ids and incarnations hold no '|', a job
+// record's separator). Opaque to workers.
+struct PullToken {
+  int attempt = 0;
+  int ttr_s = 30;
+  std::string shard;
+  Lease lease;
+};
 
 class PullQueue {
  public:
@@ -58,6 +69,9 @@ class PullQueue {
 
  private:
   struct Wait;
+  // A capped topic's leases of a reserve's jobs (pull_caps.h).
+  std::vector<std::string> cap_leases(const Wait& wait) const;
+  void drop_cap_lease(const std::string& topic, const std::string& id, const PullToken& token);
   // Asks the shards in turn, from shard `next` on, until count jobs came.
   void ask(const std::shared_ptr<Wait>& wait);
   void ask_shard(const std::shared_ptr<Wait>& wait, size_t asked);
@@ -77,6 +91,7 @@ class PullQueue {
   Answer answer_;
   DeadLetterAlerts alerts_;
   ReadyFeed feed_;
+  PullCaps caps_;
   // Reserves that found nothing and wait for a ready job (asking again or not).
   std::list<std::shared_ptr<Wait>> waits_;
   UniqueEvent tick_;

@@ -50,6 +50,13 @@ struct PullHost {
     add_topic(*dqd, pull_topic("latency"));
     add_topic(*dqd, pull_topic("work", 0, "300"));
     add_topic(*dqd, pull_topic("errors"));
+    Topic capped = pull_topic("capped");
+    capped.max_in_flight = 3;
+    add_topic(*dqd, capped);
+    Topic rated = pull_topic("rated");
+    rated.max_rate = 10;
+    rated.max_burst = 1;
+    add_topic(*dqd, rated);
     dqd->add_topic("pushed");
     dqd->start();
   }
@@ -337,4 +344,60 @@ TEST_CASE("reserve refuses a push topic (409), an unknown one (404) and bad para
   HttpResult wrong = http.request("PUT", base + "made-odd", R"({"mode":"poll"})");
   CHECK(wrong.status == 400);
   CHECK(wrong.json()["error"].get<std::string>().rfind("mode:", 0) == 0);
+}
+
+TEST_CASE(
+    "max_in_flight holds over reserves: a full topic hands out nothing until an ack or a lease "
+    "end") {
+  add_jobs("capped", 10, "c");
+  dc::Client first = host().client();
+  dc::Client second = host().client();
+  std::vector<dc::ReservedJob> held;
+  REQUIRE(wait_within(10000, [&] {
+    auto jobs = first.reserve("capped", {2, 1, 10});
+    REQUIRE(jobs.ok());
+    held.insert(held.end(), jobs->begin(), jobs->end());
+    return held.size() >= 3;
+  }));
+  CHECK(held.size() == 3);
+  auto none = second.reserve("capped", {30, 0, 10});
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  // An ack frees one place: a waiting reserve gets one job, no more.
+  std::thread acker([&] {
+    sleep_ms(300);
+    CHECK(first.ack(held[0]).ok());
+  });
+  auto one = second.reserve("capped", {30, 5, 10});
+  acker.join();
+  REQUIRE(one.ok());
+  CHECK(one->size() == 1);
+  // The two other leases (ttr 2 s) end: their places come free.
+  std::vector<dc::ReservedJob> later;
+  REQUIRE(wait_within(15000, [&] {
+    auto jobs = second.reserve("capped", {30, 2, 10});
+    REQUIRE(jobs.ok());
+    later.insert(later.end(), jobs->begin(), jobs->end());
+    return later.size() >= 2;
+  }));
+  CHECK(later.size() == 2);
+  for (const auto& job : one.value()) CHECK(second.ack(job).ok());
+  for (const auto& job : later) CHECK(second.ack(job).ok());
+}
+
+TEST_CASE("max_rate holds over reserves: jobs handed out per second") {
+  add_jobs("rated", 60, "r");
+  dc::Client client = host().client();
+  int64_t start = wall_ms();
+  int handed = 0;
+  while (wall_ms() - start < 2000) {
+    auto jobs = client.reserve("rated", {30, 1, 100});
+    REQUIRE(jobs.ok());
+    handed += static_cast<int>(jobs->size());
+    for (const auto& job : *jobs) CHECK(client.ack(job).ok());
+  }
+  double seconds = static_cast<double>(wall_ms() - start) / 1000.0;
+  MESSAGE("max_rate 10: " << handed << " jobs in " << seconds << " s");
+  CHECK(handed >= 10);
+  CHECK(handed <= 10 * seconds + 2);
 }

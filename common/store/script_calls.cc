@@ -167,6 +167,10 @@ ScriptCall release_call(const std::string& reserve_id,
            pull_topics_arg(pull_topics)}};
 }
 
+ScriptCall pull_cap_call(const std::string& topic, std::vector<std::string> args) {
+  return {&kPullCapScript, {keys::pull_leases(topic), keys::pull_rate(topic)}, std::move(args)};
+}
+
 ScriptCall touch_call(const std::string& topic, const std::string& id,
                       const std::string& incarnation, const std::string& reserve_id,
                       int64_t lease_ms) {

@@ -80,6 +80,9 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
 ScriptCall release_call(const std::string& reserve_id,
                         const std::vector<std::string>& pull_topics = {});
+// A pull topic's caps on its coordination shard (common/store/lua/pull_cap.lua):
+// args from ARGV[1] on (the op first).
+ScriptCall pull_cap_call(const std::string& topic, std::vector<std::string> args);
 // Extends a pull worker's lease (common/store/lua/touch.lua).
 ScriptCall touch_call(const std::string& topic, const std::string& id,
                       const std::string& incarnation, const std::string& reserve_id,
