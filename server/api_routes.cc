@@ -76,6 +76,10 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.pull_.reserve(request, match.topic);
        }},
+      {"POST", "/v1/topics/{topic}/ack", "ack_batch", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.ack_batch(request, match.topic);
+       }},
       {"POST", "/v1/topics/{topic}/jobs/{id}/ack", "ack", Access::kTopic,
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.pull_.settle(request, match.topic, match.id, PullQueue::Verb::kAck);

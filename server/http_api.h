@@ -27,6 +27,7 @@
 //   POST   /v1/topics/{topic}/jobs/{id}/ack   pull topics: done ({"token"})
 //   POST   /v1/topics/{topic}/jobs/{id}/nack  pull topics: failed attempt (?delay=S)
 //   POST   /v1/topics/{topic}/jobs/{id}/touch pull topics: extend the lease
+//   POST   /v1/topics/{topic}/ack             pull topics: many acks at once
 //   GET    /healthz                           shard states
 //   GET    /metrics                           Prometheus text format
 // No route waits on Redis in the event loop: the listings, stats, dead

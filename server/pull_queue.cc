@@ -553,4 +553,126 @@ void PullQueue::settle(const Exchange& request, const std::string& topic_name,
              });
 }
 
+void PullQueue::ack_batch(const Exchange& request, const std::string& topic_name) {
+  Status ok = check_topic(topic_name, topics_);
+  if (!ok.is_ok()) {
+    return answer_(request, "ack_batch", http_status_of(ok.code()), error_json(ok.message()));
+  }
+  const Topic topic = *topics_.find(topic_name);
+  if (!topic.pull()) {
+    return answer_(request, "ack_batch", 409, error_json(mode_push_error(topic_name)));
+  }
+  Json body = parse_json_any_number(request->body());
+  if (!body.is_object() || !body.contains("acks") || !body["acks"].is_array()) {
+    return answer_(request, "ack_batch", 400,
+                   error_json("acks: expected {\"acks\": [{\"id\": ..., \"token\": ...}, ...]}"));
+  }
+  const Json& acks = body["acks"];
+  if (acks.size() > static_cast<size_t>(config_.max_batch_jobs)) {
+    return answer_(
+        request, "ack_batch", 413,
+        error_json("acks: " + std::to_string(acks.size()) + " acks, over the limit of " +
+                   std::to_string(config_.max_batch_jobs) + " ([server] max_batch_jobs)"));
+  }
+  // Every ack's result, and per shard the acks sent there in one script.
+  struct Batch {
+    Json results = Json::array();
+    std::vector<std::string> ids;
+    std::vector<PullToken> tokens;
+    std::vector<std::vector<size_t>> by_shard;
+    size_t left = 0;
+  };
+  auto batch = std::make_shared<Batch>();
+  batch->ids.resize(acks.size());
+  batch->tokens.resize(acks.size());
+  batch->by_shard.resize(jobs_.shard_count());
+  const std::string stale = stale_error(
+      "the lease is not this token's (it ran out, or the job "
+      "was acked, nacked, deleted or replaced)");
+  for (size_t n = 0; n < acks.size(); ++n) {
+    const Json& ack = acks[n];
+    Json& result = batch->results.emplace_back(Json::object());
+    if (!ack.is_object() || !ack.contains("id") || !ack["id"].is_string() ||
+        !ack.contains("token") || !ack["token"].is_string()) {
+      result = Json{{"id", ack.is_object() && ack.contains("id") ? ack["id"] : Json()},
+                    {"status", 400},
+                    {"error", "each ack is {\"id\": ..., \"token\": ...}"}};
+      continue;
+    }
+    std::string id = ack["id"].get<std::string>();
+    result["id"] = id;
+    Status id_ok = check_id(id);
+    if (!id_ok.is_ok() || !parse_token(ack["token"].get<std::string>(), &batch->tokens[n])) {
+      result["status"] = 400;
+      result["error"] = id_ok.is_ok() ? "token: not a token a reserve gave" : id_ok.message();
+      continue;
+    }
+    std::optional<size_t> shard = jobs_.shard_named(batch->tokens[n].shard);
+    if (!shard) {
+      result["status"] = 409;
+      result["error"] = stale;
+      continue;
+    }
+    batch->ids[n] = std::move(id);
+    batch->by_shard[*shard].push_back(n);
+  }
+  auto finish = [this, request, batch, topic] {
+    int acked = 0;
+    std::vector<std::string> leases;
+    for (size_t n = 0; n < batch->results.size(); ++n) {
+      if (batch->results[n].value("state", "") == "done") {
+        ++acked;
+        leases.push_back(PullCaps::lease(batch->tokens[n].shard, topic.name, batch->ids[n],
+                                         batch->tokens[n].lease.reserve_id));
+      }
+    }
+    count_pull(topic.name, "acked", static_cast<uint64_t>(acked));
+    count_pull(topic.name, "stale", batch->results.size() - static_cast<size_t>(acked));
+    if (has_caps(topic) && !leases.empty()) {
+      caps_.drop(topic, leases);
+    }
+    request_log().info("ack batch {} -> 200 {} of {} acked", topic.name, acked,
+                       batch->results.size());
+    answer_(request, "ack_batch", 200, dump_json(Json{{"results", batch->results}}));
+  };
+  for (const auto& members : batch->by_shard) {
+    batch->left += members.empty() ? 0 : 1;
+  }
+  if (batch->left == 0) {
+    return finish();
+  }
+  std::string memory = end_memory_of(topic).arg();
+  for (size_t shard = 0; shard < batch->by_shard.size(); ++shard) {
+    const std::vector<size_t>& members = batch->by_shard[shard];
+    if (members.empty()) {
+      continue;
+    }
+    std::vector<AckRequest> requests;
+    for (size_t n : members) {
+      AckRequest ack(topic.name, batch->ids[n], batch->tokens[n].lease, memory);
+      ack.strict = true;
+      requests.push_back(std::move(ack));
+    }
+    jobs_.ack_all(shard, requests,
+                  [batch, shard, stale, finish](std::vector<Result<AckOutcome>> outcomes) {
+                    const std::vector<size_t>& members = batch->by_shard[shard];
+                    for (size_t k = 0; k < members.size() && k < outcomes.size(); ++k) {
+                      Json& result = batch->results[members[k]];
+                      if (!outcomes[k].is_ok()) {
+                        result["status"] = http_status_of(outcomes[k].status().code());
+                        result["error"] = outcomes[k].status().message();
+                      } else if (*outcomes[k] == AckOutcome::kAcked) {
+                        result["state"] = "done";
+                      } else {
+                        result["status"] = 409;
+                        result["error"] = stale;
+                      }
+                    }
+                    if (--batch->left == 0) {
+                      finish();
+                    }
+                  });
+  }
+}
+
 }  // namespace dq

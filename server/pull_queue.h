@@ -4,6 +4,7 @@
 //   POST /v1/topics/{topic}/jobs/{id}/ack     {"token"}            done
 //   POST /v1/topics/{topic}/jobs/{id}/nack    {"token","error"?}   failed attempt
 //   POST /v1/topics/{topic}/jobs/{id}/touch   {"token","ttr"?}     longer lease
+//   POST /v1/topics/{topic}/ack  {"acks": [{"id","token"}, ...]}    many acks
 // A reserve runs reserve.lua on the shards in turn (the push consumers'
 // script: expiry, late policy and attempts alike) under a reserve id of its
 // own; each job's token names its shard, that reserve id, the job's
@@ -66,6 +67,9 @@ class PullQueue {
 
   void reserve(const Exchange& request, const std::string& topic);
   void settle(const Exchange& request, const std::string& topic, const std::string& id, Verb verb);
+  // POST /v1/topics/{topic}/ack {"acks": [{"id", "token"}, ...]}: many acks,
+  // one ack.lua run per shard; a result per ack, in order.
+  void ack_batch(const Exchange& request, const std::string& topic);
 
  private:
   struct Wait;

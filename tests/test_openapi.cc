@@ -130,7 +130,7 @@ TEST_CASE("the description lists every route of the server and no other") {
     CHECK_MESSAGE(routed.count(operation) == 1, "described but not routed: ", operation.first, " ",
                   operation.second);
   }
-  CHECK(routed.size() == 29);
+  CHECK(routed.size() == 30);
   CHECK(doc["openapi"] == "3.1.0");
 }
 
@@ -338,17 +338,33 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/touch",
                  Json{{"token", reserved["token"]}, {"ttr", 0}}.dump(), admin)
             .status == 400);
-  HttpResult nacked = api.send("POST", "/v1/topics/pulls/jobs/p/nack?delay=0",
-                               Json{{"token", reserved["token"]}, {"error", "try later"}}.dump(),
-                               admin);
+  HttpResult nacked =
+      api.send("POST", "/v1/topics/pulls/jobs/p/nack?delay=0",
+               Json{{"token", reserved["token"]}, {"error", "try later"}}.dump(), admin);
   CHECK(nacked.status == 200);
   CHECK(nacked.json()["state"] == "retrying");
   CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/ack", token_body, admin).status == 409);
   Json again = reserve_pull();
   CHECK(again["attempt"] == 2);
-  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/ack",
-                 Json{{"token", again["token"]}}.dump(), admin)
-            .status == 200);
+  CHECK(
+      api.send("POST", "/v1/topics/pulls/jobs/p/ack", Json{{"token", again["token"]}}.dump(), admin)
+          .status == 200);
+  // Many acks in one call: the stale one and a bad one get their own results.
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs", job_doc("q", 2, 0), admin).status == 201);
+  Json q = reserve_pull();
+  HttpResult many = api.send("POST", "/v1/topics/pulls/ack",
+                             Json{{"acks",
+                                   {{{"id", "q"}, {"token", q["token"]}},
+                                    {{"id", "p"}, {"token", again["token"]}},
+                                    {{"id", "p"}, {"token", "nonsense"}}}}}
+                                 .dump(),
+                             admin);
+  REQUIRE(many.status == 200);
+  CHECK(many.json()["results"][0]["state"] == "done");
+  CHECK(many.json()["results"][1]["status"] == 409);
+  CHECK(many.json()["results"][2]["status"] == 400);
+  CHECK(api.send("POST", "/v1/topics/pulls/ack", "{}", admin).status == 400);
+  CHECK(api.send("POST", "/v1/topics/orders/ack", R"({"acks": []})", producer).status == 409);
   CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/nack?delay=x", token_body, admin).status == 400);
   CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/nack", token_body, admin).status == 409);
   CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/touch", token_body, admin).status == 409);

@@ -249,6 +249,25 @@ TEST_CASE(
   REQUIRE_FALSE(again.ok());
   CHECK(again.error().code == dc::ErrorCode::StaleToken);
   CHECK(job_state("stale", new_lease->id) == "404");
+  // Many acks in one call: each has its own result; a stale one changes nothing.
+  add_jobs("stale", 3, "b");
+  std::vector<dc::ReservedJob> three;
+  REQUIRE(wait_within(10000, [&] {
+    auto jobs = second.reserve("stale", {30, 1, 3});
+    REQUIRE(jobs.ok());
+    three.insert(three.end(), jobs->begin(), jobs->end());
+    return three.size() >= 3;
+  }));
+  std::vector<dc::ReservedJob> acks = three;
+  acks.push_back(*new_lease);  // acked above: stale
+  auto results = second.ack_batch("stale", acks);
+  REQUIRE(results.ok());
+  REQUIRE(results->size() == 4);
+  for (int n = 0; n < 3; ++n) CHECK((*results)[n].status == 200);
+  CHECK((*results)[3].status == 409);
+  REQUIRE((*results)[3].error);
+  CHECK((*results)[3].error->code == dc::ErrorCode::StaleToken);
+  for (const auto& job : three) CHECK(job_state("stale", job.id) == "404");
 }
 
 TEST_CASE("a long poll answers within 50 ms of a job becoming due") {

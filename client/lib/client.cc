@@ -683,4 +683,46 @@ Result<int64_t> Client::touch(ReservedJob& job, std::optional<int> ttr_s) {
   return job.lease_until_ms;
 }
 
+Result<std::vector<BatchItemResult>> Client::ack_batch(const std::string& topic,
+                                                       const std::vector<ReservedJob>& jobs) {
+  Json acks = Json::array();
+  for (const auto& job : jobs) {
+    acks.push_back(Json{{"id", job.id}, {"token", job.token}});
+  }
+  std::string body;
+  try {
+    body = Json{{"acks", acks}}.dump();
+  } catch (const Json::exception&) {
+    return Error{ErrorCode::InvalidArgument, 0, "ack_batch: ids must be UTF-8 text", ""};
+  }
+  auto got = impl_->object_call("POST", "/v1/topics/" + impl_->transport_.escape(topic) + "/ack",
+                                body, "ack_batch", {"results"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& list = got->reply["results"];
+  if (!list.is_array() || list.size() != jobs.size()) {
+    return Error{ErrorCode::Protocol, 200, "ack_batch: unexpected answer: " + got->body,
+                 got->server};
+  }
+  std::vector<BatchItemResult> results;
+  for (size_t n = 0; n < list.size(); ++n) {
+    const Json& entry = list[n];
+    BatchItemResult item;
+    item.id = jobs[n].id;
+    if (entry.is_object() && entry.value("state", "") == "done") {
+      item.status = 200;
+    } else {
+      item.status = entry.is_object() ? entry.value("status", 0) : 0;
+      std::string message = entry.is_object() ? entry.value("error", "") : "";
+      ErrorCode code = item.status == 409   ? ErrorCode::StaleToken
+                       : item.status == 400 ? ErrorCode::InvalidArgument
+                                            : ErrorCode::Server;
+      item.error = Error{code, item.status, message, got->server};
+    }
+    results.push_back(std::move(item));
+  }
+  return results;
+}
+
 }  // namespace dq::client

@@ -381,6 +381,11 @@ class DQCLIENT_API Client {
   // POST .../jobs/{id}/ack: the job is done. StaleToken: the lease is not
   // the job's current one; nothing changed.
   Result<bool> ack(const ReservedJob& job);
+  // POST /v1/topics/{topic}/ack: many jobs of one topic acked in one call
+  // (one script per shard on the server). One result per job, in order:
+  // status 200 done, 409 (error code StaleToken) stale, 400 a bad id or token.
+  Result<std::vector<BatchItemResult>> ack_batch(const std::string& topic,
+                                                 const std::vector<ReservedJob>& jobs);
   // POST .../jobs/{id}/nack: a failed attempt, tried again after delay_s
   // (nullopt: the topic's retry backoff) or dead-lettered when its
   // attempts are used up; error is kept as its last error.
