@@ -420,3 +420,38 @@ TEST_CASE("max_rate holds over reserves: jobs handed out per second") {
   CHECK(handed >= 10);
   CHECK(handed <= 10 * seconds + 2);
 }
+
+TEST_CASE("dqctl: topic add --mode pull needs no callback; reserve, ack and a stale ack") {
+  const std::string config = host().dqd->config_path();
+  auto added =
+      run_dqctl({"-c", config, "topic", "add", "cli-pull", "--mode", "pull"}, host().dqd->dir());
+  CHECK_MESSAGE(added.exit_code == 0, added.err);
+  auto refused = run_dqctl({"-c", config, "topic", "add", "cli-push"}, host().dqd->dir());
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--mode pull") != std::string::npos);
+  auto shown = run_dqctl({"-c", config, "topic", "show", "cli-pull"}, host().dqd->dir());
+  CHECK(shown.out.find("pull") != std::string::npos);
+
+  add_jobs("stale", 1, "cli");
+  const std::string url = host().dqd->base_url();
+  Json reserved;
+  REQUIRE(wait_within(10000, [&] {
+    auto ran =
+        run_dqctl({"--url", url, "--json", "reserve", "stale", "--wait", "1"}, host().dqd->dir());
+    REQUIRE_MESSAGE(ran.exit_code == 0, ran.err);
+    reserved = Json::parse(ran.out, nullptr, false);
+    return reserved.is_object() && !reserved["jobs"].empty();
+  }));
+  const Json& job = reserved["jobs"][0];
+  std::string id = job["id"];
+  std::string token = job["token"];
+  auto touched =
+      run_dqctl({"--url", url, "touch", "stale", id, token, "--ttr", "60"}, host().dqd->dir());
+  CHECK_MESSAGE(touched.exit_code == 0, touched.err);
+  auto acked = run_dqctl({"--url", url, "ack", "stale", id, token}, host().dqd->dir());
+  CHECK_MESSAGE(acked.exit_code == 0, acked.err);
+  CHECK(acked.out.find("acked") != std::string::npos);
+  auto again = run_dqctl({"--url", url, "ack", "stale", id, token}, host().dqd->dir());
+  CHECK(again.exit_code == 1);
+  CHECK(again.err.find("StaleToken (409)") != std::string::npos);
+}
