@@ -207,9 +207,11 @@ void PullQueue::ask(const std::shared_ptr<Wait>& wait) {
   wait->woken = false;
   wait->recheck_at_ms = monotonic_ms() + recheck_ms();
   const Topic* topic = topics_.find(wait->topic);
-  // An offline topic (or one deleted meanwhile) hands out nothing; its
+  // An offline topic (or one deleted meanwhile), or one whose delivery
+  // window is closed, hands out nothing, as the consumers skip them; its
   // waiting reserves wait on.
-  if (topic == nullptr || !topic->online || !topic->pull() || jobs_.shard_count() == 0) {
+  if (topic == nullptr || !topic->online || !topic->pull() || jobs_.shard_count() == 0 ||
+      windows_.closed(*topic, now_ms())) {
     return asked(wait);
   }
   wait->reserve_id = next_reserve_id();
@@ -271,6 +273,13 @@ void PullQueue::ask_shard(const std::shared_ptr<Wait>& wait, size_t asked_count)
                   }
                   if (!batch->jobs.empty()) {
                     wait->redis_now_ms = batch->redis_now_ms;
+                  }
+                  // Dead-lettered by the topic's late policy: their alert, as a
+                  // consumer sends it.
+                  if (const Topic* topic = topics_.find(wait->topic)) {
+                    for (const auto& death : batch->late_deaths) {
+                      alerts_.report(*topic, death.id, death.attempts, death.reason);
+                    }
                   }
                   for (auto& job : batch->jobs) {
                     wait->jobs.push_back(std::move(job));

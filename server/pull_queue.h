@@ -30,6 +30,7 @@
 #include "common/core/config.h"
 #include "common/core/event_handles.h"
 #include "common/registry/topic_cache.h"
+#include "common/registry/topic_window.h"
 #include "common/store/async_job_store.h"
 #include "server/http_exchange.h"
 #include "server/pull_caps.h"
@@ -96,6 +97,7 @@ class PullQueue {
   DeadLetterAlerts alerts_;
   ReadyFeed feed_;
   PullCaps caps_;
+  TopicWindows windows_;  // delivery windows: a closed one hands out nothing
   // Reserves that found nothing and wait for a ready job (asking again or not).
   std::list<std::shared_ptr<Wait>> waits_;
   UniqueEvent tick_;
