@@ -230,10 +230,12 @@ const std::vector<Topic>& ConsumerLoop::online_topics() {
     // ready at the closing stay ready until the opening (the timer holds
     // those that fall due meanwhile).
     int64_t wall_now = now_ms();
-    online_.erase(
-        std::remove_if(online_.begin(), online_.end(),
-                       [&](const Topic& topic) { return windows_.closed(topic, wall_now); }),
-        online_.end());
+    // A pull topic's jobs are reserved by workers over the API, never here.
+    online_.erase(std::remove_if(online_.begin(), online_.end(),
+                                 [&](const Topic& topic) {
+                                   return topic.pull() || windows_.closed(topic, wall_now);
+                                 }),
+                  online_.end());
     online_at_ms_ = now;
     watch_receivers();
   }

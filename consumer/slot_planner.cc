@@ -25,17 +25,6 @@ int class_weight(int priority) {
 // times, 3 once.
 constexpr int kFirstClass[10] = {1, 2, 1, 1, 2, 1, 3, 1, 2, 1};
 
-// The topic's late policy as the reserve script takes it; "deliver" (most
-// topics) without parsing. A policy the registry refused never gets here;
-// an unreadable one delivers.
-std::string late_policy_arg(const std::string& policy) {
-  if (policy == "deliver" || policy.empty()) {
-    return "";
-  }
-  auto parsed = LatePolicy::parse(policy);
-  return parsed.is_ok() ? parsed->script_arg() : "";
-}
-
 }  // namespace
 
 int topic_cap(int concurrency, size_t online_topics) {

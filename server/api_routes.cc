@@ -71,6 +71,27 @@ const std::vector<HttpApi::Route>& HttpApi::routes() {
        [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
          api.run_job(request, match.topic, match.id);
        }},
+      // Pull workers (server/pull_queue.h): the scope an add needs.
+      {"GET", "/v1/topics/{topic}/reserve", "reserve", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.reserve(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/ack", "ack_batch", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.ack_batch(request, match.topic);
+       }},
+      {"POST", "/v1/topics/{topic}/jobs/{id}/ack", "ack", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.settle(request, match.topic, match.id, PullQueue::Verb::kAck);
+       }},
+      {"POST", "/v1/topics/{topic}/jobs/{id}/nack", "nack", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.settle(request, match.topic, match.id, PullQueue::Verb::kNack);
+       }},
+      {"POST", "/v1/topics/{topic}/jobs/{id}/touch", "touch", Access::kTopic,
+       [](HttpApi& api, const Exchange& request, const RouteMatch& match) {
+         api.pull_.settle(request, match.topic, match.id, PullQueue::Verb::kTouch);
+       }},
       {"GET", "/healthz", "healthz", Access::kOpen,
        [](HttpApi& api, const Exchange& request, const RouteMatch&) { api.healthz(request); }},
       {"GET", "/metrics", "metrics", Access::kOpen,

@@ -89,6 +89,9 @@ HttpApi::HttpApi(event_base* base, AsyncJobStore& jobs, TopicCache& topics, ApiA
       config_(config),
       shards_{base, jobs.connections(), shard_names(config.shards),
               config.redis_command_timeout_ms},
+      pull_(base, jobs, topics, config,
+            [this](const Exchange& request, const std::string& route, int status,
+                   const std::string& text) { finish_text(request, route, status, text); }),
       server_(base, config, [this](const Exchange& request) { on_request(request); }) {}
 
 void HttpApi::on_request(const Exchange& request) {

@@ -23,6 +23,11 @@
 //   POST   /v1/topics/{topic}/dead/requeue    requeue all dead letters
 //   POST   /v1/topics/{topic}/dead/{id}/requeue
 //   DELETE /v1/topics/{topic}/dead            purge dead letters
+//   GET    /v1/topics/{topic}/reserve         pull topics: lease ready jobs (long poll)
+//   POST   /v1/topics/{topic}/jobs/{id}/ack   pull topics: done ({"token"})
+//   POST   /v1/topics/{topic}/jobs/{id}/nack  pull topics: failed attempt (?delay=S)
+//   POST   /v1/topics/{topic}/jobs/{id}/touch pull topics: extend the lease
+//   POST   /v1/topics/{topic}/ack             pull topics: many acks at once
 //   GET    /healthz                           shard states
 //   GET    /metrics                           Prometheus text format
 // No route waits on Redis in the event loop: the listings, stats, dead
@@ -52,6 +57,7 @@
 #include "server/http_exchange.h"
 #include "server/http_server.h"
 #include "server/listing_routes.h"
+#include "server/pull_queue.h"
 
 namespace dq {
 
@@ -65,10 +71,16 @@ class HttpApi {
   HttpApi& operator=(const HttpApi&) = delete;
 
   // Serves on an inherited listening socket (a copy of fd; fd stays the caller's).
-  Status listen(int fd) { return server_.listen(fd); }
+  Status listen(int fd) {
+    pull_.start();  // idempotent enough: one listen per process
+    return server_.listen(fd);
+  }
   // Graceful stop: no new connections (the copy is closed); answers carry
-  // "Connection: close".
-  void stop_accepting() { server_.stop_accepting(); }
+  // "Connection: close". Waiting long polls are answered now.
+  void stop_accepting() {
+    server_.stop_accepting();
+    pull_.stop();
+  }
   size_t active() const { return active_; }  // requests not yet answered
 
   // Every route as (method, path pattern), e.g. ("GET", "/v1/topics/{topic}"):
@@ -163,6 +175,7 @@ class HttpApi {
   size_t active_ = 0;
   std::unique_ptr<Registry> registry_;  // topic writes; opened on the first
   ShardSet shards_;    // AsyncJobStore's connections: dead letters, listings and /metrics
+  PullQueue pull_;     // pull topics' reserve, ack, nack, touch (server/pull_queue.h)
   HttpServer server_;  // last: destroyed first, while the rest is still there
 };
 

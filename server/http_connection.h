@@ -13,7 +13,8 @@
 // armed while a request waits for its answer (bufferevents and a paused read
 // cost an epoll_ctl DEL and ADD per request, and an FIONREAD ioctl per read);
 // an answer is sent at once, and the write event is armed only when the
-// socket takes less than all of it (docs/decisions.md, "An HTTP connection does its own socket I/O").
+// socket takes less than all of it (docs/decisions.md, "An HTTP connection does its own socket
+// I/O").
 #pragma once
 
 #include <event2/event.h>
@@ -51,6 +52,8 @@ class HttpConnection {
   // to write: the server may close it to make room (a lingering connection
   // is closing anyway). Under pressure only: it may peek at the socket.
   bool idle() const;
+  // The client shut down its side (read end of file).
+  bool peer_closed() const { return peer_closed_; }
 
  private:
   friend class HttpServer;

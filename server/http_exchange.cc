@@ -66,4 +66,8 @@ void HttpExchange::answer(int status, std::string_view content_type, std::string
   connection_->exchange_answered();  // may write it, and may close (delete) the connection
 }
 
+bool HttpExchange::peer_gone() const {
+  return connection_ == nullptr || connection_->peer_closed();
+}
+
 }  // namespace dq

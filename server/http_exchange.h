@@ -39,6 +39,9 @@ class HttpExchange {
   void answer(int status, std::string_view content_type, std::string_view body,
               std::string_view body_suffix = {});
   bool answered() const { return answered_; }
+  // The client closed its connection (or it was closed): an answer would go
+  // nowhere. A long poll (server/pull_queue.h) stops waiting then.
+  bool peer_gone() const;
 
  private:
   friend class HttpConnection;

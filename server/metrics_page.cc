@@ -137,6 +137,9 @@ void host_metrics(PrometheusText& out) {
     } else if (kind == "permit" && parts.size() == 3) {
       labels = {{"topic", parts[1]}};
       kind = "permit_" + parts[2];  // taken, returned, waits
+    } else if (kind == "pull" && parts.size() == 3) {
+      labels = {{"topic", parts[1]}};
+      kind = "pull_" + parts[2];  // reserved, acked, nacked, touched, stale, released
     } else if (kind == "auth" && parts.size() == 3) {
       labels = {{"protocol", parts[1]}, {"reason", parts[2]}};
     } else if (kind == "dead_callback" && parts.size() == 3) {
@@ -200,6 +203,17 @@ void host_metrics(PrometheusText& out) {
   permit_family("permit_waits", "dq_topic_permit_waits_total",
                 "Times a capped topic's ready jobs waited because its cap gave fewer permits "
                 "than wanted (this host).");
+  // Pull workers (docs/delivery.md, "Pull workers"), answered by this host.
+  permit_family("pull_reserved", "dq_pull_reserved_total",
+                "Jobs of pull topics handed out by this host's reserves.");
+  permit_family("pull_acked", "dq_pull_acked_total", "Pull workers' acks this host accepted.");
+  permit_family("pull_nacked", "dq_pull_nacked_total", "Pull workers' nacks this host accepted.");
+  permit_family("pull_touched", "dq_pull_touched_total",
+                "Pull workers' lease extensions this host accepted.");
+  permit_family("pull_stale", "dq_pull_stale_total",
+                "Acks, nacks and touches refused (409) for a stale token.");
+  permit_family("pull_released", "dq_pull_released_total",
+                "Reserved jobs given back because the worker went away before the answer.");
   out.family("dq_dead_callbacks_total", "counter",
              "Dead-letter callback sends by this host's checker: outcome sent (a 2xx took it), "
              "failed (retried later), given_up (a day after the job died), dropped (the topic "

@@ -174,6 +174,11 @@ TEST_CASE("add, list, show: human and JSON output") {
   REQUIRE(window != keys.end());
   CHECK(shown["delivery_window"] == "");
   keys.erase(window);
+  // mode ("push" by default; "pull": workers reserve the jobs), on its own line too.
+  auto mode = std::find(keys.begin(), keys.end(), "mode");
+  REQUIRE(mode != keys.end());
+  CHECK(shown["mode"] == "push");
+  keys.erase(mode);
   // dead_callback, dedup_window_s and max_retry_duration_s checked on their own lines, so the list
   // below merges with other new settings.
   auto dead_callback = std::find(keys.begin(), keys.end(), "dead_callback");

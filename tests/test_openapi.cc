@@ -130,7 +130,7 @@ TEST_CASE("the description lists every route of the server and no other") {
     CHECK_MESSAGE(routed.count(operation) == 1, "described but not routed: ", operation.first, " ",
                   operation.second);
   }
-  CHECK(routed.size() == 25);
+  CHECK(routed.size() == 30);
   CHECK(doc["openapi"] == "3.1.0");
 }
 
@@ -314,6 +314,66 @@ TEST_CASE("every operation answers as the description says, errors included") {
     return api.send("GET", "/v1/topics/orders/jobs/h", "", producer).status == 200;
   });
   CHECK(ended);
+
+  // Pull workers: a pull topic's jobs are reserved, touched, nacked and
+  // acked with their tokens; a stale token, a push topic and bad
+  // parameters are refused.
+  HttpResult pull_topic = api.send("PUT", "/v1/topics/pulls", R"({"mode": "pull"})", admin);
+  REQUIRE_MESSAGE(pull_topic.status == 201, pull_topic.body);
+  CHECK(pull_topic.json()["mode"] == "pull");
+  CHECK(api.send("GET", "/v1/topics/pulls/reserve?wait=0", "", admin).json()["jobs"].empty());
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs", job_doc("p", Json{{"n", 1}}, 0), admin).status ==
+        201);
+  auto reserve_pull = [&] {
+    HttpResult got = api.send("GET", "/v1/topics/pulls/reserve?ttr=30&wait=10&count=5", "", admin);
+    REQUIRE(got.status == 200);
+    REQUIRE(got.json()["jobs"].size() == 1);
+    return got.json()["jobs"][0];
+  };
+  Json reserved = reserve_pull();
+  std::string token_body = Json{{"token", reserved["token"]}}.dump();
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/touch",
+                 Json{{"token", reserved["token"]}, {"ttr", 60}}.dump(), admin)
+            .status == 200);
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/touch",
+                 Json{{"token", reserved["token"]}, {"ttr", 0}}.dump(), admin)
+            .status == 400);
+  HttpResult nacked =
+      api.send("POST", "/v1/topics/pulls/jobs/p/nack?delay=0",
+               Json{{"token", reserved["token"]}, {"error", "try later"}}.dump(), admin);
+  CHECK(nacked.status == 200);
+  CHECK(nacked.json()["state"] == "retrying");
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/ack", token_body, admin).status == 409);
+  Json again = reserve_pull();
+  CHECK(again["attempt"] == 2);
+  CHECK(
+      api.send("POST", "/v1/topics/pulls/jobs/p/ack", Json{{"token", again["token"]}}.dump(), admin)
+          .status == 200);
+  // Many acks in one call: the stale one and a bad one get their own results.
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs", job_doc("q", 2, 0), admin).status == 201);
+  Json q = reserve_pull();
+  HttpResult many = api.send("POST", "/v1/topics/pulls/ack",
+                             Json{{"acks",
+                                   {{{"id", "q"}, {"token", q["token"]}},
+                                    {{"id", "p"}, {"token", again["token"]}},
+                                    {{"id", "p"}, {"token", "nonsense"}}}}}
+                                 .dump(),
+                             admin);
+  REQUIRE(many.status == 200);
+  CHECK(many.json()["results"][0]["state"] == "done");
+  CHECK(many.json()["results"][1]["status"] == 409);
+  CHECK(many.json()["results"][2]["status"] == 400);
+  CHECK(api.send("POST", "/v1/topics/pulls/ack", "{}", admin).status == 400);
+  CHECK(api.send("POST", "/v1/topics/orders/ack", R"({"acks": []})", producer).status == 409);
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/nack?delay=x", token_body, admin).status == 400);
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/nack", token_body, admin).status == 409);
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/touch", token_body, admin).status == 409);
+  CHECK(api.send("POST", "/v1/topics/pulls/jobs/p/ack", "{}", admin).status == 400);
+  CHECK(api.send("POST", "/v1/topics/ghost/jobs/p/ack", token_body, admin).status == 404);
+  CHECK(api.send("GET", "/v1/topics/pulls/reserve", "", producer).status == 403);
+  CHECK(api.send("GET", "/v1/topics/orders/reserve", "", producer).status == 409);
+  CHECK(api.send("GET", "/v1/topics/ghost/reserve", "", admin).status == 404);
+  CHECK(api.send("GET", "/v1/topics/pulls/reserve?count=0", "", admin).status == 400);
 
   // Deleting the topic: refused while it holds a job, then with its jobs.
   CHECK(api.send("POST", "/v1/topics/orders/jobs", job_doc("z", 1, 3600), producer).status == 201);

@@ -97,7 +97,7 @@ void ShardTimer::promote() {
   find_window_holds();
   store_.promote(
       shard_, std::max(1, config_.timer_batch),
-      [this](Result<PromoteResult> result) { promoted(std::move(result)); }, holds_);
+      [this](Result<PromoteResult> result) { promoted(std::move(result)); }, holds_, pull_topics_);
 }
 
 // The topics whose delivery window is closed now, by Redis's clock as the
@@ -110,12 +110,16 @@ void ShardTimer::promote() {
 // shards as its permits are.
 void ShardTimer::find_window_holds() {
   holds_.clear();
+  pull_topics_.clear();
   // A topic added or edited a moment ago is seen before its jobs fall due
   // (the lease check's refresh alone may come after the first promote).
   topics_.refresh_if_older(config_.registry_refresh_ms);
   int64_t redis_now =
       last_.redis_now_ms > 0 ? last_.redis_now_ms + (monotonic_ms() - promoted_at_ms_) : now_ms();
   for (const auto& [name, topic] : topics_.all()) {
+    if (topic.pull()) {
+      pull_topics_.push_back(name);  // their long polls are woken (promote.lua)
+    }
     const DeliveryWindow* window = windows_.find(topic);
     if (window == nullptr || window->is_open_at(redis_now)) {
       continue;
@@ -160,7 +164,7 @@ void ShardTimer::requeue() {
   store_.requeue_expired(
       shard_, std::max(1, config_.timer_batch),
       [this](Result<ExpiredResult> result) { requeued(std::move(result)); }, expiry_topics_,
-      end_memory_of(Topic{}));
+      end_memory_of(Topic{}), pull_topics_);
 }
 
 void ShardTimer::requeued(Result<ExpiredResult> result) {

@@ -68,6 +68,8 @@ class ShardTimer {
   TopicWindows windows_;
   // The topics whose delivery window is closed, for promote (promote.lua).
   std::vector<WindowHold> holds_;
+  // The pull topics: promote and requeue publish when their jobs become ready.
+  std::vector<std::string> pull_topics_;
   int64_t round_started_ms_ = 0;
   // The topics with a dead_callback or their own dedup window, for requeue_expired.
   std::vector<ExpiryTopic> expiry_topics_;

@@ -112,7 +112,8 @@ async function pageDashboard(main) {
 
 const TOPIC_FIELDS = [
   { key: 'name', label: 'Name', hint: 'A-Z a-z 0-9 _ . - (at most 64); cannot be changed later' },
-  { key: 'callback_url', label: 'Callback URL', hint: 'http:// or https://; where due jobs are delivered' },
+  { key: 'mode', label: 'Mode', options: ['push', 'pull'], hint: 'push: due jobs are delivered to the callback URL; pull: no callback, workers reserve the jobs (GET /v1/topics/{t}/reserve) and ack them' },
+  { key: 'callback_url', label: 'Callback URL', hint: 'http:// or https://; where due jobs are delivered (empty for a pull topic)' },
   { key: 'method', label: 'Method', options: ['POST', 'GET'], hint: 'POST: JSON body; GET: query parameters' },
   { key: 'callback_format', label: 'Callback format', options: ['json', 'form'], hint: "json: dq's JSON document; form: the body's keys as form fields or query parameters, as the PHP queue sent them" },
   { key: 'success_json', label: 'Success rule', hint: 'empty: any 2xx succeeds; PATH=VALUE (e.g. code=0): a 2xx whose JSON body differs is a failed attempt' },
@@ -200,7 +201,7 @@ async function pageTopics(main) {
     return el('tr', { 'data-topic': t.name },
       el('td', {}, el('a', { href: '#', className: 'topic-name', onclick: (e) => { e.preventDefault(); showForm(t); } }, t.name)),
       el('td', {}, el('span', { className: 'badge ' + (t.online ? 'ok' : 'off') }, t.online ? 'online' : 'offline'), circuitBadge(t)),
-      el('td', { className: 'mono hide-narrow' }, t.method + ' ' + t.callback_url),
+      el('td', { className: 'mono hide-narrow' }, t.mode === 'pull' ? 'pull (workers reserve)' : t.method + ' ' + t.callback_url),
       el('td', { className: 'hide-narrow topic-creator' }, t.creator),
       el('td', {},
         el('div', { className: 'row' },
@@ -265,7 +266,7 @@ async function pageTopics(main) {
 
   function showForm(topic) {
     const editing = !!topic;
-    const values = topic || { method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', delivery_window: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
+    const values = topic || { mode: 'push', method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', delivery_window: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
     if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800, ttl: 0, keep_done_days: 0, late_policy: 'deliver' });
     const inputs = {};
     const errors = {};

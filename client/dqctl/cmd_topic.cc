@@ -43,7 +43,9 @@ void print_topic(const Topic& topic) {
   };
   line("name:", topic.name);
   line("status:", topic.online ? "online" : "offline");
-  line("callback_url:", topic.callback_url);
+  line("mode:", topic.mode);
+  line("callback_url:", topic.callback_url.empty() ? std::string("(none: workers reserve its jobs)")
+                                                   : topic.callback_url);
   line("method:", topic.method);
   line("format:", topic.callback_format);
   line("success_json:", topic.success_json.empty() ? "(any 2xx)" : topic.success_json);
@@ -239,8 +241,8 @@ int run_topic(const CtlOptions& options, const std::vector<std::string>& args) {
     if (!parse_topic_args(sub, args, &name, &fields)) {
       return kExitUsage;
     }
-    if (sub == "add" && !fields.contains("callback_url")) {
-      return usage_error(kCommand, "topic add needs --callback URL");
+    if (sub == "add" && !fields.contains("callback_url") && fields.value("mode", "") != "pull") {
+      return usage_error(kCommand, "topic add needs --callback URL (or --mode pull)");
     }
     if (sub == "set" && fields.empty()) {
       return usage_error(kCommand, "topic set needs at least one option");
@@ -301,6 +303,8 @@ constexpr const char* kUsage =
     "topic list\n"
     "topic show NAME\n"
     "topic add NAME --callback URL [--method POST|GET] [--timeout-ms N] [--delay S]\n"
+    "          [--mode push|pull]   (pull: no --callback; workers reserve its jobs:\n"
+    "          dqctl reserve, dqctl work)\n"
     "          [--tz ZONE]   (IANA, e.g. Europe/Paris: adds' at and fix_time without an\n"
     "          offset are read there; \"\": the server's zone)\n"
     "          [--delivery-window 'Mon-Fri 09:00-18:00 Asia/Shanghai'|off]   (jobs due\n"

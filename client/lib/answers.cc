@@ -151,6 +151,8 @@ const char* error_code_name(ErrorCode code) {
       return "Protocol";
     case ErrorCode::Server:
       return "Server";
+    case ErrorCode::StaleToken:
+      return "StaleToken";
     case ErrorCode::Unauthorized:
       return "Unauthorized";
     case ErrorCode::Forbidden:

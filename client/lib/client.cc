@@ -119,8 +119,10 @@ class Client::Impl {
   // waits and goes round again, options_.retries times. Returns the first
   // other answer, or the error of the last attempt. *unsure is set when an
   // attempt may have been carried out (a timeout or a 504).
+  // timeout_ms: this call's own (a long poll's), else options_.timeout_ms.
   Result<Answered> call(const char* method, const std::string& path, const std::string& body,
-                        bool* unsure = nullptr, const std::string& extra_header = "") {
+                        bool* unsure = nullptr, const std::string& extra_header = "",
+                        int timeout_ms = 0) {
     if (servers_.size() == 0) {
       return Error{ErrorCode::InvalidArgument, 0, "no server configured", ""};
     }
@@ -137,7 +139,7 @@ class Client::Impl {
         const std::string& server = servers_.address(index);
         HttpAnswer answer =
             transport_.request(base_url_of(server), method, path, body, options_.connect_timeout_ms,
-                               options_.timeout_ms, extra_header);
+                               timeout_ms > 0 ? timeout_ms : options_.timeout_ms, extra_header);
         if (answer.curl != CURLE_OK) {
           servers_.mark_down(index, monotonic_ms());
           bool timed_out = answer.curl == CURLE_OPERATION_TIMEDOUT;
@@ -205,16 +207,23 @@ class Client::Impl {
     std::string body;
     std::string server;
   };
+  // stale: a 409 is StaleToken (a pull worker's ack, nack or touch) when
+  // the server says "stale token".
   Result<ObjectAnswer> object_call(const char* method, const std::string& path,
                                    const std::string& body, const char* what,
-                                   std::initializer_list<const char*> required) {
-    auto called = call(method, path, body);
+                                   std::initializer_list<const char*> required, int timeout_ms = 0,
+                                   bool stale = false) {
+    auto called = call(method, path, body, nullptr, "", timeout_ms);
     if (!called) {
       return called.error();
     }
     const HttpAnswer& answer = called->answer;
     if (answer.status != 200) {
-      return error_from_answer(answer, called->server);
+      Error error = error_from_answer(answer, called->server);
+      if (stale && answer.status == 409 && error.message.rfind("stale token", 0) == 0) {
+        error.code = ErrorCode::StaleToken;
+      }
+      return error;
     }
     Json reply = Json::parse(answer.body, nullptr, false);
     bool complete = reply.is_object();
@@ -582,5 +591,138 @@ std::vector<Client::ServerState> Client::servers() const {
 }
 
 const std::string& Client::last_server() const { return impl_->last_server_; }
+
+Result<std::vector<ReservedJob>> Client::reserve(const std::string& topic,
+                                                 const ReserveOptions& options) {
+  std::string path = "/v1/topics/" + impl_->transport_.escape(topic) +
+                     "/reserve?ttr=" + std::to_string(options.ttr_s) +
+                     "&wait=" + std::to_string(options.wait_s) +
+                     "&count=" + std::to_string(options.count);
+  // A long poll answers after up to wait_s: the call waits that much longer.
+  int timeout_ms = impl_->options_.timeout_ms + std::max(0, options.wait_s) * 1000;
+  auto got = impl_->object_call("GET", path, "", "reserve", {"jobs"}, timeout_ms);
+  if (!got) {
+    return got.error();
+  }
+  const Json& list = got->reply["jobs"];
+  if (!list.is_array()) {
+    return Error{ErrorCode::Protocol, 200, "reserve: unexpected answer: " + got->body, got->server};
+  }
+  std::vector<ReservedJob> jobs;
+  for (const Json& entry : list) {
+    if (!entry.is_object() || !entry.contains("id") || !entry.contains("token") ||
+        !entry["token"].is_string() || !entry.contains("body")) {
+      return Error{ErrorCode::Protocol, 200, "reserve: unexpected job: " + entry.dump(),
+                   got->server};
+    }
+    ReservedJob job;
+    job.topic = entry.value("topic", topic);
+    job.id = entry["id"].get<std::string>();
+    job.body_json = entry["body"].dump();
+    job.attempt = entry.value("attempt", 0);
+    job.due_ms = entry.value("due_ms", int64_t{0});
+    job.created_ms = entry.value("created_ms", int64_t{0});
+    job.token = entry["token"].get<std::string>();
+    job.lease_until_ms = entry.value("lease_until_ms", int64_t{0});
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+Result<bool> Client::ack(const ReservedJob& job) {
+  auto got = impl_->object_call(
+      "POST", impl_->jobs_path(job.topic) + "/" + impl_->transport_.escape(job.id) + "/ack",
+      Json{{"token", job.token}}.dump(), "ack", {"state"}, 0, /*stale=*/true);
+  if (!got) {
+    return got.error();
+  }
+  return true;
+}
+
+Result<NackResult> Client::nack(const ReservedJob& job, std::optional<int> delay_s,
+                                const std::string& error) {
+  std::string path = impl_->jobs_path(job.topic) + "/" + impl_->transport_.escape(job.id) + "/nack";
+  if (delay_s) {
+    path += "?delay=" + std::to_string(*delay_s);
+  }
+  Json body{{"token", job.token}};
+  if (!error.empty()) {
+    body["error"] = error;
+  }
+  std::string text;
+  try {
+    text = body.dump();
+  } catch (const Json::exception&) {
+    return Error{ErrorCode::InvalidArgument, 0, "nack: the error text must be UTF-8", ""};
+  }
+  auto got = impl_->object_call("POST", path, text, "nack", {"state"}, 0, /*stale=*/true);
+  if (!got) {
+    return got.error();
+  }
+  NackResult result;
+  result.state = got->reply["state"].is_string() ? got->reply["state"].get<std::string>() : "";
+  result.due_ms = got->reply.value("due_ms", int64_t{0});
+  return result;
+}
+
+Result<int64_t> Client::touch(ReservedJob& job, std::optional<int> ttr_s) {
+  Json body{{"token", job.token}};
+  if (ttr_s) {
+    body["ttr"] = *ttr_s;
+  }
+  auto got = impl_->object_call(
+      "POST", impl_->jobs_path(job.topic) + "/" + impl_->transport_.escape(job.id) + "/touch",
+      body.dump(), "touch", {"lease_until_ms"}, 0, /*stale=*/true);
+  if (!got) {
+    return got.error();
+  }
+  if (!got->reply["lease_until_ms"].is_number_integer()) {
+    return Error{ErrorCode::Protocol, 200, "touch: unexpected answer: " + got->body, got->server};
+  }
+  job.lease_until_ms = got->reply["lease_until_ms"].get<int64_t>();
+  return job.lease_until_ms;
+}
+
+Result<std::vector<BatchItemResult>> Client::ack_batch(const std::string& topic,
+                                                       const std::vector<ReservedJob>& jobs) {
+  Json acks = Json::array();
+  for (const auto& job : jobs) {
+    acks.push_back(Json{{"id", job.id}, {"token", job.token}});
+  }
+  std::string body;
+  try {
+    body = Json{{"acks", acks}}.dump();
+  } catch (const Json::exception&) {
+    return Error{ErrorCode::InvalidArgument, 0, "ack_batch: ids must be UTF-8 text", ""};
+  }
+  auto got = impl_->object_call("POST", "/v1/topics/" + impl_->transport_.escape(topic) + "/ack",
+                                body, "ack_batch", {"results"});
+  if (!got) {
+    return got.error();
+  }
+  const Json& list = got->reply["results"];
+  if (!list.is_array() || list.size() != jobs.size()) {
+    return Error{ErrorCode::Protocol, 200, "ack_batch: unexpected answer: " + got->body,
+                 got->server};
+  }
+  std::vector<BatchItemResult> results;
+  for (size_t n = 0; n < list.size(); ++n) {
+    const Json& entry = list[n];
+    BatchItemResult item;
+    item.id = jobs[n].id;
+    if (entry.is_object() && entry.value("state", "") == "done") {
+      item.status = 200;
+    } else {
+      item.status = entry.is_object() ? entry.value("status", 0) : 0;
+      std::string message = entry.is_object() ? entry.value("error", "") : "";
+      ErrorCode code = item.status == 409   ? ErrorCode::StaleToken
+                       : item.status == 400 ? ErrorCode::InvalidArgument
+                                            : ErrorCode::Server;
+      item.error = Error{code, item.status, message, got->server};
+    }
+    results.push_back(std::move(item));
+  }
+  return results;
+}
 
 }  // namespace dq::client

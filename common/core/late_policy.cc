@@ -74,4 +74,12 @@ LateAction LatePolicy::decide(int64_t due_ms, int64_t found_ms) const {
   return when_late_;
 }
 
+std::string late_policy_arg(const std::string& policy) {
+  if (policy == "deliver" || policy.empty()) {
+    return "";
+  }
+  auto parsed = LatePolicy::parse(policy);
+  return parsed.is_ok() ? parsed->script_arg() : "";
+}
+
 }  // namespace dq

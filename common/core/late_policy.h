@@ -38,4 +38,9 @@ class LatePolicy {
   int64_t after_ms_ = 0;
 };
 
+// A topic's late_policy text as reserve.lua takes it (script_arg); "deliver"
+// (most topics) without parsing. A policy the registry refused never gets
+// here; an unreadable one delivers.
+std::string late_policy_arg(const std::string& policy);
+
 }  // namespace dq

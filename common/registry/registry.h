@@ -22,8 +22,13 @@ struct sqlite3;
 namespace dq {
 
 struct Topic {
+  bool pull() const { return mode == "pull"; }
   std::string name;
-  std::string callback_url;
+  // "push": dq calls callback_url with each job (the consumer); "pull": no
+  // callback, workers reserve the jobs over the API and ack, nack or touch
+  // them (server/pull_routes.cc; docs/delivery.md, "Pull workers").
+  std::string mode = "push";
+  std::string callback_url;     // "" only for a pull topic
   std::string method = "POST";  // POST (JSON body) or GET (query parameters)
   // "json": dq's JSON document; "form": the body's keys as form fields or
   // query parameters, as the PHP delay queue sent them (consumer/callback_request.h).

@@ -101,6 +101,7 @@ int to_lower(int c) { return std::tolower(c); }
 // Every field a writer sets, once. The signing fields are applied after the
 // others, with the overlap the same object names.
 const TopicField kTopicFields[] = {
+    {"mode", "--mode", FlagKind::kText, &set_folded<&Topic::mode, to_lower>},
     {"callback_url", "--callback", FlagKind::kText, &set_member<&Topic::callback_url>},
     {"method", "--method", FlagKind::kText, &set_folded<&Topic::method, to_upper>},
     {"callback_format", "--format", FlagKind::kText,

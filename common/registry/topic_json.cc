@@ -24,6 +24,7 @@ Json signing_keys_json(const Topic& topic) {
 
 Json topic_to_json(const Topic& topic) {
   Json json{{"name", topic.name},
+            {"mode", topic.mode},
             {"callback_url", topic.callback_url},
             {"method", topic.method},
             {"callback_format", topic.callback_format},

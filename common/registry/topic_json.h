@@ -8,7 +8,7 @@
 
 namespace dq {
 
-// {"name", "callback_url", "method", "callback_format", "success_json",
+// {"name", "mode", "callback_url", "method", "callback_format", "success_json",
 //  "timeout_ms", "default_delay_s", "tz", "delivery_window",
 //  "max_attempts", "priority", "retry_ms",
 //  "alert_emails", "creator", "online", "created_at_ms", "updated_at_ms",

@@ -156,7 +156,14 @@ Status validate_topic(const Topic& topic) {
   if (!valid_topic(topic.name)) {
     return invalid("name", "'" + topic.name + "' must be 1-64 characters of A-Z a-z 0-9 _ . -");
   }
-  Status status = validate_callback_url(topic.callback_url);
+  if (topic.mode != "push" && topic.mode != "pull") {
+    return invalid("mode", "'" + topic.mode + "' must be push or pull");
+  }
+  // A pull topic has no callback (workers reserve its jobs); one it keeps
+  // from its push days obeys the same rules.
+  Status status = topic.pull() && topic.callback_url.empty()
+                      ? Status::ok()
+                      : validate_callback_url(topic.callback_url);
   if (!status.is_ok()) {
     return status;
   }

@@ -52,7 +52,8 @@ Result<Topic> edited_topic(const TopicWriteContext& context, const TopicWriteReq
   }
   // The URL rules of the config and the registry's shards, for a URL this
   // write sets (one kept as it was passed them when it was set).
-  if (status.is_ok() && (before == nullptr || topic.callback_url != before->callback_url)) {
+  if (status.is_ok() && !topic.callback_url.empty() &&
+      (before == nullptr || topic.callback_url != before->callback_url)) {
     status = check_callback_url(*context.config, *context.registry, topic.callback_url);
   }
   if (status.is_ok() && !topic.dead_callback.empty() &&

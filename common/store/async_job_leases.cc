@@ -32,9 +32,10 @@ Status AsyncJobStore::unexpected(size_t shard, const char* what) const {
 
 void AsyncJobStore::promote(size_t shard, int limit,
                             std::function<void(Result<PromoteResult>)> done,
-                            const std::vector<WindowHold>& holds) {
+                            const std::vector<WindowHold>& holds,
+                            const std::vector<std::string>& pull_topics) {
   shards_[shard]->run(
-      promote_call(limit, holds), [this, shard, done = std::move(done)](Reply reply) {
+      promote_call(limit, holds, pull_topics), [this, shard, done = std::move(done)](Reply reply) {
         if (!reply.is_ok()) {
           return done(reply.status());
         }
@@ -60,9 +61,10 @@ void AsyncJobStore::promote(size_t shard, int limit,
 void AsyncJobStore::requeue_expired(size_t shard, int limit,
                                     std::function<void(Result<ExpiredResult>)> done,
                                     const std::vector<ExpiryTopic>& topics,
-                                    const EndMemory& default_memory) {
+                                    const EndMemory& default_memory,
+                                    const std::vector<std::string>& pull_topics) {
   shards_[shard]->run(
-      requeue_expired_call(limit, topics, default_memory),
+      requeue_expired_call(limit, topics, default_memory, pull_topics),
       [this, shard, done = std::move(done)](Reply reply) {
         if (!reply.is_ok()) {
           return done(reply.status());
@@ -120,7 +122,8 @@ void AsyncJobStore::reserve(size_t shard, const std::string& reserve_id,
         const redisReply* r = *reply;
         ReserveBatch batch;
         if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 || (r->elements - 2) % 6 != 0 ||
-            !reply_int(r->element[0], &batch.ready_left)) {
+            !reply_int(r->element[0], &batch.ready_left) ||
+            !reply_int(r->element[1], &batch.redis_now_ms)) {
           return done(unexpected(shard, "reserve"));
         }
         batch.jobs.reserve((r->elements - 2) / 6);
@@ -142,8 +145,8 @@ void AsyncJobStore::reserve(size_t shard, const std::string& reserve_id,
           if (attempt == -1) {  // dead-lettered as late: topic, id, attempts, reason
             int64_t attempts = 0;
             reply_int(r->element[i + 2], &attempts);
-            batch.late_deaths.push_back({job.topic, job.id, static_cast<int>(attempts),
-                                         reply_string(r->element[i + 5])});
+            batch.late_deaths.push_back(
+                {job.topic, job.id, static_cast<int>(attempts), reply_string(r->element[i + 5])});
             continue;
           }
           job.state = JobState::kWorking;
@@ -166,16 +169,47 @@ void AsyncJobStore::forget_reserve(size_t shard, const std::string& reserve_id,
 }
 
 void AsyncJobStore::release(size_t shard, const std::string& reserve_id,
-                            std::function<void(Result<int>)> done) {
-  shards_[shard]->run(release_call(reserve_id), [this, shard, done = std::move(done)](Reply reply) {
-    if (!reply.is_ok()) {
-      return done(reply.status());
+                            std::function<void(Result<int>)> done,
+                            const std::vector<std::string>& pull_topics) {
+  shards_[shard]->run(release_call(reserve_id, pull_topics),
+                      [this, shard, done = std::move(done)](Reply reply) {
+                        if (!reply.is_ok()) {
+                          return done(reply.status());
+                        }
+                        if ((*reply)->type != REDIS_REPLY_INTEGER) {
+                          return done(unexpected(shard, "release"));
+                        }
+                        done(static_cast<int>((*reply)->integer));
+                      });
+}
+
+void AsyncJobStore::touch(size_t shard, const std::string& topic, const std::string& id,
+                          const Lease& lease, int64_t lease_ms,
+                          std::function<void(Result<std::optional<int64_t>>)> done) {
+  shards_[shard]->run(touch_call(topic, id, lease.incarnation, lease.reserve_id, lease_ms),
+                      [this, shard, done = std::move(done)](Reply reply) {
+                        if (!reply.is_ok()) {
+                          return done(reply.status());
+                        }
+                        const redisReply* r = *reply;
+                        int64_t touched = 0;
+                        int64_t until_ms = 0;
+                        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+                            !reply_int(r->element[0], &touched) ||
+                            !reply_int(r->element[1], &until_ms)) {
+                          return done(unexpected(shard, "touch"));
+                        }
+                        done(touched == 1 ? std::optional<int64_t>(until_ms) : std::nullopt);
+                      });
+}
+
+std::optional<size_t> AsyncJobStore::shard_named(const std::string& name) const {
+  for (size_t shard = 0; shard < addresses_.size(); ++shard) {
+    if (addresses_[shard].name() == name) {
+      return shard;
     }
-    if ((*reply)->type != REDIS_REPLY_INTEGER) {
-      return done(unexpected(shard, "release"));
-    }
-    done(static_cast<int>((*reply)->integer));
-  });
+  }
+  return std::nullopt;
 }
 
 void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
@@ -187,7 +221,7 @@ void AsyncJobStore::ack_all(size_t shard, const std::vector<AckRequest>& acks,
   targets.reserve(acks.size());
   for (const auto& ack : acks) {
     targets.push_back({ack.topic, ack.id, ack.lease.incarnation, ack.lease.reserve_id,
-                       ack.end_memory, ack.detail});
+                       ack.end_memory, ack.detail, ack.strict});
   }
   const size_t count = acks.size();
   shards_[shard]->run(ack_call(targets), [this, shard, count, done = std::move(done)](Reply reply) {

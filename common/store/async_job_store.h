@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -96,12 +97,16 @@ class AsyncJobStore {
 
   // --- the timer's calls, per shard ---
   // holds: the topics whose delivery window is closed (promote.lua).
+  // pull_topics: those whose long polls are woken when their jobs become
+  // ready (PUBLISH {dq}:ready; docs/delivery.md, "Pull workers").
   void promote(size_t shard, int limit, std::function<void(Result<PromoteResult>)> done,
-               const std::vector<WindowHold>& holds = {});
+               const std::vector<WindowHold>& holds = {},
+               const std::vector<std::string>& pull_topics = {});
   // topics, default_memory: see requeue_expired_call (common/store/script_calls.h).
   void requeue_expired(size_t shard, int limit, std::function<void(Result<ExpiredResult>)> done,
                        const std::vector<ExpiryTopic>& topics = {},
-                       const EndMemory& default_memory = {});
+                       const EndMemory& default_memory = {},
+                       const std::vector<std::string>& pull_topics = {});
   // BLPOP on the wake list for up to timeout_ms (<= 0: only takes a token
   // already there); true when a token came. The command has its own
   // timeout (timeout_ms + the command timeout), so it is not failed early.
@@ -118,7 +123,16 @@ class AsyncJobStore {
   void forget_reserve(size_t shard, const std::string& reserve_id,
                       std::function<void(Status)> done);
   // Undoes a reserve whose reply never came: how many jobs went back.
-  void release(size_t shard, const std::string& reserve_id, std::function<void(Result<int>)> done);
+  // pull_topics: those among them whose long polls are woken ({dq}:ready).
+  void release(size_t shard, const std::string& reserve_id, std::function<void(Result<int>)> done,
+               const std::vector<std::string>& pull_topics = {});
+  // A pull worker extends its lease to lease_ms from Redis's now
+  // (touch.lua): the lease's new end, or nullopt when the lease is not
+  // the job's current one (stale: nothing changed).
+  void touch(size_t shard, const std::string& topic, const std::string& id, const Lease& lease,
+             int64_t lease_ms, std::function<void(Result<std::optional<int64_t>>)> done);
+  // The shard of this name in config order, or nullopt.
+  std::optional<size_t> shard_named(const std::string& name) const;
   // Acks many jobs in one script run (ack.lua); one result per request, in
   // order. A failed call fails every request with the same status.
   void ack_all(size_t shard, const std::vector<AckRequest>& acks,

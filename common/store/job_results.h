@@ -32,7 +32,8 @@ struct LateDeath {
 struct ReserveBatch {
   std::vector<ReservedJob> jobs;
   std::vector<LateDeath> late_deaths;
-  int64_t ready_left = 0;  // jobs still ready in the topics asked for
+  int64_t ready_left = 0;    // jobs still ready in the topics asked for
+  int64_t redis_now_ms = 0;  // Redis's clock when it leased them
 };
 
 // A topic whose delivery window is closed, for promote: its due jobs are
@@ -128,6 +129,8 @@ struct AckRequest {
   // detail: delivery_detail's, for the topic's history.
   std::string end_memory;
   std::string detail;
+  // A pull worker's ack: counts only under the current lease (ack.lua).
+  bool strict = false;
 };
 
 // The wake lists the timer and the consumers block on (BLPOP).

@@ -97,6 +97,15 @@ inline std::string permit_deadlines(std::string_view topic) {
   return kPrefix + "permit_deadlines:" + std::string(topic);
 }
 inline std::string rate(std::string_view topic) { return kPrefix + "rate:" + std::string(topic); }
+// A pull topic's caps (pull_cap.lua, docs/delivery.md "Pull workers"), on its
+// coordination shard: its jobs leased to workers (zset lease -> deadline ms)
+// and its rate's GCRA arrival time.
+inline std::string pull_leases(std::string_view topic) {
+  return kPrefix + "pull_leases:" + std::string(topic);
+}
+inline std::string pull_rate(std::string_view topic) {
+  return kPrefix + "pull_rate:" + std::string(topic);
+}
 // A schedule's next tick (string, epoch ms), on the schedule's home shard
 // (common/store/schedule_ticks.h): moved on only by schedule_tick.lua.
 inline std::string schedule_next(std::string_view schedule_id) {

@@ -92,11 +92,24 @@ ScriptCall update_call(const std::string& topic, const std::string& id, const st
        std::to_string(due ? due->ms : 0), expiry ? expiry->script_arg() : std::string("keep")}};
 }
 
-ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds) {
+std::string pull_topics_arg(const std::vector<std::string>& pull_topics) {
+  if (pull_topics.empty()) {
+    return "";
+  }
+  std::string arg = "|";
+  for (const std::string& topic : pull_topics) {
+    arg += topic;
+    arg += '|';
+  }
+  return arg;
+}
+
+ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds,
+                        const std::vector<std::string>& pull_topics) {
   ScriptCall call{&kPromoteScript,
                   {keys::records_prefix(), keys::due_index(), keys::consumer_wake(), keys::counts(),
                    today_stats()},
-                  {std::to_string(limit), keys::ready_prefix()}};
+                  {std::to_string(limit), keys::ready_prefix(), pull_topics_arg(pull_topics)}};
   for (const WindowHold& hold : holds) {
     char spacing[32];
     std::snprintf(spacing, sizeof(spacing), "%.3f", hold.spacing_ms);
@@ -108,12 +121,13 @@ ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds) {
 }
 
 ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics,
-                                const EndMemory& default_memory) {
-  ScriptCall call{
-      &kRequeueExpiredScript,
-      {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
-       keys::counts(), keys::errors()},
-      {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix(), default_memory.arg()}};
+                                const EndMemory& default_memory,
+                                const std::vector<std::string>& pull_topics) {
+  ScriptCall call{&kRequeueExpiredScript,
+                  {keys::records_prefix(), keys::working(), keys::consumer_wake(), today_stats(),
+                   keys::counts(), keys::errors()},
+                  {std::to_string(limit), keys::ready_prefix(), keys::dead_prefix(),
+                   default_memory.arg(), pull_topics_arg(pull_topics)}};
   for (const auto& topic : topics) {
     call.args.push_back(topic.topic);
     call.args.push_back(std::string(topic.dead_callback ? "1" : "0") + "|" +
@@ -144,11 +158,25 @@ ScriptCall reserve_call(const std::string& reserve_id, const std::vector<Reserve
   return call;
 }
 
-ScriptCall release_call(const std::string& reserve_id) {
+ScriptCall release_call(const std::string& reserve_id,
+                        const std::vector<std::string>& pull_topics) {
   return {&kReleaseScript,
           {keys::records_prefix(), keys::working(), keys::counts(), keys::lease(reserve_id),
            keys::cancel(reserve_id), keys::consumer_wake()},
-          {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs)}};
+          {reserve_id, keys::ready_prefix(), std::to_string(kCancelKeepMs),
+           pull_topics_arg(pull_topics)}};
+}
+
+ScriptCall pull_cap_call(const std::string& topic, std::vector<std::string> args) {
+  return {&kPullCapScript, {keys::pull_leases(topic), keys::pull_rate(topic)}, std::move(args)};
+}
+
+ScriptCall touch_call(const std::string& topic, const std::string& id,
+                      const std::string& incarnation, const std::string& reserve_id,
+                      int64_t lease_ms) {
+  return {&kTouchScript,
+          {keys::records_prefix(), keys::working()},
+          {job_key(topic, id), incarnation, reserve_id, std::to_string(lease_ms)}};
 }
 
 ScriptCall ack_call(const std::vector<AckTarget>& targets) {
@@ -156,7 +184,7 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
                   {keys::records_prefix(), keys::bodies(), keys::working(), keys::due_index(),
                    keys::errors(), today_stats(), keys::counts()},
                   {keys::ready_prefix(), keys::dead_prefix()}};
-  call.args.reserve(2 + 6 * targets.size());
+  call.args.reserve(2 + 7 * targets.size());
   for (const auto& target : targets) {
     std::string key = job_key(target.topic, target.id);
     std::string bucket = std::to_string(keys::bucket_of(key));
@@ -166,6 +194,7 @@ ScriptCall ack_call(const std::vector<AckTarget>& targets) {
     call.args.push_back(std::move(bucket));
     call.args.emplace_back(target.end_memory);
     call.args.emplace_back(target.detail);
+    call.args.emplace_back(target.strict ? "1" : "0");
   }
   return call;
 }

@@ -63,16 +63,30 @@ ScriptCall run_now_call(const std::string& topic, const std::string& id);
 // keeps the body, due nullopt keeps the due time.
 ScriptCall update_call(const std::string& topic, const std::string& id, const std::string* body,
                        std::optional<DueTime> due, std::optional<JobExpiry> expiry = {});
-ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds);
+// The pull topics as the scripts that make jobs ready take them ("|a|b|",
+// "" for none): those publish on {dq}:ready when such a topic's jobs
+// become ready (docs/delivery.md, "Pull workers").
+std::string pull_topics_arg(const std::vector<std::string>& pull_topics);
+ScriptCall promote_call(int limit, const std::vector<WindowHold>& holds,
+                        const std::vector<std::string>& pull_topics = {});
 // topics: those with a dead-letter callback (their jobs that die get an
 // outbox entry: common/store/dead_callbacks.h) or an end memory other than
 // default_memory, which the others' dead jobs are remembered for.
 ScriptCall requeue_expired_call(int limit, const std::vector<ExpiryTopic>& topics = {},
-                                const EndMemory& default_memory = {});
+                                const EndMemory& default_memory = {},
+                                const std::vector<std::string>& pull_topics = {});
 // forget_id: an earlier reserve whose reply arrived; its lease list is dropped.
 ScriptCall reserve_call(const std::string& reserve_id, const std::vector<ReserveSlot>& slots,
                         int most_jobs, int64_t most_bytes, const std::string& forget_id = "");
-ScriptCall release_call(const std::string& reserve_id);
+ScriptCall release_call(const std::string& reserve_id,
+                        const std::vector<std::string>& pull_topics = {});
+// A pull topic's caps on its coordination shard (common/store/lua/pull_cap.lua):
+// args from ARGV[1] on (the op first).
+ScriptCall pull_cap_call(const std::string& topic, std::vector<std::string> args);
+// Extends a pull worker's lease (common/store/lua/touch.lua).
+ScriptCall touch_call(const std::string& topic, const std::string& id,
+                      const std::string& incarnation, const std::string& reserve_id,
+                      int64_t lease_ms);
 // One delivery to ack: the job and the lease it was delivered under.
 // Views of the caller's strings, valid until ack_call returns.
 struct AckTarget {
@@ -82,6 +96,8 @@ struct AckTarget {
   std::string_view reserve_id;
   std::string_view end_memory;  // EndMemory::arg()
   std::string_view detail;      // delivery_detail()
+  // A pull worker's ack: only the current lease counts (ack.lua).
+  bool strict = false;
 };
 // Acks every target in one script run (common/store/lua/ack.lua), in order.
 ScriptCall ack_call(const std::vector<AckTarget>& targets);

@@ -44,6 +44,10 @@ enum class ErrorCode {
   Server,           // any other HTTP status (5xx, 405, ...)
   Unauthorized,     // 401: the server requires an API token and got none or an unknown one
   Forbidden,        // 403: the token's scope does not include the topic
+  // 409 to a pull worker's ack, nack or touch: its lease is not the job's
+  // current one (it ran out and the job went back or to another worker,
+  // or the job was acked, deleted or replaced); nothing changed.
+  StaleToken,
 };
 
 DQCLIENT_API const char* error_code_name(ErrorCode code);  // "NotFound", ...
@@ -265,6 +269,32 @@ struct TopicDeletion {
   int64_t in_flight_jobs = 0;  // of those, being delivered: their callbacks still complete
 };
 
+// Pull topics (mode "pull"): a worker reserves jobs, then acks, nacks or
+// touches each with its token (docs/delivery.md, "Pull workers").
+struct ReserveOptions {
+  int ttr_s = 30;  // the lease, seconds (1..86400): not acked by then, the job goes back
+  int wait_s = 0;  // long poll: wait up to this long (0..60) for a job to become ready
+  int count = 1;   // at most this many jobs (1..100)
+};
+
+struct ReservedJob {
+  std::string topic;
+  std::string id;
+  std::string body_json;  // the job's body as JSON text
+  int attempt = 0;        // 1 for the first
+  int64_t due_ms = 0;
+  int64_t created_ms = 0;
+  std::string token;  // names this lease: ack, nack and touch carry it
+  int64_t lease_until_ms = 0;
+};
+
+// The answer to nack(): "retrying" (due again at due_ms), "dead" (its
+// attempts are used up: a dead letter) or "expired" (its ttl ends first).
+struct NackResult {
+  std::string state;
+  int64_t due_ms = 0;  // retrying only
+};
+
 struct Options {
   std::vector<std::string> servers;  // "host:port" or "http://host:port"; tried in this order
   int timeout_ms = 2000;             // each attempt on one server, connect included
@@ -342,6 +372,28 @@ class DQCLIENT_API Client {
                                     std::optional<int64_t> if_version = std::nullopt);
   // Refused (Conflict) while it holds jobs, unless purge deletes them with it.
   Result<TopicDeletion> delete_topic(const std::string& topic, bool purge = false);
+
+  // GET /v1/topics/{topic}/reserve: leases up to options.count ready jobs
+  // of a pull topic, waiting up to options.wait_s for one (an empty vector:
+  // none became ready). A push topic is a Conflict.
+  Result<std::vector<ReservedJob>> reserve(const std::string& topic,
+                                           const ReserveOptions& options = {});
+  // POST .../jobs/{id}/ack: the job is done. StaleToken: the lease is not
+  // the job's current one; nothing changed.
+  Result<bool> ack(const ReservedJob& job);
+  // POST /v1/topics/{topic}/ack: many jobs of one topic acked in one call
+  // (one script per shard on the server). One result per job, in order:
+  // status 200 done, 409 (error code StaleToken) stale, 400 a bad id or token.
+  Result<std::vector<BatchItemResult>> ack_batch(const std::string& topic,
+                                                 const std::vector<ReservedJob>& jobs);
+  // POST .../jobs/{id}/nack: a failed attempt, tried again after delay_s
+  // (nullopt: the topic's retry backoff) or dead-lettered when its
+  // attempts are used up; error is kept as its last error.
+  Result<NackResult> nack(const ReservedJob& job, std::optional<int> delay_s = std::nullopt,
+                          const std::string& error = "");
+  // POST .../jobs/{id}/touch: the lease ends ttr_s from now (nullopt: the
+  // reserve's ttr); job.lease_until_ms is updated.
+  Result<int64_t> touch(ReservedJob& job, std::optional<int> ttr_s = std::nullopt);
 
   // Per server: whether it is currently skipped after a failure.
   struct ServerState {

@@ -3,14 +3,18 @@
 -- KEYS[1] records prefix  KEYS[2] bodies  KEYS[3] working  KEYS[4] due index  KEYS[5] errors
 -- KEYS[6] stats of the day  KEYS[7] counts
 -- ARGV[1] ready key prefix  ARGV[2] dead key prefix
--- then per job six entries: job key, incarnation, reserve id, the key's
--- bucket, its topic's end memory (remember_end: '0' remembers nothing) and
+-- then per job seven entries: job key, incarnation, reserve id, the key's
+-- bucket, its topic's end memory (remember_end: '0' remembers nothing),
 -- the delivery's detail for the topic's history ("status|host|answer's
--- first bytes", or '' when it keeps none).
+-- first bytes", or '' when it keeps none), and '1' for a strict ack (a
+-- pull worker's token): only the current lease counts, see below.
 -- Only the job that was delivered is touched: a job deleted and re-added
 -- meanwhile has another incarnation and is left alone. The same job whose
 -- lease expired (requeued, or leased again) is removed too: its callback
--- succeeded, and delivering it again would only be a duplicate. The acks
+-- succeeded, and delivering it again would only be a duplicate. A strict
+-- ack is different: a pull worker's lease that ran out may be another
+-- worker's job now, so it acks only a job still working under that very
+-- lease (else 0, nothing changed). The acks
 -- apply in order, as if each were its own call: a job acked twice in one
 -- call is gone for the second.
 -- The common case costs a fixed number of redis.calls per call, not per job:
@@ -18,7 +22,7 @@
 -- apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
-local kPerAck = 6
+local kPerAck = 7
 local keys, buckets, out = {}, {}, {}
 for base = 3, #ARGV, kPerAck do
   keys[#keys + 1] = ARGV[base]
@@ -40,6 +44,9 @@ for n, key in ipairs(keys) do
     from = record and 'bucket' or nil
   end
   local j = (not done[key]) and parse_record(record) or nil
+  if j and ARGV[base + 6] == '1' and (j.state ~= 'w' or j.lease ~= lease) then
+    j = nil  -- strict: not under this lease
+  end
   if not j or j.inc ~= inc then
     out[n] = 0
   else

@@ -2,6 +2,8 @@
 -- KEYS[1] records prefix  KEYS[2] due index  KEYS[3] consumer wake list  KEYS[4] counts
 -- KEYS[5] today's stats
 -- ARGV[1] batch limit  ARGV[2] ready key prefix ("{dq}:ready:")
+-- ARGV[3] the pull topics, '|a|b|' ('': none): each that gets ready jobs is
+-- published on {dq}:ready (publish_ready)
 -- then per topic whose delivery window is closed, three entries: topic,
 -- when the window opens (ms), the spacing of its held jobs (ms, fractional;
 -- 0: all at the opening).
@@ -29,7 +31,7 @@ local kLetterD, kLetterY, kBar = string.byte('d'), string.byte('y'), string.byte
 local moved, held = 0, 0
 local per_topic, topics = {}, {}
 local holds, held_topics = {}, {}
-for i = 3, #ARGV, 3 do
+for i = 4, #ARGV, 3 do
   local opens = tonumber(ARGV[i + 1])
   if now < opens then
     holds[ARGV[i]] = {opens = opens, spacing = tonumber(ARGV[i + 2]), next = nil,
@@ -139,6 +141,7 @@ for _, topic in ipairs(topics) do
   if entry.y > 0 then count(KEYS[4], topic, 'y', -entry.y) end
   count(KEYS[4], topic, 'r', #entry.keys)
   bulk_write('RPUSH', tagged(ARGV[2]) .. topic, entry.keys)
+  publish_ready(ARGV[3], topic)
 end
 for _, topic in ipairs(held_topics) do
   local hold = holds[topic]

@@ -6,7 +6,9 @@
 -- KEYS[5] counts  KEYS[6] errors
 -- ARGV[1] batch limit  ARGV[2] ready key prefix  ARGV[3] dead key prefix
 -- ARGV[4] the end memory (remember_end) of the topics not listed after it
--- ARGV[5..] pairs: a topic, then '<dead callback 0|1>|<end memory>' for
+-- ARGV[5] the pull topics, '|a|b|' ('': none): each that gets a job back is
+-- published on {dq}:ready (publish_ready)
+-- ARGV[6..] pairs: a topic, then '<dead callback 0|1>|<end memory>' for
 -- the topics that differ from that: a job that dies here gets its entry in
 -- the dead-letter callback outbox (dead_callback_add) when its topic has a
 -- dead-letter callback, and is remembered for the topic's end memory.
@@ -15,8 +17,8 @@ local now = redis_now()
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
 local moved = 0
 local dead = {}
-local called_back, windows = {}, {}
-for i = 5, #ARGV - 1, 2 do
+local called_back, windows, back = {}, {}, {}
+for i = 6, #ARGV - 1, 2 do
   local callback, memory = string.match(ARGV[i + 1], '^([01])|([%d:]+)$')
   called_back[ARGV[i]] = callback == '1'
   windows[ARGV[i]] = memory
@@ -55,9 +57,11 @@ for _, key in ipairs(expired) do
       redis.call('RPUSH', tagged(ARGV[2]) .. topic, key)
       count(KEYS[5], topic, 'r', 1)
       moved = moved + 1
+      back[topic] = true
     end
   end
 end
+for topic in pairs(back) do publish_ready(ARGV[5], topic) end
 if moved > 0 then
   redis.call('LPUSH', KEYS[3], '1')
   redis.call('LTRIM', KEYS[3], 0, 255)

@@ -48,6 +48,16 @@ local function tagged(prefix)
   return kTag .. string.sub(prefix, 5)
 end
 local kRecordsPrefix = kTag .. ':jobs:'
+-- Pull topics (docs/delivery.md, "Pull workers"): a script that makes a
+-- pull topic's jobs ready says so on this channel, its topic's name the
+-- message; each API server subscribes per shard and wakes its long polls.
+-- pulls: '|a|b|', the pull topics the caller named ('': none), so push
+-- topics publish nothing.
+local function publish_ready(pulls, topic)
+  if pulls ~= '' and string.find(pulls, '|' .. topic .. '|', 1, true) then
+    redis.call('PUBLISH', kTag .. ':ready', topic)
+  end
+end
 local kDueIndex = kTag .. ':due'
 local kDuePrefix = kTag .. ':due:'
 local kFlatRecords, kFlatDelayed = kTag .. ':jobs', kTag .. ':delayed'
