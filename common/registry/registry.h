@@ -26,7 +26,7 @@ struct Topic {
   std::string name;
   // "push": dq calls callback_url with each job (the consumer); "pull": no
   // callback, workers reserve the jobs over the API and ack, nack or touch
-  // them (server/pull_routes.cc; docs/delivery.md, "Pull workers").
+  // them (server/pull_queue.h; docs/delivery.md, "Pull workers").
   std::string mode = "push";
   std::string callback_url;     // "" only for a pull topic
   std::string method = "POST";  // POST (JSON body) or GET (query parameters)
