@@ -128,8 +128,8 @@ HttpResult remove_when_settled(Admin& admin, const std::string& address) {
                    error.find("still holds") != std::string::npos ||
                    error.find("cannot be asked whether it holds jobs") != std::string::npos),
                   removed.body);
-    CHECK_MESSAGE(error.find("not removed") != std::string::npos ||
-                      error.find("started draining less than") != std::string::npos,
+    CHECK_MESSAGE((error.find("not removed") != std::string::npos ||
+                   error.find("started draining less than") != std::string::npos),
                   removed.body);
     ++refusals;
     sleep_ms(500);
