@@ -619,7 +619,7 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
         if (!status.is_ok()) {
           return done(status);
         }
-        // update.lua: {1 updated | 3 dead | 4 being moved | 5 expires before due, state
+        // update.lua: {1 updated | 3 dead | 4 being moved | 5 expires before due | 6 waiting, state
         // letter, due ms, incarnation (5: when it expires)}.
         Updated result;
         int64_t kind = reply->element[0]->integer;
@@ -632,6 +632,13 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
           return done(Status(Code::kConflict, job_name(r.topic, r.id) +
                                                   " is in the dead-letter set; requeue it, or "
                                                   "delete it and add it again"));
+        }
+        if (kind == 6) {
+          return done(Status(Code::kConflict,
+                             job_name(r.topic, r.id) +
+                                 " waits for the jobs its add named in \"after\"; nothing was "
+                                 "changed: delete it and add it again, or run it now (it stops "
+                                 "waiting)"));
         }
         if (kind == 4) {
           return done(Status(Code::kUnavailable,
