@@ -143,8 +143,8 @@ void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::st
   if (!state) {
     return done(error(
         400, query.state.empty()
-                 ? "state is required: delayed, ready, working or retrying"
-                 : "state must be delayed, ready, working or retrying, not '" + query.state + "'"));
+                 ? "state is required: delayed, ready, working, retrying or waiting"
+                 : "state must be delayed, ready, working, retrying or waiting, not '" + query.state + "'"));
   }
   long offset = 0, limit = 0;
   ListingAnswer answer;

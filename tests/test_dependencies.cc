@@ -151,8 +151,8 @@ TEST_CASE("a dependency that dies: the waiter dies naming it, or runs with relea
   CHECK(http.get(dqd.base_url() + "/v1/topics/lenient").json()["on_dependency_dead"] == "release");
 
   const std::string a = id_on(shards, "fails", "a", 0);
-  const std::string strict_b = id_on(shards, "strict", "b", 1);
-  const std::string lenient_b = id_on(shards, "lenient", "b", 1);
+  const std::string strict_b = id_on(shards, "strict", "sb", 1);
+  const std::string lenient_b = id_on(shards, "lenient", "lb", 1);
   REQUIRE(http.post(dqd.jobs_url("strict"),
                     Json{{"id", strict_b}, {"body", 1}, {"after", after({{"fails", a}})}}.dump())
               .status == 201);
