@@ -1,6 +1,7 @@
 // Implements the releaser of waiting jobs (see dependency_loop.h).
 #include "checker/dependency_loop.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "common/registry/topic_cache.h"
 #include "common/store/end_memory.h"
 #include "common/store/job.h"
+#include "common/store/keys.h"
 #include "common/store/placement.h"
 
 namespace dq {
@@ -18,7 +20,11 @@ namespace {
 
 constexpr int kEventsPerClaim = 20;
 constexpr int64_t kLeaseMs = 30000;  // outlives one event's handling
-constexpr int kWakeWaitMs = 1000;    // the longest a new event waits unseen
+constexpr int kWakeWaitMs = 500;     // the longest a new event waits unseen
+// Each call's timeout: short, so a hung shard never holds the checker past
+// its stop deadline. A call that timed out may have run: every step is
+// idempotent, and the event stays until settled.
+constexpr int kRedisTimeoutMs = 750;
 // A waiter not found on any shard may be an add still on its way (it
 // registers first, then adds itself): its event is tried again each second
 // for this long after the job ended, then the registration is dropped (the
@@ -33,11 +39,13 @@ constexpr int kExpirePerCall = 200;
 DependencyLoop::DependencyLoop(const Config& config, size_t shard)
     : config_(config), shard_(shard) {
   for (const auto& address : config.shards) {
-    shards_.push_back(std::make_unique<RedisConnection>(address, config.redis_connect_timeout_ms,
-                                                        config.redis_command_timeout_ms));
+    shards_.push_back(std::make_unique<RedisConnection>(
+        address, std::min(config.redis_connect_timeout_ms, kRedisTimeoutMs),
+        std::min(config.redis_command_timeout_ms, kRedisTimeoutMs)));
   }
-  wake_ = std::make_unique<RedisConnection>(config.shards[shard], config.redis_connect_timeout_ms,
-                                            config.redis_command_timeout_ms);
+  wake_ = std::make_unique<RedisConnection>(
+      config.shards[shard], std::min(config.redis_connect_timeout_ms, kRedisTimeoutMs),
+      std::min(config.redis_command_timeout_ms, kRedisTimeoutMs));
 }
 
 void DependencyLoop::run() {
@@ -52,11 +60,23 @@ void DependencyLoop::run() {
       expire_waiting_jobs();
       next_expiry = monotonic_ms() + kExpireEveryMs;
     }
+    // A plain count first: an idle shard costs no script call.
+    auto pending = pending_dep_events(own);
+    if (pending.is_ok() && *pending == 0) {
+      outage.clear();
+      if (!stop_requested()) {
+        (void)wait_dep_wake(*wake_, kWakeWaitMs);
+      }
+      continue;
+    }
+    if (stop_requested()) {
+      return;
+    }
     auto claimed = claim_dep_events(own, kEventsPerClaim, kLeaseMs);
     if (!claimed.is_ok()) {
       outage.note("checker: waiting jobs of shard " + own.address().name() +
                   " wait: " + claimed.status().message());
-      std::this_thread::sleep_for(std::chrono::milliseconds(kWakeWaitMs));
+      std::this_thread::sleep_for(std::chrono::milliseconds(kWakeWaitMs / 2));
       continue;
     }
     if (outage.clear()) {
@@ -71,10 +91,9 @@ void DependencyLoop::run() {
     if (claimed->events.size() == static_cast<size_t>(kEventsPerClaim)) {
       continue;  // more may be due
     }
-    // Until an ending script pushes a token, or a second passes (events
+    // Until an ending script pushes a token, or kWakeWaitMs passes (events
     // retried later, another checker's lease that ran out).
-    auto woke = wait_dep_wake(*wake_, kWakeWaitMs);
-    if (!woke.is_ok()) {
+    if (!stop_requested() && !wait_dep_wake(*wake_, kWakeWaitMs).is_ok()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(kWakeWaitMs / 4));
     }
   }
@@ -137,6 +156,11 @@ Result<std::string> DependencyLoop::release(const DepEvent& event, const std::st
 }
 
 void DependencyLoop::expire_waiting_jobs() {
+  // A plain count first: no script call while nothing waits with an expiry.
+  auto reply = shards_[shard_]->command({"ZCARD", keys::waiting_expiry()});
+  if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_INTEGER || (*reply)->integer == 0) {
+    return;
+  }
   std::vector<std::string> memories;
   for (const auto& [name, topic] : topics_->all()) {
     memories.push_back(name);

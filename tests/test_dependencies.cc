@@ -15,6 +15,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/process_tree.h"
 #include "tests/support/redis_server.h"
+#include "tests/support/run_program.h"
 
 using namespace dq;
 using namespace dq::test;
@@ -292,4 +293,31 @@ TEST_CASE("50 pairs over two shards, added in random order: each waiter once, af
     REQUIRE_MESSAGE(calls[b].size() == 1, b);
     CHECK_MESSAGE(calls[b][0] >= calls[a][0], b);
   }
+}
+
+TEST_CASE("dqctl: add --after, job get and jobs list --state waiting, topic --on-dependency-dead") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdProcess dqd(one_timer_one_consumer({redis.address()}));
+  add_topic(dqd, plain_topic("t", callback.url()));
+  dqd.start();
+  auto dqctl = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"-c", dqd.config_path(), "-s", dqd.base_url()});
+    return run_dqctl(args, dqd.dir(), "", dqd.dir());
+  };
+  auto added = dqctl({"add", "t", "b", "{}", "--after", "t/a 1", "--after", "t/a2"});
+  REQUIRE_MESSAGE(added.exit_code == 0, added.err);
+  auto got = dqctl({"get", "t", "b"});
+  CHECK_MESSAGE(got.out.find("state:    waiting") != std::string::npos, got.out);
+  CHECK_MESSAGE(got.out.find("waiting:  dependencies") != std::string::npos, got.out);
+  CHECK_MESSAGE(got.out.find("t/a 1, t/a2") != std::string::npos, got.out);
+  auto listed = dqctl({"jobs", "list", "t", "--state", "waiting", "--json"});
+  CHECK_MESSAGE(Json::parse(listed.out, nullptr, false)["total"] == 1, listed.out);
+  auto bad = dqctl({"add", "t", "c", "{}", "--after", "nope"});
+  CHECK(bad.exit_code != 0);
+  auto set = dqctl({"topic", "set", "t", "--on-dependency-dead", "release"});
+  CHECK_MESSAGE(set.exit_code == 0, set.err);
+  auto shown = dqctl({"topic", "show", "t"});
+  CHECK_MESSAGE(shown.out.find("on_dependency_dead: release") != std::string::npos, shown.out);
+  CHECK(dqctl({"topic", "set", "t", "--on-dependency-dead", "maybe"}).exit_code != 0);
 }

@@ -42,6 +42,13 @@ void put_when(const When& when, Json* job) {
   if (!when.expire_at().empty()) {
     (*job)["expire_at"] = when.expire_at();
   }
+  if (!when.after().empty()) {
+    Json after = Json::array();
+    for (const After& dep : when.after()) {
+      after.push_back(Json{{"topic", dep.topic}, {"id", dep.id}});
+    }
+    (*job)["after"] = std::move(after);
+  }
   switch (when.kind()) {
     case When::Kind::kDefault:
       break;

@@ -74,7 +74,7 @@ Result<int64_t> expire_waiting(RedisConnection& shard, int limit, const std::str
 // ({dq}:wake:deps); true when one came.
 Result<bool> wait_dep_wake(RedisConnection& shard, int timeout_ms);
 
-// Events waiting in the shard's outbox (tests).
+// Events waiting in the shard's outbox: a plain ZCARD, the releaser's idle check.
 Result<int64_t> pending_dep_events(RedisConnection& shard);
 
 }  // namespace dq
