@@ -166,8 +166,8 @@ void DependencyLoop::expire_waiting_jobs() {
     memories.push_back(name);
     memories.push_back(end_memory_of(topic).arg());
   }
-  auto ended = expire_waiting(*shards_[shard_], kExpirePerCall, end_memory_of(Topic{}).arg(),
-                              memories);
+  auto ended =
+      expire_waiting(*shards_[shard_], kExpirePerCall, end_memory_of(Topic{}).arg(), memories);
   if (ended.is_ok() && *ended > 0) {
     err_log().info("checker: {} waiting job(s) of shard {} expired", *ended,
                    shards_[shard_]->address().name());

@@ -192,7 +192,8 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
   if (!body) {
     return Status(Code::kInternal, "the job's JSON text has no body member");
   }
-  auto built = add_request_of(topic, std::move(id), *body, job_times_of(job), topics, config, now_ms);
+  auto built =
+      add_request_of(topic, std::move(id), *body, job_times_of(job), topics, config, now_ms);
   if (built.is_ok()) {
     built->after = std::move(after);
   }
@@ -240,8 +241,8 @@ Result<std::vector<JobRef>> after_of(const Json& after, const std::string& topic
       return Status(Code::kInvalid, where + ": " + valid.message());
     }
     if (ref.topic == topic && ref.id == id) {
-      return Status(Code::kInvalid, where + ": a job cannot wait for itself (" + topic + "/" + id +
-                                        ")");
+      return Status(Code::kInvalid,
+                    where + ": a job cannot wait for itself (" + topic + "/" + id + ")");
     }
     refs.push_back(std::move(ref));
   }

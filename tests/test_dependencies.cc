@@ -30,8 +30,8 @@ struct TwoShards {
 
 // The home shard (0 or 1) of topic/id.
 size_t home_of(const TwoShards& shards, const std::string& topic, const std::string& id) {
-  auto homes = id_homes(shards.addresses(), {ShardRole::kActive, ShardRole::kActive},
-                        job_key(topic, id));
+  auto homes =
+      id_homes(shards.addresses(), {ShardRole::kActive, ShardRole::kActive}, job_key(topic, id));
   REQUIRE(homes);
   return homes->home;
 }
@@ -82,8 +82,8 @@ TEST_CASE("a job added before the one it waits for waits, then runs after its 2x
   const std::string b = id_on(shards, "t", "b", 1);
 
   // B first: A does not exist yet. B waits, on the other shard.
-  HttpResult added =
-      http.post(url, Json{{"id", b}, {"body", Json{{"n", 1}}}, {"after", after({{"t", a}})}}.dump());
+  HttpResult added = http.post(
+      url, Json{{"id", b}, {"body", Json{{"n", 1}}}, {"after", after({{"t", a}})}}.dump());
   REQUIRE_MESSAGE(added.status == 201, added.body);
   CHECK(added.json().value("waiting", false));
   Json got = get_job(http, dqd, "t", b);
@@ -92,8 +92,8 @@ TEST_CASE("a job added before the one it waits for waits, then runs after its 2x
   CHECK(got["waiting"]["after"] == after({{"t", a}}));
   CHECK(got["waiting"]["since_ms"].is_number());
   // A retried add of B is the same add.
-  HttpResult again =
-      http.post(url, Json{{"id", b}, {"body", Json{{"n", 1}}}, {"after", after({{"t", a}})}}.dump());
+  HttpResult again = http.post(
+      url, Json{{"id", b}, {"body", Json{{"n", 1}}}, {"after", after({{"t", a}})}}.dump());
   CHECK(again.status == 200);
   // The topic's listing of waiting jobs shows it.
   Json listed = http.get(url + "?state=waiting").json();
@@ -235,8 +235,9 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
   const std::string url = dqd.jobs_url("t");
   const std::string a = id_on(shards, "t", "a", 1);
   const std::string b = id_on(shards, "t", "b", 0);
-  REQUIRE(http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump())
-              .status == 201);
+  REQUIRE(
+      http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
+      201);
   auto checkers = children_titled(dqd.pid(), "dq-redis-checker");
   REQUIRE(checkers.size() == 1);
   REQUIRE(kill(checkers[0], SIGSTOP) == 0);

@@ -273,8 +273,9 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/w", "", producer).status == 204);
   CHECK(api.send("PATCH", "/v1/topics/orders", R"({"on_dependency_dead": "release"})", admin)
             .json()["on_dependency_dead"] == "release");
-  CHECK(api.send("PATCH", "/v1/topics/orders", R"({"on_dependency_dead": "maybe"})", admin)
-            .status == 400);
+  CHECK(
+      api.send("PATCH", "/v1/topics/orders", R"({"on_dependency_dead": "maybe"})", admin).status ==
+      400);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 204);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 404);
   // Update in place: 200 for a pending job, 201 when it adds one, 400 for a bad one.

@@ -108,12 +108,12 @@ Json dependency_waiting(const Job& job) {
     after.push_back(Json{{"topic", topic}, {"id", id}});
     names += (names.empty() ? "" : ", ") + topic + "/" + id;
   }
-  return Json{{"reason", "dependencies"},
-              {"since_ms", job.created_at_ms},
-              {"detail", "waits for " + std::to_string(after.size()) +
-                             " job(s) to be delivered (" + names +
-                             "); then it is due at its due_at_ms, or at once if that has passed"},
-              {"after", std::move(after)}};
+  return Json{
+      {"reason", "dependencies"},
+      {"since_ms", job.created_at_ms},
+      {"detail", "waits for " + std::to_string(after.size()) + " job(s) to be delivered (" + names +
+                     "); then it is due at its due_at_ms, or at once if that has passed"},
+      {"after", std::move(after)}};
 }
 
 }  // namespace

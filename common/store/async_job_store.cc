@@ -165,8 +165,8 @@ void AsyncJobStore::register_waiter(std::shared_ptr<AddState> state) {
       if (!usable(shard)) {
         return state->finish(Status(
             Code::kUnavailable, job_name(r.topic, r.id) + " not added: " + down_reason(shard) +
-                                    " (it holds the job it waits for, " + dep.topic + "/" +
-                                    dep.id + "); nothing was added, retry later"));
+                                    " (it holds the job it waits for, " + dep.topic + "/" + dep.id +
+                                    "); nothing was added, retry later"));
       }
       per_shard[shard].push_back(key);
     }
@@ -183,48 +183,47 @@ void AsyncJobStore::register_waiter(std::shared_ptr<AddState> state) {
   reg->left = per_shard.size();
   const std::string waiter = job_key(r.topic, r.id);
   for (auto& [shard, keys_there] : per_shard) {
-    shards_[shard]->run(
-        dep_register_call(waiter, keys_there),
-        [this, state, reg, awaited, keys_there = keys_there,
-         shard = shard](const Result<const redisReply*>& reply) {
-          if (!reply.is_ok()) {
-            if (reg->failed.is_ok()) {
-              reg->failed = reply.status();
-            }
-          } else if ((*reply)->type != REDIS_REPLY_ARRAY ||
-                     (*reply)->elements != keys_there.size()) {
-            reg->failed = unexpected(shard, "dep_register");
-          } else {
-            for (size_t i = 0; i < keys_there.size(); ++i) {
-              std::string said = reply_text((*reply)->element[i]);
-              int rank = said == "delivered" ? 2 : said == "ended" ? 1 : 0;
-              int& verdict = reg->verdict[keys_there[i]];
-              verdict = std::max(verdict, rank);
-            }
-          }
-          if (--reg->left > 0) {
-            return;
-          }
-          const AddRequest& r = state->request;
-          if (!reg->failed.is_ok()) {
-            return state->finish(Status(Code::kUnavailable,
-                                        job_name(r.topic, r.id) +
-                                            " not added: registering it with the jobs it waits "
-                                            "for failed (" +
-                                            reg->failed.message() +
-                                            "); nothing was added, retry later"));
-          }
-          std::string kept;
-          std::set<std::string> seen;
-          for (const std::string& key : awaited) {
-            if (reg->verdict[key] == 2 || !seen.insert(key).second) {
-              continue;  // delivered already: it does not wait for it
-            }
-            kept += (kept.empty() ? "" : "\n") + key;
-          }
-          state->request.after_keys = std::move(kept);
-          look_elsewhere(state, 0);
-        });
+    shards_[shard]->run(dep_register_call(waiter, keys_there),
+                        [this, state, reg, awaited, keys_there = keys_there,
+                         shard = shard](const Result<const redisReply*>& reply) {
+                          if (!reply.is_ok()) {
+                            if (reg->failed.is_ok()) {
+                              reg->failed = reply.status();
+                            }
+                          } else if ((*reply)->type != REDIS_REPLY_ARRAY ||
+                                     (*reply)->elements != keys_there.size()) {
+                            reg->failed = unexpected(shard, "dep_register");
+                          } else {
+                            for (size_t i = 0; i < keys_there.size(); ++i) {
+                              std::string said = reply_text((*reply)->element[i]);
+                              int rank = said == "delivered" ? 2 : said == "ended" ? 1 : 0;
+                              int& verdict = reg->verdict[keys_there[i]];
+                              verdict = std::max(verdict, rank);
+                            }
+                          }
+                          if (--reg->left > 0) {
+                            return;
+                          }
+                          const AddRequest& r = state->request;
+                          if (!reg->failed.is_ok()) {
+                            return state->finish(Status(
+                                Code::kUnavailable,
+                                job_name(r.topic, r.id) +
+                                    " not added: registering it with the jobs it waits "
+                                    "for failed (" +
+                                    reg->failed.message() + "); nothing was added, retry later"));
+                          }
+                          std::string kept;
+                          std::set<std::string> seen;
+                          for (const std::string& key : awaited) {
+                            if (reg->verdict[key] == 2 || !seen.insert(key).second) {
+                              continue;  // delivered already: it does not wait for it
+                            }
+                            kept += (kept.empty() ? "" : "\n") + key;
+                          }
+                          state->request.after_keys = std::move(kept);
+                          look_elsewhere(state, 0);
+                        });
   }
 }
 
@@ -592,8 +591,13 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
                                                    "body"));
           }
           // No such job: the update is an add, with the add's answers.
-          AddRequest add{r.topic, r.id, *r.body, r.due ? *r.due : r.add_due,
-                         r.expiry ? *r.expiry : r.add_expiry, {}, {}};
+          AddRequest add{r.topic,
+                         r.id,
+                         *r.body,
+                         r.due ? *r.due : r.add_due,
+                         r.expiry ? *r.expiry : r.add_expiry,
+                         {},
+                         {}};
           return this->add(std::move(add),
                            [this, request, done](const AddRequest&, Result<Added> added) {
                              if (!added.is_ok()) {

@@ -47,9 +47,8 @@ ScriptCall dep_register_call(const std::string& waiter_key,
 }
 
 Result<ClaimedDepEvents> claim_dep_events(RedisConnection& shard, int limit, int64_t lease_ms) {
-  ScriptCall call{&kDepClaimScript,
-                  {keys::dep_outbox()},
-                  {std::to_string(limit), std::to_string(lease_ms)}};
+  ScriptCall call{
+      &kDepClaimScript, {keys::dep_outbox()}, {std::to_string(limit), std::to_string(lease_ms)}};
   auto reply = shard.run(call);
   if (!reply.is_ok()) {
     return reply.status();

@@ -35,8 +35,8 @@ struct DepEvent {
   std::string number;  // the event's number on its shard
   char how = 'a';      // a delivered, x dead, e expired, d deleted
   int64_t ended_at_ms = 0;
-  std::string key;  // the job's "topic:id"
-  std::string why;  // its reason ('' for a delivery)
+  std::string key;                   // the job's "topic:id"
+  std::string why;                   // its reason ('' for a delivery)
   std::vector<std::string> waiters;  // their keys, as registered
 };
 

@@ -152,9 +152,8 @@ JobPage merge(const ListPlan& plan, std::vector<Result<ShardPart>>& parts, size_
 }  // namespace
 
 std::optional<ListState> parse_list_state(std::string_view text) {
-  for (ListState state :
-       {ListState::kDelayed, ListState::kReady, ListState::kWorking, ListState::kRetrying,
-        ListState::kWaiting}) {
+  for (ListState state : {ListState::kDelayed, ListState::kReady, ListState::kWorking,
+                          ListState::kRetrying, ListState::kWaiting}) {
     if (text == list_state_name(state)) {
       return state;
     }
