@@ -9,9 +9,11 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "checker/alert_loop.h"
 #include "checker/dead_callback_loop.h"
+#include "checker/dependency_loop.h"
 #include "checker/registry_follow.h"
 #include "checker/shard_mover.h"
 #include "checker/shard_watch.h"
@@ -43,6 +45,11 @@ int run_checker(const Config& config, int /*index*/) {
   }
   // Its own thread: a slow receiver must not hold up the alerts.
   std::thread dead_callbacks([&config] { DeadCallbackLoop(config).run(); });
+  // One releaser of waiting jobs per shard: each blocks on its shard's wake list.
+  std::vector<std::thread> releasers;
+  for (size_t shard = 0; shard < config.shards.size(); ++shard) {
+    releasers.emplace_back([&config, shard] { DependencyLoop(config, shard).run(); });
+  }
   AlertLoop alerts(config);
   while (!stop_requested()) {
     reopen_logs_if_asked(config.log_dir, config.log_level, kTitle);
@@ -54,6 +61,9 @@ int run_checker(const Config& config, int /*index*/) {
   }
   watching.join();
   dead_callbacks.join();
+  for (auto& releaser : releasers) {
+    releaser.join();
+  }
   moving.join();
   if (syncing.joinable()) {
     syncing.join();

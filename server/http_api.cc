@@ -64,6 +64,9 @@ std::string added_text(const AddRequest& add, const Added& added) {
   }
   out += ",\"topic\":";
   append_json_string(&out, add.topic);
+  if (added.waiting) {
+    out += ",\"waiting\":true";  // for the jobs of its "after"
+  }
   out += '}';
   return out;
 }

@@ -8,6 +8,7 @@
 #include "common/core/json_span.h"
 #include "common/core/time_text.h"
 #include "common/registry/delivery_rules.h"
+#include "common/store/dependencies.h"
 #include "common/store/job.h"
 
 namespace dq {
@@ -169,10 +170,20 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
     return status;
   }
   for (const auto& item : job.items()) {
-    if (item.key() != "id" && item.key() != "body" && !is_time_member(item.key())) {
-      return Status(Code::kInvalid, "unknown field '" + item.key() +
-                                        "' (expected id, body, delay, at, tz, ttl or expire_at)");
+    if (item.key() != "id" && item.key() != "body" && item.key() != "after" &&
+        !is_time_member(item.key())) {
+      return Status(Code::kInvalid,
+                    "unknown field '" + item.key() +
+                        "' (expected id, body, delay, at, tz, ttl, expire_at or after)");
     }
+  }
+  std::vector<JobRef> after;
+  if (auto found = job.find("after"); found != job.end()) {
+    auto refs = after_of(*found, topic, id, topics);
+    if (!refs.is_ok()) {
+      return refs.status();
+    }
+    after = std::move(*refs);
   }
   if (job.find("body") == job.end()) {
     return Status(Code::kInvalid, "body is required (any JSON value)");
@@ -181,7 +192,61 @@ Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
   if (!body) {
     return Status(Code::kInternal, "the job's JSON text has no body member");
   }
-  return add_request_of(topic, std::move(id), *body, job_times_of(job), topics, config, now_ms);
+  auto built =
+      add_request_of(topic, std::move(id), *body, job_times_of(job), topics, config, now_ms);
+  if (built.is_ok()) {
+    built->after = std::move(after);
+  }
+  return built;
+}
+
+Result<std::vector<JobRef>> after_of(const Json& after, const std::string& topic,
+                                     const std::string& id, TopicCache& topics) {
+  const std::string shape =
+      "after must be an array of {\"topic\": ..., \"id\": ...} objects: the jobs this one "
+      "waits for";
+  if (!after.is_array()) {
+    return Status(Code::kInvalid, shape);
+  }
+  if (after.size() > kMaxAfter) {
+    return Status(Code::kInvalid, "after names " + std::to_string(after.size()) +
+                                      " jobs; a job waits for at most " +
+                                      std::to_string(kMaxAfter));
+  }
+  std::vector<JobRef> refs;
+  for (size_t i = 0; i < after.size(); ++i) {
+    const Json& entry = after[i];
+    const std::string where = "after[" + std::to_string(i) + "]";
+    if (!entry.is_object()) {
+      return Status(Code::kInvalid, where + ": " + shape);
+    }
+    for (const auto& item : entry.items()) {
+      if (item.key() != "topic" && item.key() != "id") {
+        return Status(Code::kInvalid,
+                      where + ": unknown field '" + item.key() + "' (expected topic and id)");
+      }
+    }
+    auto t = entry.find("topic");
+    auto d = entry.find("id");
+    if (t == entry.end() || !t->is_string() || d == entry.end() ||
+        !(d->is_string() || d->is_number_integer())) {
+      return Status(Code::kInvalid, where + ": topic (a string) and id (a string) are required");
+    }
+    JobRef ref{t->get<std::string>(), d->is_string() ? d->get<std::string>() : d->dump()};
+    if (Status known = check_topic(ref.topic, topics); !known.is_ok()) {
+      return Status(known.code() == Code::kNotFound ? Code::kInvalid : known.code(),
+                    where + ": " + known.message());
+    }
+    if (Status valid = check_id(ref.id); !valid.is_ok()) {
+      return Status(Code::kInvalid, where + ": " + valid.message());
+    }
+    if (ref.topic == topic && ref.id == id) {
+      return Status(Code::kInvalid,
+                    where + ": a job cannot wait for itself (" + topic + "/" + id + ")");
+    }
+    refs.push_back(std::move(ref));
+  }
+  return refs;
 }
 
 namespace {

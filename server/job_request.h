@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/core/config.h"
 #include "common/core/json.h"
@@ -27,6 +28,13 @@ namespace dq {
 Result<AddRequest> build_add_request(const std::string& topic, const Json& job,
                                      std::string_view job_text, TopicCache& topics,
                                      const Config& config, int64_t now_ms);
+
+// An add's "after": an array of at most kMaxAfter {"topic", "id"} objects
+// (common/store/dependencies.h), each a registered topic and a valid id,
+// none naming the job itself (topic/id). kInvalid otherwise, with which
+// entry and why.
+Result<std::vector<JobRef>> after_of(const Json& after, const std::string& topic,
+                                     const std::string& id, TopicCache& topics);
 
 // An add's or update's time members, nullptr when not given.
 struct JobTimes {

@@ -141,10 +141,11 @@ void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::st
   }
   std::optional<ListState> state = parse_list_state(query.state);
   if (!state) {
-    return done(error(
-        400, query.state.empty()
-                 ? "state is required: delayed, ready, working or retrying"
-                 : "state must be delayed, ready, working or retrying, not '" + query.state + "'"));
+    return done(
+        error(400, query.state.empty()
+                       ? "state is required: delayed, ready, working, retrying or waiting"
+                       : "state must be delayed, ready, working, retrying or waiting, not '" +
+                             query.state + "'"));
   }
   long offset = 0, limit = 0;
   ListingAnswer answer;

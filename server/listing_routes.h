@@ -30,7 +30,7 @@ struct ListingAnswer {
 
 struct ListingQuery {
   std::string search;     // topics: substring of the name, any case
-  std::string state;      // jobs: delayed, ready, working or retrying
+  std::string state;      // jobs: delayed, ready, working, retrying or waiting
   std::string offset;     // "" for the default, 0
   std::string limit;      // "" for the default: 100 topics, 50 jobs; at most 500
   std::string id_prefix;  // jobs: only ids that start with it ("": every job)

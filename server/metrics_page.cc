@@ -91,11 +91,9 @@ void queue_metrics(const ShardSet& shards, const Result<std::vector<TopicStats>>
   out.family("dq_jobs", "gauge", "Jobs now held, by topic and state.");
   for (const auto& topic : *stats) {
     const StateCounts& now = topic.now;
-    const std::pair<const char*, int64_t> states[] = {{"delayed", now.delayed},
-                                                      {"ready", now.ready},
-                                                      {"working", now.working},
-                                                      {"retrying", now.retrying},
-                                                      {"dead", now.dead}};
+    const std::pair<const char*, int64_t> states[] = {
+        {"delayed", now.delayed},   {"ready", now.ready}, {"working", now.working},
+        {"retrying", now.retrying}, {"dead", now.dead},   {"waiting", now.waiting}};
     for (const auto& [state, value] : states) {
       out.sample("dq_jobs", {{"topic", topic.topic}, {"state", state}}, static_cast<double>(value));
     }

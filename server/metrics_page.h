@@ -5,7 +5,7 @@
 //     dq_dead_requeued_total, dq_duplicates_settled_total,
 //     dq_jobs_updated_total, dq_jobs_ttl_expired_total,
 //     dq_jobs_late_dropped_total, dq_jobs_held_by_window_total   {topic}
-//     dq_jobs{topic,state}   delayed|ready|working|retrying|dead
+//     dq_jobs{topic,state}   delayed|ready|working|retrying|dead|waiting
 //     dq_metrics_queue_scrape_ok, dq_metrics_queue_shard_answered{shard}
 //   read every shard at once, each within [redis] command_timeout_ms: the
 //   page never waits on Redis in the event loop, and a shard that does not

@@ -192,8 +192,11 @@ TEST_CASE("add, list, show: human and JSON output") {
   CHECK(shown["max_retry_duration_s"] == 604800);
   keys.erase(max_retry_duration);
   // A job's life: ttl, keep_done_days, late_policy and their defaults.
-  for (const auto& [key, value] : std::vector<std::pair<std::string, dq::Json>>{
-           {"ttl", 0}, {"keep_done_days", 0}, {"late_policy", "deliver"}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, dq::Json>>{{"ttl", 0},
+                                                     {"keep_done_days", 0},
+                                                     {"late_policy", "deliver"},
+                                                     {"on_dependency_dead", "dead"}}) {
     auto found = std::find(keys.begin(), keys.end(), key);
     REQUIRE(found != keys.end());
     CHECK(shown[key] == value);

@@ -292,7 +292,7 @@ TEST_CASE("topics, stats and job listings over HTTP, libdqclient and dqctl") {
     CHECK_FALSE(contains(every.out, "j3"));
     CHECK(contains(every.out,
                    "2 shown (from 0), 5 pending in orders (5 delayed, 0 ready, 0 working, 0 "
-                   "retrying)"));
+                   "retrying, 0 waiting)"));
     RunResult every_json = world.dqctl({"jobs", "list", "orders", "--offset", "3", "--json"});
     REQUIRE_MESSAGE(every_json.exit_code == 0, every_json.err);
     Json all_states = Json::parse(every_json.out);

@@ -255,6 +255,27 @@ TEST_CASE("every operation answers as the description says, errors included") {
   CHECK(api.send("DELETE", schedules, "", admin).status == 400);
   CHECK(api.send("DELETE", schedules + "?spec=30%202%20*%20*%20*", "", admin).status == 200);
   CHECK(api.send("DELETE", schedules + "?spec=30%202%20*%20*%20*", "", admin).status == 404);
+  // Dependencies: a job added with after waits (GET and the listing say
+  // so); a bad after is a 400; an update of it is a 409.
+  HttpResult waits = api.send(
+      "POST", "/v1/topics/orders/jobs",
+      R"({"id": "w", "body": 1, "delay": 3600, "after": [{"topic": "orders", "id": "a"}]})",
+      producer);
+  CHECK_MESSAGE(waits.status == 201, waits.body);
+  CHECK(waits.json()["waiting"] == true);
+  HttpResult waiting = api.send("GET", "/v1/topics/orders/jobs/w", "", producer);
+  CHECK(waiting.json()["waiting"]["reason"] == "dependencies");
+  CHECK(api.send("GET", "/v1/topics/orders/jobs?state=waiting", "", producer).json()["total"] == 1);
+  CHECK(api.send("POST", "/v1/topics/orders/jobs",
+                 R"({"id": "w2", "body": 1, "after": [{"topic": "orders", "id": "w2"}]})", producer)
+            .status == 400);
+  CHECK(api.send("PUT", "/v1/topics/orders/jobs/w", R"({"body": 2})", producer).status == 409);
+  CHECK(api.send("DELETE", "/v1/topics/orders/jobs/w", "", producer).status == 204);
+  CHECK(api.send("PATCH", "/v1/topics/orders", R"({"on_dependency_dead": "release"})", admin)
+            .json()["on_dependency_dead"] == "release");
+  CHECK(
+      api.send("PATCH", "/v1/topics/orders", R"({"on_dependency_dead": "maybe"})", admin).status ==
+      400);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 204);
   CHECK(api.send("DELETE", "/v1/topics/orders/jobs/a", "", producer).status == 404);
   // Update in place: 200 for a pending job, 201 when it adds one, 400 for a bad one.

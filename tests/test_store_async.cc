@@ -57,7 +57,7 @@ TEST_CASE("the adds of one loop turn to a shard leave as one add.lua call") {
   connect(waiter, store);
   // The first call caches add.lua (EVALSHA, NOSCRIPT, EVAL).
   auto first = waiter.wait<Result<Added>>([&](auto done) {
-    store.add(AddRequest{"t", "first", "{}", {true, 60000}, {}},
+    store.add(AddRequest{"t", "first", "{}", {true, 60000}, {}, {}, {}},
               [done](const AddRequest&, Result<Added> added) { done(std::move(added)); });
   });
   REQUIRE(first.is_ok());
@@ -68,7 +68,7 @@ TEST_CASE("the adds of one loop turn to a shard leave as one add.lua call") {
   for (int i = 0; i < kAdds; ++i) {
     // The last one repeats "first": a retried add, answered existing.
     std::string id = i == kAdds - 1 ? "first" : "j" + std::to_string(i);
-    store.add(AddRequest{"t", id, "{}", {true, 60000}, {}},
+    store.add(AddRequest{"t", id, "{}", {true, 60000}, {}, {}, {}},
               [&](const AddRequest&, Result<Added> result) {
                 ++answered;
                 REQUIRE(result.is_ok());
@@ -117,7 +117,7 @@ TEST_CASE("a get waits for the id's home up to the command timeout, not the prob
   AsyncJobStore store(waiter.base(), config);
   connect(waiter, store);
   auto added = waiter.wait<Result<Added>>([&](auto done) {
-    store.add(AddRequest{"t", "1", "{}", {true, 60000}, {}},
+    store.add(AddRequest{"t", "1", "{}", {true, 60000}, {}, {}, {}},
               [done](const AddRequest&, Result<Added> result) { done(std::move(result)); });
   });
   REQUIRE(added.is_ok());
@@ -141,7 +141,7 @@ TEST_CASE("a delete whose reply does not come is 504 outcome unknown, and safe t
   AsyncJobStore store(waiter.base(), config);
   connect(waiter, store);
   auto added = waiter.wait<Result<Added>>([&](auto done) {
-    store.add(AddRequest{"t", "1", "{}", {true, 60000}, {}},
+    store.add(AddRequest{"t", "1", "{}", {true, 60000}, {}, {}, {}},
               [done](const AddRequest&, Result<Added> result) { done(std::move(result)); });
   });
   REQUIRE(added.is_ok());

@@ -99,7 +99,7 @@ function notice(target, ok, text) {
 }
 
 function stateBadge(name) {
-  const kind = { delayed: 'off', ready: 'ok', working: 'ok', retrying: 'warn', dead: 'bad', done: 'ok', expired: 'warn', deleted: 'off' }[name] || 'off';
+  const kind = { delayed: 'off', ready: 'ok', working: 'ok', retrying: 'warn', waiting: 'off', dead: 'bad', done: 'ok', expired: 'warn', deleted: 'off' }[name] || 'off';
   return el('span', { className: 'badge ' + kind, text: name });
 }
 

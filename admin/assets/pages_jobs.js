@@ -86,7 +86,7 @@ async function pageJobs(main) {
 
   function drawTabs() {
     clear(tabs);
-    for (const s of ['delayed', 'ready', 'working', 'retrying']) {
+    for (const s of ['delayed', 'ready', 'working', 'retrying', 'waiting']) {
       const label = (s === 'working' ? 'in flight' : s) + (counts ? ' (' + counts[s] + ')' : '');
       tabs.appendChild(el('button', { type: 'button', className: 'small' + (s === listState ? ' active' : ''), 'data-state': s,
         'data-count': counts ? String(counts[s]) : '', onclick: () => { listState = s; offset = 0; load(); } }, label));

@@ -139,6 +139,7 @@ const TOPIC_FIELDS = [
   { key: 'ttl', label: 'Job ttl (s)', number: true, hint: 'a job not delivered this long after it is due is never delivered (jobs may give their own ttl or expire_at); 0: no limit' },
   { key: 'keep_done_days', label: 'Keep done jobs (days)', number: true, hint: 'a delivered, deleted or expired job is kept this long in compact form, so its final state can be looked up; 0: not kept' },
   { key: 'late_policy', label: 'Late policy', hint: 'deliver (however late), dead_after:S (dead letter, reason late) or drop_after:S: for a job found more than S seconds after it was due' },
+  { key: 'on_dependency_dead', label: 'On dependency dead', hint: 'dead or release: a job added with "after" whose dependency dies, expires or is deleted is dead-lettered (its reason naming that job), or goes on as if it was delivered' },
   { key: 'dead_callback', label: 'Dead-letter callback', hint: 'empty: none; else http:// or https:// URL POSTed a signed JSON document (id, body, attempts, last error) when a job dies' },
   { key: 'signing_secret', label: 'Signing secret', hint: 'Standard Webhooks HMAC: "generate", a whsec_... secret, or empty for unsigned callbacks; shown masked, a new one in full once' },
   { key: 'signing_public_key', label: 'Ed25519 key', hint: '"generate" for a new key pair, empty for none; receivers fetch it at GET /v1/signing-keys' },
@@ -267,7 +268,7 @@ async function pageTopics(main) {
   function showForm(topic) {
     const editing = !!topic;
     const values = topic || { mode: 'push', method: 'POST', callback_format: 'json', success_json: '', timeout_ms: 5000, default_delay_s: 0, tz: '', delivery_window: '', max_attempts: 0, priority: 2, retry_ms: '', alert_emails: '', creator: state.user, callback_url: '', name: '' };
-    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800, ttl: 0, keep_done_days: 0, late_policy: 'deliver' });
+    if (!topic) Object.assign(values, { max_deferrals: 10, dead_on: '', retry_jitter: 0, circuit_failures: 5, circuit_open_ms: 10000, max_in_flight: 0, max_rate: 0, max_burst: 0, dead_callback: '', dedup_window_s: 600, max_retry_duration_s: 604800, ttl: 0, keep_done_days: 0, late_policy: 'deliver', on_dependency_dead: 'dead' });
     const inputs = {};
     const errors = {};
     const formError = el('p', { className: 'error', id: 'topic-form-error' });

@@ -34,6 +34,7 @@ constexpr const char* kAddUsage =
     "    'YYYY-MM-DD HH:MM:SS' (server time, or ZONE's: an IANA name such as\n"
     "    Europe/Paris); neither: the topic's default delay. --ttl: never delivered\n"
     "    later than S seconds after it is due; --expire-at: never after TIME\n"
+    "    [--after TOPIC/ID]...   (repeatable: it waits until each was delivered)\n"
     "add [TOPIC] --batch FILE [--timeout-ms N]\n"
     "    FILE ('-': stdin) has one JSON job per line: "
     "{\"id\",\"body\",\"delay\"|\"at\"[,\"topic\"]}";
@@ -59,6 +60,7 @@ struct JobArgs {
   std::optional<std::string> tz;
   std::optional<std::string> ttl;
   std::optional<std::string> expire_at;
+  std::vector<std::string> after;  // add's --after TOPIC/ID, repeatable
   int timeout_ms = 5000;
   bool json = false;
 };
@@ -87,6 +89,12 @@ bool parse_job_args(const char* command, const std::vector<std::string>& args, J
       ok = value(&out->ttl);
     } else if (arg == "--expire-at" && timed) {
       ok = value(&out->expire_at);
+    } else if (arg == "--after" && command == std::string("add")) {
+      std::optional<std::string> job;
+      ok = value(&job) && job->find('/') != std::string::npos && job->front() != '/';
+      if (ok) {
+        out->after.push_back(*job);
+      }
     } else if (arg == "--body" && command == std::string("update")) {
       ok = value(&out->body);
     } else if (arg == "--batch" && command == std::string("add")) {
@@ -165,6 +173,14 @@ bool when_from_args(const JobArgs& args, dc::When* when, int* exit_code) {
   }
   if (args.expire_at) {
     *when = when->with_expire_at(*args.expire_at);
+  }
+  if (!args.after.empty()) {
+    std::vector<dc::After> after;
+    for (const std::string& job : args.after) {
+      size_t slash = job.find('/');  // topics have no '/': the id is the rest
+      after.push_back({job.substr(0, slash), job.substr(slash + 1)});
+    }
+    *when = when->with_after(std::move(after));
   }
   return true;
 }

@@ -51,7 +51,7 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
     if (arg == "--state") {
       out->state = parse_list_state(value);
       if (!out->state) {
-        return bad("--state '" + value + "' is not delayed, ready, working or retrying");
+        return bad("--state '" + value + "' is not delayed, ready, working, retrying or waiting");
       }
     } else if (arg == "--offset") {
       if (!parse_int_arg(value, 0, 1LL << 40, &out->offset)) {
@@ -77,7 +77,7 @@ bool parse_list_args(const std::vector<std::string>& args, ListArgs* out) {
 }
 
 constexpr ListState kEveryState[] = {ListState::kDelayed, ListState::kReady, ListState::kWorking,
-                                     ListState::kRetrying};
+                                     ListState::kRetrying, ListState::kWaiting};
 
 Result<JobPage> one_page(WaitingShards& shards, const std::string& topic, ListState state,
                          int64_t offset, int64_t limit, const std::string& id_prefix) {
@@ -222,7 +222,7 @@ int run_jobs(const CtlOptions& options, const std::vector<std::string>& args) {
 }
 
 constexpr const char* kUsage =
-    "jobs list TOPIC [--state delayed|ready|working|retrying] [--offset N] [--limit N]\n"
+    "jobs list TOPIC [--state delayed|ready|working|retrying|waiting] [--offset N] [--limit N]\n"
     "          (next due first; ready in queue order, working by lease deadline;\n"
     "           without --state every state, delayed first, then ready, working,\n"
     "           retrying; default limit 50, at most 500; --json for the API's JSON)\n"

@@ -79,6 +79,11 @@ void print_topic(const Topic& topic) {
            ? std::string("0 (gone jobs not kept: GET answers 404)")
            : std::to_string(topic.keep_done_days) + " (GET answers a gone job's final state)");
   line("late_policy:", topic.late_policy);
+  line("on_dependency_dead:", topic.on_dependency_dead == "release"
+                                  ? std::string("release (a waiter goes on when what it waits "
+                                                "for dies, expires or is deleted)")
+                                  : std::string("dead (a waiter dies when what it waits for "
+                                                "dies, expires or is deleted)"));
   line("alert_emails:", topic.alert_emails);
   line("creator:", topic.creator);
   line("circuit_breaker:", topic.circuit_breaker ? "on" : "off");
@@ -324,6 +329,8 @@ constexpr const char* kUsage =
     "          [--ttl S]   (a job not delivered S after it is due never is; 0: no limit)\n"
     "          [--keep-done-days N]   (GET answers a gone job's final state N days)\n"
     "          [--late-policy deliver|dead_after:S|drop_after:S]\n"
+    "          [--on-dependency-dead dead|release]   (a job added with --after whose\n"
+    "          dependency dies, expires or is deleted: dead-lettered, or released)\n"
     "topic set NAME [any option of add]\n"
     "topic online NAME\n"
     "topic offline NAME\n"

@@ -34,7 +34,7 @@ constexpr std::pair<JobState, const char*> kStateNames[] = {
     {JobState::Working, "working"}, {JobState::Retrying, "retrying"},
     {JobState::Held, "held"},       {JobState::Dead, "dead"},
     {JobState::Done, "done"},       {JobState::Expired, "expired"},
-    {JobState::Deleted, "deleted"}};
+    {JobState::Deleted, "deleted"}, {JobState::Waiting, "waiting"}};
 
 // A counts struct read from a JSON object, each field from its key (0 when
 // absent); all zero when the JSON is not an object.

@@ -42,6 +42,13 @@ void put_when(const When& when, Json* job) {
   if (!when.expire_at().empty()) {
     (*job)["expire_at"] = when.expire_at();
   }
+  if (!when.after().empty()) {
+    Json after = Json::array();
+    for (const After& dep : when.after()) {
+      after.push_back(Json{{"topic", dep.topic}, {"id", dep.id}});
+    }
+    (*job)["after"] = std::move(after);
+  }
   switch (when.kind()) {
     case When::Kind::kDefault:
       break;
@@ -500,10 +507,10 @@ Result<TopicStats> Client::topic_stats(const std::string& topic) {
 Result<JobList> Client::list_jobs(const std::string& topic, JobState state, int64_t offset,
                                   int64_t limit) {
   if (state != JobState::Delayed && state != JobState::Ready && state != JobState::Working &&
-      state != JobState::Retrying) {
+      state != JobState::Retrying && state != JobState::Waiting) {
     return Error{ErrorCode::InvalidArgument, 0,
                  std::string("cannot list ") + job_state_name(state) +
-                     " jobs; use Delayed, Ready, Working or Retrying",
+                     " jobs; use Delayed, Ready, Working, Retrying or Waiting",
                  ""};
   }
   std::string path = impl_->jobs_path(topic) + "?state=" + job_state_name(state) +

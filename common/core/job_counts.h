@@ -17,6 +17,8 @@ namespace dq {
 // Jobs per state now, summed over the Redis shards that answered.
 struct StateCounts {
   int64_t delayed = 0, ready = 0, working = 0, retrying = 0, dead = 0, held = 0;
+  // Added with "after", waiting for those jobs to be delivered (state b).
+  int64_t waiting = 0;
 };
 
 // Event counts: jobs added, delivered, failed attempts, dead-lettered, ...

@@ -96,6 +96,26 @@ Json cap_waiting(const Topic& topic, const CapState& caps) {
   return nullptr;
 }
 
+// A job added with "after" that waits for jobs not delivered yet.
+Json dependency_waiting(const Job& job) {
+  Json after = Json::array();
+  std::string names;
+  for (const std::string& key : job.after) {
+    std::string topic, id;
+    if (!split_job_key(key, &topic, &id)) {
+      continue;
+    }
+    after.push_back(Json{{"topic", topic}, {"id", id}});
+    names += (names.empty() ? "" : ", ") + topic + "/" + id;
+  }
+  return Json{
+      {"reason", "dependencies"},
+      {"since_ms", job.created_at_ms},
+      {"detail", "waits for " + std::to_string(after.size()) + " job(s) to be delivered (" + names +
+                     "); then it is due at its due_at_ms, or at once if that has passed"},
+      {"after", std::move(after)}};
+}
+
 }  // namespace
 
 bool waiting_needs_circuits(const Job& job, const Topic& topic) {
@@ -108,6 +128,9 @@ bool waiting_needs_caps(const Job& job, const Topic& topic) {
 
 Json job_waiting(const Job& job, const Topic& topic, const CircuitListing& circuits,
                  const CapState& caps, int64_t now_ms) {
+  if (job.state == JobState::kWaiting) {
+    return dependency_waiting(job);
+  }
   if (job.state != JobState::kReady && !job.held_by_window) {
     return nullptr;
   }

@@ -24,7 +24,8 @@ namespace dq {
 // was held for it and waits its turn in the opening), "circuit_open" (the
 // receiver's or the endpoint's circuit stops the topic's calls),
 // "paused_by_retry_after" (the endpoint asked for a pause), "max_in_flight",
-// "max_rate".
+// "max_rate"; "dependencies" for a job waiting for the jobs its add named
+// in "after", with "after": [{"topic", "id"}] (those not delivered yet).
 Json job_waiting(const Job& job, const Topic& topic, const CircuitListing& circuits,
                  const CapState& caps, int64_t now_ms);
 

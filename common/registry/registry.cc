@@ -37,7 +37,7 @@ constexpr const char* kTopicColumns =
     ", circuit_breaker, circuit_failures, circuit_open_ms"
     ", max_in_flight, max_rate, max_burst"
     ", dead_callback, dedup_window_s, max_retry_duration_s"
-    ", tz, ttl, keep_done_days, late_policy, delivery_window, mode";
+    ", tz, ttl, keep_done_days, late_policy, delivery_window, mode, on_dependency_dead";
 
 Topic read_topic(const Statement& row) {
   Topic topic;
@@ -50,7 +50,7 @@ Topic read_topic(const Statement& row) {
            &topic.circuit_open_ms, &topic.max_in_flight, &topic.max_rate, &topic.max_burst,
            &topic.dead_callback, &topic.dedup_window_s, &topic.max_retry_duration_s, &topic.tz,
            &topic.ttl, &topic.keep_done_days, &topic.late_policy, &topic.delivery_window,
-           &topic.mode);
+           &topic.mode, &topic.on_dependency_dead);
   topic.online = status == "online";
   return topic;
 }
@@ -88,7 +88,8 @@ Statement& bind_topic_fields(Statement& stmt, const Topic& topic) {
       .bind(30, int64_t{topic.keep_done_days})
       .bind(31, topic.late_policy)
       .bind(32, topic.delivery_window)
-      .bind(33, topic.mode);
+      .bind(33, topic.mode)
+      .bind(34, topic.on_dependency_dead);
 }
 
 Result<int> schema_version(sqlite3* db) {
@@ -262,11 +263,11 @@ Status Registry::add_topic(const Topic& topic) {
       ", circuit_breaker, circuit_failures, circuit_open_ms"
       ", max_in_flight, max_rate, max_burst"
       ", dead_callback, dedup_window_s, max_retry_duration_s"
-      ", tz, ttl, keep_done_days, late_policy, delivery_window, mode"
+      ", tz, ttl, keep_done_days, late_policy, delivery_window, mode, on_dependency_dead"
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15"
       ", ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24"
       ", ?25, ?26, ?27"
-      ", ?28, ?29, ?30, ?31, ?32, ?33"
+      ", ?28, ?29, ?30, ?31, ?32, ?33, ?34"
       ")");
   if (!stmt.is_ok()) {
     return stmt.status();
@@ -308,7 +309,7 @@ Status Registry::update_topic(const Topic& topic) {
                          ", dead_callback = ?25, dedup_window_s = ?26"
                          ", max_retry_duration_s = ?27"
                          ", tz = ?28, ttl = ?29, keep_done_days = ?30, late_policy = ?31"
-                         ", delivery_window = ?32, mode = ?33"
+                         ", delivery_window = ?32, mode = ?33, on_dependency_dead = ?34"
                          " WHERE name = ?1");
   if (!stmt.is_ok()) {
     return stmt.status();

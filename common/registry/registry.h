@@ -47,6 +47,10 @@ struct Topic {
   // outside it waits for the opening without using an attempt. A window
   // that names no zone is read in tz, else in UTC.
   std::string delivery_window;
+  // What its jobs that wait for others ("after") do when one of those dies,
+  // expires or is deleted: "dead" (dead-lettered, the reason naming it) or
+  // "release" (as if it was delivered). docs/delivery.md, "Dependencies".
+  std::string on_dependency_dead = "dead";
   int max_attempts = 0;      // 0: [delivery] default_max_attempts
   int priority = 2;          // 1 highest, 3 lowest
   std::string retry_ms;      // optional schedule "1000,3000,5000" (ms); empty: 2n+1 units

@@ -136,6 +136,8 @@ const TopicField kTopicFields[] = {
     {"ttl", "--ttl", FlagKind::kInteger, &set_member<&Topic::ttl>},
     {"keep_done_days", "--keep-done-days", FlagKind::kInteger, &set_member<&Topic::keep_done_days>},
     {"late_policy", "--late-policy", FlagKind::kText, &set_member<&Topic::late_policy>},
+    {"on_dependency_dead", "--on-dependency-dead", FlagKind::kText,
+     &set_folded<&Topic::on_dependency_dead, to_lower>},
     {"online", nullptr, FlagKind::kText,
      &set_member<&Topic::online>},  // dqctl topic online|offline
     {"signing_secret", "--signing-secret", FlagKind::kOffText, nullptr},

@@ -56,6 +56,7 @@ Json topic_to_json(const Topic& topic) {
             {"ttl", topic.ttl},
             {"keep_done_days", topic.keep_done_days},
             {"late_policy", topic.late_policy},
+            {"on_dependency_dead", topic.on_dependency_dead},
             {"version", topic.version}};
   const SigningKey* hmac = current_signing_key(topic.signing_keys, "hmac");
   const SigningKey* ed25519 = current_signing_key(topic.signing_keys, "ed25519");

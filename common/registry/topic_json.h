@@ -16,7 +16,7 @@ namespace dq {
 //  "circuit_breaker", "circuit_failures", "circuit_open_ms",
 //  "max_in_flight", "max_rate", "max_burst",
 //  "dead_callback", "dedup_window_s", "max_retry_duration_s",
-//  "ttl", "keep_done_days", "late_policy",
+//  "ttl", "keep_done_days", "late_policy", "on_dependency_dead",
 //  "signing_secret" (masked), "signing_public_key", "signing_keys",
 //  "version" (what an edit names: common/registry/registry_write.h)}
 Json topic_to_json(const Topic& topic);

@@ -126,6 +126,11 @@ Status validate_receiver_rules(const Topic& topic) {
                                          " must be from 0 (keep nothing) to " +
                                          std::to_string(kMaxKeepDoneDays));
   }
+  if (topic.on_dependency_dead != "dead" && topic.on_dependency_dead != "release") {
+    return invalid("on_dependency_dead",
+                   "must be dead (a job waiting for one that died, expired or was deleted is "
+                   "dead-lettered) or release (it goes on as if that one was delivered)");
+  }
   if (auto policy = LatePolicy::parse(topic.late_policy); !policy.is_ok()) {
     return invalid("late_policy", policy.status().message());
   }

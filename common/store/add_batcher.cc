@@ -30,7 +30,8 @@ void AddBatcher::add(AsyncShard* writer, const std::string& next_home, const Add
     batches_.push_back({writer, next_home, add_call_for(next_home), {}, 0});
     batch = &batches_.back();
   }
-  append_add(&batch->call, request.topic, request.id, request.body, request.due, request.expiry);
+  append_add(&batch->call, request.topic, request.id, request.body, request.due, request.expiry,
+             request.after_keys);
   batch->done.push_back(std::move(done));
   batch->bytes += request.body.size() + request.id.size();
   if (batch->done.size() >= kMostJobs || batch->bytes >= kMostBytes) {

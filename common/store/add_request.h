@@ -4,11 +4,18 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/store/job_expiry.h"
 #include "common/store/script_calls.h"
 
 namespace dq {
+
+// A job named by its topic and id (an add's "after").
+struct JobRef {
+  std::string topic;
+  std::string id;
+};
 
 struct AddRequest {
   std::string topic;
@@ -16,6 +23,12 @@ struct AddRequest {
   std::string body;  // the body's JSON text exactly as the client sent it
   DueTime due;       // relative to Redis's clock, or a fixed epoch time
   JobExpiry expiry;  // never, a ttl after its due time, or a fixed time
+  // The jobs it waits for ("after"): it is added waiting until each was
+  // delivered (docs/delivery.md, "Dependencies between jobs").
+  std::vector<JobRef> after;
+  // Set by the store: the keys of those it still waits for, '\n'-joined,
+  // once their shards registered it (common/store/dependencies.h).
+  std::string after_keys;
 };
 
 // A job to change in place (common/store/lua/update.lua): what is not given

@@ -4,8 +4,11 @@
 #include "common/store/async_job_store.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "common/core/log.h"
+#include "common/store/dependencies.h"
 #include "common/store/fence.h"
 #include "common/store/job_meta.h"
 #include "common/store/job_records.h"
@@ -140,7 +143,88 @@ void AsyncJobStore::add(AddRequest request, AddDone done) {
                                                           "; nothing was written, retry later"));
     }
   }
+  if (!r.after.empty()) {
+    return register_waiter(std::move(state));
+  }
   look_elsewhere(std::move(state), 0);
+}
+
+void AsyncJobStore::register_waiter(std::shared_ptr<AddState> state) {
+  const AddRequest& r = state->request;
+  // Each awaited job's homes (while the shard list changes, every shard
+  // that may hold it): the shard it ends on finds the registration.
+  std::map<size_t, std::vector<std::string>> per_shard;
+  std::vector<std::string> awaited;
+  for (const JobRef& dep : r.after) {
+    std::string key = job_key(dep.topic, dep.id);
+    auto homes = id_homes(addresses_, roles_, key);
+    if (!homes) {
+      return state->finish(no_home(dep.topic, dep.id));
+    }
+    for (size_t shard : lookup_order(*homes)) {
+      if (!usable(shard)) {
+        return state->finish(Status(
+            Code::kUnavailable, job_name(r.topic, r.id) + " not added: " + down_reason(shard) +
+                                    " (it holds the job it waits for, " + dep.topic + "/" + dep.id +
+                                    "); nothing was added, retry later"));
+      }
+      per_shard[shard].push_back(key);
+    }
+    awaited.push_back(std::move(key));
+  }
+  // Per awaited key: 2 delivered, 1 ended otherwise, 0 waits (the most any
+  // of its shards said).
+  struct Registration {
+    size_t left = 0;
+    std::map<std::string, int> verdict;
+    Status failed;
+  };
+  auto reg = std::make_shared<Registration>();
+  reg->left = per_shard.size();
+  const std::string waiter = job_key(r.topic, r.id);
+  for (auto& [shard, keys_there] : per_shard) {
+    shards_[shard]->run(dep_register_call(waiter, keys_there),
+                        [this, state, reg, awaited, keys_there = keys_there,
+                         shard = shard](const Result<const redisReply*>& reply) {
+                          if (!reply.is_ok()) {
+                            if (reg->failed.is_ok()) {
+                              reg->failed = reply.status();
+                            }
+                          } else if ((*reply)->type != REDIS_REPLY_ARRAY ||
+                                     (*reply)->elements != keys_there.size()) {
+                            reg->failed = unexpected(shard, "dep_register");
+                          } else {
+                            for (size_t i = 0; i < keys_there.size(); ++i) {
+                              std::string said = reply_text((*reply)->element[i]);
+                              int rank = said == "delivered" ? 2 : said == "ended" ? 1 : 0;
+                              int& verdict = reg->verdict[keys_there[i]];
+                              verdict = std::max(verdict, rank);
+                            }
+                          }
+                          if (--reg->left > 0) {
+                            return;
+                          }
+                          const AddRequest& r = state->request;
+                          if (!reg->failed.is_ok()) {
+                            return state->finish(Status(
+                                Code::kUnavailable,
+                                job_name(r.topic, r.id) +
+                                    " not added: registering it with the jobs it waits "
+                                    "for failed (" +
+                                    reg->failed.message() + "); nothing was added, retry later"));
+                          }
+                          std::string kept;
+                          std::set<std::string> seen;
+                          for (const std::string& key : awaited) {
+                            if (reg->verdict[key] == 2 || !seen.insert(key).second) {
+                              continue;  // delivered already: it does not wait for it
+                            }
+                            kept += (kept.empty() ? "" : "\n") + key;
+                          }
+                          state->request.after_keys = std::move(kept);
+                          look_elsewhere(state, 0);
+                        });
+  }
 }
 
 void AsyncJobStore::look_elsewhere(std::shared_ptr<AddState> state, size_t next) {
@@ -334,6 +418,26 @@ void AsyncJobStore::read_body(size_t shard, Job job, bool body_read,
 
 void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
                                     std::function<void(Result<Job>)> done) {
+  if (job.state == JobState::kWaiting) {
+    // What it still waits for ({dq}:after: keys, '\n'-joined).
+    redis->command({"HGET", keys::after(), job_key(job.topic, job.id)},
+                   [job, done = std::move(done)](Result<const redisReply*> after) mutable {
+                     if (after.is_ok() && (*after)->type == REDIS_REPLY_STRING) {
+                       std::string text = reply_text(*after);
+                       size_t start = 0;
+                       while (start < text.size()) {
+                         size_t end = text.find('\n', start);
+                         if (end == std::string::npos) {
+                           end = text.size();
+                         }
+                         job.after.push_back(text.substr(start, end - start));
+                         start = end + 1;
+                       }
+                     }
+                     done(std::move(job));  // never attempted: no last error
+                   });
+    return;
+  }
   // A job tried before (retrying, dead, or ready or working again after a
   // failure or an expired lease) may have one; a job never tried has none.
   if (job.attempts == 0 && job.state != JobState::kRetrying && job.state != JobState::kDead) {
@@ -487,8 +591,13 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
                                                    "body"));
           }
           // No such job: the update is an add, with the add's answers.
-          AddRequest add{r.topic, r.id, *r.body, r.due ? *r.due : r.add_due,
-                         r.expiry ? *r.expiry : r.add_expiry};
+          AddRequest add{r.topic,
+                         r.id,
+                         *r.body,
+                         r.due ? *r.due : r.add_due,
+                         r.expiry ? *r.expiry : r.add_expiry,
+                         {},
+                         {}};
           return this->add(std::move(add),
                            [this, request, done](const AddRequest&, Result<Added> added) {
                              if (!added.is_ok()) {
@@ -514,7 +623,7 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
         if (!status.is_ok()) {
           return done(status);
         }
-        // update.lua: {1 updated | 3 dead | 4 being moved | 5 expires before due, state
+        // update.lua: {1 updated | 3 dead | 4 being moved | 5 expires before due | 6 waiting, state
         // letter, due ms, incarnation (5: when it expires)}.
         Updated result;
         int64_t kind = reply->element[0]->integer;
@@ -527,6 +636,13 @@ void AsyncJobStore::update_once(const std::shared_ptr<UpdateRequest>& request, b
           return done(Status(Code::kConflict, job_name(r.topic, r.id) +
                                                   " is in the dead-letter set; requeue it, or "
                                                   "delete it and add it again"));
+        }
+        if (kind == 6) {
+          return done(Status(Code::kConflict,
+                             job_name(r.topic, r.id) +
+                                 " waits for the jobs its add named in \"after\"; nothing was "
+                                 "changed: delete it and add it again, or run it now (it stops "
+                                 "waiting)"));
         }
         if (kind == 4) {
           return done(Status(Code::kUnavailable,

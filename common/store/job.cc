@@ -24,6 +24,8 @@ const char* state_name(JobState state) {
       return "working";
     case JobState::kRetrying:
       return "retrying";
+    case JobState::kWaiting:
+      return "waiting";
     case JobState::kDead:
       return "dead";
   }

@@ -5,10 +5,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dq {
 
-enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead };
+enum class JobState { kDelayed, kReady, kWorking, kRetrying, kDead, kWaiting };
 
 // Names one delivery exactly: the job's incarnation and the reserve that
 // leased it. Ack and fail act only on what it names.
@@ -17,7 +18,8 @@ struct Lease {
   std::string reserve_id;
 };
 
-// "delayed", "ready", "working", "retrying", "dead".
+// "delayed", "ready", "working", "retrying", "dead", "waiting" (for the jobs
+// its add named in "after": docs/delivery.md, "Dependencies between jobs").
 const char* state_name(JobState state);
 
 struct Job {
@@ -42,6 +44,9 @@ struct Job {
   // Its due time was moved to its topic's delivery window's opening
   // (promote.lua): it waits for the window, not for a time of its own.
   bool held_by_window = false;
+  // kWaiting: the keys ("topic:id") of the jobs it still waits for, when
+  // read ({dq}:after).
+  std::vector<std::string> after;
 };
 
 // Topics cannot contain ':', so the first ':' splits a key.

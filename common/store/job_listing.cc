@@ -152,8 +152,8 @@ JobPage merge(const ListPlan& plan, std::vector<Result<ShardPart>>& parts, size_
 }  // namespace
 
 std::optional<ListState> parse_list_state(std::string_view text) {
-  for (ListState state :
-       {ListState::kDelayed, ListState::kReady, ListState::kWorking, ListState::kRetrying}) {
+  for (ListState state : {ListState::kDelayed, ListState::kReady, ListState::kWorking,
+                          ListState::kRetrying, ListState::kWaiting}) {
     if (text == list_state_name(state)) {
       return state;
     }
@@ -171,6 +171,8 @@ const char* list_state_name(ListState state) {
       return "working";
     case ListState::kRetrying:
       return "retrying";
+    case ListState::kWaiting:
+      return "waiting";
   }
   return "unknown";
 }

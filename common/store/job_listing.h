@@ -33,9 +33,11 @@
 
 namespace dq {
 
-enum class ListState { kDelayed, kReady, kWorking, kRetrying };
+// kWaiting: jobs waiting for the jobs their add named in "after"
+// ({dq}:waiting:<topic>, by due).
+enum class ListState { kDelayed, kReady, kWorking, kRetrying, kWaiting };
 
-// "delayed"|"ready"|"working"|"retrying"; nullopt for anything else.
+// "delayed"|"ready"|"working"|"retrying"|"waiting"; nullopt for anything else.
 std::optional<ListState> parse_list_state(std::string_view text);
 const char* list_state_name(ListState state);
 

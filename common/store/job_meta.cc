@@ -33,6 +33,9 @@ bool state_of_letter(char letter, JobState* state) {
     case 'x':
       *state = JobState::kDead;
       return true;
+    case 'b':
+      *state = JobState::kWaiting;
+      return true;
     case 'h':
       // A copy store v3 held until another shard was asked: pending, and not
       // delivered, until the store upgrade settles it (store_upgrade.h).

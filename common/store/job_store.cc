@@ -86,7 +86,7 @@ Result<Added> BlockingJobStore::add(const std::string& topic, const std::string&
                                     const std::string& body, DueTime due, JobExpiry expiry) {
   connect_all();
   return wait<Result<Added>>([&](auto done) {
-    async_.add(AddRequest{topic, id, body, due, expiry},
+    async_.add(AddRequest{topic, id, body, due, expiry, {}, {}},
                [done](const AddRequest&, Result<Added> added) { done(std::move(added)); });
   });
 }

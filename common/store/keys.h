@@ -116,5 +116,18 @@ inline std::string consumer_wake() { return kPrefix + "wake:consumer"; }
 // The dead-letter callback outbox (common/store/dead_callbacks.h): zset entry
 // number -> when it is next to be sent; hash dead_callbacks() + ":" + number.
 inline std::string dead_callbacks() { return kPrefix + "deadcb"; }
+// Dependencies between jobs (common/store/dependencies.h; the layout is in
+// common/store/lua/lib/prelude.lua): the awaited jobs, the outbox of their
+// endings (zset event number -> when next handled), the releaser's wake
+// list, a waiting job's remaining dependencies, its topic's waiting jobs
+// (zset -> due) and the waiting jobs' expiries.
+inline std::string awaited() { return kPrefix + "awaited"; }
+inline std::string dep_outbox() { return kPrefix + "depout"; }
+inline std::string dep_wake() { return kPrefix + "wake:deps"; }
+inline std::string after() { return kPrefix + "after"; }
+inline std::string waiting(std::string_view topic) {
+  return kPrefix + "waiting:" + std::string(topic);
+}
+inline std::string waiting_expiry() { return kPrefix + "waiting_expiry"; }
 
 }  // namespace dq::keys

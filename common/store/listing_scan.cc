@@ -31,6 +31,8 @@ char letter_of(ListState state) {
       return 'w';
     case ListState::kRetrying:
       return 'y';
+    case ListState::kWaiting:
+      return 'b';
   }
   return '?';
 }
@@ -359,6 +361,10 @@ void scan_state(const PlanPtr& plan, size_t index, std::function<void(Result<Sha
     case ListState::kWorking:
       return std::make_shared<ChunkWalk>(plan, index, zset_chunks(plan, index, keys::working()),
                                          std::move(done))
+          ->next();
+    case ListState::kWaiting:  // the topic's waiting zset, by due
+      return std::make_shared<ChunkWalk>(
+                 plan, index, zset_chunks(plan, index, keys::waiting(plan->topic)), std::move(done))
           ->next();
     case ListState::kDelayed:
     case ListState::kRetrying:

@@ -167,6 +167,7 @@ Result<Added> read_add_reply(const redisReply* call_reply, size_t index, const s
     return Status(Code::kInternal, "unexpected reply to add");
   }
   added.existing = verdict == "same";
+  added.waiting = state == JobState::kWaiting;
   return added;
 }
 

@@ -69,6 +69,8 @@ struct Added {
   // "" and 0 while it is pending.
   std::string ended;
   int64_t ended_at_ms = 0;
+  // It waits for jobs its "after" named (state waiting).
+  bool waiting = false;
 };
 
 // Reads the reply add.lua gave job `index` of its call: Added, kConflict

@@ -38,12 +38,13 @@ ScriptCall add_call_for(const std::string& next_home) {
           {next_home, std::to_string(kFenceMs)}};
 }
 
-// add.lua's ARGV: two for the call, then seven per job.
+// add.lua's ARGV: two for the call, then eight per job.
 constexpr size_t kAddCallArgs = 2;
-constexpr size_t kAddJobArgs = 7;
+constexpr size_t kAddJobArgs = 8;
 
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
-                const std::string& body, DueTime due, const JobExpiry& expiry) {
+                const std::string& body, DueTime due, const JobExpiry& expiry,
+                const std::string& after_keys) {
   std::string key = job_key(topic, id);
   std::string bucket = std::to_string(keys::bucket_of(key));
   call->args.push_back(std::move(key));
@@ -53,6 +54,7 @@ void append_add(ScriptCall* call, const std::string& topic, const std::string& i
   call->args.push_back(std::to_string(due.ms));
   call->args.push_back(std::move(bucket));
   call->args.push_back(expiry.script_arg());
+  call->args.push_back(after_keys);
 }
 
 size_t add_call_jobs(const ScriptCall& call) {

@@ -52,7 +52,8 @@ ScriptCall add_call(const std::string& topic, const std::string& id, const std::
 // takes any number): jobs are appended by append_add.
 ScriptCall add_call_for(const std::string& next_home);
 void append_add(ScriptCall* call, const std::string& topic, const std::string& id,
-                const std::string& body, DueTime due, const JobExpiry& expiry = {});
+                const std::string& body, DueTime due, const JobExpiry& expiry = {},
+                const std::string& after_keys = "");
 // The jobs an add call carries.
 size_t add_call_jobs(const ScriptCall& call);
 // keep_ms > 0: the delete is remembered that long (the topic's history).

@@ -22,7 +22,7 @@ namespace {
 constexpr int64_t kMinutes = 60;
 constexpr int kDays = 30;
 
-const char* const kStateLetters[] = {"d", "r", "w", "y", "x"};
+const char* const kStateLetters[] = {"d", "r", "w", "y", "x", "b"};
 const char* const kEvents[] = {"added",        "delivered",   "failed",       "dead",
                                "deleted",      "expired",     "requeued",     "duplicate",
                                "updated",      "ttl_expired", "late_dropped", "tick_added",
@@ -43,6 +43,9 @@ int64_t* state_slot(StateCounts& counts, std::string_view letter) {
   }
   if (letter == "x") {
     return &counts.dead;
+  }
+  if (letter == "b") {
+    return &counts.waiting;
   }
   return nullptr;
 }
@@ -423,11 +426,8 @@ void all_topic_stats(const ShardSet& shards, const std::vector<std::string>& top
 }
 
 Json to_json(const StateCounts& c) {
-  return Json{{"delayed", c.delayed},
-              {"ready", c.ready},
-              {"working", c.working},
-              {"retrying", c.retrying},
-              {"dead", c.dead}};
+  return Json{{"delayed", c.delayed},   {"ready", c.ready}, {"working", c.working},
+              {"retrying", c.retrying}, {"dead", c.dead},   {"waiting", c.waiting}};
 }
 
 Json to_json(const EventCounts& counts) {

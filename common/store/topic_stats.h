@@ -50,7 +50,7 @@ void all_topic_stats(const ShardSet& shards, const std::vector<std::string>& top
                      bool with_series, std::function<void(Result<std::vector<TopicStats>>)> done);
 
 // The shape GET /v1/topics/{t}/stats answers (docs/listing.md):
-// {"topic","now":{delayed,ready,working,retrying,dead},"total":{events},
+// {"topic","now":{delayed,ready,working,retrying,dead,waiting},"total":{events},
 //  "per_minute":[{"minute","at_ms",events...}],"per_day":[{"day",events...}],
 //  "unreachable_shards":[...]}; per_minute and per_day only with the series.
 Json to_json(const TopicStats& stats);

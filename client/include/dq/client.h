@@ -81,6 +81,12 @@ class Result {
   std::variant<T, Error> value_;
 };
 
+// A job an add waits for (When::with_after): its topic and id.
+struct After {
+  std::string topic;
+  std::string id;
+};
+
 // When a job is due: the topic's default delay, a delay in seconds, or a
 // fixed time (unix seconds, or "YYYY-MM-DD HH:MM:SS" in the server's time zone).
 class When {
@@ -111,6 +117,14 @@ class When {
     copy.expire_at_ = std::move(datetime);
     return copy;
   }
+  // The job waits (state Waiting) until each of these jobs was delivered,
+  // then is due at its own time or at once if that passed (the add's
+  // "after": at most 20, docs/delivery.md "Dependencies between jobs").
+  When with_after(std::vector<After> jobs) const {
+    When copy = *this;
+    copy.after_ = std::move(jobs);
+    return copy;
+  }
 
   enum class Kind { kDefault, kDelay, kAtSeconds, kAtText };
   Kind kind() const { return kind_; }
@@ -119,6 +133,7 @@ class When {
   const std::string& tz() const { return tz_; }                // "": the topic's or server's zone
   double ttl() const { return ttl_; }                          // 0: none given
   const std::string& expire_at() const { return expire_at_; }  // "": none given
+  const std::vector<After>& after() const { return after_; }   // empty: none
 
  private:
   When(Kind kind, double number, std::string text)
@@ -129,6 +144,7 @@ class When {
   std::string tz_;
   double ttl_ = 0;
   std::string expire_at_;
+  std::vector<After> after_;
 };
 
 struct Added {
@@ -156,7 +172,8 @@ enum class JobState {
   Unknown,
   Done,
   Expired,
-  Deleted
+  Deleted,
+  Waiting  // for the jobs its add named in "after"
 };
 DQCLIENT_API const char* job_state_name(JobState state);  // "delayed", ...
 

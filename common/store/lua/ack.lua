@@ -18,8 +18,9 @@
 -- apply in order, as if each were its own call: a job acked twice in one
 -- call is gone for the second.
 -- The common case costs a fixed number of redis.calls per call, not per job:
--- one HMGET, one ZREM and two HDELs for all (a third for bodies stored
--- apart), the counters once per topic.
+-- one HMGET, one ZREM, two HDELs and one SMISMEMBER ({dq}:awaited: an
+-- event for the waiters of an awaited job, dep_ended_all) for all (a third
+-- HDEL for bodies stored apart), the counters once per topic.
 -- Returns one entry per job: 1 acked under its lease, 2 acked after its
 -- lease expired, 0 gone (deleted, acked already, or replaced by a newer job).
 local kPerAck = 7
@@ -75,6 +76,7 @@ for n, key in ipairs(keys) do
   end
 end
 if #errors_gone > 0 then
+  dep_ended_all(errors_gone, 'a', '', now)  -- one SMISMEMBER: their waiters' events
   bulk_write('ZREM', KEYS[3], working)
   bulk_write('HDEL', kFlatRecords, flat_gone)
   bulk_write('HDEL', KEYS[2], apart)

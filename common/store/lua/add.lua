@@ -6,11 +6,14 @@
 -- within ARGV[2] ms: a host that already places them there looked here
 -- (common/store/fence.h)
 -- ARGV[2] how long a name in the fence holds (ms)
--- then seven per job: job key "topic:id", topic, body, 'delay' (ms from
+-- then eight per job: job key "topic:id", topic, body, 'delay' (ms from
 -- Redis's now) or 'at' (epoch ms; one in the past is due at Redis's now,
--- and that is the due time answered), the ms, the key's bucket, and when
+-- and that is the due time answered), the ms, the key's bucket, when
 -- it expires: '' never, 'ttl:<ms>' that long after its due time, 'at:<ms>'
--- at that epoch ms (the record's tenth field: never delivered after it).
+-- at that epoch ms (the record's tenth field: never delivered after it),
+-- and the keys of the jobs it waits for, '\n'-joined ('' none: registered
+-- on their shards first by dep_register.lua): such a job is added waiting
+-- (state b, in no due zset) until dep_release.lua releases it.
 -- One call stores many jobs: the API server sends together the adds of one
 -- event-loop turn that go to this shard (common/store/add_batcher.h). The work a
 -- call pays once (TIME, the timer wake check, the counters summed per topic,
@@ -18,7 +21,7 @@
 -- one-job call cost ~3x its job's own writes. Each job has its own bucket:
 -- a new pending job costs an HSETNX into it and a ZADD into its due zset.
 -- Returns one reply per job, in order, each one string "verdict|due|state":
--- "added|due|d"; "same|due|state" when the same id is pending with the
+-- "added|due|d" ("added|due|b": waiting); "same|due|state" when the same id is pending with the
 -- same body (a retried add: nothing changes); "ended|due|how|ended at" when
 -- it ran (delivered, dead) with the same body within its topic's
 -- dedup window (a retried add whose job already ran: nothing changes;

@@ -79,6 +79,7 @@ if expired or (not deferred and not uncounted and j.attempts >= tonumber(ARGV[6]
   stat(KEYS[6], topic, 'dead', 1, now)
   if ARGV[11] == '1' then dead_callback_add(key, j, error_text, now) end
   remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), ARGV[12], now, error_text)
+  dep_ended(key, 'x', error_text, now)
   return 2
 end
 local next_due = ms_text(now + delay)

@@ -49,6 +49,7 @@ for _, key in ipairs(expired) do
       end
       remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), windows[topic] or ARGV[4],
                    now, 'lease expired: attempt ' .. j.attempts .. ' got no outcome in time')
+      dep_ended(key, 'x', 'lease expired: attempt ' .. j.attempts .. ' got no outcome in time', now)
       dead[#dead + 1] = key
       dead[#dead + 1] = j.attempts
     else

@@ -5,7 +5,7 @@
 -- ARGV[1] the next tick the caller read ('' when it read none: a new
 --         schedule), ARGV[2] the next tick to store, ARGV[3] the topic,
 -- ARGV[4] ticks skipped (missed, not added: catch-up), ARGV[5] and ARGV[6]
---         add.lua's ARGV[1] and ARGV[2], then add.lua's seven per tick's job
+--         add.lua's ARGV[1] and ARGV[2], then add.lua's eight per tick's job
 --         (none: no job this time, only the advance).
 -- A caller that read a stale next tick (another timer moved it on, or a
 -- tick not yet due by Redis's clock) changes nothing.

@@ -19,6 +19,8 @@
 -- or working one is due at once (its due time has passed).
 -- Returns {1, previous state, due ms, incarnation} when updated;
 -- {3, 'x', due, ''} for a dead letter (nothing changed: requeue it);
+-- {6, 'b', due, ''} for a job waiting for its dependencies (nothing
+-- changed: delete it and add it again, or run it now);
 -- {4, state, due, ''} when the job is being moved to another shard (nothing
 -- changed: retry); {5, state, due, expires} when it would expire at or
 -- before its new due time (nothing changed); {0, '', 0, ''} when there is no
@@ -32,6 +34,9 @@ if not j then
 end
 if j.state == 'x' then
   return {3, 'x', tonumber(j.due), ''}
+end
+if j.state == 'b' then
+  return {6, 'b', tonumber(j.due), ''}
 end
 -- move_mark.lua took the job out of its due zset and the mover copies its
 -- record: a change now could be lost with the copy.

@@ -2,7 +2,9 @@
 -- (cmake/embed_lua.cmake), so each script stays one EVALSHA.
 --
 -- Store v3. A job's record is its meta, "state|attempts|due|created|inc|lease|max[|deferrals]":
---   state    d delayed, r ready, w working (leased), y retrying, x dead
+--   state    d delayed, r ready, w working (leased), y retrying, x dead,
+--            b waiting for the jobs it names in its add's "after" (its
+--            remaining ones in {dq}:after; see "Dependencies" below)
 --            (store v3 also had h, held: store_upgrade.lua settles those)
 --   attempts delivery attempts started so far
 --   due      due time, ms by Redis's clock
@@ -22,7 +24,7 @@
 -- so no state change copies it. A record without '\n' (also every record of
 -- store v2) has its body in {dq}:bodies.
 -- Where a record lives depends on its state (field "topic:id" in both):
---   d, y   pending jobs, the many and long-lived: in the bucket hash
+--   d, y, b pending jobs, the many and long-lived: in the bucket hash
 --          {dq}:jobs:<b>, b = bucket_of("topic:id") (49,157 buckets, small
 --          enough to be listpacks: the key is stored once, with no
 --          hashtable entry around it), and in the bucket's due zset
@@ -61,7 +63,7 @@ end
 local kDueIndex = kTag .. ':due'
 local kDuePrefix = kTag .. ':due:'
 local kFlatRecords, kFlatDelayed = kTag .. ':jobs', kTag .. ':delayed'
-local kByteD, kByteY = string.byte('d'), string.byte('y')
+local kByteD, kByteY, kByteB = string.byte('d'), string.byte('y'), string.byte('b')
 local kBuckets = 49157
 -- A member of {dq}:working that is never a job: scored +inf (no lease ever
 -- expires it), and longer than zset-max-listpack-value (64 by default), so
@@ -121,10 +123,10 @@ local function due_remove(bucket, key)
   if redis.call('ZREM', due_key(bucket), key) == 1 then due_refresh(bucket) end
 end
 
--- Whether a record's state keeps it in its bucket (d, y) or flat.
+-- Whether a record's state keeps it in its bucket (d, y, b) or flat.
 local function lives_in_bucket(record)
   local c = string.byte(record, 1)
-  return c == kByteD or c == kByteY
+  return c == kByteD or c == kByteY or c == kByteB
 end
 
 -- The job's record (false when there is none) and where it is: 'flat' or
@@ -253,6 +255,61 @@ local function topic_of(key)
   return string.match(key, '^([^:]+):')
 end
 
+-- Dependencies (docs/delivery.md, "Dependencies between jobs"). A waiting
+-- job B (state b) sits in its bucket, in no due zset, and in
+--   {dq}:waiting:<topic>   zset: B -> its own due (listings, next due first)
+--   {dq}:waiting_expiry    zset: B -> when it expires (its ttl or expire_at)
+--   {dq}:after             hash: B -> the keys of the jobs it still waits
+--                          for, '\n'-joined (ids hold no control characters)
+-- On the shard of each job A that B waits for (dep_register.lua):
+--   {dq}:awaited           set of the keys of jobs some waiter waits for
+--   {dq}:waiters:<A>       set: the waiters' keys
+-- Every script that ends a job (ack, fail, requeue_expired, reserve, del,
+-- dep_release, dep_expire) asks {dq}:awaited (one SMISMEMBER per call) and,
+-- for an awaited job, appends an event to the shard's outbox in the same
+-- script: {dq}:depout (zset event n -> when it is next to be handled) and
+-- {dq}:depout:events (hash n -> "how\nended ms\nA key\nwhy", how: a
+-- delivered, x dead, e expired, d deleted), and wakes the releaser
+-- ({dq}:wake:deps). dq-redis-checker's releaser (checker/dependency_loop.h)
+-- hands each event to A's waiters (dep_release.lua on their shards).
+local kAwaited, kWaitersPrefix = kTag .. ':awaited', kTag .. ':waiters:'
+local kDepOut, kDepEvents = kTag .. ':depout', kTag .. ':depout:events'
+local kDepWake, kAfter = kTag .. ':wake:deps', kTag .. ':after'
+local kWaitingPrefix, kWaitingExpiry = kTag .. ':waiting:', kTag .. ':waiting_expiry'
+
+-- Records that the awaited job at key ended (how: a, x, e, d) for its waiters.
+-- It is no longer awaited: a waiter that registers later finds its ended
+-- record, or waits for a new job of the id.
+local function dep_event(key, how, why, now)
+  local n = ms_text(redis.call('INCR', kDepOut .. ':seq'))
+  redis.call('HSET', kDepEvents, n, how .. '\n' .. ms_text(now) .. '\n' .. key .. '\n' .. why)
+  redis.call('ZADD', kDepOut, now, n)
+  redis.call('SREM', kAwaited, key)
+  redis.call('LPUSH', kDepWake, '1')
+  redis.call('LTRIM', kDepWake, 0, 15)
+end
+
+-- One job ended: an event when some waiter waits for it.
+local function dep_ended(key, how, why, now)
+  if redis.call('SISMEMBER', kAwaited, key) == 1 then dep_event(key, how, why, now) end
+end
+
+-- Many jobs ended the same way (an ack's): one SMISMEMBER for all.
+local function dep_ended_all(keys, how, why, now)
+  if #keys == 0 then return end
+  local awaited = redis.call('SMISMEMBER', kAwaited, unpack(keys))
+  for n, key in ipairs(keys) do
+    if awaited[n] == 1 then dep_event(key, how, why, now) end
+  end
+end
+
+-- A waiting job leaves the waiting state (released, deleted, ended).
+local function waiting_remove(key)
+  redis.call('ZREM', kWaitingPrefix .. topic_of(key), key)
+  redis.call('ZREM', kWaitingExpiry, key)
+  redis.call('HDEL', kAfter, key)
+end
+
 -- Per topic and state job counts ({dq}:counts "topic:state"), for gauges.
 local function count(counts_key, topic, state, delta)
   redis.call('HINCRBY', counts_key, topic .. ':' .. state, delta)
@@ -295,6 +352,8 @@ local function unlink_job(key, j, ready_key, working_key, dead_key, from, bucket
     redis.call('ZREM', working_key, key)
   elseif j.state == 'x' then
     redis.call('ZREM', dead_key, key)
+  elseif j.state == 'b' then
+    waiting_remove(key)
   elseif j.state == 'd' or j.state == 'y' then
     if from == 'flat' then
       redis.call('ZREM', kFlatDelayed, key)  -- a store v2 record
@@ -409,6 +468,7 @@ local function end_unsent(key, j, from, topic, stats_key, counts_key, errors_key
   redis.call('HDEL', errors_key, key)
   if counts_key then count(counts_key, topic, j.state, -1) end
   stat(stats_key, topic, event, 1, now)
+  dep_ended(key, 'e', reason, now)
 end
 
 -- Dead-letters a job the caller took out of its ready list or working set,
@@ -426,14 +486,15 @@ local function dead_letter(key, j, from, topic, dead_key, errors_key, stats_key,
   stat(stats_key, topic, 'dead', 1, now)
   if callback then dead_callback_add(key, j, text, now) end
   remember_end(key, 'x', j, body_of(j, key, kTag .. ':bodies'), memory, now, text)
+  dep_ended(key, 'x', text, now)
 end
 
 -- The adds of add.lua, shared with schedule_tick.lua: K the eight keys add.lua
 -- names, A[base] the jobs' next home ('' when none), A[base + 1] how long
--- a name in the fence holds (ms), then seven per job from A[base + 2]
+-- a name in the fence holds (ms), then eight per job from A[base + 2]
 -- (add.lua's header says which and what the replies are).
 local function add_jobs(K, A, base)
-  local kPerJob = 7
+  local kPerJob = 8
   local kFirstJob = base + 2
   local jobs = (#A - kFirstJob + 1) / kPerJob
   local now = redis_now()
@@ -476,10 +537,10 @@ local function add_jobs(K, A, base)
     return due, due_ms
   end
 
-  -- meta_text() of {state, attempts 0, due, created, inc, no lease, no max,
+  -- meta_text() of {state (d, or b waiting for its "after"), attempts 0, due, created, inc, no lease, no max,
   -- and its expiry when it has one}, written out: no table per job.
-  local function new_job_record(due, due_ms, expiry, body)
-    local meta = 'd|0|' .. due .. '|' .. created .. '|' ..
+  local function new_job_record(due, due_ms, expiry, body, state)
+    local meta = state .. '|0|' .. due .. '|' .. created .. '|' ..
                  string.format('%d', seq + stored + 1) .. '||'
     if expiry ~= '' then
       local how, ms = string.match(expiry, '^(%a+):(%d+)$')
@@ -490,7 +551,7 @@ local function add_jobs(K, A, base)
     return new_record(meta, body)
   end
 
-  local bodies, delayed = {}, {}
+  local bodies, delayed, waiting = {}, {}, {}
   local in_call = {}          -- key -> index of the job of this call that added it
   local counted_d, added = {}, {}  -- topic -> new jobs delayed, all
   local earliest, earliest_text = nil, nil
@@ -522,7 +583,8 @@ local function add_jobs(K, A, base)
           -- A new pending job: one HSETNX both looks for it in its bucket and
           -- writes it there.
           due, due_ms = due_of(a)
-          record, body_apart = new_job_record(due, due_ms, A[a + 6], body)
+          record, body_apart = new_job_record(due, due_ms, A[a + 6], body,
+                                              (A[a + 7] or '') ~= '' and 'b' or 'd')
           if redis.call('HSETNX', bucket_key, key, record) == 0 then
             existing = parse_record(redis.call('HGET', bucket_key, key))
           end
@@ -544,14 +606,21 @@ local function add_jobs(K, A, base)
           bodies[#bodies + 1] = key
           bodies[#bodies + 1] = body
         end
-        delayed[#delayed + 1] = {A[a + 5], due, key}
-        if earliest == nil or due_ms < earliest then
-          earliest, earliest_text = due_ms, due
+        local after = A[a + 7] or ''
+        if after ~= '' then
+          -- Waits for the jobs it names: no due entry until they are delivered.
+          waiting[#waiting + 1] = {key, topic, due, after, record}
+        else
+          delayed[#delayed + 1] = {A[a + 5], due, key}
+          if earliest == nil or due_ms < earliest then
+            earliest, earliest_text = due_ms, due
+          end
         end
-        counted_d[topic] = (counted_d[topic] or 0) + 1
+        local state = after ~= '' and 'b' or 'd'
+        counted_d[topic .. ':' .. state] = (counted_d[topic .. ':' .. state] or 0) + 1
         added[topic] = (added[topic] or 0) + 1
         in_call[key] = i
-        replies[i] = 'added|' .. due .. '|d'
+        replies[i] = 'added|' .. due .. '|' .. state
       end
     end
   end
@@ -572,7 +641,13 @@ local function add_jobs(K, A, base)
       redis.call('ZADD', K[3], 'LT', unpack(lower, first, math.min(#lower, first + kBulkChunk - 1)))
     end
   end
-  for topic, n in pairs(counted_d) do redis.call('HINCRBY', K[6], topic .. ':d', n) end
+  for _, w in ipairs(waiting) do
+    redis.call('ZADD', kWaitingPrefix .. w[2], w[3], w[1])
+    redis.call('HSET', kAfter, w[1], w[4])
+    local j = parse_record(w[5])
+    if j.expires ~= '' then redis.call('ZADD', kWaitingExpiry, j.expires, w[1]) end
+  end
+  for counted, n in pairs(counted_d) do redis.call('HINCRBY', K[6], counted, n) end
   for topic, n in pairs(added) do stat(K[4], topic, 'added', n, now) end
   return replies
 end

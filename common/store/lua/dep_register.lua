@@ -1,0 +1,58 @@
+-- dep_register: a job B about to be added names jobs it waits for ("after");
+-- run on the shard of those jobs (their home) before B is added on its own,
+-- so no job of them can end unseen between the two: from here on, the
+-- script that ends one appends an event for its waiters (dep_ended in the
+-- prelude). A B whose add then fails leaves a harmless registration: the
+-- releaser finds no B and drops it (checker/dependency_loop.h).
+-- KEYS[1] the awaited set ({dq}:awaited)
+-- ARGV[1] B's key, then the keys of the jobs it waits for (on this shard)
+-- Per awaited job A:
+--   A pending here (any state but dead)   registered: B waits for it
+--   A gone, its ended record says delivered          not registered: B does not wait for it
+--   A gone, its ended record says dead, expired or deleted (or A is a dead
+--   letter here)   registered, and an event for A appended at once: the
+--   releaser hands it to B once B is added, as if A ended now
+--   A unknown (not added yet, or forgotten)  registered: B waits for it
+--   (A may come later; a B that waits for a job that never comes waits
+--   until its own ttl or expire_at)
+-- Returns one string per awaited job, in order: 'wait', 'delivered', or
+-- 'ended' (dead, expired or deleted: its event is out).
+local out = {}
+local waiter = ARGV[1]
+local now = nil
+for n = 2, #ARGV do
+  local key = ARGV[n]
+  local record = record_get(key)
+  local j = parse_record(record)
+  local how, why = nil, ''
+  if j and j.state == 'x' then
+    how = 'x'
+    local err = redis.call('HGET', kTag .. ':errors', key) or ''
+    why = string.match(err, '^%d+|(.*)$') or err
+  elseif not j then
+    local ended = redis.call('GET', kEndedPrefix .. key)
+    if ended then
+      local h, rest = string.match(ended, '^(%a)|(.*)$')
+      how = h
+      -- "ended|due|print|dedup until|attempts|detail": the detail is the reason.
+      why = string.match(rest or '', '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(.*)$') or ''
+    end
+  end
+  if how == 'a' then
+    out[#out + 1] = 'delivered'
+  elseif how then
+    redis.call('SADD', kWaitersPrefix .. key, waiter)
+    now = now or redis_now()
+    local n_event = ms_text(redis.call('INCR', kDepOut .. ':seq'))
+    redis.call('HSET', kDepEvents, n_event, how .. '\n' .. ms_text(now) .. '\n' .. key .. '\n' .. why)
+    redis.call('ZADD', kDepOut, now, n_event)
+    redis.call('LPUSH', kDepWake, '1')
+    redis.call('LTRIM', kDepWake, 0, 15)
+    out[#out + 1] = 'ended'
+  else
+    redis.call('SADD', KEYS[1], key)
+    redis.call('SADD', kWaitersPrefix .. key, waiter)
+    out[#out + 1] = 'wait'
+  end
+end
+return out
