@@ -19,8 +19,8 @@ namespace dq {
 namespace {
 
 constexpr int kEventsPerClaim = 20;
-constexpr int64_t kLeaseMs = 30000;  // outlives one event's handling
-constexpr int kWakeWaitMs = 500;     // the longest a new event waits unseen
+constexpr int64_t kEventLeaseMs = 30000;  // outlives one event's handling
+constexpr int kWakeWaitMs = 500;          // the longest a new event waits unseen
 // Each call's timeout: short, so a hung shard never holds the checker past
 // its stop deadline. A call that timed out may have run: every step is
 // idempotent, and the event stays until settled.
@@ -30,7 +30,7 @@ constexpr int kRedisTimeoutMs = 750;
 // for this long after the job ended, then the registration is dropped (the
 // add failed, or the waiter was deleted).
 constexpr int64_t kMissingGraceMs = 60000;
-constexpr int64_t kRetryMs = 1000;
+constexpr int64_t kEventRetryMs = 1000;
 constexpr int64_t kExpireEveryMs = 1000;
 constexpr int kExpirePerCall = 200;
 
@@ -72,7 +72,7 @@ void DependencyLoop::run() {
     if (stop_requested()) {
       return;
     }
-    auto claimed = claim_dep_events(own, kEventsPerClaim, kLeaseMs);
+    auto claimed = claim_dep_events(own, kEventsPerClaim, kEventLeaseMs);
     if (!claimed.is_ok()) {
       outage.note("checker: waiting jobs of shard " + own.address().name() +
                   " wait: " + claimed.status().message());
@@ -116,7 +116,7 @@ void DependencyLoop::handle(const DepEvent& event, int64_t redis_now_ms) {
     }
     handled.push_back(waiter);
   }
-  Status settled = settle_dep_event(*shards_[shard_], event, handled, retry ? kRetryMs : -1);
+  Status settled = settle_dep_event(*shards_[shard_], event, handled, retry ? kEventRetryMs : -1);
   if (!settled.is_ok()) {
     err_log().warn("checker: settling the dependency event of {}: {}; it is handled again",
                    event.key, settled.message());

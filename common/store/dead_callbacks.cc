@@ -9,10 +9,6 @@
 namespace dq {
 namespace {
 
-Status bad_reply(const char* what) {
-  return Status(Code::kInternal, std::string("unexpected reply to ") + what);
-}
-
 int64_t number_of(const std::string& text) {
   try {
     return std::stoll(text);
@@ -91,27 +87,15 @@ Result<bool> retry_dead_callback(RedisConnection& shard, const std::string& numb
   ScriptCall call{&kDeadCallbackSettleScript,
                   {keys::dead_callbacks()},
                   {number, "retry", claim, std::to_string(wait_ms), error}};
-  auto reply = shard.run(call);
-  if (!reply.is_ok()) {
-    return reply.status();
+  auto settled = int_reply(shard.run(call), "dead_callback_settle");
+  if (!settled.is_ok()) {
+    return settled.status();
   }
-  int64_t settled = 0;
-  if (!reply_int(reply->get(), &settled)) {
-    return bad_reply("dead_callback_settle");
-  }
-  return settled == 1;
+  return *settled == 1;
 }
 
 Result<int64_t> pending_dead_callbacks(RedisConnection& shard) {
-  auto reply = shard.command({"ZCARD", keys::dead_callbacks()});
-  if (!reply.is_ok()) {
-    return reply.status();
-  }
-  int64_t count = 0;
-  if (!reply_int(reply->get(), &count)) {
-    return bad_reply("ZCARD");
-  }
-  return count;
+  return int_reply(shard.command({"ZCARD", keys::dead_callbacks()}), "ZCARD");
 }
 
 }  // namespace dq

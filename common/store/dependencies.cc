@@ -12,10 +12,6 @@
 namespace dq {
 namespace {
 
-Status bad_reply(const char* what) {
-  return Status(Code::kInternal, std::string("unexpected reply to ") + what);
-}
-
 std::string today_stats() { return keys::stats(day_of(now_ms())); }
 
 // "how\nended ms\nkey\nwhy" (dep_event in the prelude).
@@ -118,15 +114,7 @@ Result<int64_t> expire_waiting(RedisConnection& shard, int limit, const std::str
                   {keys::waiting_expiry(), keys::counts(), today_stats(), keys::errors()},
                   {std::to_string(limit), default_memory}};
   call.args.insert(call.args.end(), memories.begin(), memories.end());
-  auto reply = shard.run(call);
-  if (!reply.is_ok()) {
-    return reply.status();
-  }
-  int64_t ended = 0;
-  if (!reply_int(reply->get(), &ended)) {
-    return bad_reply("dep_expire");
-  }
-  return ended;
+  return int_reply(shard.run(call), "dep_expire");
 }
 
 Result<bool> wait_dep_wake(RedisConnection& shard, int timeout_ms) {
@@ -140,15 +128,7 @@ Result<bool> wait_dep_wake(RedisConnection& shard, int timeout_ms) {
 }
 
 Result<int64_t> pending_dep_events(RedisConnection& shard) {
-  auto reply = shard.command({"ZCARD", keys::dep_outbox()});
-  if (!reply.is_ok()) {
-    return reply.status();
-  }
-  int64_t count = 0;
-  if (!reply_int(reply->get(), &count)) {
-    return bad_reply("ZCARD");
-  }
-  return count;
+  return int_reply(shard.command({"ZCARD", keys::dep_outbox()}), "ZCARD");
 }
 
 }  // namespace dq

@@ -41,4 +41,19 @@ std::string reply_string(const redisReply* reply) {
   return {};
 }
 
+Status bad_reply(const char* what) {
+  return Status(Code::kInternal, std::string("unexpected reply to ") + what);
+}
+
+Result<int64_t> int_reply(const Result<ReplyPtr>& reply, const char* what) {
+  if (!reply.is_ok()) {
+    return reply.status();
+  }
+  int64_t value = 0;
+  if (!reply_int(reply->get(), &value)) {
+    return bad_reply(what);
+  }
+  return value;
+}
+
 }  // namespace dq
