@@ -276,6 +276,48 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
   CHECK(calls[b][0] >= calls[a][0]);
 }
 
+// The ack and the event for the waiters are one script (ack.lua): a consumer
+// killed the moment after it acked leaves nothing half done. The releaser
+// (in the checker) is stopped across the ack and the kill, so the waiter can
+// only be released after the consumer died: the respawned consumer calls it.
+TEST_CASE("the consumer killed right after the ack: the waiter still runs, once") {
+  TwoShards shards;
+  CallbackServer callback;
+  DqdProcess dqd(one_timer_one_consumer(shards.names()));
+  add_topic(dqd, plain_topic("t", callback.url()));
+  dqd.start();
+  HttpClient http;
+  const std::string url = dqd.jobs_url("t");
+  const std::string a = id_on(shards, "t", "a", 1);
+  const std::string b = id_on(shards, "t", "b", 0);
+  REQUIRE(
+      http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
+      201);
+  auto consumers = children_titled(dqd.pid(), "dq-consume");
+  auto checkers = children_titled(dqd.pid(), "dq-redis-checker");
+  REQUIRE(consumers.size() == 1);
+  REQUIRE(checkers.size() == 1);
+  REQUIRE(kill(checkers[0], SIGSTOP) == 0);
+  REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
+  // A's callback answers; the moment its job is gone (acked), the consumer dies.
+  REQUIRE(wait_until(20000, [&] { return http.get(url + "/" + a).status == 404; }));
+  REQUIRE(kill(consumers[0], SIGKILL) == 0);
+  CHECK(get_job(http, dqd, "t", b)["state"] == "waiting");
+  REQUIRE(kill(checkers[0], SIGCONT) == 0);
+  REQUIRE(wait_until(30000, [&] {
+    auto now = children_titled(dqd.pid(), "dq-consume");
+    return now.size() == 1 && now[0] != consumers[0];
+  }));
+  REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
+  sleep_ms(1500);
+  auto calls = calls_by_id(callback);
+  CHECK(calls[a].size() == 1);
+  CHECK(calls[b].size() == 1);
+  CHECK(calls[b][0] >= calls[a][0]);
+  MESSAGE("consumer killed after A's ack, releaser stopped meanwhile; B called "
+          << calls[b][0] - calls[a][0] << " ms after A, once");
+}
+
 TEST_CASE("50 pairs over two shards, added in random order: each waiter once, after its job") {
   TwoShards shards;
   CallbackServer callback;
