@@ -4,6 +4,9 @@
 // touch; leases that run out, stale tokens, the long poll's latency, and
 // `dqctl work` end to end.
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -45,6 +48,7 @@ struct PullHost {
     dqd = std::make_unique<DqdProcess>(one_timer_one_consumer({redis.address()}));
     add_topic(*dqd, pull_topic("many"));
     add_topic(*dqd, pull_topic("killed"));
+    add_topic(*dqd, pull_topic("killed-work"));
     add_topic(*dqd, pull_topic("nacked", 2));
     add_topic(*dqd, pull_topic("stale"));
     add_topic(*dqd, pull_topic("latency"));
@@ -182,6 +186,40 @@ TEST_CASE("a worker killed holding a job: it comes back after its ttr, not befor
   CHECK(again->id == held->id);
   CHECK(again->attempt == 2);
   CHECK(got_at >= held->lease_until_ms);
+  CHECK(other.ack(*again).ok());
+}
+
+// The same with a real worker process: `dqctl work` running a command that
+// never ends is killed -9 (with its command) while it holds the job.
+TEST_CASE("dqctl work killed -9 holding a job: the job comes back after its ttr, attempt 2") {
+  add_jobs("killed-work", 1, "kw");
+  const std::string started = host().dqd->dir() + "/kw-started";
+  std::remove(started.c_str());
+  pid_t worker = fork();
+  REQUIRE(worker >= 0);
+  if (worker == 0) {
+    setpgid(0, 0);  // its own group: the kill takes its command too
+    std::string base = host().dqd->base_url();
+    std::string script = "touch " + started + "; exec sleep 600";
+    execl(DQ_BUILD_DIR "/dqctl", "dqctl", "--url", base.c_str(), "work", "killed-work", "--ttr",
+          "3", "--wait", "5", "--", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  bool running = wait_until(20000, [&] { return std::ifstream(started).good(); });
+  int64_t killed_at = wall_ms();
+  kill(-worker, SIGKILL);
+  kill(worker, SIGKILL);
+  waitpid(worker, nullptr, 0);
+  REQUIRE(running);
+  CHECK(job_state("killed-work", "kw0") == "working");
+  dc::Client other = host().client();
+  auto again = reserve_one(other, "killed-work", 30, 20000, 5);
+  int64_t got_at = wall_ms();
+  REQUIRE(again);
+  MESSAGE("dqctl work killed -9 holding kw0; back after " << got_at - killed_at
+                                                          << " ms (ttr 3 s, from the kill)");
+  CHECK(again->id == "kw0");
+  CHECK(again->attempt == 2);
   CHECK(other.ack(*again).ok());
 }
 
