@@ -100,6 +100,7 @@ TEST_CASE("a job added before the one it waits for waits, then runs after its 2x
   Json listed = http.get(url + "?state=waiting").json();
   REQUIRE(listed["jobs"].size() == 1);
   CHECK(listed["jobs"][0]["id"] == b);
+  CHECK(listed["jobs"][0]["after"] == Json::array({Json{{"topic", "t"}, {"id", a}}}));
   CHECK(listed["total"] == 1);
 
   sleep_ms(1500);  // B is due (delay 0) but waits: no call for it

@@ -115,7 +115,8 @@ async function pageJobs(main) {
         el('td', {}, stateBadge(job.state)),
         el('td', { className: 'num' }, String(job.attempts)),
         el('td', {}, fmtTime(job.due_at_ms || job.due_ms)),
-        el('td', { className: 'hide-narrow error' }, job.last_error || ''),
+        job.after ? el('td', { className: 'hide-narrow muted' }, 'waits for ' + job.after.map((a) => a.topic + '/' + a.id).join(', '))
+          : el('td', { className: 'hide-narrow error' }, job.last_error || ''),
         el('td', { className: 'mono hide-narrow' }, job.shard || ''),
         el('td', {}, runNowButton(topic, job, listMessage, 'small'), armedButton('Delete', 'Sure?', async () => {
           const d = await api('DELETE', '/api/topics/' + enc(topic) + '/jobs/' + enc(job.id));

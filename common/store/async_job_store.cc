@@ -423,16 +423,7 @@ void AsyncJobStore::read_last_error(AsyncShard* redis, Job job,
     redis->command({"HGET", keys::after(), job_key(job.topic, job.id)},
                    [job, done = std::move(done)](Result<const redisReply*> after) mutable {
                      if (after.is_ok() && (*after)->type == REDIS_REPLY_STRING) {
-                       std::string text = reply_text(*after);
-                       size_t start = 0;
-                       while (start < text.size()) {
-                         size_t end = text.find('\n', start);
-                         if (end == std::string::npos) {
-                           end = text.size();
-                         }
-                         job.after.push_back(text.substr(start, end - start));
-                         start = end + 1;
-                       }
+                       job.after = split_after_keys(reply_text(*after));
                      }
                      done(std::move(job));  // never attempted: no last error
                    });

@@ -49,6 +49,20 @@ bool split_job_key(std::string_view key, std::string* topic, std::string* id) {
   return true;
 }
 
+std::vector<std::string> split_after_keys(std::string_view joined) {
+  std::vector<std::string> keys;
+  size_t start = 0;
+  while (start < joined.size()) {
+    size_t end = joined.find('\n', start);
+    if (end == std::string_view::npos) {
+      end = joined.size();
+    }
+    keys.emplace_back(joined.substr(start, end - start));
+    start = end + 1;
+  }
+  return keys;
+}
+
 bool valid_topic(std::string_view topic) {
   if (topic.empty() || topic.size() > 64) {
     return false;

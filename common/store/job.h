@@ -52,6 +52,9 @@ struct Job {
 // Topics cannot contain ':', so the first ':' splits a key.
 std::string job_key(std::string_view topic, std::string_view id);
 bool split_job_key(std::string_view key, std::string* topic, std::string* id);
+// The job keys a waiting job still waits for, as {dq}:after keeps them
+// ('\n'-joined: an id holds no control character).
+std::vector<std::string> split_after_keys(std::string_view joined);
 
 // Topic: [A-Za-z0-9_.-]{1,64}. Id: any UTF-8 text of 1-256 bytes without
 // control characters (C0, DEL, C1): business ids such as "订单1", "a b",

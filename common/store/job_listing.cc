@@ -18,21 +18,28 @@ namespace dq {
 namespace {
 
 // Fills the last errors of the jobs found (HMGETs of at most kChunk fields,
-// pipelined).
+// pipelined) and, for waiting jobs, what each still waits for ({dq}:after,
+// in the same pipeline).
 void fill_errors(const PlanPtr& plan, size_t index, const std::shared_ptr<ShardScan>& scan,
                  std::function<void(Status)> done) {
   std::vector<std::vector<std::string>> reads;
-  for (size_t i = 0; i < scan->found.size(); ++i) {
-    if (i % kChunk == 0) {
-      reads.push_back({"HMGET", keys::errors()});
+  const bool waiting = plan->state == ListState::kWaiting;
+  for (const std::string& hash : waiting ? std::vector<std::string>{keys::errors(), keys::after()}
+                                         : std::vector<std::string>{keys::errors()}) {
+    for (size_t i = 0; i < scan->found.size(); ++i) {
+      if (i % kChunk == 0) {
+        reads.push_back({"HMGET", hash});
+      }
+      reads.back().push_back(scan->found[i].key);
     }
-    reads.back().push_back(scan->found[i].key);
   }
+  const size_t error_reads = waiting ? reads.size() / 2 : reads.size();
   auto bad = std::make_shared<bool>(false);
   ask_all(
       plan->set, index, reads, plan->step_deadline(),
-      [scan, bad](size_t k, const redisReply* r) {
-        size_t first = k * static_cast<size_t>(kChunk);
+      [scan, bad, error_reads](size_t k, const redisReply* r) {
+        bool after = k >= error_reads;
+        size_t first = (after ? k - error_reads : k) * static_cast<size_t>(kChunk);
         size_t count = std::min(scan->found.size() - first, static_cast<size_t>(kChunk));
         if (r->type != REDIS_REPLY_ARRAY || r->elements != count) {
           *bad = true;
@@ -42,10 +49,16 @@ void fill_errors(const PlanPtr& plan, size_t index, const std::shared_ptr<ShardS
           if (r->element[i]->type != REDIS_REPLY_STRING) {
             continue;
           }
+          std::string_view text(r->element[i]->str, r->element[i]->len);
+          ListedJob& job = scan->found[first + i].job;
+          if (after) {
+            job.after = split_after_keys(text);
+            continue;
+          }
           Job parsed;
-          parse_error_entry(std::string_view(r->element[i]->str, r->element[i]->len), &parsed);
-          scan->found[first + i].job.last_error = parsed.last_error;
-          scan->found[first + i].job.last_error_ms = parsed.last_error_at_ms;
+          parse_error_entry(text, &parsed);
+          job.last_error = parsed.last_error;
+          job.last_error_ms = parsed.last_error_at_ms;
         }
       },
       [plan, index, bad, done = std::move(done)](const Status& status) {
@@ -242,6 +255,16 @@ Json to_json(const JobPage& page) {
     }
     if (job.state == "working") {
       row["lease_deadline_ms"] = job.lease_deadline_ms;
+    }
+    if (job.state == "waiting") {
+      Json after = Json::array();
+      for (const std::string& key : job.after) {
+        std::string topic, id;
+        if (split_job_key(key, &topic, &id)) {
+          after.push_back(Json{{"topic", topic}, {"id", id}});
+        }
+      }
+      row["after"] = std::move(after);
     }
     jobs.push_back(std::move(row));
   }

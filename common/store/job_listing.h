@@ -56,6 +56,8 @@ struct ListedJob {
   int64_t last_error_ms = 0;
   std::string shard;
   int64_t lease_deadline_ms = 0;  // working jobs only: when the lease expires
+  // waiting jobs only: the job keys ("topic:id") it still waits for ({dq}:after)
+  std::vector<std::string> after;
 };
 
 struct JobPage {
