@@ -295,7 +295,8 @@ TEST_CASE("clean requests are read by the scanner, and read right") {
   }
   // A refusal still names the first problem as before.
   CHECK(same_both_ways(world, "orders", R"({"id":"a","body":1,"b":1,"a":2})") ==
-        "json refused 1 [unknown field 'a' (expected id, body, delay, at, tz, ttl or expire_at)] id \"a\"");
+        "json refused 1 [unknown field 'a' (expected id, body, delay, at, tz, ttl, expire_at or "
+        "after)] id \"a\"");
 }
 
 TEST_CASE("append_json_string writes what nlohmann's dump writes") {

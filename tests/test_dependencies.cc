@@ -69,6 +69,18 @@ std::map<std::string, std::vector<int64_t>> calls_by_id(const CallbackServer& ca
   return out;
 }
 
+// The one child of dqd titled `title`, waited for: a busy machine (a
+// sanitizer build) may not have started or titled it yet when dqd answers.
+pid_t only_child_titled(const DqdProcess& dqd, const std::string& title) {
+  std::vector<pid_t> found;
+  wait_until(30000, [&] {
+    found = children_titled(dqd.pid(), title);
+    return found.size() == 1;
+  });
+  REQUIRE_MESSAGE(found.size() == 1, "children titled " << title << ": " << found.size());
+  return found[0];
+}
+
 }  // namespace
 
 TEST_CASE("a job added before the one it waits for waits, then runs after its 2xx") {
@@ -256,8 +268,7 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
   REQUIRE(
       http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
       201);
-  auto checkers = children_titled(dqd.pid(), "dq-redis-checker");
-  REQUIRE(checkers.size() == 1);
+  std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
   REQUIRE(kill(checkers[0], SIGSTOP) == 0);
   REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
   REQUIRE(wait_until(20000, [&] { return http.get(url + "/" + a).status == 404; }));  // acked
@@ -294,10 +305,8 @@ TEST_CASE("the consumer killed right after the ack: the waiter still runs, once"
   REQUIRE(
       http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
       201);
-  auto consumers = children_titled(dqd.pid(), "dq-consume");
-  auto checkers = children_titled(dqd.pid(), "dq-redis-checker");
-  REQUIRE(consumers.size() == 1);
-  REQUIRE(checkers.size() == 1);
+  std::vector<pid_t> consumers{only_child_titled(dqd, "dq-consume")};
+  std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
   REQUIRE(kill(checkers[0], SIGSTOP) == 0);
   REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
   // A's callback answers; the moment its job is gone (acked), the consumer dies.

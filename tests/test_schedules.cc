@@ -479,44 +479,51 @@ TEST_CASE("a restart after 10 s down: catch-up one runs the latest missed tick o
     }
     return true;
   }));
+  // Judged by the runner's own rule (common/store/schedule_ticks.h): at its
+  // first pass after the restart, a tick more than kTickSlackMs old was
+  // missed; "one" adds the latest of those, "none" none. On a busy machine
+  // later passes may find ticks late too (the same rule), so those are not
+  // counted here; the skipped metric is then at least the first pass's.
   for (const std::string topic : {"one", "none"}) {
     INFO("catch-up " << topic);
-    std::set<int64_t> ticks, on_time;
-    std::vector<int64_t> late;  // added more than the slack after their tick: caught up
+    std::set<int64_t> ticks;
+    int64_t last_before = 0;                            // the last tick added before the stop
+    int64_t first_tick = 0, first_created = INT64_MAX;  // the first job added after the restart
     for (const Json& job : jobs_of(topic)) {
       int64_t tick = tick_of(job["id"].get<std::string>());
+      int64_t created = job["created_at_ms"].get<int64_t>();
       CHECK(ticks.insert(tick).second);
-      bool caught_up = job["created_at_ms"].get<int64_t>() - tick > kTickSlackMs;
-      (caught_up ? late.push_back(tick) : void(on_time.insert(tick)));
-    }
-    // The gap: the widest step between two ticks added on time.
-    int64_t before = 0, after = 0;
-    for (auto it = on_time.begin(); std::next(it) != on_time.end(); ++it) {
-      if (*std::next(it) - *it > after - before) {
-        before = *it;
-        after = *std::next(it);
+      if (created < stopped_at) {
+        last_before = std::max(last_before, tick);
+      } else if (created >= started_at && created < first_created) {
+        first_created = created;
+        first_tick = tick;
       }
     }
-    CHECK(before < started_at);
-    CHECK(after > stopped_at);
-    int64_t gap = (after - before) / 3000 - 1;  // ticks not added on time
-    int64_t in_gap = 0;
+    REQUIRE(last_before > 0);
+    REQUIRE(first_created != INT64_MAX);
+    // Ticks missed at the first pass: every 3 s after last_before, up to
+    // first_created - kTickSlackMs.
+    int64_t missed = (first_created - kTickSlackMs - last_before) / 3000;
+    int64_t latest_missed = last_before + missed * 3000;
+    int64_t added_between = 0;  // jobs for ticks after last_before, before first_tick
     for (int64_t tick : ticks) {
-      in_gap += tick > before && tick < after ? 1 : 0;
+      added_between += tick > last_before && tick < first_tick ? 1 : 0;
     }
     double skipped = metric(dqd, "dq_schedule_ticks_skipped_total", topic);
-    MESSAGE("catch-up " << topic << ": " << gap << " tick(s) fell while down; " << in_gap
-                        << " added for them, " << skipped << " skipped");
-    CHECK(gap >= 2);  // 10 s of 3 s ticks, less those of the slack at the restart
+    MESSAGE("catch-up " << topic << ": " << missed << " tick(s) missed at the first pass after "
+                        << (first_created - started_at) << " ms; first job's tick "
+                        << (first_tick - last_before) / 3000
+                        << " step(s) after the last before the "
+                        << "stop; " << skipped << " skipped");
+    CHECK(missed >= 2);  // 10 s down, 3 s ticks
+    CHECK(added_between == 0);
     if (topic == "one") {
-      REQUIRE(late.size() == 1);
-      CHECK(in_gap == 1);
-      CHECK(late[0] == after - 3000);  // the latest of those missed
-      CHECK(skipped == static_cast<double>(gap - 1));
+      CHECK(first_tick == latest_missed);  // the latest missed, once
+      CHECK(skipped >= static_cast<double>(missed - 1));
     } else {
-      CHECK(late.empty());
-      CHECK(in_gap == 0);
-      CHECK(skipped == static_cast<double>(gap));
+      CHECK(first_tick > latest_missed);  // no missed tick is added
+      CHECK(skipped >= static_cast<double>(missed));
     }
   }
 }
