@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -200,7 +201,10 @@ TEST_CASE("dqctl work killed -9 holding a job: the job comes back after its ttr,
   if (worker == 0) {
     setpgid(0, 0);  // its own group: the kill takes its command too
     std::string base = host().dqd->base_url();
-    std::string script = "touch " + started + "; exec sleep 600";
+    // The command writes its pid (dqctl work runs it in a process group of
+    // its own, so the kill of dqctl's group below does not reach it).
+    std::string script =
+        "echo $$ > " + started + ".tmp; mv " + started + ".tmp " + started + "; exec sleep 600";
     execl(DQ_BUILD_DIR "/dqctl", "dqctl", "--url", base.c_str(), "work", "killed-work", "--ttr",
           "3", "--wait", "5", "--", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
     _exit(127);
@@ -210,6 +214,9 @@ TEST_CASE("dqctl work killed -9 holding a job: the job comes back after its ttr,
   kill(-worker, SIGKILL);
   kill(worker, SIGKILL);
   waitpid(worker, nullptr, 0);
+  // Its command, orphaned: killed too, or it would hold the test's output open.
+  pid_t command = static_cast<pid_t>(std::atol(read_text_file(started).c_str()));
+  if (command > 1) kill(command, SIGKILL);
   REQUIRE(running);
   CHECK(job_state("killed-work", "kw0") == "working");
   dc::Client other = host().client();
