@@ -255,19 +255,40 @@ TEST_CASE("after: bad input is a 400; a waiting job deleted, updated, run now, e
   CHECK(callback.requests()[0].header("x-dq-id") == "b");
 }
 
-TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
+// Two shards, a dqd (one timer, one consumer) and B added after A, A on the
+// other shard and not added yet: the crash cases below.
+struct WaiterOnOtherShard {
   TwoShards shards;
   CallbackServer callback;
-  DqdProcess dqd(one_timer_one_consumer(shards.names()));
-  add_topic(dqd, plain_topic("t", callback.url()));
-  dqd.start();
+  DqdProcess dqd{one_timer_one_consumer(shards.names())};
   HttpClient http;
-  const std::string url = dqd.jobs_url("t");
-  const std::string a = id_on(shards, "t", "a", 1);
-  const std::string b = id_on(shards, "t", "b", 0);
-  REQUIRE(
-      http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
-      201);
+  std::string url, a, b;
+
+  WaiterOnOtherShard() {
+    add_topic(dqd, plain_topic("t", callback.url()));
+    dqd.start();
+    url = dqd.jobs_url("t");
+    a = id_on(shards, "t", "a", 1);
+    b = id_on(shards, "t", "b", 0);
+    REQUIRE(
+        http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
+        201);
+  }
+  // Waits for the master to respawn the child titled `title` that replaced `dead`.
+  bool respawned(const std::string& title, pid_t dead) {
+    return wait_until(30000, [&] {
+      auto now = children_titled(dqd.pid(), title);
+      return now.size() == 1 && now[0] != dead;
+    });
+  }
+};
+
+TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
+  WaiterOnOtherShard w;
+  HttpClient& http = w.http;
+  DqdProcess& dqd = w.dqd;
+  CallbackServer& callback = w.callback;
+  const std::string &url = w.url, &a = w.a, &b = w.b;
   std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
   REQUIRE(kill(checkers[0], SIGSTOP) == 0);
   REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
@@ -276,10 +297,7 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
   CHECK(calls_by_id(callback)[b].empty());
   CHECK(get_job(http, dqd, "t", b)["state"] == "waiting");
   REQUIRE(kill(checkers[0], SIGKILL) == 0);
-  REQUIRE(wait_until(30000, [&] {
-    auto now = children_titled(dqd.pid(), "dq-redis-checker");
-    return now.size() == 1 && now[0] != checkers[0];
-  }));
+  REQUIRE(w.respawned("dq-redis-checker", checkers[0]));
   REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
   sleep_ms(1500);
   auto calls = calls_by_id(callback);
@@ -293,18 +311,11 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
 // (in the checker) is stopped across the ack and the kill, so the waiter can
 // only be released after the consumer died: the respawned consumer calls it.
 TEST_CASE("the consumer killed right after the ack: the waiter still runs, once") {
-  TwoShards shards;
-  CallbackServer callback;
-  DqdProcess dqd(one_timer_one_consumer(shards.names()));
-  add_topic(dqd, plain_topic("t", callback.url()));
-  dqd.start();
-  HttpClient http;
-  const std::string url = dqd.jobs_url("t");
-  const std::string a = id_on(shards, "t", "a", 1);
-  const std::string b = id_on(shards, "t", "b", 0);
-  REQUIRE(
-      http.post(url, Json{{"id", b}, {"body", 1}, {"after", after({{"t", a}})}}.dump()).status ==
-      201);
+  WaiterOnOtherShard w;
+  HttpClient& http = w.http;
+  DqdProcess& dqd = w.dqd;
+  CallbackServer& callback = w.callback;
+  const std::string &url = w.url, &a = w.a, &b = w.b;
   std::vector<pid_t> consumers{only_child_titled(dqd, "dq-consume")};
   std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
   REQUIRE(kill(checkers[0], SIGSTOP) == 0);
@@ -314,10 +325,7 @@ TEST_CASE("the consumer killed right after the ack: the waiter still runs, once"
   REQUIRE(kill(consumers[0], SIGKILL) == 0);
   CHECK(get_job(http, dqd, "t", b)["state"] == "waiting");
   REQUIRE(kill(checkers[0], SIGCONT) == 0);
-  REQUIRE(wait_until(30000, [&] {
-    auto now = children_titled(dqd.pid(), "dq-consume");
-    return now.size() == 1 && now[0] != consumers[0];
-  }));
+  REQUIRE(w.respawned("dq-consume", consumers[0]));
   REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
   sleep_ms(1500);
   auto calls = calls_by_id(callback);
