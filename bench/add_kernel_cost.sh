@@ -53,12 +53,12 @@ measure() {  # NAME COMMAND... (the tool, attached to $SERVER)
   echo $((after - before)) > "$WORK/$name.adds"
   echo "$redis_before $redis_after" > "$WORK/$name.redis"
 }
-# Redis's CPU seconds (user + sys) and its EVALSHA calls so far.
+# Redis's CPU seconds (user + sys) and its FCALL calls (dq's functions) so far.
 redis_counts() {
   local info
   info=$(redis-cli -p "$REDIS_PORT" info all | tr -d '\r')
   echo "$info" | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.3f ", s }'
-  echo "$info" | awk -F'[:=,]' '/^cmdstat_evalsha:/ { printf "%d", $3 }'
+  echo "$info" | awk -F'[:=,]' '/^cmdstat_fcall:/ { printf "%d", $3 }'
 }
 
 measure stat timeout -s INT "$SECONDS_EACH" perf stat -e task-clock,context-switches,cpu-migrations${PERF_EVENTS:+,$PERF_EVENTS} \

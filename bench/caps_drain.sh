@@ -35,11 +35,11 @@ dq_cpu_s() {
   done
   awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz }'
 }
-# Redis commands so far (INFO commandstats): "calls usec" of EVALSHA/EVAL
+# Redis commands so far (INFO commandstats): "calls usec" of FCALL/EVALSHA/EVAL
 # (each script once), then calls of every command (those scripts run counted too).
 redis_commands() {
   redis-cli -p "$1" info commandstats | tr -d '\r' | awk -F'[:=,]' '
-    /^cmdstat_/ { all += $3; if ($1 ~ /^cmdstat_eval/) { calls += $3; usec += $5 } }
+    /^cmdstat_/ { all += $3; if ($1 ~ /^cmdstat_(eval|fcall)/) { calls += $3; usec += $5 } }
     END { printf "%d %d %d", calls, usec, all }'
 }
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -28,10 +28,10 @@ redis_cpu_s() {
   redis-cli -p "$REDIS_PORT" info cpu | tr -d '\r' |
     awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.3f", s }'
 }
-# EVALSHA/EVAL calls so far, and every command's calls.
+# FCALL/EVALSHA/EVAL calls so far, and every command's calls.
 redis_calls() {
   redis-cli -p "$REDIS_PORT" info commandstats | tr -d '\r' | awk -F'[:=,]' '
-    /^cmdstat_/ { all += $3; if ($1 ~ /^cmdstat_eval/) { calls += $3 } } END { printf "%d %d", calls, all }'
+    /^cmdstat_/ { all += $3; if ($1 ~ /^cmdstat_(eval|fcall)/) { calls += $3 } } END { printf "%d %d", calls, all }'
 }
 per_job() { awk -v a="$1" -v b="$2" -v n="$JOBS" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }'; }
 

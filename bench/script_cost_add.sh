@@ -4,10 +4,9 @@
 # everysec), counted by callgrind, so the figure holds on a busy machine.
 # Run with JOBS=1 and JOBS=16 to split a call's fixed cost from a job's.
 # Not run in CI.
-#   bench/script_cost_add.sh [SCRIPT]   (default common/store/lua/add.lua; N=calls)
+#   bench/script_cost_add.sh   (N=calls)
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-SCRIPT=${1:-$ROOT/common/store/lua/add.lua}
 N=${N:-1000}
 JOBS=${JOBS:-16}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -15,13 +14,14 @@ P=$(free_port); D=$(mktemp -d /tmp/dq-script-cost.XXXXXX); trap 'rm -rf "$D"' EX
 valgrind --tool=callgrind --callgrind-out-file=$D/cg.out -q redis-server --port $P --bind 127.0.0.1 --dir $D --appendonly yes --appendfsync everysec --save '' --hash-max-listpack-entries 128 --hash-max-listpack-value 512 --logfile $D/log &
 VP=$!
 for i in $(seq 100); do redis-cli -p $P ping >/dev/null 2>&1 && break; sleep 0.2; done
-sha=$(redis-cli -p $P script load "$(cat $ROOT/common/store/lua/lib/prelude.lua $SCRIPT)")
+source "$ROOT/bench/dq_library.sh"
+library=$(dq_library_load $P "$ROOT")
 BODY='"'$(printf 'x%.0s' $(seq 62))'"'
 args=()
 # The bucket argument is random too (up to 10^8 bucket names instead of
 # 49,157): each job then creates its bucket, a little more than the real case.
-for i in $(seq "$JOBS"); do args+=("t$((i%2)):__rand_int__" "t$((i%2))" "$BODY" delay 3600000 __rand_int__); done
-bench() { redis-benchmark -p $P -c 4 -n $1 -r 100000000 -q evalsha $sha 8 '{dq}:jobs:' '{dq}:bodies' '{dq}:due' '{dq}:stats:20261122' '{dq}:wake:timer' '{dq}:counts' '{dq}:seq' '{dq}:fence' '' 30000 "${args[@]}" >/dev/null 2>&1; }
+for i in $(seq "$JOBS"); do args+=("t$((i%2)):__rand_int__" "t$((i%2))" "$BODY" delay 3600000 __rand_int__ '' ''); done
+bench() { redis-benchmark -p $P -c 4 -n $1 -r 100000000 -q fcall ${library}_add 8 '{dq}:jobs:' '{dq}:bodies' '{dq}:due' '{dq}:stats:20261122' '{dq}:wake:timer' '{dq}:counts' '{dq}:seq' '{dq}:fence' '' 30000 "${args[@]}" >/dev/null 2>&1; }
 bench 200
 callgrind_control -z $VP >/dev/null 2>&1
 bench $N

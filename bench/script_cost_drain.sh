@@ -64,7 +64,7 @@ sleep 1
 f=$(ls -S $W/cg.out* | head -1)
 tot=$(grep -a "^summary\|^totals" $f | head -1 | awk '{print $2}')
 echo "redis-server instructions per delivery: $((tot / N))"
-redis-cli -p $RP info commandstats | grep -E "evalsha|cmdstat_(evalsha|brpop|blpop)"
+redis-cli -p $RP info commandstats | grep -E "cmdstat_(fcall|evalsha|brpop|blpop)"
 kill $DQ; wait $DQ 2>/dev/null
 redis-cli -p $RP shutdown nosave >/dev/null 2>&1; wait $VP
 kill $(cat $W/ng/nginx.pid)

@@ -152,11 +152,11 @@ TEST_CASE("re-adding a dead job is a conflict that names the dead-letter set, sa
   CHECK(redis.dump_all() == before);
 }
 
-TEST_CASE("the scripts are loaded again after SCRIPT FLUSH (NOSCRIPT fallback)") {
+TEST_CASE("the function library is loaded again after FUNCTION FLUSH") {
   TestRedis redis;
   auto store = store_over({&redis});
   REQUIRE(store->add("t", "1", "{}", kNow).is_ok());
-  redis.command({"SCRIPT", "FLUSH"});
+  redis.command({"FUNCTION", "FLUSH"});
   CHECK(store->add("t", "2", "{}", kNow).is_ok());
   CHECK(store->get("t", "2").is_ok());
 }

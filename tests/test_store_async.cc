@@ -55,7 +55,7 @@ TEST_CASE("the adds of one loop turn to a shard leave as one add.lua call") {
   LoopWaiter waiter;
   AsyncJobStore store(waiter.base(), config_over(redis, 2000));
   connect(waiter, store);
-  // The first call caches add.lua (EVALSHA, NOSCRIPT, EVAL).
+  // The first call loads the function library (FCALL, not found, FUNCTION LOAD, FCALL).
   auto first = waiter.wait<Result<Added>>([&](auto done) {
     store.add(AddRequest{"t", "first", "{}", {true, 60000}, {}, {}, {}},
               [done](const AddRequest&, Result<Added> added) { done(std::move(added)); });
@@ -82,7 +82,7 @@ TEST_CASE("the adds of one loop turn to a shard leave as one add.lua call") {
   CHECK(answered == kAdds);
   CHECK(added == kAdds - 1);
   CHECK(existing == 1);
-  CHECK(calls_of(redis, "evalsha") == 1);
+  CHECK(calls_of(redis, "fcall") == 1);
   CHECK(record_count(redis) == kAdds);
   check_consistent(redis);
 }

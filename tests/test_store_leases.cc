@@ -167,7 +167,7 @@ TEST_CASE("the working set is a skiplist from its first lease on, and its anchor
   check_consistent(redis);
 }
 
-TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
+TEST_CASE("ack_all acks many jobs in one round trip, even after FUNCTION FLUSH") {
   TestRedis redis;
   auto store = store_over({&redis});
   for (const char* id : {"a", "b", "c"}) {
@@ -181,7 +181,7 @@ TEST_CASE("ack_all acks many jobs in one round trip, even after SCRIPT FLUSH") {
   for (const auto& job : batch->jobs) {
     leases[job.job.id] = job.lease;
   }
-  redis.command({"SCRIPT", "FLUSH"});  // the pipelined EVALSHAs answer NOSCRIPT
+  redis.command({"FUNCTION", "FLUSH"});  // the pipelined FCALLs answer "not found"
   auto acked = store->ack_all(0, {{"t", "a", leases["a"]},
                                   {"t", "b", leases["b"]},
                                   {"t", "gone", leases["a"]},

@@ -87,6 +87,7 @@ void AsyncShard::connect() {
   redisAsyncSetConnectCallback(context, &AsyncShard::on_connect);
   redisAsyncSetDisconnectCallback(context, &AsyncShard::on_disconnect);
   context_ = context;
+  library_loading_ = false;
   connect_started_ms_ = monotonic_ms();
 }
 
@@ -297,7 +298,7 @@ void AsyncShard::probe(const std::vector<std::string>& argv, int timeout_ms,
 }
 
 void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
-  std::vector<std::string> argv = call.evalsha_argv();
+  std::vector<std::string> argv = call.call_argv();
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
 }
 
@@ -391,8 +392,19 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   }
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string text(reply->str, reply->len);
-    if (pending->script && text.rfind("NOSCRIPT", 0) == 0) {
-      std::vector<std::string> argv = pending->script->eval_argv();
+    if (pending->script && is_function_missing(text)) {
+      // A Redis without dq's library (new, flushed, restarted without its
+      // data): load it, and call again behind the load on this connection.
+      // Calls answered so while one load is on its way only call again.
+      std::vector<std::string> argv = pending->script->call_argv();
+      if (!self->library_loading_) {
+        self->library_loading_ = true;
+        self->send(pending->script->load_argv(),
+                   std::make_unique<Pending>(Pending{
+                       self,
+                       [self](const Result<const redisReply*>&) { self->library_loading_ = false; },
+                       std::nullopt}));
+      }
       pending->script.reset();
       pending->argv = argv;
       self->send(argv, std::move(pending));

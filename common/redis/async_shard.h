@@ -62,7 +62,8 @@ class AsyncShard {
   void command(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
   // A read that must not wait for a stalled shard: answered by timeout_ms.
   void probe(const std::vector<std::string>& argv, int timeout_ms, ReplyCallback callback);
-  // EVALSHA; on NOSCRIPT, EVAL with the source (which caches it again).
+  // FCALL; when Redis does not have the function, FUNCTION LOAD and FCALL
+  // again.
   void run(ScriptCall call, ReplyCallback callback);
   // Writes the commands queued in this loop turn now instead of at its end
   // (common/redis/redis_loop.h), so Redis can start on them while this process
@@ -108,6 +109,7 @@ class AsyncShard {
   bool stopping_ = false;
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;
+  bool library_loading_ = false;  // a FUNCTION LOAD sent, its reply not read yet
   int64_t connect_started_ms_ = 0;
   std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
   // Cluster only (address_.cluster()): the node believed to own the slot,

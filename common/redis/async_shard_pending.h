@@ -14,7 +14,7 @@ namespace dq {
 struct AsyncShard::Pending {
   AsyncShard* shard;
   ReplyCallback callback;
-  std::optional<ScriptCall> script;  // set for EVALSHA, to retry as EVAL on NOSCRIPT
+  std::optional<ScriptCall> script;  // set for FCALL, to call again after a load
   int timeout_ms = 0;                // 0: the command timeout
   // Cluster only: the command as dq wrote it (untagged), to send again after
   // a redirect, and until when it may wait for that.

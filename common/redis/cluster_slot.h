@@ -44,8 +44,8 @@ std::optional<ClusterNode> slot_owner(const redisReply* slots_reply, int slot,
 
 // The key prefix every dq key starts with outside a cluster.
 inline constexpr std::string_view kDefaultTag = "{dq}";
-// argv with its keys moved from "{dq}" to `tag` ("{dq:3}"): for EVAL and
-// EVALSHA its KEYS (scripts derive the rest from KEYS[1], see the prelude),
+// argv with its keys moved from "{dq}" to `tag` ("{dq:3}"): for FCALL, EVAL
+// and EVALSHA its KEYS (scripts derive the rest from KEYS[1], see the prelude),
 // for any other command each argument that starts with "{dq}:" (keys and SCAN
 // patterns; dq sends no plain command whose value starts so).
 std::vector<std::string> retag_command(const std::vector<std::string>& argv, std::string_view tag);

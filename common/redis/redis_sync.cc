@@ -1,6 +1,6 @@
 // RedisConnection: one blocking hiredis connection to a shard, with connect
-// and command timeouts, AUTH, binary-safe commands and EVALSHA with an EVAL
-// fallback. Any I/O error drops the context so the next call reconnects.
+// and command timeouts, AUTH, binary-safe commands and FCALL of dq's functions (loading
+// the library when Redis has not got it). Any I/O error drops the context so the next call reconnects.
 #include "common/redis/redis_sync.h"
 
 #include <sys/time.h>
@@ -191,7 +191,7 @@ Result<ReplyPtr> RedisConnection::send_once(const std::vector<std::string>& argv
   }
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string error(reply->str, reply->len);
-    if (error.rfind("NOSCRIPT", 0) != 0) {
+    if (!is_function_missing(error)) {
       count_redis_command_error(address_.name());  // run() loads it
     }
     forget_demoted_primary(error);
@@ -282,22 +282,23 @@ Status RedisConnection::error_reply_status(const std::string& error) const {
   return Status(Code::kInternal, "Redis shard " + address_.name() + ": " + error);
 }
 
-bool RedisConnection::is_noscript(const Status& status) const {
-  const std::string noscript = "Redis shard " + address_.name() + ": NOSCRIPT";
-  return status.code() == Code::kInternal &&
-         status.message().compare(0, noscript.size(), noscript) == 0;
+bool RedisConnection::is_function_missing_reply(const Status& status) const {
+  const std::string prefix = "Redis shard " + address_.name() + ": ";
+  return status.code() == Code::kInternal && status.message().compare(0, prefix.size(), prefix) == 0 &&
+         is_function_missing(status.message());
 }
 
 std::vector<Result<ReplyPtr>> RedisConnection::run_all(const std::vector<ScriptCall>& calls) {
   std::vector<std::vector<std::string>> commands;
   commands.reserve(calls.size());
   for (const auto& call : calls) {
-    commands.push_back(call.evalsha_argv());
+    commands.push_back(call.call_argv());
   }
   std::vector<Result<ReplyPtr>> results = command_all(commands);
-  // Scripts not cached yet are rerun one by one, once the pipe is read.
+  // Calls that met a Redis without the library are made again one by one
+  // (the first loads it), once the pipe is read.
   for (size_t i = 0; i < calls.size(); ++i) {
-    if (!results[i].is_ok() && is_noscript(results[i].status())) {
+    if (!results[i].is_ok() && is_function_missing_reply(results[i].status())) {
       results[i] = run(calls[i]);
     }
   }
@@ -309,13 +310,17 @@ Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   if (!connected.is_ok()) {
     return connected;
   }
-  // Look at the raw reply: a NOSCRIPT error means the script cache is empty
-  // (a fresh or restarted Redis); EVAL runs it and caches it for next time.
-  auto reply = command(call.evalsha_argv());
-  if (reply.is_ok() || !is_noscript(reply.status())) {
+  // A Redis without dq's function library (new, flushed, restarted without
+  // its data) answers that the function is not found: load it, call again.
+  auto reply = command(call.call_argv());
+  if (reply.is_ok() || !is_function_missing_reply(reply.status())) {
     return reply;
   }
-  return command(call.eval_argv());
+  auto loaded = command(call.load_argv());
+  if (!loaded.is_ok()) {
+    return loaded.status();
+  }
+  return command(call.call_argv());
 }
 
 }  // namespace dq

@@ -49,7 +49,8 @@ class RedisConnection {
   // commands whose replies did not arrive (kUnknown).
   std::vector<Result<ReplyPtr>> command_all(const std::vector<std::vector<std::string>>& commands);
 
-  // EVALSHA, falling back to EVAL when the script is not cached (NOSCRIPT).
+  // FCALL; when Redis does not have the function, FUNCTION LOAD and FCALL
+  // again.
   Result<ReplyPtr> run(const ScriptCall& call);
   // Several scripts in one round trip (pipelined), one result per call, in
   // order. A lost connection fails the calls whose replies did not arrive.
@@ -61,8 +62,8 @@ class RedisConnection {
   // On a Sentinel-managed shard, a reply saying the node is no longer a
   // writable primary makes the next call reconnect through the sentinels.
   void forget_demoted_primary(const std::string& error);
-  // A Redis NOSCRIPT error reply, as command() reports it.
-  bool is_noscript(const Status& status) const;
+  // A reply saying the function is not loaded, as command() reports it.
+  bool is_function_missing_reply(const Status& status) const;
 
   // A virtual shard of a Redis Cluster: the node owning its tag's slot, found
   // with CLUSTER SLOTS on the seeds (common/redis/cluster_slot.h).

@@ -1,22 +1,25 @@
 #include "common/redis/script_call.h"
 
 namespace dq {
-namespace {
 
-std::vector<std::string> script_argv(const ScriptCall& call, bool with_source) {
+std::vector<std::string> ScriptCall::call_argv() const {
   std::vector<std::string> argv;
-  argv.reserve(3 + call.keys.size() + call.args.size());
-  argv.emplace_back(with_source ? "EVAL" : "EVALSHA");
-  argv.emplace_back(with_source ? call.script->source : call.script->sha1);
-  argv.push_back(std::to_string(call.keys.size()));
-  argv.insert(argv.end(), call.keys.begin(), call.keys.end());
-  argv.insert(argv.end(), call.args.begin(), call.args.end());
+  argv.reserve(3 + keys.size() + args.size());
+  argv.emplace_back("FCALL");
+  argv.emplace_back(script->function);
+  argv.push_back(std::to_string(keys.size()));
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
 
-}  // namespace
+std::vector<std::string> ScriptCall::load_argv() const {
+  return {"FUNCTION", "LOAD", "REPLACE", script->library->source};
+}
 
-std::vector<std::string> ScriptCall::evalsha_argv() const { return script_argv(*this, false); }
-std::vector<std::string> ScriptCall::eval_argv() const { return script_argv(*this, true); }
+bool is_function_missing(std::string_view error) {
+  // Redis 7.0: "ERR Function not found".
+  return error.find("Function not found") != std::string_view::npos;
+}
 
 }  // namespace dq

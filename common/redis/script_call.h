@@ -1,17 +1,26 @@
-// A Lua script with the KEYS and ARGV of one run. The scripts themselves are
-// embedded at build time (common/store/lua_scripts.h, generated from
-// common/store/lua/*.lua); their builders are in common/store/script_calls.h.
+// A call of one of dq's Lua functions with the KEYS and ARGV of one run.
+// The functions are one Redis function library embedded at build time
+// (common/store/lua_scripts.h, generated from common/store/lua/*.lua by
+// cmake/embed_lua.cmake); their builders are in common/store/script_calls.h.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dq {
 
-struct LuaScript {
+// The library as Redis loads it (FUNCTION LOAD): its name carries a hash of
+// its text, so two dq versions on the same shards each call their own.
+struct ScriptLibrary {
   const char* name;
   const char* source;
-  const char* sha1;  // what Redis names the script for EVALSHA
+};
+
+struct LuaScript {
+  const char* name;      // the script's file name: "add" for lua/add.lua
+  const char* function;  // what Redis names its function for FCALL
+  const ScriptLibrary* library;
 };
 
 struct ScriptCall {
@@ -19,10 +28,14 @@ struct ScriptCall {
   std::vector<std::string> keys;
   std::vector<std::string> args;
 
-  // argv for EVALSHA sha numkeys keys... args...
-  std::vector<std::string> evalsha_argv() const;
-  // argv for EVAL source numkeys keys... args... (after a NOSCRIPT error)
-  std::vector<std::string> eval_argv() const;
+  // argv for FCALL function numkeys keys... args...
+  std::vector<std::string> call_argv() const;
+  // argv for FUNCTION LOAD REPLACE library: when Redis answered that the
+  // function is not found (a new or flushed Redis), before calling again.
+  std::vector<std::string> load_argv() const;
 };
+
+// Whether a Redis error reply says the called function is not loaded.
+bool is_function_missing(std::string_view error);
 
 }  // namespace dq

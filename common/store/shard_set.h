@@ -48,7 +48,7 @@ int64_t deadline_after(int timeout_ms);
 // latest: late, with Status(late, "redis shard X did not answer in time").
 void ask(const ShardSet& set, size_t index, const std::vector<std::string>& argv,
          int64_t deadline_ms, AsyncShard::ReplyCallback done, Code late = Code::kUnavailable);
-// The same for a script (EVALSHA, EVAL on NOSCRIPT). A write whose answer
+// The same for a script (FCALL, the library loaded first when Redis has not got it). A write whose answer
 // is late may have run: late defaults to kUnknown.
 void ask(const ShardSet& set, size_t index, ScriptCall call, int64_t deadline_ms,
          AsyncShard::ReplyCallback done, Code late = Code::kUnknown);

@@ -31,4 +31,5 @@
 -- job and its conversion to a reply cost ~11 % of the call.
 -- The work is add_jobs in the prelude (schedule_tick.lua adds a tick's job
 -- with it too).
+-- function flags: none
 return add_jobs(KEYS, ARGV, 1)

@@ -5,6 +5,7 @@
 -- KEYS[3] rate state of the topic (GCRA arrival time, ms)
 -- Returns {permits the live leases count, the arrival time as text ('' when
 -- none), Redis's now ms}.
+-- function flags: no-writes
 local now = redis_now()
 local live = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ms_text(now), '+inf')
 local counted = 0

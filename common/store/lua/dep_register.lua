@@ -17,6 +17,7 @@
 --   until its own ttl or expire_at)
 -- Returns one string per awaited job, in order: 'wait', 'delivered', or
 -- 'ended' (dead, expired or deleted: its event is out).
+-- function flags: none
 local out = {}
 local waiter = ARGV[1]
 local now = nil

@@ -12,6 +12,7 @@
 -- Returns two per job: verdict (0 written, 1 here already with the same
 -- body: moved before, 2 this shard holds the id with another body: not
 -- written) and the incarnation of the copy here ('' for 2).
+-- function flags: none
 local out = {}
 for a = 2, #ARGV, 5 do
   local key = ARGV[a]

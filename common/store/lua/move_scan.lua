@@ -5,6 +5,7 @@
 -- ARGV[1] first bucket  ARGV[2] most jobs (a bucket is read whole, so a call
 -- may answer a few more)
 -- Returns {next bucket (-1: the last was read), key, due, key, due, ...}.
+-- function flags: no-writes
 local bucket, most = tonumber(ARGV[1]), tonumber(ARGV[2])
 local out = {-1}
 while bucket < kBuckets do

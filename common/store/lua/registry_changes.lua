@@ -5,6 +5,7 @@
 -- ARGV[1] after this change number  ARGV[2] at most this many objects
 -- ARGV[3] versions hash prefix  ARGV[4] rows hash prefix (+ kind)
 -- Returns {counter, member, change, version, row or '' (deleted), ...}.
+-- function flags: no-writes
 local out = {redis.call('GET', KEYS[1]) or '0'}
 local changed = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[1], '+inf', 'WITHSCORES',
                            'LIMIT', 0, tonumber(ARGV[2]))

@@ -11,6 +11,7 @@
 -- takes any version).
 -- Returns {'ok', new version, ''} or {refusal, version, row or ''} where
 -- refusal is exists, deleted, missing or conflict: what the copy holds now.
+-- function flags: none
 local name, mode, expected = ARGV[1], ARGV[2], ARGV[3]
 local version = tonumber(redis.call('HGET', KEYS[1], name) or '0')
 local row = redis.call('HGET', KEYS[2], name)

@@ -13,6 +13,7 @@
 -- schedule starts at ARGV[2]); {'ticked', add.lua's replies for the jobs,
 -- joined by ','}; {'stale', the stored next tick or ''}; {'early', stored};
 -- {'fenced', add.lua's reply}: the jobs' home is moving, nothing written.
+-- function flags: none
 local stored = redis.call('GET', KEYS[9])
 if ARGV[1] == '' then
   if stored then return {'stale', stored} end

@@ -25,6 +25,7 @@
 -- changed: retry); {5, state, due, expires} when it would expire at or
 -- before its new due time (nothing changed); {0, '', 0, ''} when there is no
 -- such job here.
+-- function flags: none
 local key, topic = ARGV[1], ARGV[2]
 local bucket = bucket_of(key)
 local record, from = record_get(key, bucket)
