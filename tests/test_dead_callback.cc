@@ -124,7 +124,8 @@ TEST_CASE("a lease that expires on the last attempt writes the entry; one claime
   REQUIRE(store.promote(0, 100)->moved == 2);
   // One attempt each, leased for 50 ms, and never answered: the consumer "died".
   auto batch = store.reserve(
-      0, "r1", {ReserveSlot{"called", 50, 1, 1, 1}, ReserveSlot{"quiet", 50, 1, 1, 1}}, 10, 1 << 20);
+      0, "r1", {ReserveSlot{"called", 50, 1, 1, 1}, ReserveSlot{"quiet", 50, 1, 1, 1}}, 10,
+      1 << 20);
   REQUIRE(batch.is_ok());
   REQUIRE(batch->jobs.size() == 2);
   sleep_ms(200);

@@ -116,8 +116,7 @@ TEST_CASE("redirects and retagging") {
       dq::retag_command({"EVALSHA", "abc", "2", "{dq}:jobs:", "{dq}:due", "{dq}:x"}, "{dq:7}");
   CHECK(script ==
         std::vector<std::string>{"EVALSHA", "abc", "2", "{dq:7}:jobs:", "{dq:7}:due", "{dq}:x"});
-  auto function =
-      dq::retag_command({"FCALL", "dq_x_add", "1", "{dq}:jobs:", "{dq}:due"}, "{dq:7}");
+  auto function = dq::retag_command({"FCALL", "dq_x_add", "1", "{dq}:jobs:", "{dq}:due"}, "{dq:7}");
   CHECK(function == std::vector<std::string>{"FCALL", "dq_x_add", "1", "{dq:7}:jobs:", "{dq}:due"});
   auto plain = dq::retag_command({"SCAN", "0", "MATCH", "{dq}:jobs:*"}, "{dq:7}");
   CHECK(plain[3] == "{dq:7}:jobs:*");

@@ -3,11 +3,10 @@
 // (SIGSTOP) an add answers 504 replication_timeout and the job is on the
 // primary; with wait_replicas = 0 nothing waits. Real redis-servers, a real
 // dqd, the HTTP API, the batch route, the legacy port and JobStore.
+#include <doctest/doctest.h>
 #include <signal.h>
 
 #include <string>
-
-#include <doctest/doctest.h>
 
 #include "common/core/config.h"
 #include "common/store/job.h"

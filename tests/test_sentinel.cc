@@ -3,6 +3,7 @@
 // add the failover lost ([redis] wait_replicas = 1). Real redis-servers, real
 // sentinels (tests/support/sentinel_group.h), a real dqd and a real counting
 // callback server; the primary is killed with SIGKILL during a stream of adds.
+#include <doctest/doctest.h>
 #include <signal.h>
 
 #include <atomic>
@@ -11,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 #include "common/core/json.h"
 #include "common/core/shard.h"

@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <set>

@@ -87,7 +87,6 @@ void AsyncShard::connect() {
   redisAsyncSetConnectCallback(context, &AsyncShard::on_connect);
   redisAsyncSetDisconnectCallback(context, &AsyncShard::on_disconnect);
   context_ = context;
-  library_loading_ = false;
   connect_started_ms_ = monotonic_ms();
 }
 
@@ -302,6 +301,37 @@ void AsyncShard::run(ScriptCall call, ReplyCallback callback) {
   send(argv, std::make_unique<Pending>(Pending{this, std::move(callback), std::move(call)}));
 }
 
+void AsyncShard::call_after_library_load(std::unique_ptr<Pending> pending) {
+  // A Redis without dq's function library (new, flushed, restarted without
+  // its data): one load, however many calls were answered so, then each
+  // call again. A load that fails fails them: none of them ran.
+  library_waiting_.push_back(std::move(pending));
+  if (library_waiting_.size() > 1) {
+    return;
+  }
+  ScriptCall call = *library_waiting_.front()->script;
+  auto loaded = [this](const Result<const redisReply*>& reply) {
+    std::vector<std::unique_ptr<Pending>> waiting = std::move(library_waiting_);
+    library_waiting_.clear();
+    for (auto& again : waiting) {
+      if (!reply.is_ok()) {
+        again->callback(reply.status().code() == Code::kUnavailable
+                            ? reply.status()
+                            : Status(Code::kUnavailable,
+                                     "redis shard " + address_.name() +
+                                         ": dq's functions could not be loaded (" +
+                                         reply.status().message() + "); nothing was written"));
+        continue;
+      }
+      std::vector<std::string> argv = again->script->call_argv();
+      again->script.reset();
+      again->argv = argv;
+      send(argv, std::move(again));
+    }
+  };
+  send(call.load_argv(), std::make_unique<Pending>(Pending{this, loaded, std::nullopt}));
+}
+
 int AsyncShard::pending_timeout_ms(const Pending* pending) const {
   return pending->timeout_ms > 0 ? pending->timeout_ms : command_timeout_ms_;
 }
@@ -393,21 +423,7 @@ void AsyncShard::on_reply(redisAsyncContext* /*context*/, void* reply_ptr, void*
   if (reply->type == REDIS_REPLY_ERROR) {
     std::string text(reply->str, reply->len);
     if (pending->script && is_function_missing(text)) {
-      // A Redis without dq's library (new, flushed, restarted without its
-      // data): load it, and call again behind the load on this connection.
-      // Calls answered so while one load is on its way only call again.
-      std::vector<std::string> argv = pending->script->call_argv();
-      if (!self->library_loading_) {
-        self->library_loading_ = true;
-        self->send(pending->script->load_argv(),
-                   std::make_unique<Pending>(Pending{
-                       self,
-                       [self](const Result<const redisReply*>&) { self->library_loading_ = false; },
-                       std::nullopt}));
-      }
-      pending->script.reset();
-      pending->argv = argv;
-      self->send(argv, std::move(pending));
+      self->call_after_library_load(std::move(pending));
       return;
     }
     count_redis_command_error(self->address_.name());

@@ -95,6 +95,7 @@ class AsyncShard {
   void mark_down(const std::string& why);
   void schedule_reconnect();
   static void on_reply(redisAsyncContext* context, void* reply, void* privdata);
+  void call_after_library_load(std::unique_ptr<Pending> pending);
   static void on_connect(const redisAsyncContext* context, int status);
   static void on_disconnect(const redisAsyncContext* context, int status);
   static void on_tick(evutil_socket_t fd, short what, void* arg);
@@ -109,7 +110,8 @@ class AsyncShard {
   bool stopping_ = false;
   std::string last_error_ = "not connected yet";
   size_t pending_count_ = 0;
-  bool library_loading_ = false;  // a FUNCTION LOAD sent, its reply not read yet
+  // Calls that met a Redis without dq's functions, waiting for the load.
+  std::vector<std::unique_ptr<Pending>> library_waiting_;
   int64_t connect_started_ms_ = 0;
   std::deque<int64_t> deadlines_ms_;  // of commands awaiting replies, oldest first
   // Cluster only (address_.cluster()): the node believed to own the slot,

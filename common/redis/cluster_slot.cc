@@ -130,7 +130,8 @@ std::vector<std::string> retag_command(const std::vector<std::string>& argv, std
     return out;
   }
   bool script = strcasecmp(out[0].c_str(), "FCALL") == 0 ||
-                strcasecmp(out[0].c_str(), "EVALSHA") == 0 || strcasecmp(out[0].c_str(), "EVAL") == 0;
+                strcasecmp(out[0].c_str(), "EVALSHA") == 0 ||
+                strcasecmp(out[0].c_str(), "EVAL") == 0;
   if (script) {
     size_t keys = out.size() > 2 ? std::strtoul(out[2].c_str(), nullptr, 10) : 0;
     for (size_t i = 3; i < out.size() && i < 3 + keys; ++i) {

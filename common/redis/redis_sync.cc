@@ -1,6 +1,7 @@
 // RedisConnection: one blocking hiredis connection to a shard, with connect
 // and command timeouts, AUTH, binary-safe commands and FCALL of dq's functions (loading
-// the library when Redis has not got it). Any I/O error drops the context so the next call reconnects.
+// the library when Redis has not got it). Any I/O error drops the context so the next call
+// reconnects.
 #include "common/redis/redis_sync.h"
 
 #include <sys/time.h>
@@ -284,7 +285,8 @@ Status RedisConnection::error_reply_status(const std::string& error) const {
 
 bool RedisConnection::is_function_missing_reply(const Status& status) const {
   const std::string prefix = "Redis shard " + address_.name() + ": ";
-  return status.code() == Code::kInternal && status.message().compare(0, prefix.size(), prefix) == 0 &&
+  return status.code() == Code::kInternal &&
+         status.message().compare(0, prefix.size(), prefix) == 0 &&
          is_function_missing(status.message());
 }
 
@@ -318,7 +320,13 @@ Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   }
   auto loaded = command(call.load_argv());
   if (!loaded.is_ok()) {
-    return loaded.status();
+    // The call itself did not run: a refusal (full) says so already.
+    return loaded.status().code() == Code::kUnavailable
+               ? loaded.status()
+               : Status(Code::kUnavailable, "Redis shard " + address_.name() +
+                                                ": dq's functions could not be loaded (" +
+                                                loaded.status().message() +
+                                                "); nothing was written");
   }
   return command(call.call_argv());
 }

@@ -66,7 +66,17 @@ class Upgrade {
       int64_t at = 0;
       if (!version.is_ok()) {
         left_[s] = "it did not answer (" + version.status().message() + ")";
-      } else if (!reply_int(version->get(), &at) || at < kCurrentVersion) {
+        continue;
+      }
+      // dq's function library, before the roles start: otherwise each
+      // role's first call on a new Redis loads it (all at once, each its
+      // own load). A refusal (full) is left to those calls.
+      auto loaded = store_.shard(s).command(ScriptCall{&kStoreUpgradeScript, {}, {}}.load_argv());
+      if (!loaded.is_ok()) {
+        err_log().info("shard {}: dq's functions not loaded yet ({})", names_[s],
+                       loaded.status().message());
+      }
+      if (!reply_int(version->get(), &at) || at < kCurrentVersion) {
         shards.push_back(s);
       }
     }
