@@ -180,25 +180,27 @@ end
 -- ninth may be empty (not attempted yet).
 local function parse_meta(text)
   if not text then return nil end
-  local s, a, d, c, i, l, m = string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)$')
-  local deferrals, first, expires = 0, '', ''
-  if not s then
-    local n
-    s, a, d, c, i, l, m, n =
-      string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)$')
-    if not s then
-      s, a, d, c, i, l, m, n, first =
-        string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)|(%d+)$')
-      if not s then
-        s, a, d, c, i, l, m, n, first, expires =
-          string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)|(%d+)|(%d*)|(%d+)$')
-        if not s then return nil end
+  -- The seven fields every record has in one match, then the optional ones
+  -- from what is left: a leased job's record has nine, and matching the
+  -- whole meta against each form in turn failed three times first (~4.7 µs
+  -- of Redis CPU per delivery, callgrind).
+  local s, a, d, c, i, l, m, rest =
+    string.match(text, '^(%a)|(%d+)|(%d+)|(%d+)|(%d*)|([^|]*)|(%d*)(.*)$')
+  if not s then return nil end
+  local n, first, expires = nil, '', ''
+  if rest ~= '' then
+    n, first = string.match(rest, '^|(%d+)|(%d+)$')
+    if not n then
+      first = ''
+      n = string.match(rest, '^|(%d+)$')
+      if not n then
+        n, first, expires = string.match(rest, '^|(%d+)|(%d*)|(%d+)$')
+        if not n then return nil end
       end
     end
-    deferrals = tonumber(n)
   end
   return {state = s, attempts = tonumber(a), due = d, created = c, inc = i, lease = l, max = m,
-          deferrals = deferrals, first = first, expires = expires}
+          deferrals = n and tonumber(n) or 0, first = first, expires = expires}
 end
 
 local function meta_text(j)
@@ -429,16 +431,27 @@ end
 -- Remembers how the job at key ended, for the longer of the topic's dedup
 -- window (deliveries and deaths only) and its history (keep_done_days).
 -- memory: the script's end memory argument; detail: '' or the history's.
+-- An ack ends many jobs at one `now` with a few end memories: what depends
+-- only on those two (the parse, three '%.0f' formats of ~7,000 Redis
+-- instructions each) is worked out once per call (end_texts).
+local end_texts = {}
 local function remember_end(key, how, j, body, memory, now, detail)
-  local dedup, keep = end_memory(memory)
-  if how ~= 'a' and how ~= 'x' then dedup = 0 end
-  local ttl = math.max(dedup, keep)
-  if ttl <= 0 then return end
-  local dedup_until = dedup > 0 and ms_text(now + dedup) or '0'
+  local lasting = how == 'a' or how == 'x'
+  local texts = end_texts[memory or '']
+  if not texts or texts.now ~= now or texts.lasting ~= lasting then
+    local dedup, keep = end_memory(memory)
+    if not lasting then dedup = 0 end
+    local ttl = math.max(dedup, keep)
+    texts = {now = now, lasting = lasting, ttl = ttl, at = ms_text(now),
+             dedup_until = dedup > 0 and ms_text(now + dedup) or '0',
+             px = ttl > 0 and ms_text(ttl) or '0'}
+    end_texts[memory or ''] = texts
+  end
+  if texts.ttl <= 0 then return end
   redis.call('SET', kEndedPrefix .. key,
-             how .. '|' .. ms_text(now) .. '|' .. j.due .. '|' .. body_print(body or '') .. '|' ..
-             dedup_until .. '|' .. string.format('%d', j.attempts) .. '|' .. (detail or ''),
-             'PX', ms_text(ttl))
+             how .. '|' .. texts.at .. '|' .. j.due .. '|' .. body_print(body or '') .. '|' ..
+             texts.dedup_until .. '|' .. string.format('%d', j.attempts) .. '|' .. (detail or ''),
+             'PX', texts.px)
 end
 -- The end remembered for key with this body, while it dedups: how
 -- ('delivered', 'dead'), ended ms and due ms as text; nil when none, not a
