@@ -400,6 +400,36 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a full shard still delivers and ends the jobs it holds (only what stores new data is "
+    "refused), so it frees memory") {
+  TestRedis redis;
+  CallbackServer callback;
+  DqdProcess dqd(fast_checker({redis.address()}, 1, 1));
+  dqd.add_topic("orders", callback.url());
+  dqd.start();
+  HttpClient http;
+  constexpr int kJobs = 20;
+  for (int n = 0; n < kJobs; ++n) {
+    REQUIRE(http.post(dqd.jobs_url("orders"), job("held-" + std::to_string(n), 2).dump()).status ==
+            201);
+  }
+  make_full(redis);
+  check_refused(http.post(dqd.jobs_url("orders"), job("refused").dump()), redis, "OOM");
+  // Due 2 s after their adds: promoted, delivered and acked while the shard
+  // stays over maxmemory (each a function flagged allow-oom).
+  CHECK(callback.wait_for(kJobs, 30000));
+  CHECK(wait_until([&] { return dq::test::record_count(redis) == 0; }, 30000));
+  std::set<std::string> delivered;
+  for (const auto& request : callback.requests()) {
+    delivered.insert(request.header("x-dq-id"));
+  }
+  CHECK(delivered.size() == kJobs);
+  CHECK(callback.requests().size() == kJobs);
+  check_refused(http.post(dqd.jobs_url("orders"), job("still-refused").dump()), redis, "OOM");
+  make_roomy(redis);
+}
+
+TEST_CASE(
     "a shard that cannot persist (MISCONF): adds answer 503 naming it, nothing is written, the "
     "timer does not spin, and all works again once it can save") {
   TestRedis redis(movable_dir());
