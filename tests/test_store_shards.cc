@@ -129,7 +129,6 @@ TEST_CASE("a home that refuses writes (full): 503 naming it and Redis's reason, 
   REQUIRE(store->get("t", id).status().code() == Code::kNotFound);  // connected
   two.command({"CONFIG", "SET", "maxmemory", "1"});
   auto added = store->add("t", id, "{}", in_ms(60000));
-  MESSAGE(added.status().message());
   CHECK(refused_naming(added, two.shard().name()));
   CHECK(added.status().message().find("OOM") != std::string::npos);
   CHECK(added.status().message().find("nothing was written") != std::string::npos);
