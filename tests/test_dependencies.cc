@@ -281,29 +281,36 @@ struct WaiterOnOtherShard {
       return now.size() == 1 && now[0] != dead;
     });
   }
+  // Stops the releaser (in dq-redis-checker), adds A and waits until A is
+  // acked, so only the ack's own event can release B. The checker's pid.
+  pid_t ack_a_with_releaser_stopped() {
+    pid_t checker = only_child_titled(dqd, "dq-redis-checker");
+    REQUIRE(kill(checker, SIGSTOP) == 0);
+    REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
+    REQUIRE(wait_until(20000, [&] { return http.get(url + "/" + a).status == 404; }));
+    return checker;
+  }
+  // B is called once, after A's one call: the calls, for a message.
+  std::map<std::string, std::vector<int64_t>> b_called_once_after_a() {
+    REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
+    sleep_ms(1500);
+    auto calls = calls_by_id(callback);
+    CHECK(calls[a].size() == 1);
+    CHECK(calls[b].size() == 1);
+    CHECK(calls[b][0] >= calls[a][0]);
+    return calls;
+  }
 };
 
 TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
   WaiterOnOtherShard w;
-  HttpClient& http = w.http;
-  DqdProcess& dqd = w.dqd;
-  CallbackServer& callback = w.callback;
-  const std::string &url = w.url, &a = w.a, &b = w.b;
-  std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
-  REQUIRE(kill(checkers[0], SIGSTOP) == 0);
-  REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
-  REQUIRE(wait_until(20000, [&] { return http.get(url + "/" + a).status == 404; }));  // acked
+  pid_t checker = w.ack_a_with_releaser_stopped();
   sleep_ms(500);
-  CHECK(calls_by_id(callback)[b].empty());
-  CHECK(get_job(http, dqd, "t", b)["state"] == "waiting");
-  REQUIRE(kill(checkers[0], SIGKILL) == 0);
-  REQUIRE(w.respawned("dq-redis-checker", checkers[0]));
-  REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
-  sleep_ms(1500);
-  auto calls = calls_by_id(callback);
-  CHECK(calls[b].size() == 1);
-  CHECK(calls[a].size() == 1);
-  CHECK(calls[b][0] >= calls[a][0]);
+  CHECK(calls_by_id(w.callback)[w.b].empty());
+  CHECK(get_job(w.http, w.dqd, "t", w.b)["state"] == "waiting");
+  REQUIRE(kill(checker, SIGKILL) == 0);
+  REQUIRE(w.respawned("dq-redis-checker", checker));
+  w.b_called_once_after_a();
 }
 
 // The ack and the event for the waiters are one script (ack.lua): a consumer
@@ -312,28 +319,16 @@ TEST_CASE("the releaser killed across the ack: the waiter still runs, once") {
 // only be released after the consumer died: the respawned consumer calls it.
 TEST_CASE("the consumer killed right after the ack: the waiter still runs, once") {
   WaiterOnOtherShard w;
-  HttpClient& http = w.http;
-  DqdProcess& dqd = w.dqd;
-  CallbackServer& callback = w.callback;
-  const std::string &url = w.url, &a = w.a, &b = w.b;
-  std::vector<pid_t> consumers{only_child_titled(dqd, "dq-consume")};
-  std::vector<pid_t> checkers{only_child_titled(dqd, "dq-redis-checker")};
-  REQUIRE(kill(checkers[0], SIGSTOP) == 0);
-  REQUIRE(http.post(url, job_doc(a, 0, 0)).status == 201);
+  pid_t consumer = only_child_titled(w.dqd, "dq-consume");
   // A's callback answers; the moment its job is gone (acked), the consumer dies.
-  REQUIRE(wait_until(20000, [&] { return http.get(url + "/" + a).status == 404; }));
-  REQUIRE(kill(consumers[0], SIGKILL) == 0);
-  CHECK(get_job(http, dqd, "t", b)["state"] == "waiting");
-  REQUIRE(kill(checkers[0], SIGCONT) == 0);
-  REQUIRE(w.respawned("dq-consume", consumers[0]));
-  REQUIRE(wait_until(30000, [&] { return calls_by_id(callback)[b].size() == 1; }));
-  sleep_ms(1500);
-  auto calls = calls_by_id(callback);
-  CHECK(calls[a].size() == 1);
-  CHECK(calls[b].size() == 1);
-  CHECK(calls[b][0] >= calls[a][0]);
+  pid_t checker = w.ack_a_with_releaser_stopped();
+  REQUIRE(kill(consumer, SIGKILL) == 0);
+  CHECK(get_job(w.http, w.dqd, "t", w.b)["state"] == "waiting");
+  REQUIRE(kill(checker, SIGCONT) == 0);
+  REQUIRE(w.respawned("dq-consume", consumer));
+  auto calls = w.b_called_once_after_a();
   MESSAGE("consumer killed after A's ack, releaser stopped meanwhile; B called "
-          << calls[b][0] - calls[a][0] << " ms after A, once");
+          << calls[w.b][0] - calls[w.a][0] << " ms after A, once");
 }
 
 TEST_CASE("50 pairs over two shards, added in random order: each waiter once, after its job") {

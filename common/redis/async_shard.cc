@@ -315,12 +315,7 @@ void AsyncShard::call_after_library_load(std::unique_ptr<Pending> pending) {
     library_waiting_.clear();
     for (auto& again : waiting) {
       if (!reply.is_ok()) {
-        again->callback(reply.status().code() == Code::kUnavailable
-                            ? reply.status()
-                            : Status(Code::kUnavailable,
-                                     "redis shard " + address_.name() +
-                                         ": dq's functions could not be loaded (" +
-                                         reply.status().message() + "); nothing was written"));
+        again->callback(library_load_failed(address_.name(), reply.status()));
         continue;
       }
       std::vector<std::string> argv = again->script->call_argv();

@@ -320,15 +320,23 @@ Result<ReplyPtr> RedisConnection::run(const ScriptCall& call) {
   }
   auto loaded = command(call.load_argv());
   if (!loaded.is_ok()) {
-    // The call itself did not run: a refusal (full) says so already.
-    return loaded.status().code() == Code::kUnavailable
-               ? loaded.status()
-               : Status(Code::kUnavailable, "Redis shard " + address_.name() +
-                                                ": dq's functions could not be loaded (" +
-                                                loaded.status().message() +
-                                                "); nothing was written");
+    return library_load_failed(address_.name(), loaded.status());
   }
   return command(call.call_argv());
+}
+
+Status RedisConnection::load_library_if_missing(const ScriptLibrary& library) {
+  // Asked first: FUNCTION LIST is a read, a load a write, which a Redis
+  // holding writes (CLIENT PAUSE, a failover) would keep the caller waiting for.
+  auto listed = command({"FUNCTION", "LIST", "LIBRARYNAME", library.name});
+  if (!listed.is_ok()) {
+    return listed.status();
+  }
+  if ((*listed)->type == REDIS_REPLY_ARRAY && (*listed)->elements > 0) {
+    return Status::ok();
+  }
+  auto loaded = command(library_load_argv(library));
+  return loaded.is_ok() ? Status::ok() : loaded.status();
 }
 
 }  // namespace dq

@@ -55,6 +55,8 @@ class RedisConnection {
   // Several scripts in one round trip (pipelined), one result per call, in
   // order. A lost connection fails the calls whose replies did not arrive.
   std::vector<Result<ReplyPtr>> run_all(const std::vector<ScriptCall>& calls);
+  // Loads the function library unless Redis has it already.
+  Status load_library_if_missing(const ScriptLibrary& library);
 
  private:
   // The Status of an error reply: kUnavailable for a refusal, else kInternal.

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/core/status.h"
+
 namespace dq {
 
 // The library as Redis loads it (FUNCTION LOAD): its name carries a hash of
@@ -30,12 +32,21 @@ struct ScriptCall {
 
   // argv for FCALL function numkeys keys... args...
   std::vector<std::string> call_argv() const;
-  // argv for FUNCTION LOAD REPLACE library: when Redis answered that the
-  // function is not found (a new or flushed Redis), before calling again.
+  // argv for FUNCTION LOAD REPLACE of its library: when Redis answered that
+  // the function is not found (a new or flushed Redis), before calling again.
   std::vector<std::string> load_argv() const;
 };
 
+// argv for FUNCTION LOAD REPLACE library.
+std::vector<std::string> library_load_argv(const ScriptLibrary& library);
+
 // Whether a Redis error reply says the called function is not loaded.
 bool is_function_missing(std::string_view error);
+
+// What a call that met a Redis without the library answers when the load
+// failed too: the call did not run, so a refusal (full, read-only) is
+// answered as it is, and anything else (a lost connection) as unavailable,
+// never as an unknown outcome.
+Status library_load_failed(const std::string& shard, const Status& load);
 
 }  // namespace dq

@@ -70,17 +70,10 @@ class Upgrade {
       }
       // dq's function library, before the roles start: otherwise each
       // role's first call on a new Redis loads it (all at once, each its
-      // own load). Asked first (a read): a load is a write, which a Redis
-      // holding writes (CLIENT PAUSE, a failover) would keep the master
-      // waiting for. A refusal (full) is left to the roles' calls.
-      const LuaScript& any = kStoreUpgradeScript;
-      auto listed = store_.shard(s).command({"FUNCTION", "LIST", "LIBRARYNAME", any.library->name});
-      if (listed.is_ok() && (*listed)->type == REDIS_REPLY_ARRAY && (*listed)->elements == 0) {
-        auto loaded = store_.shard(s).command(ScriptCall{&any, {}, {}}.load_argv());
-        if (!loaded.is_ok()) {
-          err_log().info("shard {}: dq's functions not loaded yet ({})", names_[s],
-                         loaded.status().message());
-        }
+      // own load). A refusal (full) is left to those calls.
+      Status loaded = store_.shard(s).load_library_if_missing(kScriptLibrary);
+      if (!loaded.is_ok()) {
+        err_log().info("shard {}: dq's functions not loaded yet ({})", names_[s], loaded.message());
       }
       if (!reply_int(version->get(), &at) || at < kCurrentVersion) {
         shards.push_back(s);
