@@ -110,6 +110,10 @@ void DependencyLoop::handle(const DepEvent& event, int64_t redis_now_ms) {
       retry = true;
       continue;
     }
+    if (*outcome == "moving") {
+      retry = true;  // being moved to its home shard: asked again, where it is then
+      continue;
+    }
     if (*outcome == "missing" && redis_now_ms - event.ended_at_ms < kMissingGraceMs) {
       retry = true;  // its add may still be on its way
       continue;

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "common/core/clock.h"
@@ -117,7 +118,7 @@ void ShardMover::run() {
       if (fenced) {
         for (Source& source : sources_) {
           moved += step(source);
-          mid_pass = mid_pass || source.next_bucket > 0 || source.buckets_read;
+          mid_pass = mid_pass || source.next_bucket > 0 || source.phase != Phase::kBuckets;
         }
         settle_when_done();
       }
@@ -203,57 +204,156 @@ int ShardMover::step(Source& source) {
     source.off_home += static_cast<int64_t>(marked.size());
     return std::max(0, mover_.move(source.shard, marked));
   }
-  RedisConnection& shard = store_.shard(source.shard);
-  std::vector<std::pair<std::string, std::string>> pairs;
-  if (!source.buckets_read) {
-    auto reply = shard.run(move_scan_call(source.next_bucket, kBatch));
-    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements == 0) {
-      return 0;  // asked again next round, from the same bucket
-    }
-    const redisReply* r = reply->get();
-    int64_t next = integer_of(r->element[0]);
-    std::vector<std::string> keys;
-    for (size_t i = 1; i + 1 < r->elements; i += 2) {
-      keys.push_back(reply_string(r->element[i]));
-    }
-    pairs = off_home(source, keys);
-    if (next < 0) {
-      source.buckets_read = true;
-      source.next_bucket = 0;
-    } else {
-      source.next_bucket = static_cast<uint32_t>(next);
-    }
+  switch (source.phase) {
+    case Phase::kBuckets:
+      return step_buckets(source);
+    case Phase::kFlat:
+      return step_flat(source);
+    case Phase::kWaiting:
+      return step_waiting(source);
+    case Phase::kAwaited:
+      return step_awaited(source);
+  }
+  return 0;
+}
+
+int ShardMover::step_buckets(Source& source) {
+  auto reply = store_.shard(source.shard).run(move_scan_call(source.next_bucket, kBatch));
+  if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements == 0) {
+    return 0;  // asked again next round, from the same bucket
+  }
+  const redisReply* r = reply->get();
+  int64_t next = integer_of(r->element[0]);
+  std::vector<std::string> keys;
+  for (size_t i = 1; i + 1 < r->elements; i += 2) {
+    keys.push_back(reply_string(r->element[i]));
+  }
+  auto pairs = off_home(source, keys);
+  if (next < 0) {
+    source.next_bucket = 0;
+    next_phase(source);
   } else {
-    // In-flight and dead jobs: a dead one moves, one in flight finishes
-    // here (and, retried, moves with the pending ones).
-    auto reply = shard.command(
-        {"HSCAN", keys::flat_records(), source.flat_cursor, "COUNT", std::to_string(kBatch)});
-    if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
-      return 0;
-    }
-    const redisReply* r = reply->get();
-    source.flat_cursor = reply_string(r->element[0]);
-    const redisReply* fields = r->element[1];
-    std::vector<std::string> dead;
-    for (size_t i = 0; fields->type == REDIS_REPLY_ARRAY && i + 1 < fields->elements; i += 2) {
-      std::string key = reply_string(fields->element[i]);
-      std::string record = reply_string(fields->element[i + 1]);
-      if (!record.empty() && record[0] == 'x') {
-        dead.push_back(std::move(key));
-        continue;
-      }
-      auto homes = id_homes(config_.shards, roles_, key);
-      source.off_home += homes && homes->home != source.shard;  // waits until it ends here
-    }
-    pairs = off_home(source, dead);
-    if (source.flat_cursor == "0") {
-      // A whole pass ended: clean when it saw no job off its home.
-      source.clean = source.off_home == 0;
-      source.off_home = 0;
-      source.buckets_read = false;
-    }
+    source.next_bucket = static_cast<uint32_t>(next);
   }
   return std::max(0, mover_.move(source.shard, pairs));
+}
+
+int ShardMover::step_flat(Source& source) {
+  // In-flight and dead jobs: a dead one moves, one in flight finishes
+  // here (and, retried, moves with the pending ones).
+  std::vector<std::string> found;
+  if (!scan(source, "HSCAN", keys::flat_records(), &found)) {
+    return 0;
+  }
+  std::vector<std::string> dead;
+  for (size_t i = 0; i + 1 < found.size(); i += 2) {
+    const std::string& record = found[i + 1];
+    if (!record.empty() && record[0] == 'x') {
+      dead.push_back(found[i]);
+      continue;
+    }
+    auto homes = id_homes(config_.shards, roles_, found[i]);
+    source.off_home += homes && homes->home != source.shard;  // waits until it ends here
+  }
+  auto pairs = off_home(source, dead);
+  if (source.cursor == "0") {
+    next_phase(source);
+  }
+  return std::max(0, mover_.move(source.shard, pairs));
+}
+
+int ShardMover::step_waiting(Source& source) {
+  // Jobs waiting for others: moved whatever their due time (they are due
+  // only once released, and a release waits while one is being moved).
+  std::vector<std::string> found;
+  if (!scan(source, "HSCAN", keys::after(), &found)) {
+    return 0;
+  }
+  std::vector<std::string> waiting;
+  for (size_t i = 0; i < found.size(); i += 2) {
+    waiting.push_back(found[i]);
+  }
+  auto pairs = off_home(source, waiting);
+  if (source.cursor == "0") {
+    next_phase(source);
+  }
+  return std::max(0, mover_.move(source.shard, pairs));
+}
+
+int ShardMover::step_awaited(Source& source) {
+  std::vector<std::string> awaited;
+  if (!scan(source, "SSCAN", keys::awaited(), &awaited)) {
+    return 0;
+  }
+  bool scan_ended = source.cursor == "0";
+  // Grouped by home: carried there, then ended here.
+  std::map<size_t, std::vector<std::string>> by_home;
+  for (const std::string& key : awaited) {
+    auto homes = id_homes(config_.shards, roles_, key);
+    if (homes && homes->home != source.shard) {
+      by_home[homes->home].push_back(key);
+    }
+  }
+  int carried = 0;
+  for (const auto& [home, keys] : by_home) {
+    // Registrations of jobs still here stay: they move with their job.
+    auto read = store_.shard(source.shard).run(dep_carry_out_call(keys));
+    if (!read.is_ok() || (*read)->type != REDIS_REPLY_ARRAY) {
+      source.off_home += static_cast<int64_t>(keys.size());
+      continue;
+    }
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 0; i + 1 < (*read)->elements; i += 2) {
+      pairs.emplace_back(reply_string((*read)->element[i]), reply_string((*read)->element[i + 1]));
+    }
+    source.off_home += static_cast<int64_t>(pairs.size());
+    if (pairs.empty() || !store_.shard(home).run(dep_carry_in_call(pairs)).is_ok() ||
+        !store_.shard(source.shard).run(dep_carry_done_call(pairs)).is_ok()) {
+      continue;  // carried again next pass: registering twice changes nothing
+    }
+    carried += static_cast<int>(pairs.size());
+  }
+  if (scan_ended) {
+    next_phase(source);
+  }
+  return carried;
+}
+
+bool ShardMover::scan(Source& source, const char* command, const std::string& key,
+                      std::vector<std::string>* found) {
+  auto reply = store_.shard(source.shard)
+                   .command({command, key, source.cursor, "COUNT", std::to_string(kBatch)});
+  if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
+    return false;
+  }
+  const redisReply* r = reply->get();
+  source.cursor = reply_string(r->element[0]);
+  const redisReply* members = r->element[1];
+  for (size_t i = 0; members->type == REDIS_REPLY_ARRAY && i < members->elements; ++i) {
+    found->push_back(reply_string(members->element[i]));
+  }
+  return true;
+}
+
+void ShardMover::next_phase(Source& source) {
+  source.cursor = "0";
+  switch (source.phase) {
+    case Phase::kBuckets:
+      source.phase = Phase::kFlat;
+      return;
+    case Phase::kFlat:
+      source.phase = Phase::kWaiting;
+      return;
+    case Phase::kWaiting:
+      source.phase = Phase::kAwaited;
+      return;
+    case Phase::kAwaited:
+      // A whole pass ended: clean when it saw nothing off its home.
+      source.clean = source.off_home == 0;
+      source.off_home = 0;
+      source.phase = Phase::kBuckets;
+      return;
+  }
 }
 
 void ShardMover::settle_when_done() {

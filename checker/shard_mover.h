@@ -15,8 +15,13 @@
 // still place such an id on (common/store/placement.h): every other shard
 // for the one moving in, the draining shard for every active one. After
 // that no job can arrive off its home, so a clean pass is the end.
-// Pending jobs are found by bucket (move_scan.lua), in-flight and dead ones
-// by HSCAN of the flat hash; each pass resumes where the last stopped.
+// Each pass over a source reads, in turn: its pending jobs by bucket
+// (move_scan.lua), its in-flight and dead ones (HSCAN of the flat hash), its
+// waiting ones (HSCAN of {dq}:after), then the registrations of jobs others
+// wait for ({dq}:awaited, SSCAN) whose job is not there: a moved job takes
+// its registrations along (move_in.lua), and those made meanwhile, or for
+// a job never added, are carried to its home (dep_carry_*.lua). Each pass
+// resumes where the last stopped.
 // One checker moves a change at a time: a 5 s lease in the changing shard's
 // Redis ({dq}:mover, "host:pid"), renewed every pass and taken over at once
 // by a checker of the same host when its holder's pid is gone.
@@ -41,21 +46,34 @@ class ShardMover {
   void run();  // until stop_requested(), or done
 
  private:
+  // What a pass over a source reads, in this order.
+  enum class Phase { kBuckets, kFlat, kWaiting, kAwaited };
   // Where the pass over one source stands.
   struct Source {
     size_t shard = 0;
+    Phase phase = Phase::kBuckets;
     uint32_t next_bucket = 0;
-    std::string flat_cursor = "0";
-    bool buckets_read = false;
-    int64_t off_home = 0;  // jobs seen off their home this pass (moved or waiting)
-    bool clean = false;    // the last whole pass saw none
+    std::string cursor = "0";  // of the HSCAN or SSCAN of the phase after the buckets
+    int64_t off_home = 0;      // jobs seen off their home this pass (moved or waiting)
+    bool clean = false;        // the last whole pass saw none
   };
 
   bool take_lease();
   // Names the changing shard in the fences; false while a shard cannot be asked.
   bool fence();
-  // One batch off `source`: how many jobs moved.
+  // One batch off `source`: how many jobs (or registrations) moved.
   int step(Source& source);
+  int step_buckets(Source& source);
+  int step_flat(Source& source);
+  int step_waiting(Source& source);
+  int step_awaited(Source& source);
+  // The next batch of a HSCAN or SSCAN of `key` from source.cursor: its
+  // members (a hash's fields and values in turn); false when not answered.
+  bool scan(Source& source, const char* command, const std::string& key,
+            std::vector<std::string>* found);
+  // The scan of the phase ended (its cursor is back at 0): the next phase,
+  // or, after the last, a new pass (clean when it saw nothing off its home).
+  void next_phase(Source& source);
   // The pairs (job key, home name) of `keys` whose home is not `shard`;
   // counts them in off_home.
   std::vector<std::pair<std::string, std::string>> off_home(Source& source,

@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include "common/store/dependencies.h"
 #include "common/store/job_mover.h"
+#include "common/store/script_calls.h"
 #include "tests/support/store_checks.h"
 
 using namespace dq;
@@ -334,17 +336,13 @@ TEST_CASE(
   pairs.emplace_back(job_key("mv", soon), names[1]);
   auto marked = from.run(move_mark_call(pairs, kMoveMarginMs));
   REQUIRE(marked.is_ok());
-  CHECK((*marked)->elements == 7 * 40);
+  CHECK((*marked)->elements == 9 * 40);
   // Crash 1: marked only. The source no longer delivers them; gets still find them.
   CHECK(delayed_count(source) == 41);  // records stay
   CHECK(store->promote(0, 100)->moved == 0);
   // Crash 2: ten written on the target too (their source copies remain).
-  std::vector<MarkedJob> jobs;
-  for (size_t i = 0; i < 10; ++i) {
-    redisReply** f = (*marked)->element + 7 * i;
-    jobs.push_back(
-        {text(f[0]), text(f[1]), text(f[2]), text(f[3]), text(f[4]), text(f[5]), text(f[6])});
-  }
+  std::vector<MarkedJob> jobs = marked_jobs_of(marked->get());
+  jobs.resize(10);
   std::vector<const MarkedJob*> list;
   for (const auto& job : jobs) list.push_back(&job);
   REQUIRE(to.run(move_in_call(list)).is_ok());
@@ -384,6 +382,57 @@ TEST_CASE(
   // Moving again changes nothing.
   CHECK(mover.move(0, pairs) == 0);
   CHECK(record_count(target) == 38);
+}
+
+TEST_CASE(
+    "a waiting job being moved is neither released nor run now until its move ends; its waits "
+    "and the waits on a moved job go with it") {
+  TestRedis source, target;
+  auto store = store_over({&source, &target});
+  std::vector<std::string> names = shard_names(store->addresses());
+  RedisConnection from(source.shard(), 1000, 2000);
+  RedisConnection to(target.shard(), 1000, 2000);
+  // A (delayed, a minute off) and B waiting for it, both on the source;
+  // C waits for A too, registered on the source: A's waiters.
+  std::string a = id_homed_on(*store, "w", 0, "a-");
+  std::string b = id_homed_on(*store, "w", 0, "b-");
+  REQUIRE(store->add("w", a, "{}", in_ms(60000)).is_ok());
+  REQUIRE(from.run(dep_register_call(job_key("w", "c"), {job_key("w", a)})).is_ok());
+  REQUIRE(from.run(dep_register_call(job_key("w", b), {job_key("w", a)})).is_ok());
+  ScriptCall add_b = add_call_for("");
+  append_add(&add_b, "w", b, "{}", in_ms(0), {}, job_key("w", a));
+  REQUIRE(from.run(add_b).is_ok());
+  // Both marked for the target, as a mover that died after its mark leaves them.
+  auto marked = from.run(
+      move_mark_call({{job_key("w", a), names[1]}, {job_key("w", b), names[1]}}, kMoveMarginMs));
+  REQUIRE(marked.is_ok());
+  auto jobs = marked_jobs_of(marked->get());
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].waiters.size() == std::string(job_key("w", "c") + "\n" + job_key("w", b)).size());
+  CHECK(jobs[1].after == job_key("w", a));
+  // While marked: a release changes nothing ("moving": asked again), nor does run now.
+  DepEvent ended{"1", 'a', 0, job_key("w", a), "", {job_key("w", b)}};
+  auto released = release_waiter(from, ended, job_key("w", b), WaiterPolicy{});
+  REQUIRE(released.is_ok());
+  CHECK(*released == "moving");
+  CHECK(store->run_now("w", b).status().code() == Code::kUnavailable);
+  // The mover finishes: B waits on the target for A; A's waiters are
+  // registered there, so A's end there releases B.
+  JobMover mover(*store, names);
+  CHECK(mover.move(0, mover.marked(0, 10)) == 2);
+  CHECK_FALSE(record_of(source, job_key("w", b)).has_value());
+  CHECK(source.command({"HLEN", keys::after()})->integer == 0);
+  CHECK(text(target.command({"HGET", keys::after(), job_key("w", b)}).get()) == job_key("w", a));
+  CHECK(target.command({"SISMEMBER", keys::awaited(), job_key("w", a)})->integer == 1);
+  CHECK(target.command({"SCARD", "{dq}:waiters:" + job_key("w", a)})->integer == 2);
+  auto record = record_of(target, job_key("w", b));
+  REQUIRE(record.has_value());
+  CHECK(record->rfind("b|", 0) == 0);
+  released = release_waiter(to, ended, job_key("w", b), WaiterPolicy{});
+  REQUIRE(released.is_ok());
+  CHECK(*released == "released");
+  check_consistent(source);
+  check_consistent(target);
 }
 
 TEST_CASE("AUTH with a password") {

@@ -50,8 +50,12 @@ struct ShardAddress {
   // failovers and moves, so a Sentinel-managed shard is named by its master
   // name and a cluster's virtual shard by its number.
   std::string name() const {
-    if (is_sentinel()) return "sentinel://" + sentinel_master;
-    if (cluster()) return "cluster." + std::to_string(virtual_shard);
+    if (is_sentinel()) {
+      return "sentinel://" + sentinel_master;
+    }
+    if (cluster()) {
+      return "cluster." + std::to_string(virtual_shard);
+    }
     return host + ":" + std::to_string(port);
   }
 };

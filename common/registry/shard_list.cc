@@ -185,13 +185,19 @@ Status check_shard_usable(const Config& config, const ShardAddress& shard) {
 Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard) {
   RedisConnection connection(shard, config.redis_connect_timeout_ms,
                              config.redis_command_timeout_ms);
-  auto replies = connection.command_all({{"HVALS", keys::counts()}, {"HLEN", keys::moving()}});
+  auto replies = connection.command_all({{"HVALS", keys::counts()},
+                                         {"HLEN", keys::moving()},
+                                         {"SCARD", keys::awaited()},
+                                         {"ZCARD", keys::dep_outbox()},
+                                         {"ZCARD", keys::dead_callbacks()}});
   auto& reply = replies[0];
   if (!reply.is_ok()) {
     return reply.status();
   }
-  if (!replies[1].is_ok()) {
-    return replies[1].status();
+  for (size_t i = 1; i < replies.size(); ++i) {
+    if (!replies[i].is_ok()) {
+      return replies[i].status();
+    }
   }
   if ((*reply)->type != REDIS_REPLY_ARRAY) {
     return Status(Code::kInternal, "unexpected reply to HVALS " + keys::counts());
@@ -208,8 +214,14 @@ Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard) {
   // A move that has not ended (checker/shard_mover.h) is counted above while
   // the job is here; one whose job was deleted meanwhile still has a copy to
   // drop on its target: the shard is not empty before its mark is cleared.
-  if (total == 0 && (*replies[1])->type == REDIS_REPLY_INTEGER) {
-    total = (*replies[1])->integer;
+  // Nor while jobs elsewhere are registered here as waited for (the mover
+  // carries them to their job's home), an ended job's event is not yet
+  // handed to its waiters (the releaser: dropped, a waiting job would wait
+  // for good), or a dead letter's callback is not yet sent.
+  for (size_t i = 1; total == 0 && i < replies.size(); ++i) {
+    if ((*replies[i])->type == REDIS_REPLY_INTEGER) {
+      total = (*replies[i])->integer;
+    }
   }
   return total;
 }

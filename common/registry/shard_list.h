@@ -93,7 +93,10 @@ Status set_registry_shard_state(sqlite3* db, const std::string& address, const s
 Status check_shard_usable(const Config& config, const ShardAddress& shard);
 
 // The jobs the shard holds, every topic and state (the sum of {dq}:counts;
-// with none, the moves off it that have not ended, {dq}:moving).
+// with none, the moves off it that have not ended, {dq}:moving, then the
+// jobs registered there as waited for, {dq}:awaited, the dependency events
+// not handed out, {dq}:depout, and the dead-letter callbacks not sent,
+// {dq}:deadcb): while it is above 0 the shard is not drained nor removed.
 Result<int64_t> jobs_on_shard(const Config& config, const ShardAddress& shard);
 // The jobs moved off the shard to the others while it drained
 // (checker/shard_mover.h), since it was first drained.

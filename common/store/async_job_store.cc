@@ -144,12 +144,12 @@ void AsyncJobStore::add(AddRequest request, AddDone done) {
     }
   }
   if (!r.after.empty()) {
-    return register_waiter(std::move(state));
+    return register_waiter(state);
   }
   look_elsewhere(std::move(state), 0);
 }
 
-void AsyncJobStore::register_waiter(std::shared_ptr<AddState> state) {
+void AsyncJobStore::register_waiter(const std::shared_ptr<AddState>& state) {
   const AddRequest& r = state->request;
   // Each awaited job's homes (while the shard list changes, every shard
   // that may hold it): the shard it ends on finds the registration.
@@ -543,7 +543,8 @@ void AsyncJobStore::run_now(const std::string& topic, const std::string& id,
         if (!status.is_ok()) {
           return done(status);
         }
-        // run_now.lua: {1 made due now | 2 due already | 3 dead, state letter, due ms}.
+        // run_now.lua: {1 made due now | 2 due already | 3 dead | 4 being moved, state
+        // letter, due ms}.
         RunNow result;
         JobState state = JobState::kDelayed;
         std::string letter = reply->elements == 3 ? reply_text(reply->element[1]) : "";
@@ -555,6 +556,12 @@ void AsyncJobStore::run_now(const std::string& topic, const std::string& id,
           return done(Status(Code::kConflict, job_name(topic, id) +
                                                   " is in the dead-letter set; requeue it to "
                                                   "run it again"));
+        }
+        if (reply->element[0]->integer == 4) {
+          return done(Status(Code::kUnavailable,
+                             job_name(topic, id) +
+                                 " is being moved to another shard; nothing was changed, retry "
+                                 "shortly"));
         }
         result.state = state;
         result.moved = reply->element[0]->integer == 1;

@@ -159,7 +159,7 @@ class AsyncJobStore {
   void look_elsewhere(std::shared_ptr<AddState> state, size_t next);
   // An add with "after": registers the job with those it waits for on
   // their shards (dep_register.lua), then adds it (look_elsewhere).
-  void register_waiter(std::shared_ptr<AddState> state);
+  void register_waiter(const std::shared_ptr<AddState>& state);
   void run_add(std::shared_ptr<AddState> state);
   // The shards a get or delete asks, in the order they are asked: the
   // previous home first (a job moving home is written there before it

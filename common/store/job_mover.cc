@@ -51,13 +51,7 @@ int JobMover::move(size_t source, const std::vector<std::pair<std::string, std::
   if (!reply.is_ok()) {
     return -1;
   }
-  auto fields = strings_of(reply->get());
-  std::vector<MarkedJob> jobs;
-  for (size_t i = 0; i + 6 < fields.size(); i += 7) {
-    jobs.push_back(MarkedJob{fields[i], fields[i + 1], fields[i + 2], fields[i + 3], fields[i + 4],
-                             fields[i + 5], fields[i + 6]});
-  }
-  return move_batch(source, jobs);
+  return move_batch(source, marked_jobs_of(reply->get()));
 }
 
 int JobMover::move_batch(size_t source, const std::vector<MarkedJob>& jobs) {

@@ -2,8 +2,22 @@
 
 #include "common/store/keys.h"
 #include "common/store/lua_scripts.h"
+#include "common/store/reply_values.h"
 
 namespace dq {
+
+std::vector<MarkedJob> marked_jobs_of(const redisReply* reply) {
+  std::vector<MarkedJob> jobs;
+  if (reply->type != REDIS_REPLY_ARRAY) {
+    return jobs;
+  }
+  auto field = [reply](size_t i) { return reply_string(reply->element[i]); };
+  for (size_t i = 0; i + 8 < reply->elements; i += 9) {
+    jobs.push_back(MarkedJob{field(i), field(i + 1), field(i + 2), field(i + 3), field(i + 4),
+                             field(i + 5), field(i + 6), field(i + 7), field(i + 8)});
+  }
+  return jobs;
+}
 
 ScriptCall move_scan_call(uint32_t first_bucket, int most) {
   return {
@@ -27,8 +41,8 @@ ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs) {
                   {keys::bodies(), keys::counts(), keys::seq(), keys::errors(), keys::timer_wake()},
                   {keys::dead_prefix()}};
   for (const MarkedJob* job : jobs) {
-    for (const std::string* field :
-         {&job->key, &job->record, &job->body, &job->error, &job->dead_score}) {
+    for (const std::string* field : {&job->key, &job->record, &job->body, &job->error,
+                                     &job->dead_score, &job->after, &job->waiters}) {
       call.args.push_back(*field);
     }
   }
@@ -56,6 +70,32 @@ ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>
     call.args.push_back(created);
   }
   return call;
+}
+
+ScriptCall dep_carry_out_call(const std::vector<std::string>& keys) {
+  return {&kDepCarryOutScript, {keys::awaited()}, keys};
+}
+
+namespace {
+
+ScriptCall carry_call(const LuaScript* script,
+                      const std::vector<std::pair<std::string, std::string>>& pairs) {
+  ScriptCall call{script, {keys::awaited()}, {}};
+  for (const auto& [key, waiters] : pairs) {
+    call.args.push_back(key);
+    call.args.push_back(waiters);
+  }
+  return call;
+}
+
+}  // namespace
+
+ScriptCall dep_carry_in_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  return carry_call(&kDepCarryInScript, pairs);
+}
+
+ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  return carry_call(&kDepCarryDoneScript, pairs);
 }
 
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,

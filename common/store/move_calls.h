@@ -4,6 +4,8 @@
 // side.
 #pragma once
 
+#include <hiredis/hiredis.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -22,7 +24,12 @@ struct MarkedJob {
   std::string error;   // last error, or ""
   std::string dead_score;
   std::string created;  // the record's created time, kept on the target
+  std::string after;    // a waiting job's remaining dependencies, '\n'-joined
+  std::string waiters;  // the jobs registered on the source as waiting for it, '\n'-joined
 };
+
+// move_mark.lua's answer: nine strings per job, in MarkedJob's order.
+std::vector<MarkedJob> marked_jobs_of(const redisReply* reply);
 
 // The pending jobs of buckets first_bucket.. (about `most`): {next bucket
 // or -1, key, due, ...}.
@@ -38,6 +45,14 @@ ScriptCall move_in_call(const std::vector<const MarkedJob*>& jobs);
 ScriptCall move_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 // pairs: job key and its created time.
 ScriptCall move_drop_call(const std::vector<std::pair<std::string, std::string>>& pairs);
+// The registrations of awaited jobs that are not on the source
+// (dep_carry_out.lua): keys, each one's home elsewhere; answers pairs of
+// job key and its waiters.
+ScriptCall dep_carry_out_call(const std::vector<std::string>& keys);
+// pairs: job key and its waiters ('\n'-joined): registered on its home
+// (dep_carry_in.lua), then ended on the source (dep_carry_done.lua).
+ScriptCall dep_carry_in_call(const std::vector<std::pair<std::string, std::string>>& pairs);
+ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 // How long a shard's draining-since time outlives the last mover pass: a
 // shard drained again after this starts its settling time anew.
 constexpr int64_t kDrainingSinceTtlMs = 15000;

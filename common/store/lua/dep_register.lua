@@ -23,32 +23,13 @@ local waiter = ARGV[1]
 local now = nil
 for n = 2, #ARGV do
   local key = ARGV[n]
-  local record = record_get(key)
-  local j = parse_record(record)
-  local how, why = nil, ''
-  if j and j.state == 'x' then
-    how = 'x'
-    local err = redis.call('HGET', kTag .. ':errors', key) or ''
-    why = string.match(err, '^%d+|(.*)$') or err
-  elseif not j then
-    local ended = redis.call('GET', kEndedPrefix .. key)
-    if ended then
-      local h, rest = string.match(ended, '^(%a)|(.*)$')
-      how = h
-      -- "ended|due|print|dedup until|attempts|detail": the detail is the reason.
-      why = string.match(rest or '', '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(.*)$') or ''
-    end
-  end
+  local how, why = how_ended_here(key)
   if how == 'a' then
     out[#out + 1] = 'delivered'
   elseif how then
     redis.call('SADD', kWaitersPrefix .. key, waiter)
     now = now or redis_now()
-    local n_event = ms_text(redis.call('INCR', kDepOut .. ':seq'))
-    redis.call('HSET', kDepEvents, n_event, how .. '\n' .. ms_text(now) .. '\n' .. key .. '\n' .. why)
-    redis.call('ZADD', kDepOut, now, n_event)
-    redis.call('LPUSH', kDepWake, '1')
-    redis.call('LTRIM', kDepWake, 0, 15)
+    dep_event(key, how, why, now)
     out[#out + 1] = 'ended'
   else
     redis.call('SADD', KEYS[1], key)

@@ -12,13 +12,16 @@
 -- otherwise under 'dead': B is dead-lettered, its reason naming the job.
 -- Idempotent: a B that no longer waits for the job changes nothing.
 -- Returns 'missing' (no B here), 'done' (B does not wait for it: nothing
--- changed), 'waits' (it waits for others still), 'released', 'dead'.
+-- changed), 'waits' (it waits for others still), 'released', 'dead', or
+-- 'moving': B is being moved to its home shard (move_mark.lua), nothing
+-- changed; the releaser asks again, and finds it moved (or back here).
 local key, dep, how = ARGV[1], ARGV[2], ARGV[3]
 local bucket = bucket_of(key)
 local record, from = record_get(key, bucket)
 local j = parse_record(record)
 if not j then return 'missing' end
 if j.state ~= 'b' then return 'done' end
+if redis.call('HEXISTS', kTag .. ':moving', key) == 1 then return 'moving' end
 local left, found = {}, false
 for k in string.gmatch(redis.call('HGET', kAfter, key) or '', '[^\n]+') do
   if k == dep and not found then

@@ -5,7 +5,10 @@
 -- 'dropped': the job was deleted during its move and the target's copy is
 -- gone. A job deleted during its move keeps its mark after 'done' (the
 -- target holds a copy to drop: the mover drops it, then says 'dropped'), so
--- a crash before the drop leaves the mark to redo it.
+-- a crash before the drop leaves the mark to redo it. A waiting job's
+-- waiting entries go with its record. The jobs registered here as waiting
+-- for a moved job stay registered until the mover carries them
+-- (dep_carry_done.lua).
 -- KEYS[1] bodies  KEYS[2] errors  KEYS[3] counts  KEYS[4] moving
 -- KEYS[5] moved counter  KEYS[6] timer wake list
 -- ARGV[1] dead key prefix, then pairs: job key, 'done', 'undo' or 'dropped'
@@ -32,6 +35,8 @@ for a = 2, #ARGV, 2 do
     elseif ARGV[a + 1] == 'undo' then
       if j.state == 'x' then
         redis.call('ZADD', tagged(ARGV[1]) .. topic, score, key)
+      elseif j.state == 'b' then
+        -- its waiting entries never left
       else
         wake_timer_if_first(kDueIndex, KEYS[6], j.due)
         due_add(bucket_of(key), key, j.due)
@@ -39,6 +44,7 @@ for a = 2, #ARGV, 2 do
       verdict = 2
     else
       record_del(key, from)
+      if j.state == 'b' then waiting_remove(key) end
       if j.rest == '' then redis.call('HDEL', KEYS[1], key) end
       redis.call('HDEL', KEYS[2], key)
       count(KEYS[3], topic, j.state, -1)

@@ -1,6 +1,6 @@
 -- move_drop: on a shard jobs were moved to, removes the moved copy of a job
 -- deleted on its source during the move (move_done.lua answered 3):
--- pending or dead, with the created time the source's copy had, so a newer
+-- pending, waiting or dead, with the created time the source's copy had, so a newer
 -- add of the same id is never touched. (move_mark.lua marks only jobs due
 -- well after the move, so the copy was not delivered meanwhile.)
 -- KEYS[1] bodies  KEYS[2] errors  KEYS[3] counts  KEYS[4] working
@@ -11,7 +11,7 @@ for a = 2, #ARGV, 2 do
   local key = ARGV[a]
   local record, from = record_get(key)
   local j = parse_record(record)
-  if j and j.created == ARGV[a + 1] and (j.state == 'd' or j.state == 'y' or j.state == 'x') then
+  if j and j.created == ARGV[a + 1] and (j.state == 'd' or j.state == 'y' or j.state == 'x' or j.state == 'b') then
     local topic = topic_of(key)
     unlink_job(key, j, nil, KEYS[4], tagged(ARGV[1]) .. topic, from)
     record_del(key, from)

@@ -4,22 +4,34 @@
 -- incarnation of this shard. A pending job goes into its due zset as it
 -- was: the source took its copy out of its own (so it is never due on two
 -- shards), and marks only jobs due well after the move ends. A dead job is
--- written dead, at its death time.
+-- written dead, at its death time. A waiting job (b) waits here for the
+-- same jobs, in its topic's waiting set (and expiry set when it has one).
+-- The jobs registered on the source as waiting for a moved job are
+-- registered here too (dep_register.lua's sets), so its end here releases
+-- them; the source's registrations stay until the mover carries them
+-- (dep_carry_*.lua), so one that came during the move is not lost.
 -- KEYS[1] bodies  KEYS[2] counts  KEYS[3] seq  KEYS[4] errors  KEYS[5] timer wake list
--- ARGV[1] dead key prefix, then five per job: job key, record as the
+-- ARGV[1] dead key prefix, then seven per job: job key, record as the
 -- source held it, body when not inline, last error, dead score ('' unless
--- dead).
+-- dead), the jobs it waits for ('\n'-joined, b only), the jobs waiting for
+-- it ('\n'-joined, '' none).
 -- Returns two per job: verdict (0 written, 1 here already with the same
 -- body: moved before, 2 this shard holds the id with another body: not
 -- written) and the incarnation of the copy here ('' for 2).
 -- function flags: none
 local out = {}
-for a = 2, #ARGV, 5 do
+for a = 2, #ARGV, 7 do
   local key = ARGV[a]
   local j = parse_record(ARGV[a + 1])
   if not j then return redis.error_reply('move_in: bad record of ' .. key) end
   local body = j.rest ~= '' and string.sub(j.rest, 2) or ARGV[a + 2]
   local existing = parse_record(record_get(key))
+  if ARGV[a + 6] ~= '' then
+    redis.call('SADD', kAwaited, key)
+    for waiter in string.gmatch(ARGV[a + 6], '[^\n]+') do
+      redis.call('SADD', kWaitersPrefix .. key, waiter)
+    end
+  end
   if existing then
     if body_of(existing, key, KEYS[1]) == body then
       out[#out + 1] = 1
@@ -35,6 +47,10 @@ for a = 2, #ARGV, 5 do
     j.lease, j.max = '', ''
     if j.state == 'x' then
       redis.call('ZADD', tagged(ARGV[1]) .. topic, ARGV[a + 4], key)
+    elseif j.state == 'b' then
+      redis.call('ZADD', kWaitingPrefix .. topic, j.due, key)
+      redis.call('HSET', kAfter, key, ARGV[a + 5])
+      if j.expires ~= '' then redis.call('ZADD', kWaitingExpiry, j.expires, key) end
     else
       wake_timer_if_first(kDueIndex, KEYS[5], j.due)
       due_add(bucket, key, j.due)

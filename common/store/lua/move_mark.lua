@@ -2,7 +2,10 @@
 -- (checker/shard_mover.h). A delayed or retrying job leaves its due zset (the
 -- timer never delivers it here again), a dead one its dead zset; its record
 -- stays, so gets, adds and deletes by id still find it, and {dq}:moving
--- holds "target|dead score|created|" (the dead score '' unless dead). Jobs in
+-- holds "target|dead score|created|" (the dead score '' unless dead). A job
+-- waiting for others (b) keeps its waiting entries: while it is marked,
+-- dep_release.lua answers 'moving' and the releaser asks again (it finds
+-- the target's copy, or this one after an undo). Jobs in
 -- flight are left until they finish, and pending ones due within ARGV[2] ms:
 -- a job is never due on its target before its move has ended (a delete
 -- during the move drops the target's copy first). A job marked already is
@@ -14,7 +17,11 @@
 -- ARGV[1] dead key prefix  ARGV[2] how long from now a pending job must not
 -- be due to be marked (ms), then pairs: job key, target shard name
 -- Returns {key, target, record ('' when deleted), body ('' when inline), last
--- error, dead score, created, ...} of each job marked now or before.
+-- error, dead score, created, after, waiters, ...} of each job marked now or
+-- before; after: a waiting job's remaining dependencies ('\n'-joined, '' for
+-- any other), waiters: the jobs registered here as waiting for it
+-- (dep_register.lua; '\n'-joined, '' when none): its target registers them,
+-- so the job's end there releases them.
 local out = {}
 local earliest = redis_now() + tonumber(ARGV[2])
 for a = 3, #ARGV, 2 do
@@ -25,12 +32,15 @@ for a = 3, #ARGV, 2 do
   if not marked then
     record = record_get(key)
     j = parse_record(record)
-    if j and (j.state == 'x' or (j.state == 'd' or j.state == 'y') and tonumber(j.due) >= earliest) then
+    if j and (j.state == 'x' or j.state == 'b' or
+              (j.state == 'd' or j.state == 'y') and tonumber(j.due) >= earliest) then
       local score = ''
       if j.state == 'x' then
         local dead_key = tagged(ARGV[1]) .. topic_of(key)
         score = redis.call('ZSCORE', dead_key, key) or ms_text(redis_now())
         redis.call('ZREM', dead_key, key)
+      elseif j.state == 'b' then
+        -- in no due zset: its waiting entries stay until its move ends
       else
         local _, from = record_get(key)
         if from == 'flat' then
@@ -47,7 +57,7 @@ for a = 3, #ARGV, 2 do
   end
   if marked then
     local target, score, created, flag = string.match(marked, '^([^|]*)|([^|]*)|([^|]*)|(.*)$')
-    local body, error_text = '', ''
+    local body, error_text, after, waiters = '', '', '', ''
     if flag == 'deleted' then
       record = ''
     else
@@ -55,6 +65,10 @@ for a = 3, #ARGV, 2 do
       j = parse_record(record)
       if j and j.rest == '' then body = redis.call('HGET', KEYS[2], key) or '' end
       error_text = redis.call('HGET', KEYS[3], key) or ''
+      if j and j.state == 'b' then after = redis.call('HGET', kAfter, key) or '' end
+      if redis.call('SISMEMBER', kAwaited, key) == 1 then
+        waiters = table.concat(redis.call('SMEMBERS', kWaitersPrefix .. key), '\n')
+      end
       record = record or ''
     end
     out[#out + 1] = key
@@ -64,6 +78,8 @@ for a = 3, #ARGV, 2 do
     out[#out + 1] = error_text
     out[#out + 1] = score
     out[#out + 1] = created
+    out[#out + 1] = after
+    out[#out + 1] = waiters
   end
 end
 return out

@@ -7,6 +7,9 @@
 -- Returns {1, state, due} when it was moved to now; {2, state, due} when it
 -- is due already (ready, working, or delayed with its due time passed);
 -- {3, 'x', due} for a dead letter (nothing changed: requeue it);
+-- {4, state, due} while it is being moved to its home shard (move_mark.lua
+-- took it out of its due zset and the mover copies its record: a change
+-- now could make it due on two shards);
 -- {0, '', 0} when there is no such job here.
 local key = ARGV[1]
 local bucket = bucket_of(key)
@@ -17,6 +20,9 @@ if not j then
 end
 if j.state == 'x' then
   return {3, 'x', tonumber(j.due)}
+end
+if redis.call('HEXISTS', kTag .. ':moving', key) == 1 then
+  return {4, j.state, tonumber(j.due)}
 end
 local now = redis_now()
 if j.state == 'b' then

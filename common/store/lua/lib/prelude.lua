@@ -467,6 +467,24 @@ local function ended_with(key, body, now)
   return kEndedWords[how], at, due
 end
 
+-- How the job at key ended here, for the jobs that wait for it
+-- (dep_register.lua, dep_carry_in.lua): 'x' and its last error while it is
+-- a dead letter here, else its ended record's how (a, x, e, d) and reason;
+-- nil while it is pending here, or unknown (not added yet, or forgotten).
+local function how_ended_here(key)
+  local j = parse_record(record_get(key))
+  if j and j.state == 'x' then
+    local err = redis.call('HGET', kTag .. ':errors', key) or ''
+    return 'x', string.match(err, '^%d+|(.*)$') or err
+  end
+  if j then return nil, '' end
+  local ended = redis.call('GET', kEndedPrefix .. key)
+  if not ended then return nil, '' end
+  local how, rest = string.match(ended, '^(%a)|(.*)$')
+  -- "ended|due|print|dedup until|attempts|detail": the detail is the reason.
+  return how, string.match(rest or '', '^[^|]*|[^|]*|[^|]*|[^|]*|[^|]*|(.*)$') or ''
+end
+
 -- Ends a job that must never be delivered now: its ttl or expire_at passed
 -- (event 'ttl_expired'), or it was found later than its topic's late_policy
 -- allows (event 'late_dropped'). Its record, body and last error go, it is
