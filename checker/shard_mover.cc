@@ -19,6 +19,7 @@
 #include "common/store/keys.h"
 #include "common/store/placement.h"
 #include "common/store/reply_values.h"
+#include "common/store/schedule_ticks.h"
 #include "common/store/store_upgrade.h"
 
 namespace dq {
@@ -57,7 +58,8 @@ ShardMover::ShardMover(const Config& config)
       store_(config.shards, config.redis_connect_timeout_ms, config.redis_command_timeout_ms),
       names_(shard_names(config.shards)),
       roles_(roles_of(config)),
-      mover_(store_, names_) {
+      mover_(store_, names_),
+      topics_(config.sqlite_path) {
   for (size_t i = 0; i < roles_.size(); ++i) {
     if (roles_[i] == ShardRole::kMovingIn || roles_[i] == ShardRole::kDraining) {
       changing_ = i;  // one change at a time (common/registry/shard_workflow.h)
@@ -213,6 +215,8 @@ int ShardMover::step(Source& source) {
       return step_waiting(source);
     case Phase::kAwaited:
       return step_awaited(source);
+    case Phase::kSchedules:
+      return step_schedules(source);
   }
   return 0;
 }
@@ -319,6 +323,39 @@ int ShardMover::step_awaited(Source& source) {
   return carried;
 }
 
+int ShardMover::step_schedules(Source& source) {
+  // A schedule's next tick lives on its home (common/store/schedule_ticks.h).
+  // Timers that place it on its new home go on from the old one's while it
+  // is there (timer/schedule_runner.h); carried, it stays where it belongs
+  // after the change, and a later change back never finds a stale one.
+  topics_.refresh_if_older(config_.registry_refresh_ms);
+  RedisConnection& shard = store_.shard(source.shard);
+  int carried = 0;
+  for (const auto& [name, topic] : topics_.all()) {
+    for (const TopicSchedule& schedule : topic.schedules) {
+      auto homes = id_homes(config_.shards, roles_, schedule_home_key(name, schedule.id));
+      if (!homes || homes->home == source.shard) {
+        continue;
+      }
+      std::string key = keys::schedule_next(schedule.id);
+      auto stored = shard.command({"GET", key});
+      if (!stored.is_ok() || (*stored)->type == REDIS_REPLY_NIL) {
+        source.off_home += stored.is_ok() ? 0 : 1;
+        continue;
+      }
+      std::string next = reply_string(stored->get());
+      ++source.off_home;
+      // NX: a timer that started it on its home already holds the newer one.
+      if (store_.shard(homes->home).command({"SET", key, next, "NX"}).is_ok() &&
+          shard.run(schedule_carry_done_call(schedule.id, next)).is_ok()) {
+        ++carried;
+      }
+    }
+  }
+  next_phase(source);
+  return carried;
+}
+
 bool ShardMover::scan(Source& source, const char* command, const std::string& key,
                       std::vector<std::string>* found) {
   auto reply = store_.shard(source.shard)
@@ -348,6 +385,9 @@ void ShardMover::next_phase(Source& source) {
       source.phase = Phase::kAwaited;
       return;
     case Phase::kAwaited:
+      source.phase = Phase::kSchedules;
+      return;
+    case Phase::kSchedules:
       // A whole pass ended: clean when it saw nothing off its home.
       source.clean = source.off_home == 0;
       source.off_home = 0;

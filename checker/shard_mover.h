@@ -20,8 +20,10 @@
 // waiting ones (HSCAN of {dq}:after), then the registrations of jobs others
 // wait for ({dq}:awaited, SSCAN) whose job is not there: a moved job takes
 // its registrations along (move_in.lua), and those made meanwhile, or for
-// a job never added, are carried to its home (dep_carry_*.lua). Each pass
-// resumes where the last stopped.
+// a job never added, are carried to its home (dep_carry_*.lua), and the
+// next-tick keys of the registry's schedules whose home is another shard
+// are carried there (schedule_carry_done.lua). Each pass resumes where the
+// last stopped.
 // One checker moves a change at a time: a 5 s lease in the changing shard's
 // Redis ({dq}:mover, "host:pid"), renewed every pass and taken over at once
 // by a checker of the same host when its holder's pid is gone.
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include "common/core/config.h"
+#include "common/registry/topic_cache.h"
 #include "common/store/job_mover.h"
 #include "common/store/job_store.h"
 
@@ -47,7 +50,7 @@ class ShardMover {
 
  private:
   // What a pass over a source reads, in this order.
-  enum class Phase { kBuckets, kFlat, kWaiting, kAwaited };
+  enum class Phase { kBuckets, kFlat, kWaiting, kAwaited, kSchedules };
   // Where the pass over one source stands.
   struct Source {
     size_t shard = 0;
@@ -67,6 +70,7 @@ class ShardMover {
   int step_flat(Source& source);
   int step_waiting(Source& source);
   int step_awaited(Source& source);
+  int step_schedules(Source& source);
   // The next batch of a HSCAN or SSCAN of `key` from source.cursor: its
   // members (a hash's fields and values in turn); false when not answered.
   bool scan(Source& source, const char* command, const std::string& key,
@@ -86,6 +90,7 @@ class ShardMover {
   std::vector<std::string> names_;
   std::vector<ShardRole> roles_;
   JobMover mover_;
+  TopicCache topics_;               // the schedules, whose next ticks move too
   std::optional<size_t> changing_;  // the shard moving in or draining
   std::vector<Source> sources_;
   bool fenced_ = false;

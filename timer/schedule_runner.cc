@@ -67,31 +67,52 @@ void ScheduleRunner::step(const Due& due) {
     return failed(due.schedule.id, Status(Code::kUnavailable, "no shard takes new jobs"));
   }
   size_t shard = homes->home;
+  std::optional<size_t> previous = homes->previous;
   std::string next_home = homes->next ? store_.addresses()[*homes->next].name() : "";
   known_[due.schedule.id].busy = true;
+  read_next(
+      shard, due.schedule.id, [this, due, shard, previous, next_home](Result<ScheduleRead> read) {
+        if (!read.is_ok()) {
+          return failed(due.schedule.id, read.status());
+        }
+        if (read->next_ms || !previous) {
+          return planned(due, shard, next_home, *read, std::nullopt);
+        }
+        // None at its new home yet: it goes on from its previous home's.
+        read_next(*previous, due.schedule.id,
+                  [this, due, shard, next_home, at_home = *read](Result<ScheduleRead> before) {
+                    if (!before.is_ok()) {
+                      return failed(due.schedule.id, before.status());
+                    }
+                    planned(due, shard, next_home, at_home, before->next_ms);
+                  });
+      });
+}
+
+void ScheduleRunner::read_next(size_t shard, const std::string& schedule_id,
+                               std::function<void(Result<ScheduleRead>)> done) {
   store_.connections()[shard]->run(
-      schedule_read_call(due.schedule.id), [this, due, shard, next_home](TickReply reply) {
+      schedule_read_call(schedule_id), [this, done = std::move(done)](TickReply reply) {
+        if (!reply.is_ok()) {
+          return done(reply.status());
+        }
+        const redisReply* r = *reply;
         ScheduleRead read;
         int64_t next = 0;
-        if (reply.is_ok()) {
-          const redisReply* r = *reply;
-          if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-              !reply_int(r->element[1], &read.now_ms)) {
-            return failed(due.schedule.id,
-                          Status(Code::kInternal, "unexpected reply to schedule_read"));
-          }
-          if (reply_int(r->element[0], &next)) {
-            read.next_ms = next;
-          }
-          redis_ahead_ms_ = read.now_ms - now_ms();
-          return planned(due, shard, next_home, read);
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+            !reply_int(r->element[1], &read.now_ms)) {
+          return done(Status(Code::kInternal, "unexpected reply to schedule_read"));
         }
-        failed(due.schedule.id, reply.status());
+        if (reply_int(r->element[0], &next)) {
+          read.next_ms = next;
+        }
+        redis_ahead_ms_ = read.now_ms - now_ms();
+        done(read);
       });
 }
 
 void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& next_home,
-                             const ScheduleRead& read) {
+                             const ScheduleRead& read, std::optional<int64_t> carried) {
   const TopicSchedule& schedule = due.schedule;
   auto spec = parse_schedule(schedule, due.topic_tz);
   if (!spec.is_ok()) {
@@ -106,8 +127,10 @@ void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& ne
   }
   ScriptCall call;
   int64_t next = 0;
-  if (!read.next_ms) {  // a new schedule: its first tick is the first after now
-    next = first_tick(*spec, read.now_ms);
+  // None stored: a new schedule, whose first tick is the first after now, or
+  // one whose home is changing, which goes on from its previous home's.
+  if (!read.next_ms) {
+    next = carried ? *carried : first_tick(*spec, read.now_ms);
     call = schedule_tick_call(due.topic, schedule.id, std::nullopt, next, 0, {}, next_home);
   } else {
     TickPlan plan = plan_tick(*spec, schedule.catch_up == "one", *read.next_ms, read.now_ms);
