@@ -3,6 +3,7 @@
 #include "timer/schedule_runner.h"
 
 #include <set>
+#include <utility>
 
 #include "common/core/clock.h"
 #include "common/core/log.h"
@@ -145,7 +146,7 @@ void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& ne
   }
   std::string id = schedule.id;
   store_.connections()[shard]->run(
-      std::move(call), [this, id, next](TickReply reply) { finished(id, reply, next); });
+      std::move(call), [this, id, next](TickReply reply) { finished(id, std::move(reply), next); });
 }
 
 // {verdict, detail} of schedule_tick.lua.
