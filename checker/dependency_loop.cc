@@ -138,12 +138,16 @@ Result<std::string> DependencyLoop::release(const DepEvent& event, const std::st
     policy.dead_callback = !known->dead_callback.empty();
     policy.end_memory = end_memory_of(*known).arg();
   }
+  // Its previous home first while its home changes: a waiting job being
+  // moved answers 'moving' there until its move ended, so a copy the mover
+  // wrote on its home is never released while the move may be redone.
+  // Then every other shard (it may sit anywhere a past change left it).
   std::vector<size_t> order;
   if (auto homes = id_homes(config_.shards, roles_of(config_), waiter)) {
-    order.push_back(homes->home);
+    order = homes->lookup_order();
   }
   for (size_t i = 0; i < shards_.size(); ++i) {
-    if (order.empty() || order.front() != i) {
+    if (std::find(order.begin(), order.end(), i) == order.end()) {
       order.push_back(i);
     }
   }

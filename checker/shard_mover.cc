@@ -345,8 +345,8 @@ int ShardMover::step_schedules(Source& source) {
       }
       std::string next = reply_string(stored->get());
       ++source.off_home;
-      // NX: a timer that started it on its home already holds the newer one.
-      if (store_.shard(homes->home).command({"SET", key, next, "NX"}).is_ok() &&
+      // The later of the two: a timer may have moved it on at its home already.
+      if (store_.shard(homes->home).run(schedule_carry_in_call(schedule.id, next)).is_ok() &&
           shard.run(schedule_carry_done_call(schedule.id, next)).is_ok()) {
         ++carried;
       }
@@ -401,8 +401,13 @@ void ShardMover::settle_when_done() {
   const std::string& name = names_[changing];
   bool draining = roles_[changing] == ShardRole::kDraining;
   if (draining) {
+    // Empty, and a whole pass found nothing left (registrations and
+    // schedules' next ticks too, which the job count does not see).
     auto jobs = jobs_on_shard(config_, config_.shards[changing]);
-    if (!jobs.is_ok() || *jobs > 0 || !drain_settled(config_, config_.shards[changing]).is_ok()) {
+    if (!jobs.is_ok() || *jobs > 0 ||
+        !std::all_of(sources_.begin(), sources_.end(),
+                     [](const Source& source) { return source.clean; }) ||
+        !drain_settled(config_, config_.shards[changing]).is_ok()) {
       return;
     }
   } else if (!std::all_of(sources_.begin(), sources_.end(),

@@ -9,6 +9,7 @@
 
 #include "common/store/dependencies.h"
 #include "common/store/job_mover.h"
+#include "common/store/schedule_ticks.h"
 #include "common/store/script_calls.h"
 #include "tests/support/store_checks.h"
 
@@ -433,6 +434,43 @@ TEST_CASE(
   CHECK(*released == "released");
   check_consistent(source);
   check_consistent(target);
+
+  // On a shard that is only its previous or next home, a job is registered
+  // as waited for only while it is there: its home holds the registration.
+  std::string absent = job_key("w", "never-added");
+  REQUIRE(from.run(dep_register_call(job_key("w", "d"), {}, {absent})).is_ok());
+  CHECK(source.command({"SISMEMBER", keys::awaited(), absent})->integer == 0);
+  std::string here = id_homed_on(*store, "w", 0, "here-");
+  REQUIRE(store->add("w", here, "{}", in_ms(60000)).is_ok());
+  REQUIRE(from.run(dep_register_call(job_key("w", "d"), {}, {job_key("w", here)})).is_ok());
+  CHECK(source.command({"SISMEMBER", keys::awaited(), job_key("w", here)})->integer == 1);
+  // A move the target refuses (it holds another job of the id) registers
+  // nothing there: the waiters stay with their own job.
+  REQUIRE(to.run(dep_register_call(job_key("w", "e"), {job_key("w", here)})).is_ok());
+  ScriptCall other = add_call_for("");
+  append_add(&other, "w", here, "{\"other\":1}", in_ms(60000));
+  REQUIRE(to.run(other).is_ok());
+  REQUIRE((*to.command({"SREM", keys::awaited(), job_key("w", here)}))->integer == 1);
+  CHECK(mover.move(0, {{job_key("w", here), names[1]}}) == 0);  // undone
+  CHECK(target.command({"SISMEMBER", keys::awaited(), job_key("w", here)})->integer == 0);
+  CHECK(record_of(source, job_key("w", here)).has_value());
+}
+
+TEST_CASE("a schedule's next tick carried to its home keeps the later of the two") {
+  TestRedis redis;
+  RedisConnection shard(redis.shard(), 1000, 2000);
+  const std::string key = keys::schedule_next("s1");
+  auto carried = shard.run(schedule_carry_in_call("s1", "2000"));
+  REQUIRE(carried.is_ok());
+  CHECK(text(carried->get()) == "2000");  // none here: written
+  CHECK(text(shard.run(schedule_carry_in_call("s1", "1000"))->get()) == "2000");  // older: kept
+  CHECK(text(shard.run(schedule_carry_in_call("s1", "3000"))->get()) == "3000");  // later: raised
+  CHECK(text(redis.command({"GET", key}).get()) == "3000");
+  // The carried key leaves its old shard only while it is what was carried.
+  CHECK((*shard.run(schedule_carry_done_call("s1", "2999")))->integer == 0);
+  CHECK(redis.command({"EXISTS", key})->integer == 1);
+  CHECK((*shard.run(schedule_carry_done_call("s1", "3000")))->integer == 1);
+  CHECK(redis.command({"EXISTS", key})->integer == 0);
 }
 
 TEST_CASE("AUTH with a password") {

@@ -239,7 +239,13 @@ TEST_CASE("two hosts sharing the registry serve each other's topic writes over H
   HttpResult job = with_token(token, "POST", a->jobs_url("shared-t"), job_doc("s1", 1, 0));
   CHECK(job.status == 201);
   CHECK(receiver.wait_for(1, kGenerousMs));
-  HttpResult deleted = with_token(token, "DELETE", b->base_url() + "/v1/topics/shared-t");
+  // The job's ack follows the callback's answer: until it lands the topic
+  // still holds the job, and a delete is refused (409, nothing deleted).
+  HttpResult deleted;
+  CHECK(wait_until(kGenerousMs, [&] {
+    deleted = with_token(token, "DELETE", b->base_url() + "/v1/topics/shared-t");
+    return deleted.status != 409 || deleted.body.find("still holds") == std::string::npos;
+  }));
   CHECK_MESSAGE(deleted.status == 200, deleted.body);
   CHECK(wait_until(kGenerousMs, [&] {
     return with_token(token, "GET", a->base_url() + "/v1/topics/shared-t").status == 404;

@@ -76,17 +76,36 @@ void ScheduleRunner::step(const Due& due) {
         if (!read.is_ok()) {
           return failed(due.schedule.id, read.status());
         }
-        if (read->next_ms || !previous) {
-          return planned(due, shard, next_home, *read, std::nullopt);
+        if (!previous) {
+          return planned(due, shard, next_home, *read);
         }
-        // None at its new home yet: it goes on from its previous home's.
-        read_next(*previous, due.schedule.id,
-                  [this, due, shard, next_home, at_home = *read](Result<ScheduleRead> before) {
-                    if (!before.is_ok()) {
-                      return failed(due.schedule.id, before.status());
-                    }
-                    planned(due, shard, next_home, at_home, before->next_ms);
-                  });
+        // Its home is changing: its previous home may hold a later next
+        // tick (the mover has not carried it yet, or a timer that still
+        // placed it there moved it on).
+        read_next(
+            *previous, due.schedule.id,
+            [this, due, shard, next_home, at_home = *read](Result<ScheduleRead> before) {
+              if (!before.is_ok()) {
+                return failed(due.schedule.id, before.status());
+              }
+              if (!before->next_ms || (at_home.next_ms && *at_home.next_ms >= *before->next_ms)) {
+                return planned(due, shard, next_home, at_home);
+              }
+              carry(due.schedule.id, shard, *before->next_ms);
+            });
+      });
+}
+
+void ScheduleRunner::carry(const std::string& schedule_id, size_t shard, int64_t next_ms) {
+  store_.connections()[shard]->run(
+      schedule_carry_in_call(schedule_id, std::to_string(next_ms)),
+      [this, schedule_id](TickReply reply) {
+        if (!reply.is_ok()) {
+          return failed(schedule_id, reply.status());
+        }
+        Known& known = known_[schedule_id];
+        known.busy = false;
+        known.next_ms.reset();  // stepped again at the next round, from its home
       });
 }
 
@@ -113,7 +132,7 @@ void ScheduleRunner::read_next(size_t shard, const std::string& schedule_id,
 }
 
 void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& next_home,
-                             const ScheduleRead& read, std::optional<int64_t> carried) {
+                             const ScheduleRead& read) {
   const TopicSchedule& schedule = due.schedule;
   auto spec = parse_schedule(schedule, due.topic_tz);
   if (!spec.is_ok()) {
@@ -128,10 +147,8 @@ void ScheduleRunner::planned(const Due& due, size_t shard, const std::string& ne
   }
   ScriptCall call;
   int64_t next = 0;
-  // None stored: a new schedule, whose first tick is the first after now, or
-  // one whose home is changing, which goes on from its previous home's.
-  if (!read.next_ms) {
-    next = carried ? *carried : first_tick(*spec, read.now_ms);
+  if (!read.next_ms) {  // a new schedule: its first tick is the first after now
+    next = first_tick(*spec, read.now_ms);
     call = schedule_tick_call(due.topic, schedule.id, std::nullopt, next, 0, {}, next_home);
   } else {
     TickPlan plan = plan_tick(*spec, schedule.catch_up == "one", *read.next_ms, read.now_ms);

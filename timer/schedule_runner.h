@@ -5,9 +5,9 @@
 // schedule costs nothing: the runner remembers each one's next tick (by
 // Redis's clock, as last read) and asks its shard again only when it is
 // due, or every kScheduleRecheckMs in case another timer moved it on.
-// While its home shard changes, a schedule its new home does not hold yet
-// goes on from the next tick its previous home holds (the checker's mover
-// carries the key there too: checker/shard_mover.h).
+// While its home shard changes, a schedule goes on from the later of the
+// next ticks its home and its previous home hold (the checker's mover
+// carries the key to its home too: checker/shard_mover.h).
 #pragma once
 
 #include <event2/event.h>
@@ -58,10 +58,11 @@ class ScheduleRunner {
   // schedule_read.lua on `shard`: the schedule's next tick there, if any.
   void read_next(size_t shard, const std::string& schedule_id,
                  std::function<void(Result<ScheduleRead>)> done);
-  // carried: the next tick the schedule's previous home holds, when its
-  // home holds none while the shard list changes (its first tick there).
-  void planned(const Due& due, size_t shard, const std::string& next_home, const ScheduleRead& read,
-               std::optional<int64_t> carried);
+  void planned(const Due& due, size_t shard, const std::string& next_home,
+               const ScheduleRead& read);
+  // The home's next tick raised to its previous home's (schedule_carry_in.lua);
+  // stepped again at the next round.
+  void carry(const std::string& schedule_id, size_t shard, int64_t next_ms);
   void finished(const std::string& schedule_id, Result<const redisReply*> reply, int64_t next_ms);
   void failed(const std::string& schedule_id, const Status& status);
 

@@ -153,7 +153,12 @@ void AsyncJobStore::register_waiter(const std::shared_ptr<AddState>& state) {
   const AddRequest& r = state->request;
   // Each awaited job's homes (while the shard list changes, every shard
   // that may hold it): the shard it ends on finds the registration.
-  std::map<size_t, std::vector<std::string>> per_shard;
+  // Per shard: the keys whose home it is, then those it may hold as their
+  // previous or next home (registered there only if the job is there).
+  struct Keys {
+    std::vector<std::string> home, elsewhere;
+  };
+  std::map<size_t, Keys> per_shard;
   std::vector<std::string> awaited;
   for (const JobRef& dep : r.after) {
     std::string key = job_key(dep.topic, dep.id);
@@ -161,14 +166,15 @@ void AsyncJobStore::register_waiter(const std::shared_ptr<AddState>& state) {
     if (!homes) {
       return state->finish(no_home(dep.topic, dep.id));
     }
-    for (size_t shard : lookup_order(*homes)) {
+    for (size_t shard : homes->lookup_order()) {
       if (!usable(shard)) {
         return state->finish(Status(
             Code::kUnavailable, job_name(r.topic, r.id) + " not added: " + down_reason(shard) +
                                     " (it holds the job it waits for, " + dep.topic + "/" + dep.id +
                                     "); nothing was added, retry later"));
       }
-      per_shard[shard].push_back(key);
+      Keys& there = per_shard[shard];
+      (shard == homes->home ? there.home : there.elsewhere).push_back(key);
     }
     awaited.push_back(std::move(key));
   }
@@ -182,9 +188,11 @@ void AsyncJobStore::register_waiter(const std::shared_ptr<AddState>& state) {
   auto reg = std::make_shared<Registration>();
   reg->left = per_shard.size();
   const std::string waiter = job_key(r.topic, r.id);
-  for (auto& [shard, keys_there] : per_shard) {
-    shards_[shard]->run(dep_register_call(waiter, keys_there),
-                        [this, state, reg, awaited, keys_there = keys_there,
+  for (auto& [shard, keys] : per_shard) {
+    std::vector<std::string> keys_there = keys.home;
+    keys_there.insert(keys_there.end(), keys.elsewhere.begin(), keys.elsewhere.end());
+    shards_[shard]->run(dep_register_call(waiter, keys.home, keys.elsewhere),
+                        [this, state, reg, awaited, keys_there = std::move(keys_there),
                          shard = shard](const Result<const redisReply*>& reply) {
                           if (!reply.is_ok()) {
                             if (reg->failed.is_ok()) {
@@ -311,18 +319,6 @@ void AsyncJobStore::run_add(std::shared_ptr<AddState> state) {
       });
 }
 
-std::vector<size_t> AsyncJobStore::lookup_order(const IdHomes& homes) const {
-  std::vector<size_t> order;
-  if (homes.previous) {
-    order.push_back(*homes.previous);
-  }
-  order.push_back(homes.home);
-  if (homes.next && homes.next != homes.previous) {
-    order.push_back(*homes.next);
-  }
-  return order;
-}
-
 void AsyncJobStore::get(const std::string& topic, const std::string& id,
                         std::function<void(Result<Job>)> done) {
   auto homes = id_homes(addresses_, roles_, job_key(topic, id));
@@ -330,7 +326,7 @@ void AsyncJobStore::get(const std::string& topic, const std::string& id,
     done(no_home(topic, id));
     return;
   }
-  find_job(topic, id, lookup_order(*homes), homes->home, 0, "", std::move(done));
+  find_job(topic, id, homes->lookup_order(), homes->home, 0, "", std::move(done));
 }
 
 void AsyncJobStore::get_ended(const std::string& topic, const std::string& id,
@@ -470,7 +466,7 @@ void AsyncJobStore::write_where_found(const std::string& topic, const std::strin
   write->id = id;
   write->verb = verb;
   write->call = std::move(call);
-  write->order = lookup_order(*homes);
+  write->order = homes->lookup_order();
   write->done = std::move(done);
   write_from(write, 0);
 }

@@ -161,10 +161,6 @@ class AsyncJobStore {
   // their shards (dep_register.lua), then adds it (look_elsewhere).
   void register_waiter(const std::shared_ptr<AddState>& state);
   void run_add(std::shared_ptr<AddState> state);
-  // The shards a get or delete asks, in the order they are asked: the
-  // previous home first (a job moving home is written there before it
-  // leaves: common/store/job_mover.h), then the home, then the next home.
-  std::vector<size_t> lookup_order(const IdHomes& homes) const;
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t home, size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);

@@ -35,10 +35,12 @@ bool parse_event(const std::string& text, DepEvent* event) {
 
 }  // namespace
 
-ScriptCall dep_register_call(const std::string& waiter_key,
-                             const std::vector<std::string>& awaited) {
-  ScriptCall call{&kDepRegisterScript, {keys::awaited()}, {waiter_key}};
+ScriptCall dep_register_call(const std::string& waiter_key, const std::vector<std::string>& awaited,
+                             const std::vector<std::string>& elsewhere) {
+  ScriptCall call{
+      &kDepRegisterScript, {keys::awaited()}, {waiter_key, std::to_string(awaited.size())}};
   call.args.insert(call.args.end(), awaited.begin(), awaited.end());
+  call.args.insert(call.args.end(), elsewhere.begin(), elsewhere.end());
   return call;
 }
 

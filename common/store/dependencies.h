@@ -26,9 +26,12 @@ namespace dq {
 // The most jobs one add may wait for.
 constexpr size_t kMaxAfter = 20;
 
-// dep_register.lua for waiter_key on the shard of `awaited` (job keys).
-ScriptCall dep_register_call(const std::string& waiter_key,
-                             const std::vector<std::string>& awaited);
+// dep_register.lua for waiter_key on the shard of `awaited` (job keys
+// whose home it is) and of `elsewhere` (job keys whose previous or next
+// home it is while the shard list changes: registered only where the job
+// is, or ended).
+ScriptCall dep_register_call(const std::string& waiter_key, const std::vector<std::string>& awaited,
+                             const std::vector<std::string>& elsewhere = {});
 
 // An awaited job ended: an event of its shard's outbox.
 struct DepEvent {

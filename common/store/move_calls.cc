@@ -98,10 +98,6 @@ ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::str
   return carry_call(&kDepCarryDoneScript, pairs);
 }
 
-ScriptCall schedule_carry_done_call(const std::string& schedule_id, const std::string& carried) {
-  return {&kScheduleCarryDoneScript, {keys::schedule_next(schedule_id)}, {carried}};
-}
-
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
                            const std::string& dead_holder, bool draining) {
   return {&kMoveLeaseScript,

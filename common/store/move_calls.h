@@ -53,9 +53,6 @@ ScriptCall dep_carry_out_call(const std::vector<std::string>& keys);
 // (dep_carry_in.lua), then ended on the source (dep_carry_done.lua).
 ScriptCall dep_carry_in_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
-// schedule_carry_done.lua: the schedule's next tick leaves the source once
-// carried to its home, unless it changed since it was read.
-ScriptCall schedule_carry_done_call(const std::string& schedule_id, const std::string& carried);
 // How long a shard's draining-since time outlives the last mover pass: a
 // shard drained again after this starts its settling time anew.
 constexpr int64_t kDrainingSinceTtlMs = 15000;

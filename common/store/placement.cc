@@ -47,6 +47,18 @@ std::vector<size_t> IdHomes::asked() const {
   return out;
 }
 
+std::vector<size_t> IdHomes::lookup_order() const {
+  std::vector<size_t> order;
+  if (previous) {
+    order.push_back(*previous);
+  }
+  order.push_back(home);
+  if (next && next != previous) {
+    order.push_back(*next);
+  }
+  return order;
+}
+
 std::optional<IdHomes> id_homes(const std::vector<ShardAddress>& shards,
                                 const std::vector<ShardRole>& roles, std::string_view job_key) {
   std::optional<size_t> home;

@@ -41,6 +41,11 @@ struct IdHomes {
   // home, then previous and next when set (one of them while one shard
   // changes at a time).
   std::vector<size_t> asked() const;
+  // The order a get, delete or release asks the shards in: the previous
+  // home first (a job moving home is written on its home before it leaves
+  // the previous one: common/store/job_mover.h), then the home, then the
+  // next home.
+  std::vector<size_t> lookup_order() const;
 };
 
 // The part of a job key its homes are chosen by: the whole key, except that

@@ -116,4 +116,12 @@ ScriptCall schedule_tick_call(std::string_view topic, std::string_view schedule_
   return call;
 }
 
+ScriptCall schedule_carry_in_call(const std::string& schedule_id, const std::string& carried) {
+  return {&kScheduleCarryInScript, {keys::schedule_next(schedule_id)}, {carried}};
+}
+
+ScriptCall schedule_carry_done_call(const std::string& schedule_id, const std::string& carried) {
+  return {&kScheduleCarryDoneScript, {keys::schedule_next(schedule_id)}, {carried}};
+}
+
 }  // namespace dq

@@ -72,4 +72,12 @@ ScriptCall schedule_tick_call(std::string_view topic, std::string_view schedule_
                               std::optional<int64_t> expected_ms, int64_t next_ms, int64_t skipped,
                               const std::vector<TickJob>& jobs, const std::string& next_home);
 
+// While a schedule's home changes (checker/shard_mover.h, and the timer
+// that finds its previous home ahead): schedule_carry_in.lua makes its next
+// tick on its home the later of the one there and `carried`;
+// schedule_carry_done.lua removes it from the shard it was carried from,
+// unless it changed since it was read.
+ScriptCall schedule_carry_in_call(const std::string& schedule_id, const std::string& carried);
+ScriptCall schedule_carry_done_call(const std::string& schedule_id, const std::string& carried);
+
 }  // namespace dq

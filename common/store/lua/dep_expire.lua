@@ -1,6 +1,8 @@
 -- dep_expire: waiting jobs (state b) whose own ttl or expire_at passed end
 -- as expired (end_unsent): nothing else looks at them, as they are in no
 -- due zset. Run by the releaser (checker/dependency_loop.h) on each shard.
+-- One being moved to its home shard is left: it ends there (or here, if
+-- the move is undone), once.
 -- KEYS[1] the waiting expiries ({dq}:waiting_expiry)  KEYS[2] counts
 -- KEYS[3] stats of the day  KEYS[4] errors
 -- ARGV[1] batch limit  ARGV[2] the end memory of the topics not listed
@@ -14,7 +16,9 @@ local ended = 0
 for _, key in ipairs(due) do
   local record, from = record_get(key)
   local j = parse_record(record)
-  if j and j.state == 'b' then
+  if j and j.state == 'b' and redis.call('HEXISTS', kTag .. ':moving', key) == 1 then
+    -- Being moved (move_mark.lua): it expires where its move leaves it.
+  elseif j and j.state == 'b' then
     local topic = topic_of(key)
     waiting_remove(key)
     end_unsent(key, j, from, topic, KEYS[3], KEYS[2], KEYS[4], memory[topic] or ARGV[2],

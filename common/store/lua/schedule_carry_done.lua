@@ -1,5 +1,5 @@
 -- schedule_carry_done: ends the carry of a schedule's next tick to its new
--- home shard (checker/shard_mover.h wrote it there with SET NX): the key
+-- home shard (schedule_carry_in.lua wrote it there): the key
 -- here goes, unless a timer that still placed the schedule here moved it
 -- on meanwhile (it is carried again by the mover's next pass).
 -- KEYS[1] the schedule's next tick  ARGV[1] the value carried
