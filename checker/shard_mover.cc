@@ -259,11 +259,7 @@ int ShardMover::step_flat(Source& source) {
     auto homes = id_homes(config_.shards, roles_, found[i]);
     source.off_home += homes && homes->home != source.shard;  // waits until it ends here
   }
-  auto pairs = off_home(source, dead);
-  if (source.cursor == "0") {
-    next_phase(source);
-  }
-  return std::max(0, mover_.move(source.shard, pairs));
+  return std::max(0, mover_.move(source.shard, off_home(source, dead)));
 }
 
 int ShardMover::step_waiting(Source& source) {
@@ -277,11 +273,7 @@ int ShardMover::step_waiting(Source& source) {
   for (size_t i = 0; i < found.size(); i += 2) {
     waiting.push_back(found[i]);
   }
-  auto pairs = off_home(source, waiting);
-  if (source.cursor == "0") {
-    next_phase(source);
-  }
-  return std::max(0, mover_.move(source.shard, pairs));
+  return std::max(0, mover_.move(source.shard, off_home(source, waiting)));
 }
 
 int ShardMover::step_awaited(Source& source) {
@@ -289,7 +281,6 @@ int ShardMover::step_awaited(Source& source) {
   if (!scan(source, "SSCAN", keys::awaited(), &awaited)) {
     return 0;
   }
-  bool scan_ended = source.cursor == "0";
   // Grouped by home: carried there, then ended here.
   std::map<size_t, std::vector<std::string>> by_home;
   for (const std::string& key : awaited) {
@@ -316,9 +307,6 @@ int ShardMover::step_awaited(Source& source) {
       continue;  // carried again next pass: registering twice changes nothing
     }
     carried += static_cast<int>(pairs.size());
-  }
-  if (scan_ended) {
-    next_phase(source);
   }
   return carried;
 }
@@ -365,6 +353,9 @@ bool ShardMover::scan(Source& source, const char* command, const std::string& ke
   }
   const redisReply* r = reply->get();
   source.cursor = reply_string(r->element[0]);
+  if (source.cursor == "0") {
+    next_phase(source);  // the batch in hand is still handled by the caller
+  }
   const redisReply* members = r->element[1];
   for (size_t i = 0; members->type == REDIS_REPLY_ARRAY && i < members->elements; ++i) {
     found->push_back(reply_string(members->element[i]));

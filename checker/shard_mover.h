@@ -73,6 +73,7 @@ class ShardMover {
   int step_schedules(Source& source);
   // The next batch of a HSCAN or SSCAN of `key` from source.cursor: its
   // members (a hash's fields and values in turn); false when not answered.
+  // The last batch of the scan moves the source on to its next phase.
   bool scan(Source& source, const char* command, const std::string& key,
             std::vector<std::string>* found);
   // The scan of the phase ended (its cursor is back at 0): the next phase,

@@ -11,9 +11,7 @@
 local written, now = 0, nil
 for a = 1, #ARGV, 2 do
   local key = ARGV[a]
-  for waiter in string.gmatch(ARGV[a + 1], '[^\n]+') do
-    redis.call('SADD', kWaitersPrefix .. key, waiter)
-  end
+  add_waiters(key, ARGV[a + 1])
   local how, why = how_ended_here(key)
   if how then
     now = now or redis_now()

@@ -26,18 +26,15 @@ for a = 2, #ARGV, 7 do
   if not j then return redis.error_reply('move_in: bad record of ' .. key) end
   local body = j.rest ~= '' and string.sub(j.rest, 2) or ARGV[a + 2]
   local existing = parse_record(record_get(key))
-  -- The waiters of the job this shard holds now (written, or moved before):
-  -- never of another job of the id (answer 2: the move is undone).
-  local function register_waiters()
-    if ARGV[a + 6] == '' then return end
+  -- The waiters go with the job this shard holds now (written, or moved
+  -- before): never to another job of the id (answer 2: the move is undone).
+  local waiters = ARGV[a + 6]
+  if waiters ~= '' and (not existing or body_of(existing, key, KEYS[1]) == body) then
     redis.call('SADD', kAwaited, key)
-    for waiter in string.gmatch(ARGV[a + 6], '[^\n]+') do
-      redis.call('SADD', kWaitersPrefix .. key, waiter)
-    end
+    add_waiters(key, waiters)
   end
   if existing then
     if body_of(existing, key, KEYS[1]) == body then
-      register_waiters()
       out[#out + 1] = 1
       out[#out + 1] = existing.inc
     else
@@ -63,7 +60,6 @@ for a = 2, #ARGV, 7 do
     if j.rest == '' then redis.call('HSET', KEYS[1], key, body) end
     if ARGV[a + 3] ~= '' then redis.call('HSET', KEYS[4], key, ARGV[a + 3]) end
     count(KEYS[2], topic, j.state, 1)
-    register_waiters()
     out[#out + 1] = 0
     out[#out + 1] = j.inc
   end

@@ -12,8 +12,15 @@
 -- Returns {verdict, detail}: {'started', next} (no tick was stored: the
 -- schedule starts at ARGV[2]); {'ticked', add.lua's replies for the jobs,
 -- joined by ','}; {'stale', the stored next tick or ''}; {'early', stored};
--- {'fenced', add.lua's reply}: the jobs' home is moving, nothing written.
+-- {'fenced', add.lua's reply}: the schedule's home is moving, nothing written.
 -- function flags: none
+-- A caller whose view still places the schedule here while it lives on
+-- its next home now (the mover carried it there) writes nothing here: not
+-- even a start, which would leave a stale next tick behind.
+local now = redis_now()
+if fenced_for(KEYS[8], ARGV[5], ARGV[6], now) then
+  return {'fenced', 'fenced||' .. ARGV[5]}
+end
 local stored = redis.call('GET', KEYS[9])
 if ARGV[1] == '' then
   if stored then return {'stale', stored} end
@@ -21,12 +28,10 @@ if ARGV[1] == '' then
   return {'started', ARGV[2]}
 end
 if stored ~= ARGV[1] then return {'stale', stored or ''} end
-local now = redis_now()
 if tonumber(stored) > now then return {'early', stored} end
 local replies = {}
 if #ARGV > 6 then
   replies = add_jobs(KEYS, ARGV, 5)
-  if string.sub(replies[1], 1, 7) == 'fenced|' then return {'fenced', replies[1]} end
   local added = 0
   for _, reply in ipairs(replies) do
     if string.sub(reply, 1, 6) == 'added|' then added = added + 1 end

@@ -305,6 +305,14 @@ local function dep_ended_all(keys, how, why, now)
   end
 end
 
+-- Registers the jobs in joined ('\n'-joined keys) as waiting for the job at
+-- key, as another shard had them (a move: move_in.lua, dep_carry_in.lua).
+local function add_waiters(key, joined)
+  for waiter in string.gmatch(joined, '[^\n]+') do
+    redis.call('SADD', kWaitersPrefix .. key, waiter)
+  end
+end
+
 -- A waiting job leaves the waiting state (released, deleted, ended).
 local function waiting_remove(key)
   redis.call('ZREM', kWaitingPrefix .. topic_of(key), key)
@@ -520,6 +528,15 @@ local function dead_letter(key, j, from, topic, dead_key, errors_key, stats_key,
   dep_ended(key, 'x', text, now)
 end
 
+-- Whether this shard's fence (common/store/fence.h) names next_home within
+-- the last hold_ms: a host whose view still places here what already lives
+-- on next_home must not write it here.
+local function fenced_for(fence_key, next_home, hold_ms, now)
+  if next_home == '' then return false end
+  local named = redis.call('ZSCORE', fence_key, next_home)
+  return named ~= false and tonumber(named) > now - tonumber(hold_ms)
+end
+
 -- The adds of add.lua, shared with schedule_tick.lua: K the eight keys add.lua
 -- names, A[base] the jobs' next home ('' when none), A[base + 1] how long
 -- a name in the fence holds (ms), then eight per job from A[base + 2]
@@ -529,13 +546,10 @@ local function add_jobs(K, A, base)
   local kFirstJob = base + 2
   local jobs = (#A - kFirstJob + 1) / kPerJob
   local now = redis_now()
-  if A[base] ~= '' then
-    local named = redis.call('ZSCORE', K[8], A[base])
-    if named and tonumber(named) > now - tonumber(A[base + 1]) then
-      local replies = {}
-      for i = 1, jobs do replies[i] = 'fenced||' .. A[base] end
-      return replies
-    end
+  if fenced_for(K[8], A[base], A[base + 1], now) then
+    local replies = {}
+    for i = 1, jobs do replies[i] = 'fenced||' .. A[base] end
+    return replies
   end
   local created = ms_text(now)
   -- The n-th new job's incarnation is seq + n; seq moves on by the new jobs
