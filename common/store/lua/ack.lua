@@ -81,7 +81,7 @@ if #errors_gone > 0 then
   bulk_write('HDEL', kFlatRecords, flat_gone)
   bulk_write('HDEL', KEYS[2], apart)
   bulk_write('HDEL', KEYS[5], errors_gone)
-  for counted, n in pairs(per_state) do redis.call('HINCRBY', KEYS[7], counted, -n) end
+  for counted, n in pairs(per_state) do redis.call('HINCRBY', KEYS[7], counted, int_text(-n)) end
   for topic, n in pairs(per_topic) do stat(KEYS[6], topic, 'delivered', n, now) end
 end
 return out

@@ -30,7 +30,7 @@ for _, key in ipairs(keys) do
 end
 if moved > 0 then
   redis.call('LPUSH', KEYS[5], now)
-  redis.call('LTRIM', KEYS[5], 0, 15)
+  redis.call('LTRIM', KEYS[5], '0', '15')
   count(KEYS[7], ARGV[1], 'x', -moved)
   count(KEYS[7], ARGV[1], 'd', moved)
   stat(KEYS[6], ARGV[1], 'requeued', moved)

@@ -58,14 +58,14 @@ end
 local kWindow = 8
 local bounds, gone = {}, {}
 local flat_out = {}  -- the promoted records, into the flat hash at the end
-local buckets = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, limit)
+local buckets = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ms_text(now), 'LIMIT', '0', int_text(limit))
 for _, bucket in ipairs(buckets) do
   if moved + held >= limit then break end
   local due_zset = due_key(bucket)
   local keys, next_due, start = {}, nil, 0
   local held_due, held_records = {}, {}  -- this bucket's held jobs
   repeat
-    local part = redis.call('ZRANGE', due_zset, start, start + kWindow - 1, 'WITHSCORES')
+    local part = redis.call('ZRANGE', due_zset, int_text(start), int_text(start + kWindow - 1), 'WITHSCORES')
     for n = 1, #part, 2 do
       if moved + held + #keys >= limit or tonumber(part[n + 1]) > now then
         next_due = part[n + 1]
@@ -115,14 +115,14 @@ for _, bucket in ipairs(buckets) do
       end
     end
     if #left > 0 then bulk_write('HDEL', records_key, left) end
-    redis.call('ZREMRANGEBYRANK', due_zset, 0, #keys - 1)  -- the zset's first ones
+    redis.call('ZREMRANGEBYRANK', due_zset, '0', int_text(#keys - 1))  -- the zset's first ones
   end
   if #held_due > 0 then
     -- Back in the bucket, due at the opening: the bucket's earliest due may
     -- now be a held one (or the bucket had no other job left).
     bulk_write('HSET', KEYS[1] .. bucket, held_records)
     bulk_write('ZADD', due_zset, held_due)
-    local first = redis.call('ZRANGE', due_zset, 0, 0, 'WITHSCORES')
+    local first = redis.call('ZRANGE', due_zset, '0', '0', 'WITHSCORES')
     next_due = first[2]
   end
   if next_due then
@@ -155,9 +155,9 @@ if moved > 0 then
   local tokens = {}
   for i = 1, math.min(moved, 64) do tokens[i] = '1' end
   redis.call('LPUSH', KEYS[3], unpack(tokens))
-  redis.call('LTRIM', KEYS[3], 0, 255)
+  redis.call('LTRIM', KEYS[3], '0', '255')
 end
-local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+local first = redis.call('ZRANGE', KEYS[2], '0', '0', 'WITHSCORES')
 if first[2] == nil then
   return {moved, -1, now, held}
 end

@@ -10,7 +10,7 @@
 -- stalled Redis) take nothing.
 -- Returns the number of jobs given back.
 redis.call('SET', KEYS[5], '1', 'PX', ARGV[3])
-local keys = redis.call('LRANGE', KEYS[4], 0, -1)
+local keys = redis.call('LRANGE', KEYS[4], '0', '-1')
 local moved = 0
 local back = {}
 for i = #keys, 1, -1 do  -- backwards, so LPUSH restores their order
@@ -36,6 +36,6 @@ for topic in pairs(back) do publish_ready(ARGV[4] or '', topic) end
 redis.call('DEL', KEYS[4])
 if moved > 0 then
   redis.call('LPUSH', KEYS[6], '1')
-  redis.call('LTRIM', KEYS[6], 0, 255)
+  redis.call('LTRIM', KEYS[6], '0', '255')
 end
 return moved

@@ -14,7 +14,7 @@
 -- dead-letter callback, and is remembered for the topic's end memory.
 -- Returns {requeued, {dead-lettered job key, its attempts, ...}}.
 local now = redis_now()
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ms_text(now), 'LIMIT', '0', ARGV[1])
 local moved = 0
 local dead = {}
 local called_back, windows, back = {}, {}, {}
@@ -65,6 +65,6 @@ end
 for topic in pairs(back) do publish_ready(ARGV[5], topic) end
 if moved > 0 then
   redis.call('LPUSH', KEYS[3], '1')
-  redis.call('LTRIM', KEYS[3], 0, 255)
+  redis.call('LTRIM', KEYS[3], '0', '255')
 end
 return {moved, dead}

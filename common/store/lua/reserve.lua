@@ -77,7 +77,7 @@ end
 -- Takes up to `want` jobs from the front of t's ready list.
 local function take(t, want)
   local ready = tagged(ARGV[2]) .. t.name
-  local popped = redis.call('LPOP', ready, want)
+  local popped = redis.call('LPOP', ready, int_text(want))
   if not popped then
     t.empty = true
     return
