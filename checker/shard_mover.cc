@@ -25,7 +25,10 @@
 namespace dq {
 namespace {
 
-constexpr int kBatch = 500;              // jobs read (and moved) per step
+constexpr int kBatch = 500;  // jobs read (and moved) per step
+// Keys a keyspace SCAN for ended records visits per step: most are not
+// ended records (buckets, due zsets, counters), skipped by MATCH.
+constexpr int kEndedScanCount = 2000;
 constexpr int64_t kMoverLeaseMs = 5000;  // renewed every pass; a dead holder's lease runs out
 constexpr int kIdleMs = 1000;            // between whole passes that moved nothing
 constexpr int kScanPauseMs = 10;         // between steps of a pass that moved nothing
@@ -50,6 +53,8 @@ std::string dead_holder(const std::string& holder, const std::string& host) {
   }
   return holder;
 }
+
+std::vector<std::string> count_of(int batch) { return {"COUNT", std::to_string(batch)}; }
 
 }  // namespace
 
@@ -215,6 +220,8 @@ int ShardMover::step(Source& source) {
       return step_waiting(source);
     case Phase::kAwaited:
       return step_awaited(source);
+    case Phase::kEnded:
+      return step_ended(source);
     case Phase::kSchedules:
       return step_schedules(source);
   }
@@ -246,7 +253,7 @@ int ShardMover::step_flat(Source& source) {
   // In-flight and dead jobs: a dead one moves, one in flight finishes
   // here (and, retried, moves with the pending ones).
   std::vector<std::string> found;
-  if (!scan(source, "HSCAN", keys::flat_records(), &found)) {
+  if (!scan(source, {"HSCAN", keys::flat_records()}, count_of(kBatch), &found)) {
     return 0;
   }
   std::vector<std::string> dead;
@@ -266,7 +273,7 @@ int ShardMover::step_waiting(Source& source) {
   // Jobs waiting for others: moved whatever their due time (they are due
   // only once released, and a release waits while one is being moved).
   std::vector<std::string> found;
-  if (!scan(source, "HSCAN", keys::after(), &found)) {
+  if (!scan(source, {"HSCAN", keys::after()}, count_of(kBatch), &found)) {
     return 0;
   }
   std::vector<std::string> waiting;
@@ -278,7 +285,7 @@ int ShardMover::step_waiting(Source& source) {
 
 int ShardMover::step_awaited(Source& source) {
   std::vector<std::string> awaited;
-  if (!scan(source, "SSCAN", keys::awaited(), &awaited)) {
+  if (!scan(source, {"SSCAN", keys::awaited()}, count_of(kBatch), &awaited)) {
     return 0;
   }
   // Grouped by home: carried there, then ended here.
@@ -305,6 +312,50 @@ int ShardMover::step_awaited(Source& source) {
     if (pairs.empty() || !store_.shard(home).run(dep_carry_in_call(pairs)).is_ok() ||
         !store_.shard(source.shard).run(dep_carry_done_call(pairs)).is_ok()) {
       continue;  // carried again next pass: registering twice changes nothing
+    }
+    carried += static_cast<int>(pairs.size());
+  }
+  return carried;
+}
+
+int ShardMover::step_ended(Source& source) {
+  // Ended records are keys of their own: the keyspace is scanned (buckets,
+  // counters and the rest are skipped by MATCH, on Redis's side).
+  static const std::string prefix = keys::ended("");
+  std::vector<std::string> found;
+  if (!scan(source, {"SCAN"}, {"MATCH", prefix + "*", "COUNT", std::to_string(kEndedScanCount)},
+            &found)) {
+    return 0;
+  }
+  std::map<size_t, std::vector<std::string>> by_home;
+  for (const std::string& ended_key : found) {
+    std::string key = ended_key.substr(prefix.size());
+    auto homes = id_homes(config_.shards, roles_, key);
+    if (homes && homes->home != source.shard) {
+      by_home[homes->home].push_back(std::move(key));
+    }
+  }
+  int carried = 0;
+  RedisConnection& shard = store_.shard(source.shard);
+  for (const auto& [home, keys] : by_home) {
+    source.off_home += static_cast<int64_t>(keys.size());
+    auto read = shard.run(ended_carry_out_call(keys));
+    if (!read.is_ok() || (*read)->type != REDIS_REPLY_ARRAY) {
+      continue;  // read again next pass
+    }
+    std::vector<std::string> triples;
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (size_t i = 0; i + 2 < (*read)->elements; i += 3) {
+      for (size_t k = 0; k < 3; ++k) {
+        triples.push_back(reply_string((*read)->element[i + k]));
+      }
+      pairs.emplace_back(triples[triples.size() - 3], triples[triples.size() - 2]);
+    }
+    // Written there first, then removed here only if unchanged: a crash
+    // between the two leaves the same end on both, carried again next pass.
+    if (pairs.empty() || !store_.shard(home).run(ended_carry_in_call(triples)).is_ok() ||
+        !shard.run(ended_carry_done_call(pairs)).is_ok()) {
+      continue;
     }
     carried += static_cast<int>(pairs.size());
   }
@@ -344,10 +395,11 @@ int ShardMover::step_schedules(Source& source) {
   return carried;
 }
 
-bool ShardMover::scan(Source& source, const char* command, const std::string& key,
-                      std::vector<std::string>* found) {
-  auto reply = store_.shard(source.shard)
-                   .command({command, key, source.cursor, "COUNT", std::to_string(kBatch)});
+bool ShardMover::scan(Source& source, std::vector<std::string> head,
+                      const std::vector<std::string>& tail, std::vector<std::string>* found) {
+  head.push_back(source.cursor);
+  head.insert(head.end(), tail.begin(), tail.end());
+  auto reply = store_.shard(source.shard).command(head);
   if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_ARRAY || (*reply)->elements != 2) {
     return false;
   }
@@ -376,6 +428,9 @@ void ShardMover::next_phase(Source& source) {
       source.phase = Phase::kAwaited;
       return;
     case Phase::kAwaited:
+      source.phase = Phase::kEnded;
+      return;
+    case Phase::kEnded:
       source.phase = Phase::kSchedules;
       return;
     case Phase::kSchedules:

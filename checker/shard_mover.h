@@ -20,10 +20,12 @@
 // waiting ones (HSCAN of {dq}:after), then the registrations of jobs others
 // wait for ({dq}:awaited, SSCAN) whose job is not there: a moved job takes
 // its registrations along (move_in.lua), and those made meanwhile, or for
-// a job never added, are carried to its home (dep_carry_*.lua), and the
-// next-tick keys of the registry's schedules whose home is another shard
-// are carried there (schedule_carry_done.lua). Each pass resumes where the
-// last stopped.
+// a job never added, are carried to its home (dep_carry_*.lua), then the
+// ended records of jobs whose home is another shard (SCAN of the keyspace;
+// carried by ended_carry_*.lua, so a get or a retried add finds a job's end
+// on its home after the change), and the next-tick keys of the registry's
+// schedules whose home is another shard are carried there
+// (schedule_carry_done.lua). Each pass resumes where the last stopped.
 // One checker moves a change at a time: a 5 s lease in the changing shard's
 // Redis ({dq}:mover, "host:pid"), renewed every pass and taken over at once
 // by a checker of the same host when its holder's pid is gone.
@@ -50,13 +52,13 @@ class ShardMover {
 
  private:
   // What a pass over a source reads, in this order.
-  enum class Phase { kBuckets, kFlat, kWaiting, kAwaited, kSchedules };
+  enum class Phase { kBuckets, kFlat, kWaiting, kAwaited, kEnded, kSchedules };
   // Where the pass over one source stands.
   struct Source {
     size_t shard = 0;
     Phase phase = Phase::kBuckets;
     uint32_t next_bucket = 0;
-    std::string cursor = "0";  // of the HSCAN or SSCAN of the phase after the buckets
+    std::string cursor = "0";  // of the scan of the phase after the buckets
     int64_t off_home = 0;      // jobs seen off their home this pass (moved or waiting)
     bool clean = false;        // the last whole pass saw none
   };
@@ -70,11 +72,13 @@ class ShardMover {
   int step_flat(Source& source);
   int step_waiting(Source& source);
   int step_awaited(Source& source);
+  int step_ended(Source& source);
   int step_schedules(Source& source);
-  // The next batch of a HSCAN or SSCAN of `key` from source.cursor: its
-  // members (a hash's fields and values in turn); false when not answered.
-  // The last batch of the scan moves the source on to its next phase.
-  bool scan(Source& source, const char* command, const std::string& key,
+  // The next batch of a scan from source.cursor: `head` the command (and
+  // its key), `tail` what follows the cursor (MATCH, COUNT); its members (a
+  // hash's fields and values in turn); false when not answered. The last
+  // batch of the scan moves the source on to its next phase.
+  bool scan(Source& source, std::vector<std::string> head, const std::vector<std::string>& tail,
             std::vector<std::string>* found);
   // The scan of the phase ended (its cursor is back at 0): the next phase,
   // or, after the last, a new pass (clean when it saw nothing off its home).

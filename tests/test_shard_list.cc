@@ -993,6 +993,84 @@ TEST_CASE("waiting jobs and the waits on a job move with it when a shard joins a
 // key ends on its home (any copy left elsewhere older, never used), and every
 // tick from the first to the last is delivered once, none missing across
 // the change.
+TEST_CASE(
+    "a delivered job's end moves to its new home: GET and a retried add answer it after a join") {
+  TestRedis first;
+  TestRedis joining;
+  CallbackServer callback;
+  auto host = start_host({first.address()});
+  RunResult made = dqctl(*host, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  HttpClient http;
+  http.add_header("Authorization: Bearer " + made.out.substr(0, made.out.find('\n')));
+  // GET answers a gone job's end while its topic keeps history.
+  RunResult topic = dqctl(*host, {"topic", "add", "done", "--callback", callback.url("/done"),
+                                  "--keep-done-days", "1"});
+  REQUIRE_MESSAGE(topic.exit_code == 0, topic.err);
+  constexpr int kJobs = 40;
+  auto id_of = [](int n) { return "ended-" + std::to_string(n); };
+  REQUIRE(add_once_known(http, host->jobs_url("done"), id_of(0)) == 201);
+  for (int n = 1; n < kJobs; ++n) {
+    REQUIRE(http.post(host->jobs_url("done"), job_doc(id_of(n), Json{{"n", 0}}, 0)).status == 201);
+  }
+  REQUIRE(wait_until(kGenerousMs, [&] { return callback.count() >= kJobs; }));
+  // Every job ended on the one shard, which remembers each end.
+  REQUIRE(wait_until(kGenerousMs, [&] {
+    return first.command({"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", "{dq}:ended:*"})
+               ->integer == kJobs;
+  }));
+  std::vector<ShardAddress> both;
+  for (const auto& name : {first.address(), joining.address()}) {
+    ShardAddress address;
+    parse_host_port(name, &address.host, &address.port);
+    both.push_back(address);
+  }
+  std::set<std::string> moving;  // ids whose home the joining shard becomes
+  for (int n = 0; n < kJobs; ++n) {
+    auto homes =
+        id_homes(both, {ShardRole::kActive, ShardRole::kActive}, job_key("done", id_of(n)));
+    REQUIRE(homes);
+    if (homes->home == 1) moving.insert(id_of(n));
+  }
+  MESSAGE(moving.size() << " of " << kJobs << " ids have their home on the joining shard");
+  REQUIRE(!moving.empty());
+
+  RunResult joined = dqctl(*host, {"shard", "add", joining.address()});
+  REQUIRE_MESSAGE(joined.exit_code == 0, joined.err);
+  REQUIRE(wait_active(*host, joining.address()));
+  // A host started now reads the shard as active: it asks each id's home
+  // alone (one still running may ask the previous home a moment longer).
+  REQUIRE(host->stop() == 0);
+  host->start();
+  REQUIRE(wait_until(kGenerousMs,
+                     [&] { return http.get(host->base_url() + "/v1/topics/done").status == 200; }));
+  int answered = 0, retried_same = 0, on_home = 0, left_behind = 0;
+  for (int n = 0; n < kJobs; ++n) {
+    std::string id = id_of(n);
+    TestRedis& home = moving.count(id) ? joining : first;
+    TestRedis& other = moving.count(id) ? first : joining;
+    on_home += home.command({"EXISTS", keys::ended(job_key("done", id))})->integer == 1;
+    left_behind += other.command({"EXISTS", keys::ended(job_key("done", id))})->integer == 1;
+    // GET answers the job's end from its home.
+    answered += wait_until(kGenerousMs, [&] {
+      HttpResult shown = http.get(host->jobs_url("done") + "/" + id);
+      return shown.status == 200 && shown.json().value("state", "") == "done";
+    });
+    // A retried add of the same job (its answer lost) is its end, not a new job.
+    HttpResult again = http.post(host->jobs_url("done"), job_doc(id, Json{{"n", 0}}, 0));
+    retried_same += again.status == 200 && again.json().value("state", "") == "delivered";
+  }
+  MESSAGE("ends on their home " << on_home << ", left on the other shard " << left_behind
+                                << ", GET answered " << answered << ", retried adds answered "
+                                << retried_same << " of " << kJobs);
+  CHECK(on_home == kJobs);
+  CHECK(left_behind == 0);
+  CHECK(answered == kJobs);
+  CHECK(retried_same == kJobs);
+  sleep_ms(2000);  // a retried add that made a new job would be delivered by now
+  CHECK(callback.count() == kJobs);
+}
+
 TEST_CASE("schedules go on across a shard join: each next tick on its home, every tick once") {
   TestRedis first;
   TestRedis joining;

@@ -473,6 +473,44 @@ TEST_CASE("a schedule's next tick carried to its home keeps the later of the two
   CHECK(redis.command({"EXISTS", key})->integer == 0);
 }
 
+TEST_CASE("an ended record carried to its home keeps the later end, and leaves only if unchanged") {
+  TestRedis from_redis, to_redis;
+  RedisConnection from(from_redis.shard(), 1000, 2000), to(to_redis.shard(), 1000, 2000);
+  const std::string a = job_key("t", "a"), b = job_key("t", "b"), c = job_key("t", "c");
+  from_redis.command({"SET", keys::ended(a), "a|2000|1500|abcd|0|1|", "PX", "600000"});
+  from_redis.command({"SET", keys::ended(b), "a|1000|900|abcd|0|1|"});  // no TTL
+  // Out: a triple per record found (c has none), its TTL in ms or ''.
+  auto out = from.run(ended_carry_out_call({a, b, c}));
+  REQUIRE(out.is_ok());
+  REQUIRE((*out)->elements == 6);
+  std::vector<std::string> triples;
+  for (size_t i = 0; i < 6; ++i) {
+    triples.push_back(text((*out)->element[i]));
+  }
+  CHECK(triples[0] == a);
+  CHECK(triples[1] == "a|2000|1500|abcd|0|1|");
+  CHECK(std::stoll(triples[2]) > 590000);
+  CHECK(std::stoll(triples[2]) <= 600000);
+  CHECK(triples[3] == b);
+  CHECK(triples[5] == "");
+  // In: b's home already holds a later end of the id (a job added and ended
+  // again there): kept. a is written with its TTL.
+  to_redis.command({"SET", keys::ended(b), "x|5000|4000|ef01|0|5|boom"});
+  CHECK((*to.run(ended_carry_in_call(triples)))->integer == 1);
+  CHECK(text(to_redis.command({"GET", keys::ended(a)}).get()) == "a|2000|1500|abcd|0|1|");
+  CHECK(to_redis.command({"PTTL", keys::ended(a)})->integer > 590000);
+  CHECK(text(to_redis.command({"GET", keys::ended(b)}).get()) == "x|5000|4000|ef01|0|5|boom");
+  // Done: a record that changed since it was read (its job ended again
+  // here) stays, for the next pass; an unchanged one goes.
+  from_redis.command({"SET", keys::ended(a), "a|3000|2500|abcd|0|2|"});
+  CHECK((*from.run(ended_carry_done_call({{a, triples[1]}, {b, triples[4]}})))->integer == 1);
+  CHECK(from_redis.command({"EXISTS", keys::ended(a)})->integer == 1);
+  CHECK(from_redis.command({"EXISTS", keys::ended(b)})->integer == 0);
+  // Carried again, the later end replaces the earlier one on the home.
+  CHECK((*to.run(ended_carry_in_call({a, "a|3000|2500|abcd|0|2|", ""})))->integer == 1);
+  CHECK(text(to_redis.command({"GET", keys::ended(a)}).get()) == "a|3000|2500|abcd|0|2|");
+}
+
 TEST_CASE("AUTH with a password") {
   TestRedis redis;
   redis.command({"CONFIG", "SET", "requirepass", "s3cret"});

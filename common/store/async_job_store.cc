@@ -332,22 +332,40 @@ void AsyncJobStore::get(const std::string& topic, const std::string& id,
 void AsyncJobStore::get_ended(const std::string& topic, const std::string& id,
                               std::function<void(std::optional<EndedJob>)> done) {
   auto homes = id_homes(addresses_, roles_, job_key(topic, id));
-  if (!homes || !usable(homes->home)) {
+  if (!homes) {
     return done(std::nullopt);
   }
-  shards_[homes->home]->command(
-      {"GET", keys::ended(job_key(topic, id))},
-      [topic, id, done = std::move(done)](Result<const redisReply*> reply) {
-        if (!reply.is_ok() || (*reply)->type != REDIS_REPLY_STRING) {
-          return done(std::nullopt);
-        }
-        auto ended = parse_ended_record(reply_text(*reply));
-        if (ended) {
-          ended->topic = topic;
-          ended->id = id;
-        }
-        done(std::move(ended));
-      });
+  // While a shard joins or drains, a job may have ended on its previous
+  // home: asked as a get asks, until the mover carries the record home.
+  find_ended(topic, id, homes->lookup_order(), homes->home, 0, std::move(done));
+}
+
+void AsyncJobStore::find_ended(const std::string& topic, const std::string& id,
+                               std::vector<size_t> order, size_t home, size_t next,
+                               std::function<void(std::optional<EndedJob>)> done) {
+  while (next < order.size() && !usable(order[next])) {
+    ++next;
+  }
+  if (next == order.size()) {
+    return done(std::nullopt);
+  }
+  size_t index = order[next];
+  int timeout_ms = index == home ? command_timeout_ms_ : probe_timeout_ms_;  // as find_job
+  shards_[index]->probe({"GET", keys::ended(job_key(topic, id))}, timeout_ms,
+                        [this, topic, id, order = std::move(order), home, next,
+                         done = std::move(done)](Result<const redisReply*> reply) mutable {
+                          std::optional<EndedJob> ended;
+                          if (reply.is_ok() && (*reply)->type == REDIS_REPLY_STRING) {
+                            ended = parse_ended_record(reply_text(*reply));
+                          }
+                          if (!ended) {
+                            return find_ended(topic, id, std::move(order), home, next + 1,
+                                              std::move(done));
+                          }
+                          ended->topic = topic;
+                          ended->id = id;
+                          done(std::move(ended));
+                        });
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,

@@ -98,6 +98,23 @@ ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::str
   return carry_call(&kDepCarryDoneScript, pairs);
 }
 
+ScriptCall ended_carry_out_call(const std::vector<std::string>& keys) {
+  return {&kEndedCarryOutScript, {keys::awaited()}, keys};
+}
+
+ScriptCall ended_carry_in_call(const std::vector<std::string>& triples) {
+  return {&kEndedCarryInScript, {keys::awaited()}, triples};
+}
+
+ScriptCall ended_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
+  ScriptCall call{&kEndedCarryDoneScript, {keys::awaited()}, {}};
+  for (const auto& [key, record] : pairs) {
+    call.args.push_back(key);
+    call.args.push_back(record);
+  }
+  return call;
+}
+
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
                            const std::string& dead_holder, bool draining) {
   return {&kMoveLeaseScript,

@@ -53,6 +53,16 @@ ScriptCall dep_carry_out_call(const std::vector<std::string>& keys);
 // (dep_carry_in.lua), then ended on the source (dep_carry_done.lua).
 ScriptCall dep_carry_in_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 ScriptCall dep_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
+// The ended records of jobs whose home is another shard (ended_carry_out.lua):
+// job keys; answers triples of job key, ended record and time to live in
+// ms ('' for none).
+ScriptCall ended_carry_out_call(const std::vector<std::string>& keys);
+// Those triples, written on the jobs' home unless it holds a later end
+// (ended_carry_in.lua).
+ScriptCall ended_carry_in_call(const std::vector<std::string>& triples);
+// pairs: job key and the ended record carried: removed from the source
+// unless it changed since (ended_carry_done.lua).
+ScriptCall ended_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs);
 // How long a shard's draining-since time outlives the last mover pass: a
 // shard drained again after this starts its settling time anew.
 constexpr int64_t kDrainingSinceTtlMs = 15000;
