@@ -59,8 +59,8 @@ class ShardMover {
     Phase phase = Phase::kBuckets;
     uint32_t next_bucket = 0;
     std::string cursor = "0";  // of the scan of the phase after the buckets
-    int64_t off_home = 0;      // jobs seen off their home this pass (moved or waiting)
-    bool clean = false;        // the last whole pass saw none
+    int64_t off_home = 0;  // jobs, registrations, ends and next ticks seen off their home this pass
+    bool clean = false;    // the last whole pass saw none
   };
 
   bool take_lease();

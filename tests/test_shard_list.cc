@@ -164,6 +164,13 @@ RunResult dqctl(const DqdProcess& host, std::vector<std::string> args) {
   return run_dqctl(args, host.dir(), "");
 }
 
+// A producer token for every topic, made on `host`.
+std::string producer_token(const DqdProcess& host) {
+  RunResult made = dqctl(host, {"token", "add", "producer", "--topics", "*"});
+  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  return made.out.substr(0, made.out.find('\n'));
+}
+
 // Waits until `address` is active in the host's shard list: it joined, and
 // the checker moved the jobs whose home it became and ended the change.
 bool wait_active(const DqdProcess& host, const std::string& address) {
@@ -404,9 +411,7 @@ TEST_CASE(
   std::vector<std::string> shards = {registry_shard.address(), other_shard.address()};
   auto a = start_host(shards);
   auto b = start_host(shards);
-  RunResult made = dqctl(*a, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
-  std::string token = made.out.substr(0, made.out.find('\n'));
+  std::string token = producer_token(*a);
   for (const char* topic : {"from-a", "from-b", "later"}) {
     RunResult added =
         dqctl(*a, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
@@ -617,14 +622,13 @@ void simulate_dead_mover(const std::vector<ShardAddress>& all,
 // The topics of the move tests' load (from-a, from-b, later) calling
 // `callback`, and a producer token for them; returns the token.
 std::string add_load_topics(DqdProcess& host, CallbackServer& callback) {
-  RunResult made = dqctl(host, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
+  std::string token = producer_token(host);
   for (const char* topic : {"from-a", "from-b", "later"}) {
     RunResult added =
         dqctl(host, {"topic", "add", topic, "--callback", callback.url("/" + std::string(topic))});
     REQUIRE_MESSAGE(added.exit_code == 0, added.err);
   }
-  return made.out.substr(0, made.out.find('\n'));
+  return token;
 }
 
 int64_t counted(TestRedis& redis, const std::string& field) {
@@ -838,9 +842,7 @@ TEST_CASE("waiting jobs and the waits on a job move with it when a shard joins a
   TestRedis joining;
   CallbackServer callback;
   auto host = start_host({first.address()});
-  RunResult made = dqctl(*host, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
-  std::string token = made.out.substr(0, made.out.find('\n'));
+  std::string token = producer_token(*host);
   RunResult topic = dqctl(*host, {"topic", "add", "t", "--callback", callback.url("/t")});
   REQUIRE_MESSAGE(topic.exit_code == 0, topic.err);
   HttpClient http;
@@ -987,22 +989,19 @@ TEST_CASE("waiting jobs and the waits on a job move with it when a shard joins a
   CHECK(out_of_order == 0);
 }
 
-// A schedule's next tick lives on its home shard, with its ticks' jobs.
-// Six schedules of "@every 1s" (one per topic) tick on one shard; a second
-// joins, and the schedules whose home it becomes go on there: each next-tick
-// key ends on its home (any copy left elsewhere older, never used), and every
-// tick from the first to the last is delivered once, none missing across
-// the change.
+// A job's ended record (its dedup window and history) lives on its home:
+// forty jobs delivered on one shard, a second joins, and the ends of the
+// ids whose home it becomes are carried there; a host that knows only the
+// new layout answers GET of each from its home, and a retried add of each
+// is its end, not a second job.
 TEST_CASE(
     "a delivered job's end moves to its new home: GET and a retried add answer it after a join") {
   TestRedis first;
   TestRedis joining;
   CallbackServer callback;
   auto host = start_host({first.address()});
-  RunResult made = dqctl(*host, {"token", "add", "producer", "--topics", "*"});
-  REQUIRE_MESSAGE(made.exit_code == 0, made.err);
   HttpClient http;
-  http.add_header("Authorization: Bearer " + made.out.substr(0, made.out.find('\n')));
+  http.add_header("Authorization: Bearer " + producer_token(*host));
   // GET answers a gone job's end while its topic keeps history.
   RunResult topic = dqctl(*host, {"topic", "add", "done", "--callback", callback.url("/done"),
                                   "--keep-done-days", "1"});
@@ -1071,6 +1070,12 @@ TEST_CASE(
   CHECK(callback.count() == kJobs);
 }
 
+// A schedule's next tick lives on its home shard, with its ticks' jobs.
+// Six schedules of "@every 1s" (one per topic) tick on one shard; a second
+// joins, and the schedules whose home it becomes go on there: each next-tick
+// key ends on its home (any copy left elsewhere older, never used), and every
+// tick from the first to the last is delivered once, none missing across
+// the change.
 TEST_CASE("schedules go on across a shard join: each next tick on its home, every tick once") {
   TestRedis first;
   TestRedis joining;

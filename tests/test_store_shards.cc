@@ -501,14 +501,44 @@ TEST_CASE("an ended record carried to its home keeps the later end, and leaves o
   CHECK(to_redis.command({"PTTL", keys::ended(a)})->integer > 590000);
   CHECK(text(to_redis.command({"GET", keys::ended(b)}).get()) == "x|5000|4000|ef01|0|5|boom");
   // Done: a record that changed since it was read (its job ended again
-  // here) stays, for the next pass; an unchanged one goes.
+  // here) stays, for the next pass; an unchanged one goes, on a full shard
+  // too (a full shard can be drained).
   from_redis.command({"SET", keys::ended(a), "a|3000|2500|abcd|0|2|"});
+  from_redis.command({"CONFIG", "SET", "maxmemory", "1"});
   CHECK((*from.run(ended_carry_done_call({{a, triples[1]}, {b, triples[4]}})))->integer == 1);
+  from_redis.command({"CONFIG", "SET", "maxmemory", "0"});
   CHECK(from_redis.command({"EXISTS", keys::ended(a)})->integer == 1);
   CHECK(from_redis.command({"EXISTS", keys::ended(b)})->integer == 0);
   // Carried again, the later end replaces the earlier one on the home.
   CHECK((*to.run(ended_carry_in_call({a, "a|3000|2500|abcd|0|2|", ""})))->integer == 1);
   CHECK(text(to_redis.command({"GET", keys::ended(a)}).get()) == "a|3000|2500|abcd|0|2|");
+}
+
+TEST_CASE("while a shard moves in, a gone job's end is the later of its two homes") {
+  TestRedis one, two;
+  auto store = store_with_roles({&one, &two}, {ShardRole::kActive, ShardRole::kMovingIn});
+  std::string id = id_homed_on(*store, "t", 1, "e");  // its previous home is one
+  std::string key = keys::ended(job_key("t", id));
+  CHECK_FALSE(store->get_ended("t", id));
+  one.command({"SET", key, "a|1000|900|abcd|0|1|"});
+  auto only_previous = store->get_ended("t", id);
+  REQUIRE(only_previous);
+  CHECK(only_previous->ended_at_ms == 1000);
+  CHECK(only_previous->id == id);
+  two.command({"SET", key, "x|2000|1900|abcd|0|5|boom"});  // a job of the id added since
+  auto later_on_home = store->get_ended("t", id);
+  REQUIRE(later_on_home);
+  CHECK(later_on_home->ended_at_ms == 2000);
+  CHECK(later_on_home->state == "dead");
+  one.command({"SET", key, "a|3000|2900|abcd|0|1|"});
+  auto later_on_previous = store->get_ended("t", id);
+  REQUIRE(later_on_previous);
+  CHECK(later_on_previous->ended_at_ms == 3000);
+  // The previous home down: the home's end answers.
+  one.stop();
+  auto home_alone = store->get_ended("t", id);
+  REQUIRE(home_alone);
+  CHECK(home_alone->ended_at_ms == 2000);
 }
 
 TEST_CASE("AUTH with a password") {

@@ -336,36 +336,39 @@ void AsyncJobStore::get_ended(const std::string& topic, const std::string& id,
     return done(std::nullopt);
   }
   // While a shard joins or drains, a job may have ended on its previous
-  // home: asked as a get asks, until the mover carries the record home.
-  find_ended(topic, id, homes->lookup_order(), homes->home, 0, std::move(done));
+  // home, and a job of the id added since on its home: both are asked, and
+  // the later end answers (as ended_carry_in.lua keeps it).
+  find_ended(topic, id, homes->lookup_order(), homes->home, 0, std::nullopt, std::move(done));
 }
 
 void AsyncJobStore::find_ended(const std::string& topic, const std::string& id,
                                std::vector<size_t> order, size_t home, size_t next,
+                               std::optional<EndedJob> latest,
                                std::function<void(std::optional<EndedJob>)> done) {
   while (next < order.size() && !usable(order[next])) {
     ++next;
   }
   if (next == order.size()) {
-    return done(std::nullopt);
+    if (latest) {
+      latest->topic = topic;
+      latest->id = id;
+    }
+    return done(std::move(latest));
   }
   size_t index = order[next];
   int timeout_ms = index == home ? command_timeout_ms_ : probe_timeout_ms_;  // as find_job
-  shards_[index]->probe({"GET", keys::ended(job_key(topic, id))}, timeout_ms,
-                        [this, topic, id, order = std::move(order), home, next,
-                         done = std::move(done)](Result<const redisReply*> reply) mutable {
-                          std::optional<EndedJob> ended;
-                          if (reply.is_ok() && (*reply)->type == REDIS_REPLY_STRING) {
-                            ended = parse_ended_record(reply_text(*reply));
-                          }
-                          if (!ended) {
-                            return find_ended(topic, id, std::move(order), home, next + 1,
-                                              std::move(done));
-                          }
-                          ended->topic = topic;
-                          ended->id = id;
-                          done(std::move(ended));
-                        });
+  shards_[index]->probe(
+      {"GET", keys::ended(job_key(topic, id))}, timeout_ms,
+      [this, topic, id, order = std::move(order), home, next, latest = std::move(latest),
+       done = std::move(done)](Result<const redisReply*> reply) mutable {
+        if (reply.is_ok() && (*reply)->type == REDIS_REPLY_STRING) {
+          auto ended = parse_ended_record(reply_text(*reply));
+          if (ended && (!latest || ended->ended_at_ms > latest->ended_at_ms)) {
+            latest = std::move(ended);
+          }
+        }
+        find_ended(topic, id, std::move(order), home, next + 1, std::move(latest), std::move(done));
+      });
 }
 
 void AsyncJobStore::find_job(const std::string& topic, const std::string& id,

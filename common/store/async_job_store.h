@@ -70,8 +70,8 @@ class AsyncJobStore {
   // is down, named in the message.
   void get(const std::string& topic, const std::string& id, std::function<void(Result<Job>)> done);
   // A gone job's final state from its ended record on its home, or, while
-  // a shard joins or drains, its other home (nullopt: none kept, or no
-  // shard holding it could be asked).
+  // a shard joins or drains, the later of those on its two homes (nullopt:
+  // none kept, or no shard holding it could be asked).
   void get_ended(const std::string& topic, const std::string& id,
                  std::function<void(std::optional<EndedJob>)> done);
   // kUnavailable when its home (or other home) is down and the job was not
@@ -162,9 +162,11 @@ class AsyncJobStore {
   // their shards (dep_register.lua), then adds it (look_elsewhere).
   void register_waiter(const std::shared_ptr<AddState>& state);
   void run_add(std::shared_ptr<AddState> state);
-  // Asks the shards of `order` from `next` on for an ended record.
+  // Asks the shards of `order` from `next` on for an ended record; `done`
+  // gets the latest of those found.
   void find_ended(const std::string& topic, const std::string& id, std::vector<size_t> order,
-                  size_t home, size_t next, std::function<void(std::optional<EndedJob>)> done);
+                  size_t home, size_t next, std::optional<EndedJob> latest,
+                  std::function<void(std::optional<EndedJob>)> done);
   void find_job(const std::string& topic, const std::string& id, std::vector<size_t> order,
                 size_t home, size_t next, std::string down, std::function<void(Result<Job>)> done);
   void read_body(size_t shard, Job job, bool body_read, std::function<void(Result<Job>)> done);

@@ -4,8 +4,8 @@
 -- is carried by the mover's next pass).
 -- KEYS[1] any key of the shard's tag (the awaited set), for the call's slot
 -- ARGV pairs: job key, the ended record carried
--- Returns how many were removed.
--- function flags: none
+-- Returns how many were removed. Runs on a full shard too (it only
+-- removes): a full shard can still be drained.
 local removed = 0
 for a = 1, #ARGV, 2 do
   local key = kEndedPrefix .. ARGV[a]

@@ -27,7 +27,7 @@ for _, key in ipairs(redis.call('LRANGE', KEYS[2], 0, tonumber(ARGV[6]) - 1)) do
     local start = tonumber(j.first ~= '' and j.first or j.due)
     if now - start >= max_retry then
       redis.call('LREM', KEYS[2], 1, key)
-      local text = reason .. ' (waited ' .. ms_text((now - start) / 1000) ..
+      local text = reason .. ' (waited ' .. ms_text(math.ceil((now - start) / 1000)) ..
                    ' s, longer than max_retry_duration_s ' .. ms_text(max_retry / 1000) .. ')'
       dead_letter(key, j, from, topic, KEYS[3], KEYS[4], KEYS[5], KEYS[6], text, ARGV[4] == '1',
                   ARGV[5], now)

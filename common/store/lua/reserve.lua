@@ -59,7 +59,7 @@ local function end_if_undeliverable(t, key, j)
   if not t.late_how then return false end
   local late = now - tonumber(j.due)
   if late <= t.late_ms then return false end
-  local why = 'late: found ' .. ms_text(late / 1000) .. ' s after it was due (late_policy ' ..
+  local why = 'late: found ' .. ms_text(math.ceil(late / 1000)) .. ' s after it was due (late_policy ' ..
               t.late_how .. '_after:' .. ms_text(t.late_ms / 1000) .. ')'
   if t.late_how == 'dead' then
     dead_letter(key, j, 'flat', t.name, kTag .. ':dead:' .. t.name, kErrors,

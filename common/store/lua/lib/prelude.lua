@@ -455,8 +455,8 @@ end
 -- window (deliveries and deaths only) and its history (keep_done_days).
 -- memory: the script's end memory argument; detail: '' or the history's.
 -- An ack ends many jobs at one `now` with a few end memories: what depends
--- only on those two (the parse, three '%.0f' formats of ~7,000 Redis
--- instructions each) is worked out once per call (end_texts).
+-- only on those two (the parse, three number formats) is worked out once
+-- per call (end_texts).
 local end_texts = {}
 local function remember_end(key, how, j, body, memory, now, detail)
   local lasting = how == 'a' or how == 'x'
@@ -578,9 +578,9 @@ local function add_jobs(K, A, base)
   for i = 1, jobs do job_keys[i] = A[kFirstJob + (i - 1) * kPerJob] end
   local in_flat = bulk_read('HMGET', kFlatRecords, job_keys)
 
-  -- Number formatting is the costly part of Lua's string work (Lua numbers are
-  -- doubles: '%.0f' goes through printf's float path), and a call's jobs mostly
-  -- share a delay: each distinct delay is formatted once.
+  -- Number formatting is a costly part of Lua's string work (Lua numbers are
+  -- doubles; see ms_text), and a call's jobs mostly share a delay: each
+  -- distinct delay is formatted once.
   local due_text_of_delay, due_ms_of_delay = {}, {}
   local function due_of(a)
     local when = A[a + 4]
