@@ -124,6 +124,49 @@ add_window() {  # LABEL MODE CONNECTIONS [BATCH]
   log "    cores: $WIN_CPU"
 }
 
+# The reference for "Redis CPU per add, 1 shard against 3 and a cluster":
+# step 1's minimal SET+ZADD script, one job per call, each call to one
+# Redis (one home), 50 connections in all spread over the layout's Redis
+# (one redis-benchmark per plain shard; on the cluster one in --cluster
+# mode, each node's keys under its own hash tag). Run after dq stopped, on
+# emptied Redis, so its Redis CPU per call is what this machine's layout
+# costs with no dq in it: a figure dq's own ratios are read against.
+# Sets REF_US (Redis CPU µs per call) and REF_RATE (calls/s).
+reference_window() {  # KIND(plain|cluster)
+  local kind=$1 calls=${SHARDS_REF_CALLS:-400000} port sha n=${#SHARD_PORTS[@]} pids=() t0 t1
+  empty_all
+  for port in "${SHARD_PORTS[@]}"; do sha=$(redis-cli -p "$port" script load "$MIN_SCRIPT"); done
+  local r0 r1
+  r0=$(for port in "${SHARD_PORTS[@]}"; do redis_cpu_s "$port"; echo; done | awk '{ s += $1 } END { printf "%.3f", s }')
+  t0=$(now_s)
+  if [ "$kind" = cluster ]; then
+    redis-benchmark -h 127.0.0.1 -p "${SHARD_PORTS[0]}" --cluster -c 50 -n "$calls" -r 100000000 -q \
+      evalsha "$sha" 2 '{tag}min:__rand_int__' '{tag}:due' "$BODY64" 1763800000000 > "$SHARDS_DIR/ref.out" 2>&1
+  else
+    local i=0 conns
+    for port in "${SHARD_PORTS[@]}"; do
+      # 50 connections in all: 50 / n each, the remainder to the first ones.
+      conns=$((50 / n + (i < 50 % n ? 1 : 0)))
+      redis-benchmark -h 127.0.0.1 -p "$port" -c "$conns" -n $((calls / n)) -r 100000000 -q \
+        evalsha "$sha" 2 'min:__rand_int__' '{min}:due' "$BODY64" 1763800000000 > "$SHARDS_DIR/ref-$port.out" 2>&1 &
+      pids+=($!)
+      i=$((i + 1))
+    done
+    wait "${pids[@]}"
+  fi
+  t1=$(now_s)
+  r1=$(for port in "${SHARD_PORTS[@]}"; do redis_cpu_s "$port"; echo; done | awk '{ s += $1 } END { printf "%.3f", s }')
+  local stored=0
+  for port in "${SHARD_PORTS[@]}"; do
+    stored=$((stored + $(redis-cli -p "$port" dbsize)))
+  done
+  # Every call stores a new string (random keys may repeat: the strings
+  # stored count each key once; the zsets add one key per Redis).
+  REF_US=$(awk -v a="$r0" -v b="$r1" -v c="$calls" 'BEGIN { printf "%.1f", (b - a) * 1e6 / c }')
+  REF_RATE=$(awk -v c="$calls" -v w="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", c / w }')
+  log "  $SHARDS_LABEL reference: $calls calls, $REF_RATE/s, Redis CPU $REF_US µs per call, keys stored $stored"
+}
+
 empty_all() {
   local port
   for port in "${SHARD_PORTS[@]}"; do redis-cli -p "$port" flushall sync >/dev/null; done
@@ -335,7 +378,29 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   echo "| $SHARDS_LABEL | $(echo "$MEM_LINE" | field held) | $(echo "$MEM_LINE" | field grown) | $(echo "$MEM_LINE" | field per_job) | $(echo "$MEM_LINE" | field marginal) | **$(echo "$MEM_LINE" | field per_gib)** | $(echo "$MEM_LINE" | field marginal_per_gib) |" >> "$WORK/shards_memory.md"
 
   stop_dq
+  reference_window "$kind"
+  # label, the reference's µs per call and rate, dq's µs per single add:
+  # the ratios to 1 Redis are made when the table is written.
+  echo "$SHARDS_LABEL	$REF_US	$REF_RATE	$s_us" >> "$WORK/shards_reference.tsv"
   for i in "${SHARD_PORTS[@]}"; do redis-cli -p "$i" shutdown nosave >/dev/null 2>&1 || true; done
+}
+
+# shards_reference.tsv -> table rows: each layout's Redis CPU per call of the
+# reference and per single add of dq, each as a ratio to 1 Redis's of the
+# same build (a label "<layout>, <build>" is matched on its build part).
+reference_rows() {
+  awk -F'\t' '
+    function build(l) { return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : "" }
+    { label[NR] = $1; ref[NR] = $2; rate[NR] = $3; dq[NR] = $4
+      if ($1 ~ /^1 Redis/) { one_ref[build($1)] = $2; one_dq[build($1)] = $4 } }
+    END {
+      for (n = 1; n <= NR; n++) {
+        b = build(label[n]); r1 = one_ref[b]; d1 = one_dq[b]
+        printf "| %s | %s | %s µs | %s | %s µs | %s |\n", label[n], rate[n], ref[n],
+          (r1 > 0 ? sprintf("**%.2fx**", ref[n] / r1) : "n/a"), dq[n],
+          (d1 > 0 ? sprintf("**%.2fx**", dq[n] / d1) : "n/a")
+      }
+    }' "$WORK/shards_reference.tsv"
 }
 
 step_shards() {
@@ -348,6 +413,7 @@ step_shards() {
   : > "$WORK/shards_redis.md"
   : > "$WORK/shards_cores.md"
   : > "$WORK/shards_memory.md"
+  : > "$WORK/shards_reference.tsv"
   # With COMPARE_REV, each layout runs twice, with that revision's dqd and
   # with this tree's, in turn (the order swapped from one layout to the
   # next), so the load of the minute falls on both alike.
@@ -399,6 +465,12 @@ step_shards() {
   row "| layout | window | Redis (busiest) | dq-server | dq-timer | dq-consume | other dq | load generator | callback sink | all of these | whole machine | the limit, from these numbers |"
   row "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   cat "$WORK/shards_cores.md" >> "$ROWS"
+  row ""
+  row "The reference: step 1's minimal SET+ZADD script, one job per call to one Redis, 50 connections in all over the layout's Redis (a redis-benchmark per plain shard, one in --cluster mode on the cluster), ${SHARDS_REF_CALLS:-400000} calls, on emptied Redis after the layout's dqd stopped. Its ratio to 1 Redis is what this machine's layout alone costs a call that does the same work on 1 or 3 Redis; dq's single adds beside it (the table above):"
+  row ""
+  row "| layout | reference calls/s | reference Redis CPU per call | reference / 1 Redis | dq Redis CPU per single add | dq / 1 Redis |"
+  row "|---|---:|---:|---:|---:|---:|"
+  reference_rows >> "$ROWS"
   row ""
   row "Redis memory per pending job (64-byte body, 16-byte id, due in 10 days, added through the batch API onto emptied Redis; used_memory summed over every Redis of the layout; step 4 gives the per-structure split for one shard). Average: growth / jobs held at the end; marginal: growth over the second half / its jobs (the buckets' fixed cost paid, what a larger queue costs per job):"
   row ""
