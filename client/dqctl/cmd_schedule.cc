@@ -1,5 +1,6 @@
 // `dqctl schedule ...`: a topic's schedules (docs/schedules.md) in the
-// registry named by the config's [sqlite] path, through the shared registry
+// registry named by the config's [sqlite] path (with --url: over HTTP,
+// client/dqctl/schedule_remote.h), through the shared registry
 // first when [registry] shared = yes. The writes are
 // common/registry/schedule_writes.h, as for the HTTP API: each is a
 // versioned write of the topic. Running dqd timers pick changes up on their
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/schedule_remote.h"
 #include "client/dqctl/topic_write_wait.h"
 #include "common/core/clock.h"
 #include "common/registry/schedule_writes.h"
@@ -106,11 +108,6 @@ int run_schedule(const CtlOptions& options, const std::vector<std::string>& args
     return usage_error(kCommand, sub == "list" ? "schedule list takes TOPIC"
                                                : "schedule " + sub + " takes TOPIC SPEC");
   }
-  if (!options.url.empty()) {
-    return usage_error(kCommand,
-                       "schedule works on this host's registry (-c CONFIG); over HTTP, use "
-                       "/v1/topics/{topic}/schedules");
-  }
   const std::string& topic = args[1];
   Json request = Json::object();
   if (sub == "add") {
@@ -118,6 +115,9 @@ int run_schedule(const CtlOptions& options, const std::vector<std::string>& args
     if (!parse_add_options(args, &request)) {
       return kExitUsage;
     }
+  }
+  if (!options.url.empty()) {
+    return run_remote_schedule(options, sub, topic, sub == "list" ? "" : args[2], request);
   }
   int exit_code = kExitOk;
   std::unique_ptr<Registry> registry = open_ctl_registry(options, &exit_code);

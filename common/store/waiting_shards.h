@@ -26,7 +26,7 @@ class WaitingShards {
                 int command_timeout_ms)
       : shards_(std::make_unique<OwnedShards>(waiter_.base(), addresses, connect_timeout_ms,
                                               command_timeout_ms)) {
-    waiter_.wait<bool>([this](std::function<void(bool)> done) {
+    waiter_.wait<bool>([this](const std::function<void(bool)>& done) {
       shards_->when_connected([done]() { done(true); });
     });
   }

@@ -286,6 +286,16 @@ struct TopicDeletion {
   int64_t in_flight_jobs = 0;  // of those, being delivered: their callbacks still complete
 };
 
+// One of a topic's schedules as the server shows it (docs/schedules.md):
+// spec, id, tz, zone, body, catch_up, paused, created_at_ms and its next
+// five run times (none while paused).
+struct Schedule {
+  std::string spec;
+  std::string id;
+  bool paused = false;
+  std::string json;  // the server's schedule object
+};
+
 // Pull topics (mode "pull"): a worker reserves jobs, then acks, nacks or
 // touches each with its token (docs/delivery.md, "Pull workers").
 struct ReserveOptions {
@@ -389,6 +399,18 @@ class DQCLIENT_API Client {
                                     std::optional<int64_t> if_version = std::nullopt);
   // Refused (Conflict) while it holds jobs, unless purge deletes them with it.
   Result<TopicDeletion> delete_topic(const std::string& topic, bool purge = false);
+
+  // A topic's schedules (/v1/topics/{topic}/schedules); the writes need a
+  // token with the admin scope when the server requires tokens.
+  Result<std::vector<Schedule>> list_schedules(const std::string& topic);
+  // fields_json: {"spec", "tz"?, "body"?, "catch_up"?, "paused"?}. Conflict
+  // when the topic has that spec already, unless an earlier attempt of this
+  // call (a timeout, a 504) may have added it: then the schedule found.
+  Result<Schedule> add_schedule(const std::string& topic, const std::string& fields_json);
+  // Pauses (no tick is added) or resumes the schedule with that spec.
+  Result<Schedule> pause_schedule(const std::string& topic, const std::string& spec, bool paused);
+  // Deletes the schedule with that spec; answers its id.
+  Result<std::string> delete_schedule(const std::string& topic, const std::string& spec);
 
   // GET /v1/topics/{topic}/reserve: leases up to options.count ready jobs
   // of a pull topic, waiting up to options.wait_s for one (an empty vector:
