@@ -62,12 +62,13 @@ TEST_CASE("the Python client (dqclient) against a real dqd") {
   RunResult run = world.run_suite("python", {"/usr/bin/python3", "-m", "unittest", "-v"});
   INFO(run.out, run.err);
   CHECK(run.exit_code == 0);
-  // unittest reports on stderr: every case ran (the five against dqd
-  // among them, a pull worker and a job after another too), none was skipped.
+  // unittest reports on stderr: every case ran (the six against dqd
+  // among them: a pull worker, a job after another, schedules), none skipped.
   CHECK(contains(run.err, "test_a_real_signed_callback_verifies_and_a_tampered_one_does_not"));
   CHECK(contains(run.err, "test_a_pull_worker_reserves_acks_nacks_and_touches"));
   CHECK(contains(run.err, "test_a_job_after_another_waits_for_it"));
-  CHECK(contains(run.err, "\nRan 10 tests"));
+  CHECK(contains(run.err, "test_schedules_add_list_pause_resume_delete"));
+  CHECK(contains(run.err, "\nRan 11 tests"));
   CHECK(contains(run.err, "\nOK\n"));
   CHECK_FALSE(contains(run.err, "skipped"));
 }
@@ -79,7 +80,8 @@ TEST_CASE("the Node client (dq-client) against a real dqd") {
   CHECK(run.exit_code == 0);
   CHECK(contains(run.out, "# skipped 0"));
   CHECK(contains(run.out, "# fail 0"));
-  CHECK(contains(run.out, "ok 5 - a real signed callback verifies, a tampered one does not"));
+  CHECK(contains(run.out, "ok 5 - schedules: add, list, pause, resume, delete"));
+  CHECK(contains(run.out, "ok 6 - a real signed callback verifies, a tampered one does not"));
   CHECK(contains(run.out, "ok 1 - a pull worker reserves, acks, nacks and touches"));
   CHECK(contains(run.out, "ok 2 - a job after another waits for it"));
 }

@@ -229,6 +229,30 @@ class Client {
     return this.call("GET", `/v1/topics/${segment(topic)}/stats`);
   }
 
+  // Schedules (docs/schedules.md): the writes need the admin scope.
+
+  // [{spec, id, tz, zone, body, catch_up, paused, next_runs, ...}].
+  async listSchedules(topic) {
+    return (await this.call("GET", `/v1/topics/${segment(topic)}/schedules`)).schedules;
+  }
+
+  // fields: {spec, tz?, body?, catch_up?, paused?}; spec is five cron fields,
+  // @hourly..., or "@every 10s"; body a JSON value, or JSON text with
+  // {{tick}} / {{tick_ms}} in it. 409 when the topic has that spec already.
+  addSchedule(topic, fields) {
+    return this.call("POST", `/v1/topics/${segment(topic)}/schedules`, { body: fields });
+  }
+
+  // Pauses (no tick is added) or, with paused false, resumes it.
+  pauseSchedule(topic, spec, paused = true) {
+    return this.call("PATCH", `/v1/topics/${segment(topic)}/schedules`, { body: { spec, paused } });
+  }
+
+  // Resolves to {deleted: spec, id}.
+  deleteSchedule(topic, spec) {
+    return this.call("DELETE", `/v1/topics/${segment(topic)}/schedules`, { query: { spec } });
+  }
+
   // Dead letters.
 
   listDead(topic, { offset, limit } = {}) {

@@ -226,6 +226,32 @@ test("against a real dqd", { skip }, async (t) => {
     await rejects(admin.getTopic("node-topics"), 404);
   });
 
+  await t.test("schedules: add, list, pause, resume, delete", async () => {
+    await makeTopic("node-schedules");
+    const added = await admin.addSchedule("node-schedules", {
+      spec: "30 2 * * *", tz: "Europe/Paris", body: { tick: "{{tick}}" }, catch_up: "none",
+    });
+    assert.equal(added.zone, "Europe/Paris");
+    assert.match(added.id, /^sch_/);
+    assert.equal(added.next_runs.length, 5);
+    const every = await admin.addSchedule("node-schedules", { spec: "@every 1h", body: '{"ms": {{tick_ms}}}' });
+    await rejects(admin.addSchedule("node-schedules", { spec: "30 2 * * *" }), 409);
+    await rejects(admin.addSchedule("node-schedules", { spec: "61 * * * *" }), 400);
+    await rejects(producer.addSchedule("node-schedules", { spec: "@daily" }), 403);
+    const specs = (await admin.listSchedules("node-schedules")).map((s) => s.spec).sort();
+    assert.deepEqual(specs, ["30 2 * * *", "@every 1h"]);
+    const paused = await admin.pauseSchedule("node-schedules", "30 2 * * *");
+    assert.equal(paused.paused, true);
+    assert.deepEqual(paused.next_runs, []);
+    assert.equal((await admin.pauseSchedule("node-schedules", "30 2 * * *", false)).paused, false);
+    const deleted = await admin.deleteSchedule("node-schedules", "@every 1h");
+    assert.equal(deleted.deleted, "@every 1h");
+    assert.equal(deleted.id, every.id);
+    await rejects(admin.deleteSchedule("node-schedules", "@every 1h"), 404);
+    assert.deepEqual((await admin.listSchedules("node-schedules")).map((s) => s.spec), ["30 2 * * *"]);
+    await admin.deleteTopic("node-schedules", { purge: true });
+  });
+
   await t.test("a real signed callback verifies, a tampered one does not", async () => {
     const made = await makeTopic("node-signed", { signing_secret: "generate", signing_public_key: "generate" });
     const secret = made.signing_secret;

@@ -246,6 +246,31 @@ class Client:
     def topic_stats(self, topic):
         return self._call("GET", "/v1/topics/%s/stats" % _segment(topic))
 
+    # Schedules (docs/schedules.md): the writes need the admin scope.
+
+    def list_schedules(self, topic):
+        """[{"spec", "id", "tz", "zone", "body", "catch_up", "paused", "next_runs", ...}]."""
+        return self._call("GET", "/v1/topics/%s/schedules" % _segment(topic))["schedules"]
+
+    def add_schedule(self, topic, spec, tz=None, body=None, catch_up=None, paused=None):
+        """Adds a schedule: spec is five cron fields, @hourly..., or "@every 10s";
+        body a JSON value, or JSON text with {{tick}} / {{tick_ms}} in it.
+        409 when the topic has that spec already. Answers the schedule."""
+        fields = {"spec": spec}
+        for name, value in (("tz", tz), ("body", body), ("catch_up", catch_up), ("paused", paused)):
+            if value is not None:
+                fields[name] = value
+        return self._call("POST", "/v1/topics/%s/schedules" % _segment(topic), fields)
+
+    def pause_schedule(self, topic, spec, paused=True):
+        """Pauses (no tick is added) or, with paused=False, resumes it."""
+        return self._call("PATCH", "/v1/topics/%s/schedules" % _segment(topic),
+                          {"spec": spec, "paused": paused})
+
+    def delete_schedule(self, topic, spec):
+        """{"deleted": spec, "id"}."""
+        return self._call("DELETE", "/v1/topics/%s/schedules" % _segment(topic), query={"spec": spec})
+
     # Dead letters.
 
     def list_dead(self, topic, offset=None, limit=None):

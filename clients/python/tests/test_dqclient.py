@@ -221,6 +221,39 @@ class AgainstDqdTest(unittest.TestCase):
             self.admin.get_topic("py-topics")
         self.assertEqual(gone.exception.status, 404)
 
+    def test_schedules_add_list_pause_resume_delete(self):
+        self.make_topic("py-schedules")
+        added = self.admin.add_schedule("py-schedules", "30 2 * * *", tz="Europe/Paris",
+                                        body={"tick": "{{tick}}"}, catch_up="none")
+        self.assertEqual(added["zone"], "Europe/Paris")
+        self.assertTrue(added["id"].startswith("sch_"))
+        self.assertEqual(len(added["next_runs"]), 5)
+        every = self.admin.add_schedule("py-schedules", "@every 1h", body='{"ms": {{tick_ms}}}')
+        self.assertEqual(every["spec"], "@every 1h")
+        with self.assertRaises(DqError) as twice:
+            self.admin.add_schedule("py-schedules", "30 2 * * *")
+        self.assertEqual(twice.exception.status, 409)
+        with self.assertRaises(DqError) as bad:
+            self.admin.add_schedule("py-schedules", "61 * * * *")
+        self.assertEqual(bad.exception.status, 400)
+        with self.assertRaises(DqError) as not_admin:
+            self.producer.add_schedule("py-schedules", "@daily")
+        self.assertEqual(not_admin.exception.status, 403)
+        specs = sorted(s["spec"] for s in self.admin.list_schedules("py-schedules"))
+        self.assertEqual(specs, ["30 2 * * *", "@every 1h"])
+        paused = self.admin.pause_schedule("py-schedules", "30 2 * * *")
+        self.assertTrue(paused["paused"])
+        self.assertEqual(paused["next_runs"], [])
+        self.assertFalse(self.admin.pause_schedule("py-schedules", "30 2 * * *", paused=False)["paused"])
+        deleted = self.admin.delete_schedule("py-schedules", "@every 1h")
+        self.assertEqual(deleted["deleted"], "@every 1h")
+        self.assertEqual(deleted["id"], every["id"])
+        with self.assertRaises(DqError) as gone:
+            self.admin.delete_schedule("py-schedules", "@every 1h")
+        self.assertEqual(gone.exception.status, 404)
+        self.assertEqual([s["spec"] for s in self.admin.list_schedules("py-schedules")], ["30 2 * * *"])
+        self.admin.delete_topic("py-schedules", purge=True)
+
     def test_a_real_signed_callback_verifies_and_a_tampered_one_does_not(self):
         made = self.make_topic("py-signed", signing_secret="generate", signing_public_key="generate")
         secret = made["signing_secret"]
