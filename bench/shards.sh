@@ -167,6 +167,15 @@ reference_window() {  # KIND(plain|cluster)
   log "  $SHARDS_LABEL reference: $calls calls, $REF_RATE/s, Redis CPU $REF_US µs per call, keys stored $stored"
 }
 
+# FCALLs run so far, summed over the layout's Redis (INFO commandstats).
+script_calls_of_layout() {
+  local port
+  for port in "${SHARD_PORTS[@]}"; do
+    redis-cli -p "$port" info commandstats | tr -d '\r' |
+      awk -F'[:=,]' '/^cmdstat_fcall:/ { print $3 }'
+  done | awk '{ s += $1 } END { printf "%d", s }'
+}
+
 empty_all() {
   local port
   for port in "${SHARD_PORTS[@]}"; do redis-cli -p "$port" flushall sync >/dev/null; done
@@ -343,8 +352,17 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   idle=$(cpu_split "$SHARDS_DIR/cpu.before" "$SHARDS_DIR/cpu.after" "$idle_wall" 0)
   log "  $SHARDS_LABEL idle: $idle"
 
+  local f0 f1
+  f0=$(script_calls_of_layout)
   add_window "single adds" http 50
+  f1=$(script_calls_of_layout)
   local single=$WIN_OUT single_cpu=$WIN_CPU single_cell
+  # Jobs per script call over the whole window (warm-up included: the
+  # generator's count): nearly every call of the window is an add call.
+  local per_call
+  per_call=$(awk -v j="$(echo "$single" | field jobs)" -v c="$((f1 - f0))" \
+    'BEGIN { if (c > 0) printf "%.1f", j / c; else print "n/a" }')
+  log "    jobs per script call: $per_call ($((f1 - f0)) calls)"
   single_cell="**$(echo "$single" | field rate)**"  # a refused single add counts in errors
   add_window "batch adds" http-batch 10 100
   local batch=$WIN_OUT batch_cpu=$WIN_CPU batch_cell
@@ -381,7 +399,7 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   reference_window "$kind"
   # label, the reference's µs per call and rate, dq's µs per single add:
   # the ratios to 1 Redis are made when the table is written.
-  echo "$SHARDS_LABEL	$REF_US	$REF_RATE	$s_us" >> "$WORK/shards_reference.tsv"
+  echo "$SHARDS_LABEL	$REF_US	$REF_RATE	$s_us	$per_call" >> "$WORK/shards_reference.tsv"
   for i in "${SHARD_PORTS[@]}"; do redis-cli -p "$i" shutdown nosave >/dev/null 2>&1 || true; done
 }
 
@@ -391,14 +409,14 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
 reference_rows() {
   awk -F'\t' '
     function build(l) { return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : "" }
-    { label[NR] = $1; ref[NR] = $2; rate[NR] = $3; dq[NR] = $4
+    { label[NR] = $1; ref[NR] = $2; rate[NR] = $3; dq[NR] = $4; per_call[NR] = $5
       if ($1 ~ /^1 Redis/) { one_ref[build($1)] = $2; one_dq[build($1)] = $4 } }
     END {
       for (n = 1; n <= NR; n++) {
         b = build(label[n]); r1 = one_ref[b]; d1 = one_dq[b]
-        printf "| %s | %s | %s µs | %s | %s µs | %s |\n", label[n], rate[n], ref[n],
+        printf "| %s | %s | %s µs | %s | %s µs | %s | %s |\n", label[n], rate[n], ref[n],
           (r1 > 0 ? sprintf("**%.2fx**", ref[n] / r1) : "n/a"), dq[n],
-          (d1 > 0 ? sprintf("**%.2fx**", dq[n] / d1) : "n/a")
+          (d1 > 0 ? sprintf("**%.2fx**", dq[n] / d1) : "n/a"), per_call[n]
       }
     }' "$WORK/shards_reference.tsv"
 }
@@ -466,10 +484,10 @@ step_shards() {
   row "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   cat "$WORK/shards_cores.md" >> "$ROWS"
   row ""
-  row "The reference: step 1's minimal SET+ZADD script, one job per call to one Redis, 50 connections in all over the layout's Redis (a redis-benchmark per plain shard, one in --cluster mode on the cluster), ${SHARDS_REF_CALLS:-400000} calls, on emptied Redis after the layout's dqd stopped. Its ratio to 1 Redis is what this machine's layout alone costs a call that does the same work on 1 or 3 Redis; dq's single adds beside it (the table above):"
+  row "The reference: step 1's minimal SET+ZADD script, one job per call to one Redis, 50 connections in all over the layout's Redis (a redis-benchmark per plain shard, one in --cluster mode on the cluster), ${SHARDS_REF_CALLS:-400000} calls, on emptied Redis after the layout's dqd stopped. Its ratio to 1 Redis is what this machine's layout alone costs a call that does the same work on 1 or 3 Redis; dq's single adds beside it (the table above), with the jobs each of dq's script calls carried in the single-add window (all FCALLs of the layout's Redis over the window):"
   row ""
-  row "| layout | reference calls/s | reference Redis CPU per call | reference / 1 Redis | dq Redis CPU per single add | dq / 1 Redis |"
-  row "|---|---:|---:|---:|---:|---:|"
+  row "| layout | reference calls/s | reference Redis CPU per call | reference / 1 Redis | dq Redis CPU per single add | dq / 1 Redis | dq's jobs per script call |"
+  row "|---|---:|---:|---:|---:|---:|---:|"
   reference_rows >> "$ROWS"
   row ""
   row "Redis memory per pending job (64-byte body, 16-byte id, due in 10 days, added through the batch API onto emptied Redis; used_memory summed over every Redis of the layout; step 4 gives the per-structure split for one shard). Average: growth / jobs held at the end; marginal: growth over the second half / its jobs (the buckets' fixed cost paid, what a larger queue costs per job):"
