@@ -9,6 +9,7 @@
 #include "common/core/json.h"
 #include "dq/client.h"
 #include "tests/support/callback_server.h"
+#include "tests/support/delay_proxy.h"
 #include "tests/support/dqd_process.h"
 #include "tests/support/e2e.h"
 #include "tests/support/redis_server.h"
@@ -110,6 +111,40 @@ TEST_CASE("libdqclient: add, list, pause, resume and delete a schedule; refusals
   CHECK(*deleted == added->id);
   CHECK(client.list_schedules("reports")->empty());
   CHECK(client.delete_schedule("reports", "30 2 * * *").error().code == dc::ErrorCode::NotFound);
+}
+
+TEST_CASE("libdqclient: a write whose answer was lost is not reported as a conflict or 404") {
+  Host host;
+  // The first server is the host behind a proxy that delays each way by
+  // 1 s: a request reaches dqd (and is applied) well before the client's
+  // 1.7 s timeout, its answer (2 s) would not; the client then asks the
+  // host directly, which has it already.
+  DelayProxy slow(host.dqd->http_port(), 1000);
+  dc::Options options;
+  options.servers = {slow.address(), "127.0.0.1:" + std::to_string(host.dqd->http_port())};
+  options.timeout_ms = 1700;
+  options.retries = 0;
+
+  dc::Client first(options);
+  auto added = first.add_schedule("reports", R"({"spec": "@every 1h"})");
+  REQUIRE_MESSAGE(added.ok(), added.error().message);
+  CHECK(added->spec == "@every 1h");
+  CHECK(added->id.rfind("sch_", 0) == 0);
+  dc::Client direct(host.client_options());
+  REQUIRE(direct.list_schedules("reports")->size() == 1);
+  CHECK(direct.list_schedules("reports")->front().id == added->id);
+
+  dc::Client second(options);
+  auto deleted = second.delete_schedule("reports", "@every 1h");
+  REQUIRE_MESSAGE(deleted.ok(), deleted.error().message);
+  CHECK(deleted->empty());  // deleted by the attempt whose answer was lost
+  CHECK(direct.list_schedules("reports")->empty());
+
+  // Without a lost answer, a conflict and a missing spec stay errors.
+  REQUIRE(direct.add_schedule("reports", R"({"spec": "@daily"})").ok());
+  CHECK(direct.add_schedule("reports", R"({"spec": "@daily"})").error().code ==
+        dc::ErrorCode::Conflict);
+  CHECK(direct.delete_schedule("reports", "@hourly").error().code == dc::ErrorCode::NotFound);
 }
 
 TEST_CASE("dqctl --url schedule: the same commands over HTTP, the same output") {

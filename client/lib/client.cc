@@ -675,14 +675,32 @@ Result<Schedule> Client::pause_schedule(const std::string& topic, const std::str
 }
 
 Result<std::string> Client::delete_schedule(const std::string& topic, const std::string& spec) {
-  auto got = impl_->object_call("DELETE",
-                                "/v1/topics/" + impl_->transport_.escape(topic) +
-                                    "/schedules?spec=" + impl_->transport_.escape(spec),
-                                "", "delete_schedule", {"deleted"});
-  if (!got) {
-    return got.error();
+  bool unsure = false;
+  auto called = impl_->call("DELETE",
+                            "/v1/topics/" + impl_->transport_.escape(topic) +
+                                "/schedules?spec=" + impl_->transport_.escape(spec),
+                            "", &unsure);
+  if (!called) {
+    return called.error();
   }
-  return got->reply.value("id", "");
+  const HttpAnswer& answer = called->answer;
+  if (answer.status == 404 && unsure) {
+    // An attempt that timed out (or answered 504) may have deleted it; a
+    // 404 for the topic itself stays an error.
+    auto listed = list_schedules(topic);
+    if (listed) {
+      return std::string();
+    }
+  }
+  if (answer.status != 200) {
+    return error_from_answer(answer, called->server);
+  }
+  Json reply = Json::parse(answer.body, nullptr, false);
+  if (!reply.is_object() || !reply.contains("deleted")) {
+    return protocol_error("delete_schedule: unexpected answer: " + answer.body, answer,
+                          called->server);
+  }
+  return reply.value("id", "");
 }
 
 std::vector<Client::ServerState> Client::servers() const {

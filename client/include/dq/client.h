@@ -409,7 +409,8 @@ class DQCLIENT_API Client {
   Result<Schedule> add_schedule(const std::string& topic, const std::string& fields_json);
   // Pauses (no tick is added) or resumes the schedule with that spec.
   Result<Schedule> pause_schedule(const std::string& topic, const std::string& spec, bool paused);
-  // Deletes the schedule with that spec; answers its id.
+  // Deletes the schedule with that spec; answers its id ("" when an attempt
+  // of this call that timed out or got a 504 deleted it: NotFound after it).
   Result<std::string> delete_schedule(const std::string& topic, const std::string& spec);
 
   // GET /v1/topics/{topic}/reserve: leases up to options.count ready jobs
