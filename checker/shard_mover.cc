@@ -346,10 +346,11 @@ int ShardMover::step_ended(Source& source) {
     std::vector<std::string> triples;
     std::vector<std::pair<std::string, std::string>> pairs;
     for (size_t i = 0; i + 2 < (*read)->elements; i += 3) {
-      for (size_t k = 0; k < 3; ++k) {
-        triples.push_back(reply_string((*read)->element[i + k]));
-      }
-      pairs.emplace_back(triples[triples.size() - 3], triples[triples.size() - 2]);
+      std::string key = reply_string((*read)->element[i]);
+      std::string record = reply_string((*read)->element[i + 1]);
+      pairs.emplace_back(key, record);  // key and record; the third is its TTL
+      triples.insert(triples.end(),
+                     {std::move(key), std::move(record), reply_string((*read)->element[i + 2])});
     }
     // Written there first, then removed here only if unchanged: a crash
     // between the two leaves the same end on both, carried again next pass.

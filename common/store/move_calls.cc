@@ -81,9 +81,9 @@ namespace {
 ScriptCall carry_call(const LuaScript* script,
                       const std::vector<std::pair<std::string, std::string>>& pairs) {
   ScriptCall call{script, {keys::awaited()}, {}};
-  for (const auto& [key, waiters] : pairs) {
+  for (const auto& [key, value] : pairs) {
     call.args.push_back(key);
-    call.args.push_back(waiters);
+    call.args.push_back(value);
   }
   return call;
 }
@@ -107,12 +107,7 @@ ScriptCall ended_carry_in_call(const std::vector<std::string>& triples) {
 }
 
 ScriptCall ended_carry_done_call(const std::vector<std::pair<std::string, std::string>>& pairs) {
-  ScriptCall call{&kEndedCarryDoneScript, {keys::awaited()}, {}};
-  for (const auto& [key, record] : pairs) {
-    call.args.push_back(key);
-    call.args.push_back(record);
-  }
-  return call;
+  return carry_call(&kEndedCarryDoneScript, pairs);
 }
 
 ScriptCall move_lease_call(const std::string& holder, int64_t lease_ms,
