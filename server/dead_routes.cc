@@ -19,7 +19,7 @@ bool known_topic(TopicCache& topics, const std::string& topic) {
   return valid_topic(topic) && topics.find_or_reload(topic) != nullptr;
 }
 
-Json unknown_topic(const std::string& topic) {
+Json unknown_dead_topic(const std::string& topic) {
   return Json{{"error", "unknown topic '" + topic + "'"}};
 }
 
@@ -27,7 +27,7 @@ Json unknown_topic(const std::string& topic) {
 
 void HttpApi::list_dead(const Exchange& request, const std::string& topic) {
   if (!known_topic(topics_, topic)) {
-    return finish(request, "dead", 404, unknown_topic(topic));
+    return finish(request, "dead", 404, unknown_dead_topic(topic));
   }
   long offset = 0;
   long limit = 100;
@@ -57,7 +57,7 @@ void HttpApi::list_dead(const Exchange& request, const std::string& topic) {
 
 void HttpApi::purge_dead(const Exchange& request, const std::string& topic) {
   if (!known_topic(topics_, topic)) {
-    return finish(request, "dead", 404, unknown_topic(topic));
+    return finish(request, "dead", 404, unknown_dead_topic(topic));
   }
   dead_purge(shards_, topic, [this, request, topic](Result<int64_t> purged) {
     if (!purged.is_ok()) {
@@ -72,7 +72,7 @@ void HttpApi::purge_dead(const Exchange& request, const std::string& topic) {
 void HttpApi::requeue_dead(const Exchange& request, const std::string& topic,
                            const std::string& id) {
   if (!known_topic(topics_, topic)) {
-    return finish(request, "dead", 404, unknown_topic(topic));
+    return finish(request, "dead", 404, unknown_dead_topic(topic));
   }
   if (!id.empty()) {
     Status valid = check_id(id);

@@ -43,7 +43,7 @@ bool known(TopicCache& topics, const std::string& topic) {
   return valid_topic(topic) && topics.find_or_reload(topic) != nullptr;
 }
 
-ListingAnswer unknown_topic(const std::string& topic) {
+ListingAnswer unknown_listing_topic(const std::string& topic) {
   return error(404, "unknown topic '" + topic + "'");
 }
 
@@ -57,7 +57,7 @@ std::string lower(std::string text) {
 
 ListingAnswer topic_answer(TopicCache& topics, const std::string& topic) {
   if (!known(topics, topic)) {
-    return unknown_topic(topic);
+    return unknown_listing_topic(topic);
   }
   return {200, topic_to_json(*topics.find(topic))};
 }
@@ -123,7 +123,7 @@ void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuer
 void topic_stats_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
                         ListingDone done) {
   if (!known(topics, topic)) {
-    return done(unknown_topic(topic));
+    return done(unknown_listing_topic(topic));
   }
   topic_stats(shards, topic, /*with_series=*/true,
               [done = std::move(done)](Result<TopicStats> stats) {
@@ -137,7 +137,7 @@ void topic_stats_answer(const ShardSet& shards, TopicCache& topics, const std::s
 void topic_jobs_answer(const ShardSet& shards, TopicCache& topics, const std::string& topic,
                        const ListingQuery& query, ListingDone done) {
   if (!known(topics, topic)) {
-    return done(unknown_topic(topic));
+    return done(unknown_listing_topic(topic));
   }
   std::optional<ListState> state = parse_list_state(query.state);
   if (!state) {

@@ -16,7 +16,10 @@ if [ "${1:-}" = "--plain" ]; then
   flags=(-DCMAKE_BUILD_TYPE=Debug)
 else
   build=build-test
-  flags=(-DDQ_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+  # No compiler launcher, whatever the folder cached: a launcher (ccache)
+  # turns the unity build off, and CI builds unity batches, where two
+  # files' same-named helpers clash: the whole run builds what CI builds.
+  flags=(-DDQ_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER_LAUNCHER=)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   export DQ_SANITIZE=1  # the fault suite runs a shorter load

@@ -26,8 +26,6 @@ using dq::test::topic_stats;
 
 namespace {
 
-constexpr int64_t kDayMs = 86400000;
-
 std::unique_ptr<JobStore> store_over(const std::vector<TestRedis*>& servers) {
   std::vector<ShardAddress> shards;
   shards.reserve(servers.size());

@@ -11,7 +11,7 @@ namespace {
 
 namespace dc = dq::client;
 
-constexpr int kTimeoutMs = 10000;
+constexpr int kScheduleTimeoutMs = 10000;
 
 // The table `schedule list` prints locally, from the server's objects.
 void print_table(const std::vector<dc::Schedule>& schedules) {
@@ -35,7 +35,7 @@ void print_table(const std::vector<dc::Schedule>& schedules) {
 
 int run_remote_schedule(const CtlOptions& options, const std::string& sub, const std::string& topic,
                         const std::string& spec, const Json& request) {
-  dc::Client client = make_api_client(options, kTimeoutMs);
+  dc::Client client = make_api_client(options, kScheduleTimeoutMs);
   if (sub == "list") {
     auto listed = client.list_schedules(topic);
     if (!listed) {

@@ -10,7 +10,7 @@ namespace {
 
 namespace dc = dq::client;
 
-constexpr int kTimeoutMs = 10000;  // a delete with --purge walks every shard
+constexpr int kTopicTimeoutMs = 10000;  // a delete with --purge walks every shard
 
 // The topic as the server answered: JSON, or "key: value" lines; a signing
 // secret a write made is shown this once.
@@ -68,7 +68,7 @@ int list_topics(const CtlOptions& options, dc::Client& client) {
 
 int run_remote_topic(const CtlOptions& options, const std::string& sub, const std::string& name,
                      const Json& fields, bool purge) {
-  dc::Client client = make_api_client(options, kTimeoutMs);
+  dc::Client client = make_api_client(options, kTopicTimeoutMs);
   if (sub == "list") {
     return list_topics(options, client);
   }

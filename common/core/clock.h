@@ -11,6 +11,8 @@ namespace dq {
 int64_t now_ms();        // wall clock
 int64_t monotonic_ms();  // for timeouts and intervals
 
+constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
+
 // "YYYY-MM-DD HH:MM:SS" in the server's local time zone -> ms; anything else
 // is kInvalid. A strict front of common/core/time_text.h, which parses every time
 // form the APIs take.

@@ -12,8 +12,6 @@
 namespace dq {
 namespace {
 
-std::string today_stats() { return keys::stats(day_of(now_ms())); }
-
 // "how\nended ms\nkey\nwhy" (dep_event in the prelude).
 bool parse_event(const std::string& text, DepEvent* event) {
   size_t a = text.find('\n');

@@ -1,9 +1,9 @@
 #include "common/store/end_memory.h"
 
+#include "common/core/clock.h"
+
 namespace dq {
 namespace {
-
-constexpr int64_t kDayMs = int64_t{24} * 3600 * 1000;
 
 // At most `most` bytes of `text`, never ending inside a UTF-8 sequence.
 std::string utf8_prefix(const std::string& text, size_t most) {

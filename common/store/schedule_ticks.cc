@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/core/civil_time.h"
+#include "common/core/clock.h"
 #include "common/core/time_text.h"
 #include "common/store/job.h"
 #include "common/store/keys.h"
@@ -13,7 +14,6 @@ namespace dq {
 namespace {
 
 constexpr int64_t kMostCounted = 100000;
-constexpr int64_t kDayMs = 86400000;
 
 int64_t next_or_none(const CronSpec& spec, int64_t after_ms) {
   return spec.next_after(after_ms).value_or(kNoTickMs);

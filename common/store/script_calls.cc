@@ -16,11 +16,11 @@ constexpr int64_t kLeaseListKeepMs = 60000;
 // A cancel marker outlives any reserve still queued in a stalled Redis.
 constexpr int64_t kCancelKeepMs = 600000;
 
+}  // namespace
+
 // The stats hash is named by the host's calendar day: a skewed host clock
 // only moves a count into a neighbouring day near midnight.
 std::string today_stats() { return keys::stats(day_of(now_ms())); }
-
-}  // namespace
 
 std::string day_of(int64_t ms) {
   time_t seconds = static_cast<time_t>(ms / 1000);

@@ -43,6 +43,8 @@ struct ReserveSlot {
 
 // Local calendar day "YYYYMMDD" of a time in ms: the stats hash of that day.
 std::string day_of(int64_t ms);
+// The stats hash of today (local calendar day).
+std::string today_stats();
 
 // next_home: the jobs' next home while the shard list changes, "" when
 // none (common/store/placement.h); a shard fenced for it refuses them.
