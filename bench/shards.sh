@@ -405,10 +405,14 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
 
 # shards_reference.tsv -> table rows: each layout's Redis CPU per call of the
 # reference and per single add of dq, each as a ratio to 1 Redis's of the
-# same build (a label "<layout>, <build>" is matched on its build part).
+# same round and build (a label "<layout>[, round N][, <build>]" is matched
+# on the part after the layout).
 reference_rows() {
   awk -F'\t' '
-    function build(l) { return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : "" }
+    function build(l) {
+      if (match(l, /, round [0-9]+(, [^,]* \((before|now)\))?$/)) return substr(l, RSTART + 2)
+      return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : ""
+    }
     { label[NR] = $1; ref[NR] = $2; rate[NR] = $3; dq[NR] = $4; per_call[NR] = $5
       if ($1 ~ /^1 Redis/) { one_ref[build($1)] = $2; one_dq[build($1)] = $4 } }
     END {
@@ -417,6 +421,39 @@ reference_rows() {
         printf "| %s | %s | %s µs | %s | %s µs | %s | %s |\n", label[n], rate[n], ref[n],
           (r1 > 0 ? sprintf("**%.2fx**", ref[n] / r1) : "n/a"), dq[n],
           (d1 > 0 ? sprintf("**%.2fx**", dq[n] / d1) : "n/a"), per_call[n]
+      }
+    }' "$WORK/shards_reference.tsv"
+}
+
+# With SHARDS_ROUNDS > 1: per layout (and build), the median over the rounds
+# of the reference's and dq's Redis CPU, their ratios to 1 Redis's medians,
+# dq's lowest and highest round, and the median jobs per call. One window
+# of this step moves by up to a third from run to run on this machine
+# (docs/BENCHMARKS.md §16); the median of rounds run in turn does not.
+median_rows() {
+  awk -F'\t' '
+    function base(l) { sub(/, round [0-9]+/, "", l); return l }
+    function build(l) { return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : "" }
+    function median(list, k, v, n, i, j, t) {
+      n = split(list, v, " ")
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+      if (k == "min") return v[1]
+      if (k == "max") return v[n]
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    { b = base($1)
+      if (!(b in refs)) order[++layouts] = b
+      refs[b] = refs[b] " " $2; dqs[b] = dqs[b] " " $4; calls[b] = calls[b] " " $5; rounds[b]++ }
+    END {
+      for (n = 1; n <= layouts; n++) {
+        b = order[n]; r[b] = median(refs[b]); d[b] = median(dqs[b])
+        if (b ~ /^1 Redis/) { one_ref[build(b)] = r[b]; one_dq[build(b)] = d[b] }
+      }
+      for (n = 1; n <= layouts; n++) {
+        b = order[n]; r1 = one_ref[build(b)]; d1 = one_dq[build(b)]
+        printf "| %s | %d | %.1f µs | %s | %.1f µs (%s-%s) | %s | %.1f |\n", b, rounds[b], r[b],
+          (r1 > 0 ? sprintf("**%.2fx**", r[b] / r1) : "n/a"), d[b], median(dqs[b], "min"),
+          median(dqs[b], "max"), (d1 > 0 ? sprintf("**%.2fx**", d[b] / d1) : "n/a"), median(calls[b])
       }
     }' "$WORK/shards_reference.tsv"
 }
@@ -435,33 +472,42 @@ step_shards() {
   # With COMPARE_REV, each layout runs twice, with that revision's dqd and
   # with this tree's, in turn (the order swapped from one layout to the
   # next), so the load of the minute falls on both alike.
+  # SHARDS_ROUNDS runs the layouts that many times, in reverse order every
+  # other round (so a drift of the machine's load falls on each alike), and
+  # adds a table of the medians.
   local builds="now" layouts=${SHARDS_LAYOUTS:-"1 2 3 cluster"} l b n=0 label
+  local rounds=${SHARDS_ROUNDS:-1} round order
   if [ -n "${COMPARE_REV:-}" ]; then
     build_compare
     builds="before now"
   fi
-  for l in $layouts; do
-    for b in $builds; do
-      [ $((n % 2)) = 1 ] && [ "$builds" != now ] && b=$([ "$b" = before ] && echo now || echo before)
-      case $l in
-        cluster) label="Redis Cluster, 3 primaries (no replicas)" ;;
-        1) label="1 Redis" ;;
-        *) label="$l Redis shards" ;;
-      esac
-      if [ "$builds" != now ]; then
-        if [ "$b" = before ]; then
-          DQ_BIN_DIR=$COMPARE_DIR label="$label, $COMPARE_NAME (before)"
-        else
-          DQ_BIN_DIR=$ROOT/$BUILD label="$label, $DQ_COMMIT (now)"
+  for round in $(seq "$rounds"); do
+    order=$layouts
+    [ $((round % 2)) = 0 ] && order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
+    for l in $order; do
+      for b in $builds; do
+        [ $((n % 2)) = 1 ] && [ "$builds" != now ] && b=$([ "$b" = before ] && echo now || echo before)
+        case $l in
+          cluster) label="Redis Cluster, 3 primaries (no replicas)" ;;
+          1) label="1 Redis" ;;
+          *) label="$l Redis shards" ;;
+        esac
+        [ "$rounds" -gt 1 ] && label="$label, round $round"
+        if [ "$builds" != now ]; then
+          if [ "$b" = before ]; then
+            DQ_BIN_DIR=$COMPARE_DIR label="$label, $COMPARE_NAME (before)"
+          else
+            DQ_BIN_DIR=$ROOT/$BUILD label="$label, $DQ_COMMIT (now)"
+          fi
+          export DQ_BIN_DIR
         fi
-        export DQ_BIN_DIR
-      fi
-      case $l in
-        cluster) shards_layout "$label" cluster 3 ;;
-        *) shards_layout "$label" plain "$l" ;;
-      esac
+        case $l in
+          cluster) shards_layout "$label" cluster 3 ;;
+          *) shards_layout "$label" plain "$l" ;;
+        esac
+      done
+      n=$((n + 1))
     done
-    n=$((n + 1))
   done
   unset DQ_BIN_DIR
   row "### 9. Shards: 1, 2 and 3 Redis primaries, and a 3-primary Redis Cluster"
@@ -490,6 +536,14 @@ step_shards() {
   row "|---|---:|---:|---:|---:|---:|---:|"
   reference_rows >> "$ROWS"
   row ""
+  if [ "$rounds" -gt 1 ]; then
+    row "The same over the $rounds rounds: medians, dq's lowest and highest round in brackets, ratios of the medians:"
+    row ""
+    row "| layout | rounds | reference Redis CPU per call | reference / 1 Redis | dq Redis CPU per single add | dq / 1 Redis | dq's jobs per script call |"
+    row "|---|---:|---:|---:|---:|---:|---:|"
+    median_rows >> "$ROWS"
+    row ""
+  fi
   row "Redis memory per pending job (64-byte body, 16-byte id, due in 10 days, added through the batch API onto emptied Redis; used_memory summed over every Redis of the layout; step 4 gives the per-structure split for one shard). Average: growth / jobs held at the end; marginal: growth over the second half / its jobs (the buckets' fixed cost paid, what a larger queue costs per job):"
   row ""
   row "| layout | jobs held | used_memory growth | bytes per job | marginal bytes per job | jobs per GiB | marginal jobs per GiB |"
