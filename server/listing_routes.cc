@@ -85,6 +85,7 @@ void topics_answer(const ShardSet& shards, TopicCache& topics, const ListingQuer
     }
   }
   std::vector<std::string> names;
+  names.reserve(page.size());
   for (const auto& entry : page) {
     names.push_back(entry.first);
   }
