@@ -171,6 +171,10 @@ TEST_CASE("dqctl --url schedule: the same commands over HTTP, the same output") 
   CHECK(paused.out == "schedule '@every 10s' of topic reports paused\n");
   CHECK(remote_dqctl(*host.dqd, {"schedule", "list", "reports"}).out.find("paused") !=
         std::string::npos);
+  // Paused, it lists no runs: the local table is the remote one, line for line.
+  RunResult local_table = local_dqctl(*host.dqd, {"schedule", "list", "reports"});
+  REQUIRE_MESSAGE(local_table.exit_code == 0, local_table.err);
+  CHECK(local_table.out == remote_dqctl(*host.dqd, {"schedule", "list", "reports"}).out);
   CHECK(remote_dqctl(*host.dqd, {"schedule", "resume", "reports", "@every 10s"}).exit_code == 0);
 
   // Refused by the server: exit 1, the reason on stderr; nothing written.

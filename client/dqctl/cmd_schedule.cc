@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "client/dqctl/command.h"
+#include "client/dqctl/schedule_list.h"
 #include "client/dqctl/schedule_remote.h"
 #include "client/dqctl/topic_write_wait.h"
 #include "common/core/clock.h"
@@ -30,28 +31,11 @@ int run_list(const CtlOptions& options, Registry& registry, const std::string& t
     return report_failure(topic.status());
   }
   int64_t now = now_ms();
-  if (options.json) {
-    Json schedules = Json::array();
-    for (const TopicSchedule& schedule : topic->schedules) {
-      schedules.push_back(schedule_to_json(schedule, topic->tz, now, kNextRuns));
-    }
-    print_json(Json{{"topic", topic_name}, {"schedules", std::move(schedules)}});
-    return kExitOk;
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"SPEC", "ZONE", "CATCH_UP", "STATE", "NEXT RUNS (UTC)", "BODY"}};
+  std::vector<Json> schedules;
   for (const TopicSchedule& schedule : topic->schedules) {
-    Json shown = schedule_to_json(schedule, topic->tz, now, kNextRuns);
-    std::string runs;
-    for (const Json& run : shown["next_runs"]) {
-      runs += (runs.empty() ? "" : " ") + run.get<std::string>();
-    }
-    rows.push_back({schedule.spec, shown["zone"].get<std::string>(), schedule.catch_up,
-                    schedule.paused ? "paused" : "active", runs.empty() ? "-" : runs,
-                    schedule.body});
+    schedules.push_back(schedule_to_json(schedule, topic->tz, now, kNextRuns));
   }
-  print_rows(rows);
-  return kExitOk;
+  return print_schedule_list(options, topic_name, std::move(schedules));
 }
 
 // add's options after TOPIC SPEC, into the request add_schedule reads.

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "client/dqctl/api_client.h"
+#include "client/dqctl/schedule_list.h"
 
 namespace dq::ctl {
 namespace {
@@ -12,24 +13,6 @@ namespace {
 namespace dc = dq::client;
 
 constexpr int kScheduleTimeoutMs = 10000;
-
-// The table `schedule list` prints locally, from the server's objects.
-void print_table(const std::vector<dc::Schedule>& schedules) {
-  std::vector<std::vector<std::string>> rows = {
-      {"SPEC", "ZONE", "CATCH_UP", "STATE", "NEXT RUNS (UTC)", "BODY"}};
-  for (const auto& schedule : schedules) {
-    Json shown = Json::parse(schedule.json, nullptr, false);
-    std::string runs;
-    for (const Json& run : shown.value("next_runs", Json::array())) {
-      runs += (runs.empty() ? "" : " ") + (run.is_string() ? run.get<std::string>() : run.dump());
-    }
-    const Json& body = shown.contains("body") ? shown["body"] : Json();
-    rows.push_back({schedule.spec, shown.value("zone", ""), shown.value("catch_up", ""),
-                    schedule.paused ? "paused" : "active", runs.empty() ? "-" : runs,
-                    body.is_null() ? "" : body.dump()});
-  }
-  print_rows(rows);
-}
 
 }  // namespace
 
@@ -41,16 +24,11 @@ int run_remote_schedule(const CtlOptions& options, const std::string& sub, const
     if (!listed) {
       return report_client_error(listed.error(), options.json);
     }
-    if (options.json) {
-      Json schedules = Json::array();
-      for (const auto& schedule : *listed) {
-        schedules.push_back(Json::parse(schedule.json, nullptr, false));
-      }
-      print_json(Json{{"topic", topic}, {"schedules", std::move(schedules)}});
-    } else {
-      print_table(*listed);
+    std::vector<Json> schedules;
+    for (const auto& schedule : *listed) {
+      schedules.push_back(Json::parse(schedule.json, nullptr, false));
     }
-    return kExitOk;
+    return print_schedule_list(options, topic, std::move(schedules));
   }
   if (sub == "del") {
     auto deleted = client.delete_schedule(topic, spec);

@@ -216,6 +216,9 @@ class Client::Impl {
   std::string jobs_path(const std::string& topic) {
     return "/v1/topics/" + transport_.escape(topic) + "/jobs";
   }
+  std::string schedules_path(const std::string& topic) {
+    return "/v1/topics/" + transport_.escape(topic) + "/schedules";
+  }
 
   Options options_;
   ServerList servers_;

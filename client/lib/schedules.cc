@@ -27,8 +27,7 @@ std::optional<Schedule> schedule_of(const Json& object) {
 
 Result<std::vector<Schedule>> Client::list_schedules(const std::string& topic) {
   auto got =
-      impl_->object_call("GET", "/v1/topics/" + impl_->transport_.escape(topic) + "/schedules", "",
-                         "list_schedules", {"schedules"});
+      impl_->object_call("GET", impl_->schedules_path(topic), "", "list_schedules", {"schedules"});
   if (!got) {
     return got.error();
   }
@@ -51,8 +50,7 @@ Result<Schedule> Client::add_schedule(const std::string& topic, const std::strin
                  "schedule fields must be a JSON object with a \"spec\" string", ""};
   }
   bool unsure = false;
-  auto called = impl_->call("POST", "/v1/topics/" + impl_->transport_.escape(topic) + "/schedules",
-                            fields_json, &unsure);
+  auto called = impl_->call("POST", impl_->schedules_path(topic), fields_json, &unsure);
   if (!called) {
     return called.error();
   }
@@ -81,9 +79,9 @@ Result<Schedule> Client::add_schedule(const std::string& topic, const std::strin
 
 Result<Schedule> Client::pause_schedule(const std::string& topic, const std::string& spec,
                                         bool paused) {
-  auto got = impl_->object_call(
-      "PATCH", "/v1/topics/" + impl_->transport_.escape(topic) + "/schedules",
-      Json{{"spec", spec}, {"paused", paused}}.dump(), "pause_schedule", {"spec"});
+  auto got = impl_->object_call("PATCH", impl_->schedules_path(topic),
+                                Json{{"spec", spec}, {"paused", paused}}.dump(), "pause_schedule",
+                                {"spec"});
   if (!got) {
     return got.error();
   }
@@ -97,10 +95,9 @@ Result<Schedule> Client::pause_schedule(const std::string& topic, const std::str
 
 Result<std::string> Client::delete_schedule(const std::string& topic, const std::string& spec) {
   bool unsure = false;
-  auto called = impl_->call("DELETE",
-                            "/v1/topics/" + impl_->transport_.escape(topic) +
-                                "/schedules?spec=" + impl_->transport_.escape(spec),
-                            "", &unsure);
+  auto called = impl_->call(
+      "DELETE", impl_->schedules_path(topic) + "?spec=" + impl_->transport_.escape(spec), "",
+      &unsure);
   if (!called) {
     return called.error();
   }
