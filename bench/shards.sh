@@ -78,8 +78,11 @@ cpu_split() {  # BEFORE_FILE AFTER_FILE WALL_S JOBS
 }
 
 # Jobs dq holds, summed over topics and states (dq_jobs of /metrics, which
-# sums every shard); "" if /metrics did not answer.
+# sums every shard); "" if /metrics did not answer, and always "" with
+# SHARDS_ADD_FLOOR (the floor's adds are not counted: the generator's rate
+# counts both sides' jobs alike).
 held_jobs() {
+  [ "${SHARDS_ADD_FLOOR:-}" = 1 ] && return 0
   curl -sf "http://127.0.0.1:$DQ_PORT/metrics" |
     awk '/^dq_jobs\{/ { s += $NF; n++ } END { if (n) printf "%.0f", s }'
 }
@@ -337,6 +340,11 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
   fi
   DQ_SHARDS=$list start_dq "shards-r$SHARDS_RUN-$count-$kind" "${SHARD_PORTS[0]}" "$SHARDS_WORKERS" "${CONSUMERS:-2}"
   add_topics 4 "$SINK_PORT"
+  if [ "${SHARDS_FLOOR_SIDE:-}" = 1 ]; then
+    # The add floor under dqd's own library name, on every Redis of the layout.
+    local port
+    for port in "${SHARD_PORTS[@]}"; do dq_floor_library_load "$port" "$ROOT" >/dev/null; done
+  fi
 
   # Idle: what the roles' polling of every (virtual) shard costs Redis with
   # no job at all; it is inside every per-job figure below.
@@ -364,17 +372,31 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
     'BEGIN { if (c > 0) printf "%.1f", j / c; else print "n/a" }')
   log "    jobs per script call: $per_call ($((f1 - f0)) calls)"
   single_cell="**$(echo "$single" | field rate)**"  # a refused single add counts in errors
-  add_window "batch adds" http-batch 10 100
-  local batch=$WIN_OUT batch_cpu=$WIN_CPU batch_cell
-  batch_cell=$(rate_cell "$batch" "$WIN_STORED")
-  SHARDS_BATCH_RATE=$WIN_STORED
-  memory_window
-  drain_window
-  local drain_cpu=$WIN_CPU
+  local batch="" batch_cpu="" batch_cell=- drain_cpu=""
+  if [ "${SHARDS_FLOOR_SIDE:-}" = 1 ]; then
+    # Still the floor after the window: nothing reloaded dq's library.
+    for i in "${SHARD_PORTS[@]}"; do
+      # (grep -c reads it all: grep -q's early exit fails the pipe.)
+      [ "$(redis-cli -p "$i" function list withcode | grep -c 'local seq = 0$')" -gt 0 ] ||
+        { echo "bench/run: the add floor was replaced on Redis $i during the window" >&2; exit 1; }
+    done
+  fi
+  if [ "${SHARDS_ADD_FLOOR:-}" = 1 ]; then
+    # The floor's jobs are never delivered: single adds only, on both sides.
+    DRAIN_LINE="" MEM_LINE=""
+  else
+    add_window "batch adds" http-batch 10 100
+    batch=$WIN_OUT batch_cpu=$WIN_CPU
+    batch_cell=$(rate_cell "$batch" "$WIN_STORED")
+    SHARDS_BATCH_RATE=$WIN_STORED
+    memory_window
+    drain_window
+    drain_cpu=$WIN_CPU
+  fi
   # Adds are answered 503/504 while a cluster's virtual shard finds its
   # node; the errors column counts them.
   local add_errors
-  add_errors=$(($(echo "$single" | field errors) + $(echo "$batch" | field errors)))
+  add_errors=$(($(echo "$single" | field errors) + $(echo "${batch:-errors=0}" | field errors)))
   local s_us b_us d_us
   s_us=$(echo "$single_cpu" | field redis_us)
   b_us=$(echo "$batch_cpu" | field redis_us)
@@ -393,7 +415,7 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
     [ "$what" = idle ] || limit=$(limit_of "$split")
     echo "| $SHARDS_LABEL | $what | $(cores_cells "$split") | $limit |" >> "$WORK/shards_cores.md"
   done
-  echo "| $SHARDS_LABEL | $(echo "$MEM_LINE" | field held) | $(echo "$MEM_LINE" | field grown) | $(echo "$MEM_LINE" | field per_job) | $(echo "$MEM_LINE" | field marginal) | **$(echo "$MEM_LINE" | field per_gib)** | $(echo "$MEM_LINE" | field marginal_per_gib) |" >> "$WORK/shards_memory.md"
+  [ "${SHARDS_ADD_FLOOR:-}" = 1 ] || echo "| $SHARDS_LABEL | $(echo "$MEM_LINE" | field held) | $(echo "$MEM_LINE" | field grown) | $(echo "$MEM_LINE" | field per_job) | $(echo "$MEM_LINE" | field marginal) | **$(echo "$MEM_LINE" | field per_gib)** | $(echo "$MEM_LINE" | field marginal_per_gib) |" >> "$WORK/shards_memory.md"
 
   stop_dq
   reference_window "$kind"
@@ -410,8 +432,8 @@ shards_layout() {  # LABEL KIND(plain|cluster) COUNT
 reference_rows() {
   awk -F'\t' '
     function build(l) {
-      if (match(l, /, round [0-9]+(, [^,]* \((before|now)\))?$/)) return substr(l, RSTART + 2)
-      return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : ""
+      if (match(l, /, round [0-9]+(, [^,]* \((before|now|floor)\))?$/)) return substr(l, RSTART + 2)
+      return match(l, /, [^,]* \((before|now|floor)\)$/) ? substr(l, RSTART + 2) : ""
     }
     { label[NR] = $1; ref[NR] = $2; rate[NR] = $3; dq[NR] = $4; per_call[NR] = $5
       if ($1 ~ /^1 Redis/) { one_ref[build($1)] = $2; one_dq[build($1)] = $4 } }
@@ -433,7 +455,7 @@ reference_rows() {
 median_rows() {
   awk -F'\t' '
     function base(l) { sub(/, round [0-9]+/, "", l); return l }
-    function build(l) { return match(l, /, [^,]* \((before|now)\)$/) ? substr(l, RSTART + 2) : "" }
+    function build(l) { return match(l, /, [^,]* \((before|now|floor)\)$/) ? substr(l, RSTART + 2) : "" }
     function median(list, k, v, n, i, j, t) {
       n = split(list, v, " ")
       for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
@@ -481,26 +503,32 @@ step_shards() {
     build_compare
     builds="before now"
   fi
+  if [ "${SHARDS_ADD_FLOOR:-}" = 1 ]; then
+    [ -z "${COMPARE_REV:-}" ] || { echo "bench/run: SHARDS_ADD_FLOOR and COMPARE_REV do not go together" >&2; exit 1; }
+    builds="now floor"
+  fi
   for round in $(seq "$rounds"); do
     order=$layouts
     [ $((round % 2)) = 0 ] && order=$(echo "$layouts" | tr ' ' '\n' | tac | tr '\n' ' ')
     for l in $order; do
-      for b in $builds; do
-        [ $((n % 2)) = 1 ] && [ "$builds" != now ] && b=$([ "$b" = before ] && echo now || echo before)
+      local sides=$builds
+      # Every other layout runs the two sides the other way round.
+      [ $((n % 2)) = 1 ] && sides=$(echo "$builds" | tr ' ' '\n' | tac | tr '\n' ' ')
+      for b in $sides; do
         case $l in
           cluster) label="Redis Cluster, 3 primaries (no replicas)" ;;
           1) label="1 Redis" ;;
           *) label="$l Redis shards" ;;
         esac
         [ "$rounds" -gt 1 ] && label="$label, round $round"
-        if [ "$builds" != now ]; then
-          if [ "$b" = before ]; then
-            DQ_BIN_DIR=$COMPARE_DIR label="$label, $COMPARE_NAME (before)"
-          else
-            DQ_BIN_DIR=$ROOT/$BUILD label="$label, $DQ_COMMIT (now)"
-          fi
-          export DQ_BIN_DIR
-        fi
+        SHARDS_FLOOR_SIDE=""
+        case $builds:$b in
+          "before now:before") DQ_BIN_DIR=$COMPARE_DIR label="$label, $COMPARE_NAME (before)" ;;
+          "before now:now") DQ_BIN_DIR=$ROOT/$BUILD label="$label, $DQ_COMMIT (now)" ;;
+          "now floor:now") label="$label, $DQ_COMMIT (now)" ;;
+          "now floor:floor") SHARDS_FLOOR_SIDE=1 label="$label, add floor (floor)" ;;
+        esac
+        [ "$builds" != "before now" ] || export DQ_BIN_DIR
         case $l in
           cluster) shards_layout "$label" cluster 3 ;;
           *) shards_layout "$label" plain "$l" ;;
