@@ -47,8 +47,8 @@ min_sha=$(redis-cli -p "$P" script load \
   "redis.call('SET', KEYS[1], ARGV[1]) redis.call('ZADD', KEYS[2], ARGV[2], KEYS[1]) return 1")
 BODY=$(printf 'x%.0s' $(seq 64))
 add_args() {  # JOBS
-  local i
-  for i in $(seq "$1"); do printf '%s\n' "t0:__rand_int__" t0 "$BODY" delay 3600000 __rand_int__ '' ''; done
+  local _
+  for _ in $(seq "$1"); do printf '%s\n' "t0:__rand_int__" t0 "$BODY" delay 3600000 __rand_int__ '' ''; done
 }
 
 ROWS=$D/rows
