@@ -38,20 +38,21 @@ dq_floor_library_load() {  # PORT ROOT
 import sys
 path = sys.argv[1]
 text = open(path).read()
-cuts = [
-    "  local seq = tonumber(redis.call('GET', K[7]) or '0')\n",
-    "    redis.call('INCRBY', K[7], int_text(stored))\n",
-    "    wake_timer_if_first(K[3], K[5], earliest_text)  -- before lowering: compares with the old first\n",
-    "    for first = 1, #lower, kBulkChunk do\n"
-    "      redis.call('ZADD', K[3], 'LT', unpack(lower, first, math.min(#lower, first + kBulkChunk - 1)))\n"
-    "    end\n",
-    "  for counted, n in pairs(counted_d) do redis.call('HINCRBY', K[6], counted, int_text(n)) end\n"
-    "  for topic, n in pairs(added) do stat(K[4], topic, 'added', n, now) end\n",
+# (line of add_jobs, what the floor has instead)
+edits = [
+    ("  local seq = tonumber(redis.call('GET', K[7]) or '0')\n", "  local seq = 0\n"),
+    ("    redis.call('INCRBY', K[7], int_text(stored))\n", ""),
+    ("    wake_timer_if_first(K[3], K[5], earliest_text)  -- before lowering: compares with the old first\n", ""),
+    ("    for first = 1, #lower, kBulkChunk do\n"
+     "      redis.call('ZADD', K[3], 'LT', unpack(lower, first, math.min(#lower, first + kBulkChunk - 1)))\n"
+     "    end\n", ""),
+    ("  for counted, n in pairs(counted_d) do redis.call('HINCRBY', K[6], counted, int_text(n)) end\n"
+     "  for topic, n in pairs(added) do stat(K[4], topic, 'added', n, now) end\n", ""),
 ]
-for cut in cuts:
-    if text.count(cut) != 1:
-        sys.exit("dq_floor_library_load: the prelude no longer has: " + cut.splitlines()[0].strip())
-    text = text.replace(cut, "  local seq = 0\n" if "GET', K[7]" in cut else "")
+for line, floor in edits:
+    if text.count(line) != 1:
+        sys.exit("dq_floor_library_load: the prelude no longer has: " + line.splitlines()[0].strip())
+    text = text.replace(line, floor)
 open(path, "w").write(text)
 PY
   name=$(dq_library_text "$root" | head -1 | sed 's/^#!lua name=//')
